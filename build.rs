@@ -1,0 +1,45 @@
+//! Link-time facts about libtorch that the `tch` crate leaves to the final binary:
+//! a runpath so that `target/release/rlmon` and the test binaries find libtorch
+//! without LD_LIBRARY_PATH, and an explicit, not-as-needed link to libtorch_cuda.so
+//! so that CUDA kernels are registered even though no symbol of that library is used
+//! directly (linkers defaulting to --as-needed would drop it, and CUDA would then be
+//! unavailable even on a GPU machine).
+use std::env;
+use std::path::PathBuf;
+
+const SETUP_HINT: &str = "run ./scripts/setup.sh first (it installs torch==2.11.0 into .venv)";
+
+fn main() {
+    println!("cargo:rerun-if-env-changed=LIBTORCH");
+    println!("cargo:rerun-if-changed=build.rs");
+    let manifest_dir = PathBuf::from(env::var("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR"));
+    let libtorch = env::var_os("LIBTORCH")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| manifest_dir.join(".venv/libtorch"));
+    let lib_dir = libtorch.join("lib");
+    println!("cargo:rerun-if-changed={}", lib_dir.display());
+
+    if !lib_dir.join("libtorch_cpu.so").exists() {
+        eprintln!();
+        eprintln!("error: libtorch not found at {}", lib_dir.display());
+        eprintln!("       rlmon builds against the libtorch of PyPI's torch==2.11.0:");
+        eprintln!("       {SETUP_HINT}");
+        eprintln!();
+        panic!("libtorch not found at {}: {SETUP_HINT}", lib_dir.display());
+    }
+
+    // Runpath: the path as configured (follows .venv/libtorch if torch is reinstalled)
+    // and the resolved one (survives the link being removed).
+    println!("cargo:rustc-link-arg=-Wl,-rpath,{}", lib_dir.display());
+    if let Ok(resolved) = lib_dir.canonicalize() {
+        if resolved != lib_dir {
+            println!("cargo:rustc-link-arg=-Wl,-rpath,{}", resolved.display());
+        }
+    }
+    if lib_dir.join("libtorch_cuda.so").exists() {
+        println!("cargo:rustc-link-search=native={}", lib_dir.display());
+        println!("cargo:rustc-link-arg=-Wl,--no-as-needed");
+        println!("cargo:rustc-link-arg=-ltorch_cuda");
+        println!("cargo:rustc-link-arg=-Wl,--as-needed");
+    }
+}

@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# Installs what rlmon needs to build and run, skipping whatever is already there:
+#   - a project-local virtualenv (.venv) with torch==2.11.0, whose bundled libtorch
+#     tch 0.24 links against;
+#   - the link .venv/libtorch -> that libtorch, which .cargo/config.toml and build.rs use.
+# Safe to run any number of times.
+set -euo pipefail
+
+TORCH_VERSION="2.11.0"
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+venv="$root/.venv"
+say() { printf 'setup: %s\n' "$*" >&2; }
+
+command -v cargo >/dev/null || { say "cargo not found: install Rust (https://rustup.rs) first"; exit 1; }
+py="${PYTHON:-python3}"
+command -v "$py" >/dev/null || { say "python3 not found: install Python 3.10 or newer"; exit 1; }
+
+torch_version() {
+  "$venv/bin/python" -c 'import torch; print(torch.__version__.split("+")[0])' 2>/dev/null || true
+}
+
+if [ ! -x "$venv/bin/python" ]; then
+  say "creating virtualenv $venv"
+  "$py" -m venv "$venv"
+fi
+
+if [ "$(torch_version)" != "$TORCH_VERSION" ]; then
+  say "installing torch==$TORCH_VERSION into $venv (about 4.7 GB, a few minutes)"
+  "$venv/bin/python" -m pip install --quiet --disable-pip-version-check "torch==$TORCH_VERSION"
+fi
+[ "$(torch_version)" = "$TORCH_VERSION" ] || { say "torch $TORCH_VERSION did not import from $venv"; exit 1; }
+
+torch_dir="$("$venv/bin/python" -c 'import os, torch; print(os.path.dirname(torch.__file__))' 2>/dev/null)"
+if [ "$(readlink "$venv/libtorch" 2>/dev/null || true)" != "$torch_dir" ]; then
+  ln -sfn "$torch_dir" "$venv/libtorch"
+fi
+[ -f "$venv/libtorch/lib/libtorch_cpu.so" ] || { say "libtorch_cpu.so missing under $torch_dir/lib"; exit 1; }
+say "ready: torch $TORCH_VERSION at $torch_dir"

@@ -1,0 +1,4 @@
+//! Commands: each subcommand's orchestration, wiring config, producers, the hub and
+//! an output together.
+pub mod doctor;
+pub mod watch;

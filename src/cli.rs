@@ -1,0 +1,66 @@
+//! The command line (design.md, "Command line"). Parsing only: `crate::run` acts on it.
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand};
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "rlmon",
+    version,
+    about = "A terminal monitor for ML training runs",
+    long_about = "rlmon launches training runs (real libtorch training, or your own command) \
+                  and shows throughput, GPU, loss and health live; every session can be \
+                  recorded, replayed and compared.",
+    propagate_version = true
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Launch the runs a config describes and monitor them live
+    Watch(WatchArgs),
+    /// Report libtorch, CUDA, NVML, thread and terminal facts
+    Doctor(DoctorArgs),
+    /// Print a shell completion script to stdout
+    Completions {
+        /// The shell to complete for
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
+}
+
+#[derive(Debug, Args)]
+pub struct WatchArgs {
+    /// Session config (TOML). Looked up as given, then under workloads/
+    #[arg(short, long, value_name = "FILE")]
+    pub config: PathBuf,
+    /// No interactive display: progress lines and a summary on stderr.
+    /// Automatic when stdout is not a terminal
+    #[arg(long)]
+    pub headless: bool,
+    /// Write the session summary as one JSON object to stdout
+    #[arg(long)]
+    pub json: bool,
+    /// Cap every run at N steps
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    pub max_steps: Option<u64>,
+    /// Where session files (log, snapshots) are written
+    #[arg(long, value_name = "DIR", default_value = "rlmon-sessions", env = "RLMON_SESSION_DIR")]
+    pub session_dir: PathBuf,
+    /// Colour theme: a built-in name (default, light, high-contrast) or a theme file
+    #[arg(long, value_name = "NAME|PATH", default_value = "default")]
+    pub theme: String,
+    /// Maximum frames per second of the live display
+    #[arg(long, value_name = "N", default_value_t = 15, value_parser = clap::value_parser!(u32).range(1..=120))]
+    pub fps: u32,
+}
+
+#[derive(Debug, Args)]
+pub struct DoctorArgs {
+    /// Write the report as one JSON object to stdout
+    #[arg(long)]
+    pub json: bool,
+}

@@ -1,0 +1,115 @@
+//! The config file as written. Field names are the file's keys (snake_case); unknown
+//! keys are rejected so that a typo never silently falls back to a default.
+use std::fmt;
+
+use serde::de::{self, Deserializer, Visitor};
+use serde::Deserialize;
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawConfig {
+    /// Session name; defaults to the config file's stem.
+    pub session: Option<String>,
+    #[serde(rename = "run", default)]
+    pub runs: Vec<RawRun>,
+}
+
+#[derive(Debug, Deserialize, Clone, Copy, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum RawWorkload {
+    /// Decoder-only transformer language model trained with libtorch.
+    Lm,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawRun {
+    pub name: String,
+    pub workload: RawWorkload,
+    pub device: Option<String>,
+    pub seed: Option<u64>,
+    pub steps: u64,
+    pub batch_size: Option<u64>,
+    pub intra_op_threads: Option<RawThreads>,
+    pub model: Option<RawModel>,
+    pub optimizer: Option<RawOptimizer>,
+    pub data: Option<RawData>,
+}
+
+#[derive(Debug, Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+pub struct RawModel {
+    pub layers: Option<u64>,
+    pub d_model: Option<u64>,
+    pub heads: Option<u64>,
+    pub seq_len: Option<u64>,
+    pub vocab: Option<u64>,
+}
+
+#[derive(Debug, Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+pub struct RawOptimizer {
+    pub lr: Option<f64>,
+    pub betas: Option<[f64; 2]>,
+    pub weight_decay: Option<f64>,
+    pub warmup_steps: Option<u64>,
+    pub grad_clip: Option<f64>,
+    pub min_lr_ratio: Option<f64>,
+}
+
+#[derive(Debug, Deserialize, Clone, Copy, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum RawDataSource {
+    /// Text generated deterministically by rlmon from the run's seed.
+    Synthetic,
+    /// The user's own text: a file, or every file in a folder.
+    Text,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawData {
+    pub source: RawDataSource,
+    pub path: Option<String>,
+}
+
+/// `intra_op_threads = "auto"` or a positive integer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RawThreads {
+    Auto,
+    Fixed(u64),
+}
+
+impl<'de> Deserialize<'de> for RawThreads {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct ThreadsVisitor;
+        impl<'de> Visitor<'de> for ThreadsVisitor {
+            type Value = RawThreads;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("\"auto\" or a positive integer")
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<RawThreads, E> {
+                if v == "auto" {
+                    Ok(RawThreads::Auto)
+                } else {
+                    Err(E::invalid_value(de::Unexpected::Str(v), &self))
+                }
+            }
+            fn visit_i64<E: de::Error>(self, v: i64) -> Result<RawThreads, E> {
+                if v >= 1 {
+                    Ok(RawThreads::Fixed(v as u64))
+                } else {
+                    Err(E::invalid_value(de::Unexpected::Signed(v), &self))
+                }
+            }
+            fn visit_u64<E: de::Error>(self, v: u64) -> Result<RawThreads, E> {
+                if v >= 1 {
+                    Ok(RawThreads::Fixed(v))
+                } else {
+                    Err(E::invalid_value(de::Unexpected::Unsigned(v), &self))
+                }
+            }
+        }
+        deserializer.deserialize_any(ThreadsVisitor)
+    }
+}

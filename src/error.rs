@@ -1,0 +1,37 @@
+//! Errors that end a command, each mapped to the exit code users' scripts rely on:
+//! 2 for bad usage or bad input, 1 for everything else that failed.
+use std::path::PathBuf;
+
+use thiserror::Error;
+
+/// Exit code for bad usage or bad input (design.md, "Command line").
+pub const EXIT_USAGE: u8 = 2;
+/// Exit code for a failed run or alerts at or above --fail-on.
+pub const EXIT_FAILURE: u8 = 1;
+
+#[derive(Debug, Error)]
+pub enum RlmonError {
+    /// Bad input in a file: the message names file, line, column and the problem.
+    #[error("{0}")]
+    Config(#[from] crate::config::ConfigError),
+    /// Bad usage not caught by the argument parser (an unknown theme, a missing file).
+    #[error("{0}")]
+    Usage(String),
+    /// A file could not be read or written.
+    #[error("{path}: {source}")]
+    Io { path: PathBuf, source: std::io::Error },
+    /// Anything else: a failure of rlmon itself or of its environment.
+    #[error(transparent)]
+    Other(#[from] anyhow::Error),
+}
+
+impl RlmonError {
+    pub fn exit_code(&self) -> u8 {
+        match self {
+            RlmonError::Config(_) | RlmonError::Usage(_) => EXIT_USAGE,
+            RlmonError::Io { .. } | RlmonError::Other(_) => EXIT_FAILURE,
+        }
+    }
+}
+
+pub type Result<T, E = RlmonError> = std::result::Result<T, E>;

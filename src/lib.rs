@@ -1,0 +1,64 @@
+//! rlmon: a terminal monitor for ML training runs.
+//!
+//! Layout, by concern:
+//! - `cli`, `config`: what the user asked for;
+//! - `workload`: what trains (libtorch training loops on their own threads);
+//! - `telemetry`: GPU and host sampling;
+//! - `session`: events, the hub and the state views read;
+//! - `metrics`: metric names and the math over series;
+//! - `report`: headless progress and summaries; `ui`: the terminal interface;
+//! - `app`: one module per command, wiring the above together.
+pub mod app;
+pub mod cli;
+pub mod config;
+pub mod error;
+pub mod logging;
+pub mod metrics;
+pub mod report;
+pub mod session;
+pub mod telemetry;
+pub mod ui;
+pub mod workload;
+
+use clap::CommandFactory;
+
+pub use error::{Result, RlmonError};
+
+/// Runs one command; the returned code is the process exit status.
+pub fn run(cli: cli::Cli) -> Result<u8> {
+    install_panic_hook();
+    match cli.command {
+        cli::Command::Watch(args) => runtime()?.block_on(app::watch::watch(args)),
+        cli::Command::Doctor(args) => app::doctor::doctor(args),
+        cli::Command::Completions { shell } => {
+            clap_complete::generate(shell, &mut cli::Cli::command(), "rlmon", &mut std::io::stdout());
+            Ok(0)
+        }
+    }
+}
+
+fn runtime() -> Result<tokio::runtime::Runtime> {
+    // Two workers are plenty for the hub, signals and run supervision; training
+    // runs on threads of its own.
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .thread_name("rlmon-async")
+        .enable_all()
+        .build()
+        .map_err(|e| RlmonError::Other(e.into()))
+}
+
+/// A panic inside a training thread fails that run (its reason is reported in the
+/// summary), so it is logged rather than printed over the output. Other panics go to
+/// the previous hook.
+fn install_panic_hook() {
+    let previous = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        let in_run = std::thread::current().name().is_some_and(|n| n.starts_with(workload::RUN_THREAD_PREFIX));
+        if in_run {
+            tracing::error!(thread = std::thread::current().name(), "{info}");
+        } else {
+            previous(info);
+        }
+    }));
+}

@@ -1,0 +1,83 @@
+//! Canonical metric names (design.md, "Metric names") and the aliases accepted on input.
+
+pub const LOSS: &str = "loss";
+pub const LR: &str = "lr";
+pub const GRAD_NORM: &str = "grad_norm";
+pub const TOKENS: &str = "tokens";
+pub const SAMPLES: &str = "samples";
+pub const STEP_TIME_S: &str = "step_time_s";
+pub const TOKENS_PER_S: &str = "tokens_per_s";
+pub const SAMPLES_PER_S: &str = "samples_per_s";
+
+/// `(alias, canonical)`; matching is exact (names are case-sensitive in every logger
+/// rlmon reads). Aliases that need a conversion (`wall_time_ms`, cumulative
+/// `num_tokens`) are listed in [`conversion`].
+const ALIASES: &[(&str, &str)] = &[
+    ("train_loss", LOSS),
+    ("train/loss", LOSS),
+    ("lm_loss", LOSS),
+    ("learning_rate", LR),
+    ("step_time", STEP_TIME_S),
+    ("objective/kl", "kl"),
+    ("kl_mean", "kl"),
+    ("beta", "kl_coef"),
+    ("objective/scores", "reward"),
+    ("reward_mean", "reward"),
+    ("rewards", "reward"),
+    ("objective/entropy", "entropy"),
+    ("entropy_mean", "entropy"),
+    ("policy/clipfrac_avg", "clip_frac"),
+    ("clip_ratio/region_mean", "clip_frac"),
+    ("policy/approxkl_avg", "approx_kl"),
+    ("completions/mean_length", "response_len"),
+];
+
+/// How an input field turns into a canonical metric.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Conversion {
+    /// Same value under the canonical name.
+    Rename(&'static str),
+    /// Value times a factor (milliseconds to seconds).
+    Scale(&'static str, f64),
+    /// A running total: the metric is the difference from the previous value.
+    Cumulative(&'static str),
+}
+
+/// The conversion for an input name, or `None` when the name is canonical or unknown
+/// (unknown names are kept as metrics under their own name).
+pub fn conversion(name: &str) -> Option<Conversion> {
+    match name {
+        "wall_time_ms" => Some(Conversion::Scale(STEP_TIME_S, 1e-3)),
+        "num_tokens" => Some(Conversion::Cumulative(TOKENS)),
+        _ => ALIASES.iter().find(|(alias, _)| *alias == name).map(|(_, c)| Conversion::Rename(c)),
+    }
+}
+
+/// The canonical name of a metric (itself when it is not an alias).
+pub fn canonical(name: &str) -> &str {
+    match conversion(name) {
+        Some(Conversion::Rename(c) | Conversion::Scale(c, _) | Conversion::Cumulative(c)) => c,
+        None => name,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn aliases_map_to_canonical_names() {
+        assert_eq!(canonical("train/loss"), "loss");
+        assert_eq!(canonical("objective/kl"), "kl");
+        assert_eq!(canonical("policy/approxkl_avg"), "approx_kl");
+        assert_eq!(canonical("loss"), "loss");
+        assert_eq!(canonical("my_custom_metric"), "my_custom_metric");
+    }
+
+    #[test]
+    fn conversions_carry_their_arithmetic() {
+        assert_eq!(conversion("wall_time_ms"), Some(Conversion::Scale("step_time_s", 1e-3)));
+        assert_eq!(conversion("num_tokens"), Some(Conversion::Cumulative("tokens")));
+        assert_eq!(conversion("loss"), None);
+    }
+}

@@ -1,0 +1,97 @@
+//! The end-of-session summary: a JSON object for scripts (stdout with --json) and a
+//! short text for people (stderr). Field names are part of rlmon's interface.
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+
+use serde::Serialize;
+
+use super::format::{duration, si, value};
+use crate::metrics::names;
+use crate::session::{GpuStatus, RunRecord, SessionState};
+
+#[derive(Debug, Serialize)]
+pub struct SessionSummary {
+    pub session: String,
+    /// Path of the session snapshot; `null` until recording lands.
+    pub snapshot: Option<String>,
+    pub elapsed_s: f64,
+    pub gpu: GpuStatus,
+    pub runs: Vec<RunSummary>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct RunSummary {
+    pub name: String,
+    pub workload: String,
+    pub device: String,
+    /// "finished" | "failed" | "cancelled" (or "running"/"pending" if cut short).
+    pub state: String,
+    /// Last step reached.
+    pub steps: u64,
+    pub total_steps: u64,
+    /// Whole-run rates over step time, after warm-up.
+    pub tokens_per_s: Option<f64>,
+    pub samples_per_s: Option<f64>,
+    pub final_loss: Option<f64>,
+    /// Last value of every scalar metric, by canonical name (non-finite as null).
+    pub metrics: BTreeMap<String, Option<f64>>,
+    pub alerts: Vec<serde_json::Value>,
+    pub error: Option<String>,
+}
+
+fn finite(v: f64) -> Option<f64> {
+    v.is_finite().then_some(v)
+}
+
+impl RunSummary {
+    pub fn of(r: &RunRecord) -> Self {
+        RunSummary {
+            name: r.name.clone(),
+            workload: r.workload.clone(),
+            device: r.device.clone(),
+            state: r.state.as_str().to_owned(),
+            steps: r.step,
+            total_steps: r.total_steps,
+            tokens_per_s: r.rate(names::TOKENS, None),
+            samples_per_s: r.rate(names::SAMPLES, None),
+            final_loss: r.last(names::LOSS).and_then(finite),
+            metrics: r.series.iter().filter_map(|(k, s)| Some((k.clone(), finite(s.last()?)))).collect(),
+            alerts: Vec::new(),
+            error: r.error.clone(),
+        }
+    }
+}
+
+impl SessionSummary {
+    pub fn of(state: &SessionState, elapsed_s: f64) -> Self {
+        SessionSummary {
+            session: state.name.clone(),
+            snapshot: None,
+            elapsed_s,
+            gpu: state.gpu.clone(),
+            runs: state.runs.iter().map(RunSummary::of).collect(),
+        }
+    }
+
+    /// A few lines for people, one per run.
+    pub fn to_text(&self) -> String {
+        let mut out = format!("session {} — {}\n", self.session, duration(self.elapsed_s));
+        for r in &self.runs {
+            let _ = write!(out, "  {:<16} {:<9} {}/{} steps on {}", r.name, r.state, r.steps, r.total_steps, r.device);
+            if let Some(t) = r.tokens_per_s {
+                let _ = write!(out, ", {} tok/s", si(t));
+            }
+            if let Some(l) = r.final_loss {
+                let _ = write!(out, ", final loss {}", value(l));
+            }
+            if let Some(e) = &r.error {
+                let _ = write!(out, "\n      reason: {e}");
+            }
+            out.push('\n');
+        }
+        if let GpuStatus::Unavailable { reason } = &self.gpu {
+            let _ = writeln!(out, "  gpu: {reason}");
+        }
+        out
+    }
+}

@@ -1,0 +1,57 @@
+//! What producers send to the hub. Events own their data; producers never share
+//! state with views.
+use serde::Serialize;
+
+use crate::metrics::MetricName;
+
+/// Index of a run in the session's config order.
+pub type RunId = usize;
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum Event {
+    /// A run's training loop is up: device chosen, model built.
+    RunStarted { run: RunId, device: String, threads: usize },
+    /// The metrics of one step of one run.
+    Metrics { run: RunId, step: u64, time_s: f64, values: Vec<(MetricName, f64)> },
+    /// A run stopped, for good.
+    RunEnded { run: RunId, outcome: RunOutcome },
+    /// One telemetry sample (GPU and host), `time_s` since session start.
+    Telemetry { time_s: f64, values: Vec<(MetricName, f64)> },
+    /// Whether GPU telemetry works, and why not.
+    GpuStatus(GpuStatus),
+    /// A line for the events pane / stderr: lifecycle, warnings, child output.
+    Log { run: Option<RunId>, level: LogLevel, message: String },
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RunOutcome {
+    Finished,
+    Failed(String),
+    Cancelled,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum LogLevel {
+    Info,
+    Warn,
+    Error,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "state", rename_all = "lowercase")]
+pub enum GpuStatus {
+    /// Not probed yet.
+    Unknown,
+    /// NVML works; one entry per GPU.
+    Available { driver: String, gpus: Vec<GpuInfo> },
+    /// No GPU telemetry, with the reason (no driver, no device, ...).
+    Unavailable { reason: String },
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct GpuInfo {
+    pub index: u32,
+    pub name: String,
+    pub mem_total_bytes: u64,
+}

@@ -1,0 +1,137 @@
+//! Applies events to the session state in arrival order and derives the metrics that
+//! follow from others (tokens/s, samples/s). Pure in-memory work: it never blocks.
+use super::event::{Event, GpuStatus, LogLevel, RunId, RunOutcome};
+use super::state::{LogLine, RunState, SessionState, LOG_CAPACITY};
+use crate::metrics::names;
+
+#[derive(Debug)]
+pub struct Hub {
+    pub state: SessionState,
+}
+
+impl Hub {
+    pub fn new(state: SessionState) -> Self {
+        Hub { state }
+    }
+
+    /// Applies one event; `now_s` (seconds since session start) stamps log lines.
+    pub fn apply(&mut self, event: Event, now_s: f64) {
+        self.state.time_s = self.state.time_s.max(now_s);
+        match event {
+            Event::RunStarted { run, device, threads } => {
+                let Some(r) = self.state.runs.get_mut(run) else { return };
+                r.state = RunState::Running;
+                r.device = device.clone();
+                r.threads = Some(threads);
+                let msg = format!("started on {device} with {threads} intra-op thread(s), {} steps", r.total_steps);
+                self.log(Some(run), LogLevel::Info, msg, now_s);
+            }
+            Event::Metrics { run, step, time_s, values } => self.apply_metrics(run, step, time_s, values),
+            Event::RunEnded { run, outcome } => {
+                let Some(r) = self.state.runs.get_mut(run) else { return };
+                let (state, level, msg) = match outcome {
+                    RunOutcome::Finished => (RunState::Finished, LogLevel::Info, format!("finished at step {}", r.step)),
+                    RunOutcome::Cancelled => (RunState::Cancelled, LogLevel::Warn, format!("cancelled at step {}", r.step)),
+                    RunOutcome::Failed(reason) => {
+                        let msg = format!("failed at step {}: {reason}", r.step);
+                        r.error = Some(reason);
+                        (RunState::Failed, LogLevel::Error, msg)
+                    }
+                };
+                r.state = state;
+                self.log(Some(run), level, msg, now_s);
+            }
+            Event::Telemetry { time_s, values } => {
+                for (name, value) in values {
+                    let series = self.state.telemetry.entry(name.into_owned()).or_default();
+                    let index = series.len() as u64;
+                    series.push(index, time_s, value);
+                }
+            }
+            Event::GpuStatus(status) => {
+                let msg = match &status {
+                    GpuStatus::Available { driver, gpus } => {
+                        let names: Vec<&str> = gpus.iter().map(|g| g.name.as_str()).collect();
+                        format!("GPU telemetry: {} (driver {driver})", names.join(", "))
+                    }
+                    GpuStatus::Unavailable { reason } => format!("no GPU telemetry: {reason}"),
+                    GpuStatus::Unknown => String::new(),
+                };
+                if !msg.is_empty() {
+                    self.log(None, LogLevel::Info, msg, now_s);
+                }
+                self.state.gpu = status;
+            }
+            Event::Log { run, level, message } => self.log(run, level, message, now_s),
+        }
+    }
+
+    fn apply_metrics(&mut self, run: RunId, step: u64, time_s: f64, values: Vec<(crate::metrics::MetricName, f64)>) {
+        let Some(r) = self.state.runs.get_mut(run) else { return };
+        r.step = r.step.max(step);
+        r.time_s = r.time_s.max(time_s);
+        let find = |name: &str| values.iter().find(|(n, _)| n == name).map(|(_, v)| *v);
+        let step_time = find(names::STEP_TIME_S).filter(|s| *s > 0.0);
+        let derived = [(names::TOKENS, names::TOKENS_PER_S), (names::SAMPLES, names::SAMPLES_PER_S)]
+            .into_iter()
+            .filter_map(|(count, rate)| Some((rate, find(count)? / step_time?)))
+            .collect::<Vec<_>>();
+        for (name, value) in values {
+            r.series.entry(name.into_owned()).or_default().push(step, time_s, value);
+        }
+        for (name, value) in derived {
+            r.series.entry(name.to_owned()).or_default().push(step, time_s, value);
+        }
+    }
+
+    fn log(&mut self, run: Option<RunId>, level: LogLevel, message: String, time_s: f64) {
+        if self.state.log.len() == LOG_CAPACITY {
+            self.state.log.pop_front();
+        }
+        self.state.log.push_back(LogLine { time_s, run, level, message });
+        self.state.logged_total += 1;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::session::state::RunRecord;
+
+    fn hub() -> Hub {
+        let runs = vec![RunRecord::new("a".into(), "lm".into(), "auto".into(), 10)];
+        Hub::new(SessionState::new("s".into(), runs))
+    }
+
+    #[test]
+    fn metrics_derive_rates_from_tokens_and_step_time() {
+        let mut h = hub();
+        let values = vec![("tokens".into(), 1000.0), ("samples".into(), 10.0), ("step_time_s".into(), 0.5), ("loss".into(), 2.0)];
+        h.apply(Event::Metrics { run: 0, step: 1, time_s: 0.5, values }, 0.5);
+        let r = &h.state.runs[0];
+        assert_eq!(r.last("tokens_per_s"), Some(2000.0));
+        assert_eq!(r.last("samples_per_s"), Some(20.0));
+        assert_eq!(r.last("loss"), Some(2.0));
+        assert_eq!(r.step, 1);
+    }
+
+    #[test]
+    fn lifecycle_sets_state_and_reason() {
+        let mut h = hub();
+        h.apply(Event::RunStarted { run: 0, device: "cpu".into(), threads: 1 }, 0.0);
+        assert_eq!(h.state.runs[0].state, RunState::Running);
+        assert_eq!(h.state.runs[0].device, "cpu");
+        h.apply(Event::RunEnded { run: 0, outcome: RunOutcome::Failed("loss is NaN".into()) }, 1.0);
+        assert_eq!(h.state.runs[0].state, RunState::Failed);
+        assert_eq!(h.state.runs[0].error.as_deref(), Some("loss is NaN"));
+        assert!(h.state.all_over());
+        assert_eq!(h.state.log.len(), 2);
+    }
+
+    #[test]
+    fn events_for_unknown_runs_are_ignored() {
+        let mut h = hub();
+        h.apply(Event::RunStarted { run: 7, device: "cpu".into(), threads: 1 }, 0.0);
+        assert_eq!(h.state.runs[0].state, RunState::Pending);
+    }
+}

@@ -1,0 +1,10 @@
+//! The session: events from producers (workloads, telemetry), and the in-memory state
+//! they build. One `Hub` applies events in order; views (headless reporter, the live
+//! display) read its state and never mutate it.
+pub mod event;
+pub mod hub;
+pub mod state;
+
+pub use event::{Event, GpuInfo, GpuStatus, LogLevel, RunId, RunOutcome};
+pub use hub::Hub;
+pub use state::{RunRecord, RunState, SessionState};

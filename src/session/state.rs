@@ -1,0 +1,148 @@
+//! The session's state as views see it: runs with their metric series, telemetry
+//! series, GPU status and the event log.
+use std::collections::{BTreeMap, VecDeque};
+
+use serde::Serialize;
+
+use super::event::{GpuStatus, LogLevel, RunId};
+use crate::metrics::{names, throughput, Series};
+
+/// Lines kept for the events view; older ones are dropped.
+pub const LOG_CAPACITY: usize = 2_000;
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum RunState {
+    Pending,
+    Running,
+    Finished,
+    Failed,
+    Cancelled,
+}
+
+impl RunState {
+    pub fn is_over(&self) -> bool {
+        matches!(self, RunState::Finished | RunState::Failed | RunState::Cancelled)
+    }
+
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            RunState::Pending => "pending",
+            RunState::Running => "running",
+            RunState::Finished => "finished",
+            RunState::Failed => "failed",
+            RunState::Cancelled => "cancelled",
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct RunRecord {
+    pub name: String,
+    pub workload: String,
+    /// The device as resolved at start (`cuda:0`, `cpu`); the request until then.
+    pub device: String,
+    pub total_steps: u64,
+    pub threads: Option<usize>,
+    pub state: RunState,
+    /// Last step reported (0 before the first).
+    pub step: u64,
+    /// Seconds since the run started, at its last step.
+    pub time_s: f64,
+    pub series: BTreeMap<String, Series>,
+    /// Why the run failed.
+    pub error: Option<String>,
+}
+
+impl RunRecord {
+    pub fn new(name: String, workload: String, device: String, total_steps: u64) -> Self {
+        RunRecord {
+            name,
+            workload,
+            device,
+            total_steps,
+            threads: None,
+            state: RunState::Pending,
+            step: 0,
+            time_s: 0.0,
+            series: BTreeMap::new(),
+            error: None,
+        }
+    }
+
+    pub fn series(&self, name: &str) -> Option<&Series> {
+        self.series.get(name)
+    }
+
+    pub fn last(&self, name: &str) -> Option<f64> {
+        self.series(name).and_then(Series::last)
+    }
+
+    /// Rate of `count` (`tokens`, `samples`) per second of step time over the last
+    /// `window` steps, or over the whole run after warm-up when `window` is `None`.
+    pub fn rate(&self, count: &str, window: Option<usize>) -> Option<f64> {
+        let counts = self.series(count)?;
+        let secs = self.series(names::STEP_TIME_S)?;
+        match window {
+            Some(n) => throughput::rate(counts.tail(n), secs.tail(n)),
+            None => throughput::run_rate(&counts.values, &secs.values),
+        }
+    }
+
+    /// Seconds until the run reaches its total, from recent step times.
+    pub fn eta_s(&self) -> Option<f64> {
+        let secs = self.series(names::STEP_TIME_S)?;
+        throughput::eta_s(self.total_steps.saturating_sub(self.step), secs.tail(20))
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct LogLine {
+    pub time_s: f64,
+    pub run: Option<RunId>,
+    pub level: LogLevel,
+    pub message: String,
+}
+
+#[derive(Debug, Clone)]
+pub struct SessionState {
+    pub name: String,
+    pub runs: Vec<RunRecord>,
+    /// Session-wide series: `gpu{i}/...`, `host/...`.
+    pub telemetry: BTreeMap<String, Series>,
+    pub gpu: GpuStatus,
+    pub log: VecDeque<LogLine>,
+    /// Lines ever logged (the deque keeps the newest `LOG_CAPACITY`), so a reader can
+    /// tell which lines are new since it last looked.
+    pub logged_total: u64,
+    /// Seconds since session start of the newest event seen.
+    pub time_s: f64,
+}
+
+impl SessionState {
+    pub fn new(name: String, runs: Vec<RunRecord>) -> Self {
+        SessionState {
+            name,
+            runs,
+            telemetry: BTreeMap::new(),
+            gpu: GpuStatus::Unknown,
+            log: VecDeque::new(),
+            logged_total: 0,
+            time_s: 0.0,
+        }
+    }
+
+    pub fn all_over(&self) -> bool {
+        self.runs.iter().all(|r| r.state.is_over())
+    }
+
+    /// Log lines added after `seen` lines had been logged in total.
+    pub fn log_since(&self, seen: u64) -> impl Iterator<Item = &LogLine> {
+        let new = (self.logged_total.saturating_sub(seen) as usize).min(self.log.len());
+        self.log.iter().skip(self.log.len() - new)
+    }
+
+    pub fn count(&self, state: RunState) -> usize {
+        self.runs.iter().filter(|r| r.state == state).count()
+    }
+}

@@ -1,0 +1,82 @@
+//! Per-GPU telemetry through NVML: utilization, memory, power, temperature, SM clock,
+//! and this process's GPU memory where NVML reports it.
+use nvml_wrapper::enum_wrappers::device::{Clock, TemperatureSensor};
+use nvml_wrapper::enums::device::UsedGpuMemory;
+use nvml_wrapper::error::NvmlError;
+use nvml_wrapper::Nvml;
+
+use crate::metrics::MetricName;
+use crate::session::{GpuInfo, GpuStatus};
+
+pub struct GpuSampler {
+    nvml: Nvml,
+    count: u32,
+    pid: u32,
+}
+
+/// Why NVML could not be used, in words a user can act on.
+pub fn unavailable_reason(err: &NvmlError) -> String {
+    match err {
+        NvmlError::LibloadingError(_) => {
+            "NVML unavailable: libnvidia-ml.so.1 not found (no NVIDIA driver installed)".into()
+        }
+        NvmlError::DriverNotLoaded => "NVML unavailable: the NVIDIA driver is not loaded".into(),
+        NvmlError::NoPermission => "NVML unavailable: no permission to query the GPUs".into(),
+        other => format!("NVML unavailable: {other}"),
+    }
+}
+
+impl GpuSampler {
+    /// Opens NVML, or says why GPU telemetry is not possible here.
+    pub fn open() -> Result<Self, String> {
+        let nvml = Nvml::init().map_err(|e| unavailable_reason(&e))?;
+        let count = nvml.device_count().map_err(|e| format!("NVML cannot count GPUs: {e}"))?;
+        if count == 0 {
+            return Err("no NVIDIA GPU found (NVML reports 0 devices)".into());
+        }
+        Ok(GpuSampler { nvml, count, pid: std::process::id() })
+    }
+
+    pub fn status(&self) -> GpuStatus {
+        let driver = self.nvml.sys_driver_version().unwrap_or_else(|e| format!("unknown ({e})"));
+        let gpus = (0..self.count)
+            .filter_map(|i| {
+                let d = self.nvml.device_by_index(i).ok()?;
+                Some(GpuInfo {
+                    index: i,
+                    name: d.name().unwrap_or_else(|_| "unknown GPU".into()),
+                    mem_total_bytes: d.memory_info().map(|m| m.total).unwrap_or(0),
+                })
+            })
+            .collect();
+        GpuStatus::Available { driver, gpus }
+    }
+
+    /// Appends `gpu{i}/...` samples; a metric NVML does not support on a device is
+    /// left out rather than reported as zero.
+    pub fn sample(&self, out: &mut Vec<(MetricName, f64)>) {
+        for i in 0..self.count {
+            let Ok(d) = self.nvml.device_by_index(i) else { continue };
+            let mut put = |name: &str, v: Option<f64>| {
+                if let Some(v) = v {
+                    out.push((format!("gpu{i}/{name}").into(), v));
+                }
+            };
+            put("util_pct", d.utilization_rates().ok().map(|u| f64::from(u.gpu)));
+            if let Ok(m) = d.memory_info() {
+                put("mem_used_bytes", Some(m.used as f64));
+                put("mem_total_bytes", Some(m.total as f64));
+            }
+            put("power_w", d.power_usage().ok().map(|mw| f64::from(mw) / 1000.0));
+            put("temp_c", d.temperature(TemperatureSensor::Gpu).ok().map(f64::from));
+            put("sm_clock_mhz", d.clock_info(Clock::SM).ok().map(f64::from));
+            let own = d.running_compute_processes().ok().and_then(|ps| {
+                ps.into_iter().find(|p| p.pid == self.pid).and_then(|p| match p.used_gpu_memory {
+                    UsedGpuMemory::Used(b) => Some(b as f64),
+                    UsedGpuMemory::Unavailable => None,
+                })
+            });
+            put("proc_mem_bytes", own);
+        }
+    }
+}

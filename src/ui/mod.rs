@@ -1,0 +1,2 @@
+//! The terminal interface: themes (and, with the live display, layout, panes, keys).
+pub mod theme;
