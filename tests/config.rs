@@ -1,0 +1,83 @@
+//! Config files: every valid fixture resolves; every invalid fixture fails with the
+//! location and message its first line (`# expect: LINE:COL: TEXT`) names.
+use std::path::{Path, PathBuf};
+
+use rlmon::config::{DataSource, DeviceRequest, SessionConfig, Threads, WorkloadConfig};
+
+fn fixtures(kind: &str) -> Vec<PathBuf> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/configs").join(kind);
+    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "toml"))
+        .collect();
+    files.sort();
+    files
+}
+
+#[test]
+fn invalid_configs_name_line_column_and_problem() {
+    let files = fixtures("invalid");
+    assert!(files.len() >= 10);
+    for path in files {
+        let text = std::fs::read_to_string(&path).unwrap();
+        let expect = text.lines().next().and_then(|l| l.strip_prefix("# expect: ")).expect("fixture states its expectation");
+        let (loc, message) = expect.split_once(": ").unwrap_or((expect.trim_end_matches(':'), ""));
+        let err = SessionConfig::load(&path).expect_err(&format!("{} must be rejected", path.display()));
+        let want_loc = (!loc.is_empty()).then(|| {
+            let (l, c) = loc.split_once(':').unwrap();
+            (l.parse::<usize>().unwrap(), c.parse::<usize>().unwrap())
+        });
+        assert_eq!(err.location, want_loc, "{}: {}", path.display(), err);
+        assert!(err.message.contains(message.trim()), "{}: message was: {}", path.display(), err.message);
+        let shown = err.to_string();
+        assert!(shown.starts_with(&path.display().to_string()), "message names the file: {shown}");
+    }
+}
+
+#[test]
+fn minimal_config_gets_documented_defaults() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/configs/valid/minimal.toml");
+    let cfg = SessionConfig::load(&path).unwrap();
+    assert_eq!(cfg.name, "minimal", "session name defaults to the file stem");
+    let run = &cfg.runs[0];
+    assert_eq!((run.device, run.seed, run.steps, run.threads), (DeviceRequest::Auto, 0, 3, Threads::Auto));
+    let WorkloadConfig::Lm(lm) = &run.workload;
+    assert_eq!(lm.model, rlmon::config::DEFAULT_MODEL);
+    assert_eq!(lm.optimizer, rlmon::config::DEFAULT_OPTIMIZER);
+    assert_eq!(lm.data, DataSource::Synthetic);
+}
+
+#[test]
+fn relative_data_paths_resolve_against_the_config_folder() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/configs/valid");
+    let mut cfg = SessionConfig::load(&dir.join("two_runs_text.toml")).unwrap();
+    assert_eq!(cfg.name, "pair");
+    assert_eq!(cfg.runs.len(), 2);
+    assert_eq!(cfg.runs[1].device, DeviceRequest::Cuda(0));
+    assert_eq!(cfg.runs[0].threads, Threads::Fixed(1));
+    let WorkloadConfig::Lm(lm) = &cfg.runs[1].workload;
+    assert_eq!(lm.data, DataSource::Text(dir.join("corpus.txt")));
+    cfg.cap_steps(4);
+    assert!(cfg.runs.iter().all(|r| r.steps == 4));
+}
+
+#[test]
+fn shipped_workloads_are_valid() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("workloads");
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_some_and(|e| e == "toml") {
+            SessionConfig::load(&path).unwrap_or_else(|e| panic!("{e}"));
+        }
+    }
+}
+
+#[test]
+fn config_is_found_under_workloads() {
+    std::env::set_current_dir(env!("CARGO_MANIFEST_DIR")).unwrap();
+    assert_eq!(rlmon::config::find_config(Path::new("tiny.toml")).unwrap(), Path::new("workloads/tiny.toml"));
+    assert_eq!(rlmon::config::find_config(Path::new("tiny")).unwrap(), Path::new("workloads/tiny.toml"));
+    let err = rlmon::config::find_config(Path::new("nope.toml")).unwrap_err();
+    assert!(err.message.contains("workloads/nope.toml"), "{}", err.message);
+}
