@@ -29,6 +29,8 @@ pub struct RunSummary {
     /// Last step reached.
     pub steps: u64,
     pub total_steps: u64,
+    /// Intra-op threads the training loop used.
+    pub intra_op_threads: Option<usize>,
     /// Whole-run rates over step time, after warm-up.
     pub tokens_per_s: Option<f64>,
     pub samples_per_s: Option<f64>,
@@ -52,6 +54,7 @@ impl RunSummary {
             state: r.state.as_str().to_owned(),
             steps: r.step,
             total_steps: r.total_steps,
+            intra_op_threads: r.threads,
             tokens_per_s: r.rate(names::TOKENS, None),
             samples_per_s: r.rate(names::SAMPLES, None),
             final_loss: r.last(names::LOSS).and_then(finite),
