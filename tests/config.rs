@@ -63,14 +63,19 @@ fn relative_data_paths_resolve_against_the_config_folder() {
 }
 
 #[test]
-fn shipped_workloads_are_valid() {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("workloads");
-    for entry in std::fs::read_dir(dir).unwrap() {
-        let path = entry.unwrap().path();
-        if path.extension().is_some_and(|e| e == "toml") {
-            SessionConfig::load(&path).unwrap_or_else(|e| panic!("{e}"));
+fn shipped_workloads_and_examples_are_valid() {
+    let mut checked = 0;
+    for folder in ["workloads", "examples"] {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join(folder);
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.extension().is_some_and(|e| e == "toml") {
+                SessionConfig::load(&path).unwrap_or_else(|e| panic!("{e}"));
+                checked += 1;
+            }
         }
     }
+    assert!(checked >= 3);
 }
 
 #[test]
