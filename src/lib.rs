@@ -49,8 +49,9 @@ fn runtime() -> Result<tokio::runtime::Runtime> {
 }
 
 /// A panic inside a training thread fails that run (its reason is reported in the
-/// summary), so it is logged rather than printed over the output. Other panics go to
-/// the previous hook.
+/// summary), so it is logged rather than printed over the output. Any other panic
+/// first restores the terminal (if the live display is up), then goes to the
+/// previous hook, so it is printed on the normal screen.
 fn install_panic_hook() {
     let previous = std::panic::take_hook();
     std::panic::set_hook(Box::new(move |info| {
@@ -58,6 +59,7 @@ fn install_panic_hook() {
         if in_run {
             tracing::error!(thread = std::thread::current().name(), "{info}");
         } else {
+            ui::terminal::restore_if_active();
             previous(info);
         }
     }));

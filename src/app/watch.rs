@@ -1,27 +1,17 @@
-//! `rlmon watch`: launch the runs of a config, monitor them, summarise.
-//!
-//! ```text
-//!  run tasks ──┐ (one training thread each)
-//!  telemetry ──┼─► bounded channel ─► Hub (session state) ─► headless progress / summary
-//! ```
-//! One root cancellation token; each run gets a child, so Ctrl-C, SIGTERM or SIGHUP
-//! stop every run at its next step and the summary is still printed.
+//! `rlmon watch`: launch the runs of a config, monitor them (terminal UI, or headless
+//! progress on stderr), summarise.
 use std::io::{IsTerminal, Write};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use tokio::sync::mpsc;
-use tokio_util::sync::CancellationToken;
-
+use super::live::LiveSession;
+use super::signals::Signals;
 use crate::cli::WatchArgs;
-use crate::config::{find_config, SessionConfig, Threads};
+use crate::config::{find_config, SessionConfig};
 use crate::error::{Result, RlmonError, EXIT_FAILURE};
-use crate::report::{progress::progress_line, summary::SessionSummary};
-use crate::session::{Hub, LogLevel, RunRecord, RunState, SessionState};
-use crate::{telemetry, workload};
+use crate::report::progress::progress_line;
+use crate::session::{LogLevel, RunState, SessionState};
+use crate::ui::theme::Theme;
 
-/// Events in flight between producers and the hub. A step sends one event per run,
-/// so this is seconds of slack even for fast loops.
-pub const EVENT_CAPACITY: usize = 4096;
 /// How often headless mode prints a progress line per run.
 pub const PROGRESS_PERIOD: Duration = Duration::from_secs(5);
 
@@ -31,17 +21,26 @@ pub async fn watch(args: WatchArgs) -> Result<u8> {
     if let Some(max) = args.max_steps {
         config.cap_steps(max);
     }
-    crate::ui::theme::Theme::resolve(&args.theme)?;
+    let theme = Theme::resolve(&args.theme)?;
     std::fs::create_dir_all(&args.session_dir)
         .map_err(|source| RlmonError::Io { path: args.session_dir.clone(), source })?;
     let _log_guard = crate::logging::to_file(&args.session_dir.join("rlmon.log"))?;
     tracing::info!(config = %path.display(), runs = config.runs.len(), "session starting");
 
     let headless = args.headless || !std::io::stdout().is_terminal();
-    if !headless {
-        eprintln!("rlmon: live display not available in this build; reporting progress on stderr (as with --headless)");
+    let mut live = LiveSession::start(config);
+    if headless {
+        run_headless(&mut live, 0).await;
+    } else {
+        crate::ui::run(&mut live, theme, args.fps).await.map_err(|e| RlmonError::Other(e.into()))?;
+        // The display is gone: runs cancelled by quitting finish their step; say so.
+        if !live.state().all_over() {
+            eprintln!("rlmon: waiting for runs to stop (Ctrl-C again to stop waiting)");
+            let seen = live.state().logged_total;
+            run_headless(&mut live, seen).await;
+        }
     }
-    let summary = run_session(config).await;
+    let summary = live.finish().await;
     eprint!("{}", summary.to_text());
     if args.json {
         let mut out = std::io::stdout().lock();
@@ -52,121 +51,43 @@ pub async fn watch(args: WatchArgs) -> Result<u8> {
     Ok(if all_finished { 0 } else { EXIT_FAILURE })
 }
 
-/// Runs a session to its end (all runs over, or cancelled by a signal) and returns
-/// its summary. Progress goes to stderr.
-pub async fn run_session(config: SessionConfig) -> SessionSummary {
-    let started = Instant::now();
-    let runs = config
-        .runs
-        .iter()
-        .map(|r| RunRecord::new(r.name.clone(), r.workload.kind().into(), r.device.to_string(), r.steps))
-        .collect();
-    let mut hub = Hub::new(SessionState::new(config.name.clone(), runs));
-    let (tx, mut rx) = mpsc::channel(EVENT_CAPACITY);
-    let root = CancellationToken::new();
-
-    let cores = workload::threads::available_cores();
-    let n_runs = config.runs.len();
-    let mut tasks = Vec::with_capacity(n_runs);
-    for (id, run) in config.runs.into_iter().enumerate() {
-        let threads = match run.threads {
-            Threads::Fixed(n) => n,
-            Threads::Auto => workload::threads::auto_intra_op_threads(cores, n_runs),
-        };
-        tasks.push(workload::spawn(id, run, threads, tx.clone(), root.child_token()));
-    }
-    let sampler = telemetry::spawn(tx.clone(), root.child_token(), telemetry::DEFAULT_SAMPLE_HZ, started);
-    if let Err(e) = &sampler {
-        eprintln!("rlmon: telemetry disabled: cannot start its thread: {e}");
-    }
-    drop(tx);
-
+/// Drives a session until every run is over, printing progress and events on stderr.
+/// The first signal cancels every run; a second stops waiting for them. Log lines
+/// after the first `seen` are printed.
+pub async fn run_headless(live: &mut LiveSession, seen: u64) {
     let mut signals = Signals::new();
     let mut progress = tokio::time::interval_at(tokio::time::Instant::now() + PROGRESS_PERIOD, PROGRESS_PERIOD);
-    let mut logged = 0;
-    while !hub.state.all_over() {
+    let mut logged = seen;
+    while !live.state().all_over() {
         tokio::select! {
-            event = rx.recv() => match event {
-                Some(event) => hub.apply(event, started.elapsed().as_secs_f64()),
-                None => break,
-            },
+            open = live.recv_and_apply() => if !open { break },
             _ = progress.tick() => {
-                for r in hub.state.runs.iter().filter(|r| r.state == RunState::Running) {
+                for r in live.state().runs.iter().filter(|r| r.state == RunState::Running) {
                     eprintln!("{}", progress_line(r));
                 }
             }
             signal = signals.next() => {
-                if root.is_cancelled() {
+                if live.is_cancelled() {
                     eprintln!("rlmon: {signal} again: not waiting for runs to stop");
                     break;
                 }
                 eprintln!("rlmon: {signal}: cancelling runs (again to stop waiting)");
-                root.cancel();
+                live.cancel_all();
             }
         }
-        for line in hub.state.log_since(logged) {
-            let run = line.run.and_then(|i| hub.state.runs.get(i)).map_or("rlmon:".into(), |r| format!("[{}]", r.name));
-            let level = match line.level {
-                LogLevel::Info => "",
-                LogLevel::Warn => "warning: ",
-                LogLevel::Error => "error: ",
-            };
-            eprintln!("{run} {level}{}", line.message);
-        }
-        logged = hub.state.logged_total;
+        print_log(live.state(), logged);
+        logged = live.state().logged_total;
     }
-    root.cancel();
-    for task in tasks {
-        if task.is_finished() {
-            let _ = task.await;
-        }
-    }
-    if let Ok(handle) = sampler {
-        let _ = tokio::task::spawn_blocking(move || handle.join()).await;
-    }
-    SessionSummary::of(&hub.state, started.elapsed().as_secs_f64())
 }
 
-/// Ctrl-C, SIGTERM and SIGHUP as one stream of names.
-struct Signals {
-    #[cfg(unix)]
-    term: Option<tokio::signal::unix::Signal>,
-    #[cfg(unix)]
-    hup: Option<tokio::signal::unix::Signal>,
-}
-
-impl Signals {
-    fn new() -> Self {
-        #[cfg(unix)]
-        {
-            use tokio::signal::unix::{signal, SignalKind};
-            Signals { term: signal(SignalKind::terminate()).ok(), hup: signal(SignalKind::hangup()).ok() }
-        }
-        #[cfg(not(unix))]
-        Signals {}
-    }
-
-    async fn next(&mut self) -> &'static str {
-        #[cfg(unix)]
-        {
-            async fn recv(s: &mut Option<tokio::signal::unix::Signal>) {
-                match s {
-                    Some(s) => {
-                        s.recv().await;
-                    }
-                    None => std::future::pending().await,
-                }
-            }
-            tokio::select! {
-                _ = tokio::signal::ctrl_c() => "interrupted",
-                _ = recv(&mut self.term) => "terminated",
-                _ = recv(&mut self.hup) => "hangup",
-            }
-        }
-        #[cfg(not(unix))]
-        {
-            let _ = tokio::signal::ctrl_c().await;
-            "interrupted"
-        }
+fn print_log(state: &SessionState, seen: u64) {
+    for line in state.log_since(seen) {
+        let who = line.run.and_then(|i| state.runs.get(i)).map_or("rlmon:".into(), |r| format!("[{}]", r.name));
+        let level = match line.level {
+            LogLevel::Info => "",
+            LogLevel::Warn => "warning: ",
+            LogLevel::Error => "error: ",
+        };
+        eprintln!("{who} {level}{}", line.message);
     }
 }

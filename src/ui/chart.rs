@@ -1,0 +1,199 @@
+//! Chart data for a pane: a window of a series reduced to at most two points per
+//! terminal column (the minimum and maximum in that column, in step order), so a
+//! frame costs O(points in the window) to reduce and O(width) to draw, whatever the
+//! series length; optional EMA smoothing and log scale.
+use crate::metrics::throughput::Ema;
+use crate::metrics::Series;
+
+/// The step range a chart shows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Window {
+    All,
+    /// The last N steps.
+    Last(u64),
+}
+
+/// Windows that `+` / `-` step through, widest last.
+pub const WINDOWS: [Window; 6] =
+    [Window::Last(100), Window::Last(500), Window::Last(2_000), Window::Last(10_000), Window::Last(100_000), Window::All];
+
+impl Window {
+    pub fn label(&self) -> String {
+        match self {
+            Window::All => "all steps".into(),
+            Window::Last(n) => format!("last {} steps", crate::report::format::si(*n as f64)),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Transform {
+    /// EMA weight of each new point; `None` for raw values.
+    pub ema_alpha: Option<f64>,
+    /// Plot log10 of the value (non-positive values are left out).
+    pub log10: bool,
+}
+
+/// A reduced series ready for a ratatui `Dataset`, with its bounds.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Reduced {
+    pub points: Vec<(f64, f64)>,
+    pub x_bounds: [f64; 2],
+    pub y_bounds: [f64; 2],
+}
+
+/// Index of the first step >= `from` (steps are recorded in increasing order).
+fn first_at_or_after(steps: &[u64], from: u64) -> usize {
+    steps.partition_point(|s| *s < from)
+}
+
+/// The step range shown for `window` ending at `last_step`.
+pub fn x_range(window: Window, first_step: u64, last_step: u64) -> (u64, u64) {
+    match window {
+        Window::All => (first_step, last_step.max(first_step + 1)),
+        Window::Last(n) => (last_step.saturating_sub(n).max(first_step), last_step.max(first_step + 1)),
+    }
+}
+
+/// Reduces the part of `series` inside `window` to at most `2 * columns` points.
+/// EMA smoothing runs over the points before the window too, so panning does not
+/// change a smoothed value.
+pub fn reduce(series: &Series, window: Window, columns: usize, t: Transform) -> Reduced {
+    let (Some(&first), Some(&last)) = (series.steps.first(), series.steps.last()) else { return Reduced::default() };
+    let (x0, x1) = x_range(window, first, last);
+    let start = first_at_or_after(&series.steps, x0);
+    let columns = columns.max(1);
+    let span = (x1 - x0).max(1) as f64;
+
+    // Smoothed values are computed from the series' start; only the window is kept.
+    let mut ema = t.ema_alpha.map(Ema::new);
+    if let Some(e) = ema.as_mut() {
+        for v in &series.values[..start] {
+            if v.is_finite() {
+                e.update(*v);
+            }
+        }
+    }
+
+    let mut points = Vec::with_capacity(2 * columns);
+    let mut bucket: Option<(usize, (f64, f64), (f64, f64))> = None; // (column, min point, max point)
+    let mut y_min = f64::INFINITY;
+    let mut y_max = f64::NEG_INFINITY;
+    let flush = |b: (usize, (f64, f64), (f64, f64)), points: &mut Vec<(f64, f64)>| {
+        let (_, lo, hi) = b;
+        if lo.0 <= hi.0 {
+            points.push(lo);
+            if hi != lo {
+                points.push(hi);
+            }
+        } else {
+            points.push(hi);
+            points.push(lo);
+        }
+    };
+    for i in start..series.len() {
+        let raw = series.values[i];
+        if !raw.is_finite() {
+            continue;
+        }
+        let v = match ema.as_mut() {
+            Some(e) => e.update(raw),
+            None => raw,
+        };
+        let y = if t.log10 {
+            if v <= 0.0 {
+                continue;
+            }
+            v.log10()
+        } else {
+            v
+        };
+        let x = series.steps[i] as f64;
+        let col = (((x - x0 as f64) / span) * (columns - 1) as f64).round().clamp(0.0, (columns - 1) as f64) as usize;
+        y_min = y_min.min(y);
+        y_max = y_max.max(y);
+        bucket = match bucket {
+            Some((c, lo, hi)) if c == col => Some((c, if y < lo.1 { (x, y) } else { lo }, if y > hi.1 { (x, y) } else { hi })),
+            Some(b) => {
+                flush(b, &mut points);
+                Some((col, (x, y), (x, y)))
+            }
+            None => Some((col, (x, y), (x, y))),
+        };
+    }
+    if let Some(b) = bucket {
+        flush(b, &mut points);
+    }
+    if points.is_empty() {
+        return Reduced { points, x_bounds: [x0 as f64, x1 as f64], y_bounds: [0.0, 1.0] };
+    }
+    Reduced { points, x_bounds: [x0 as f64, x1 as f64], y_bounds: pad_bounds(y_min, y_max) }
+}
+
+/// Y bounds with a little headroom, never empty.
+pub fn pad_bounds(lo: f64, hi: f64) -> [f64; 2] {
+    if !(lo.is_finite() && hi.is_finite()) {
+        return [0.0, 1.0];
+    }
+    let span = hi - lo;
+    if span <= f64::EPSILON * hi.abs().max(1.0) {
+        let d = if lo == 0.0 { 1.0 } else { lo.abs() * 0.05 };
+        return [lo - d, hi + d];
+    }
+    [lo - span * 0.05, hi + span * 0.05]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn series(n: u64, f: impl Fn(u64) -> f64) -> Series {
+        let mut s = Series::default();
+        for i in 1..=n {
+            s.push(i, i as f64, f(i));
+        }
+        s
+    }
+
+    #[test]
+    fn long_series_reduce_to_two_points_per_column() {
+        let s = series(1_000_000, |i| (i % 1000) as f64);
+        let r = reduce(&s, Window::All, 100, Transform::default());
+        assert!(r.points.len() <= 200, "{}", r.points.len());
+        // Extremes survive the reduction.
+        assert!(r.points.iter().any(|p| p.1 == 999.0));
+        assert!(r.points.iter().any(|p| p.1 == 0.0));
+        assert!(r.points.windows(2).all(|w| w[0].0 <= w[1].0), "x stays ordered");
+    }
+
+    #[test]
+    fn window_keeps_the_last_steps() {
+        let s = series(1000, |i| i as f64);
+        let r = reduce(&s, Window::Last(100), 50, Transform::default());
+        assert_eq!(r.x_bounds, [900.0, 1000.0]);
+        assert!(r.points.iter().all(|p| p.0 >= 900.0));
+    }
+
+    #[test]
+    fn log_scale_drops_non_positive_and_takes_log10() {
+        let s = series(3, |i| [0.0, 10.0, 100.0][i as usize - 1]);
+        let r = reduce(&s, Window::All, 10, Transform { log10: true, ema_alpha: None });
+        assert_eq!(r.points, vec![(2.0, 1.0), (3.0, 2.0)]);
+    }
+
+    #[test]
+    fn smoothing_uses_points_before_the_window() {
+        let s = series(200, |i| if i <= 100 { 0.0 } else { 10.0 });
+        let r = reduce(&s, Window::Last(50), 50, Transform { ema_alpha: Some(0.1), log10: false });
+        // Still catching up from the zeros before the window: below 10 at its start.
+        assert!(r.points.first().unwrap().1 < 10.0 && r.points.first().unwrap().1 > 9.0);
+    }
+
+    #[test]
+    fn nan_points_are_skipped_and_flat_series_get_bounds() {
+        let s = series(10, |i| if i == 5 { f64::NAN } else { 2.0 });
+        let r = reduce(&s, Window::All, 20, Transform::default());
+        assert_eq!(r.points.len(), 9);
+        assert!(r.y_bounds[0] < 2.0 && r.y_bounds[1] > 2.0);
+    }
+}

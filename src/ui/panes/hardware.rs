@@ -1,0 +1,102 @@
+//! Hardware: per GPU utilization, VRAM, power, temperature and SM clock; host CPU and
+//! memory; this process's memory; history sparklines. Missing GPU telemetry is shown
+//! with its reason, never as zeros.
+use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::style::Style;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Paragraph, Sparkline};
+use ratatui::Frame;
+
+use super::{bar, Ctx};
+use crate::metrics::Series;
+use crate::report::format::si;
+use crate::session::GpuStatus;
+use crate::ui::layout::PaneId;
+
+const GIB: f64 = (1u64 << 30) as f64;
+const BAR_CELLS: usize = 10;
+
+fn last(ctx: &Ctx, key: &str) -> Option<f64> {
+    ctx.state.telemetry.get(key).and_then(Series::last)
+}
+
+fn gib(v: f64) -> String {
+    format!("{:.1}", v / GIB)
+}
+
+/// A row: label, bar, figures; the bar turns warn/critical as it fills.
+fn meter<'a>(ctx: &Ctx, label: String, fraction: Option<f64>, figures: String) -> Line<'a> {
+    let t = ctx.theme;
+    let mut spans = vec![Span::styled(format!("{label:<9}"), ctx.muted())];
+    match fraction {
+        Some(f) => {
+            let color = if f >= 0.95 { t.critical } else if f >= 0.85 { t.warn } else { t.ok };
+            spans.push(Span::styled(bar(f, BAR_CELLS), Style::default().fg(color)));
+            spans.push(Span::styled(format!(" {figures}"), ctx.text()));
+        }
+        None => spans.push(Span::styled(figures, ctx.muted())),
+    }
+    Line::from(spans)
+}
+
+fn sparkline_row(frame: &mut Frame, area: Rect, ctx: &Ctx, label: &str, series: Option<&Series>, max: u64) {
+    let [l, s] = Layout::horizontal([Constraint::Length(9), Constraint::Min(1)]).areas(area);
+    frame.render_widget(Paragraph::new(Span::styled(label.to_owned(), ctx.muted())), l);
+    if let Some(series) = series {
+        let data: Vec<u64> = series.tail(s.width as usize).iter().map(|v| v.round().max(0.0) as u64).collect();
+        frame.render_widget(Sparkline::default().data(&data).max(max).style(Style::default().fg(ctx.theme.accent)), s);
+    }
+}
+
+pub fn render(frame: &mut Frame, area: Rect, ctx: &Ctx) {
+    let block = ctx.block(PaneId::Hardware, "hardware".into());
+    let inner = block.inner(area);
+    frame.render_widget(block, area);
+    let mut lines: Vec<Line> = Vec::new();
+    let mut sparks: Vec<(String, String, u64)> = Vec::new();
+    match &ctx.state.gpu {
+        GpuStatus::Available { gpus, .. } => {
+            for g in gpus {
+                let p = format!("gpu{}/", g.index);
+                let util = last(ctx, &format!("{p}util_pct"));
+                lines.push(meter(ctx, format!("gpu{} util", g.index), util.map(|u| u / 100.0), util.map_or("-".into(), |u| format!("{u:.0}%  {}", g.name))));
+                let used = last(ctx, &format!("{p}mem_used_bytes"));
+                let total = last(ctx, &format!("{p}mem_total_bytes")).unwrap_or(g.mem_total_bytes as f64);
+                lines.push(meter(ctx, "  VRAM".into(), used.map(|u| u / total.max(1.0)), used.map_or("-".into(), |u| format!("{}/{} GiB", gib(u), gib(total)))));
+                let figure = |key: &str, unit: &str| last(ctx, &format!("{p}{key}")).map_or("-".into(), |v| format!("{v:.0} {unit}"));
+                lines.push(Line::from(vec![
+                    Span::styled("  power  ", ctx.muted()),
+                    Span::styled(figure("power_w", "W"), ctx.text()),
+                    Span::styled("  temp ", ctx.muted()),
+                    Span::styled(figure("temp_c", "°C"), ctx.text()),
+                    Span::styled("  SM ", ctx.muted()),
+                    Span::styled(figure("sm_clock_mhz", "MHz"), ctx.text()),
+                    Span::styled("  rlmon ", ctx.muted()),
+                    Span::styled(last(ctx, &format!("{p}proc_mem_bytes")).map_or("-".into(), |b| format!("{} GiB", gib(b))), ctx.text()),
+                ]));
+                sparks.push((format!("gpu{} %", g.index), format!("{p}util_pct"), 100));
+            }
+        }
+        GpuStatus::Unavailable { reason } => {
+            lines.push(Line::from(vec![Span::styled("GPU      ", ctx.muted()), Span::styled(format!("none: {reason}"), Style::default().fg(ctx.theme.warn))]));
+        }
+        GpuStatus::Unknown => lines.push(Line::from(Span::styled("GPU      probing…", ctx.muted()))),
+    }
+    let cpu = last(ctx, "host/cpu_pct");
+    lines.push(meter(ctx, "host CPU".into(), cpu.map(|c| c / 100.0), cpu.map_or("-".into(), |c| format!("{c:.0}%"))));
+    let used = last(ctx, "host/mem_used_bytes");
+    let total = last(ctx, "host/mem_total_bytes");
+    let fraction = used.zip(total).map(|(u, t)| u / t.max(1.0));
+    lines.push(meter(ctx, "host RAM".into(), fraction, used.zip(total).map_or("-".into(), |(u, t)| format!("{}/{} GiB", gib(u), gib(t)))));
+    let rss = last(ctx, "host/proc_rss_bytes");
+    lines.push(Line::from(vec![Span::styled("rlmon RSS", ctx.muted()), Span::styled(rss.map_or(" -".into(), |b| format!(" {}B", si(b))), ctx.text())]));
+    sparks.push(("CPU %".into(), "host/cpu_pct".into(), 100));
+
+    let text_height = (lines.len() as u16).min(inner.height);
+    let [text_area, spark_area] = Layout::vertical([Constraint::Length(text_height), Constraint::Min(0)]).areas(inner);
+    frame.render_widget(Paragraph::new(lines), text_area);
+    let rows = Layout::vertical(vec![Constraint::Length(1); sparks.len()]).split(spark_area);
+    for ((label, key, max), row) in sparks.iter().zip(rows.iter()) {
+        sparkline_row(frame, *row, ctx, label, ctx.state.telemetry.get(key), *max);
+    }
+}

@@ -1,0 +1,57 @@
+//! Header: session, elapsed time, runs by state, alerts, GPU badge, FROZEN badge.
+use ratatui::layout::Rect;
+use ratatui::style::{Modifier, Style};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::Paragraph;
+use ratatui::Frame;
+
+use super::Ctx;
+use crate::report::format::duration;
+use crate::session::{GpuStatus, RunState};
+
+pub fn render(frame: &mut Frame, area: Rect, ctx: &Ctx) {
+    let s = ctx.state;
+    let t = ctx.theme;
+    let sep = || Span::styled(" │ ", ctx.muted());
+    let mut spans = vec![
+        Span::styled(" rlmon ", Style::default().fg(t.accent).add_modifier(Modifier::BOLD)),
+        sep(),
+        Span::styled(s.name.clone(), ctx.text().add_modifier(Modifier::BOLD)),
+        sep(),
+        Span::styled(duration(s.time_s), ctx.text()),
+        sep(),
+    ];
+    let counts = [
+        (RunState::Running, t.accent),
+        (RunState::Finished, t.ok),
+        (RunState::Failed, t.critical),
+        (RunState::Cancelled, t.warn),
+    ];
+    for (i, (state, color)) in counts.into_iter().enumerate() {
+        if i > 0 {
+            spans.push(Span::styled(" · ", ctx.muted()));
+        }
+        let n = s.count(state.clone());
+        let style = if n > 0 { Style::default().fg(color) } else { ctx.muted() };
+        spans.push(Span::styled(format!("{n} {}", state.as_str()), style));
+    }
+    spans.push(sep());
+    spans.push(Span::styled("alerts 0", ctx.muted()));
+    spans.push(sep());
+    match &s.gpu {
+        GpuStatus::Available { gpus, .. } => {
+            let name = gpus.first().map_or("GPU", |g| g.name.as_str());
+            let extra = if gpus.len() > 1 { format!(" +{}", gpus.len() - 1) } else { String::new() };
+            spans.push(Span::styled(format!("GPU {name}{extra}"), Style::default().fg(t.ok)));
+        }
+        GpuStatus::Unavailable { reason } => {
+            spans.push(Span::styled("NO GPU", Style::default().fg(t.warn).add_modifier(Modifier::BOLD)));
+            spans.push(Span::styled(format!(" {reason}"), ctx.muted()));
+        }
+        GpuStatus::Unknown => spans.push(Span::styled("GPU ?", ctx.muted())),
+    }
+    if ctx.view.frozen.is_some() {
+        spans.insert(0, Span::styled(" FROZEN ", Style::default().fg(t.warn).add_modifier(Modifier::REVERSED | Modifier::BOLD)));
+    }
+    frame.render_widget(Paragraph::new(Line::from(spans)), area);
+}

@@ -1,0 +1,133 @@
+//! One file per pane, each `render(frame, area, &Ctx)`; shared drawing helpers here.
+pub mod events;
+pub mod hardware;
+pub mod header;
+pub mod overlay;
+pub mod runs;
+pub mod throughput;
+pub mod training;
+
+use ratatui::layout::Rect;
+use ratatui::style::{Modifier, Style};
+use ratatui::symbols::Marker;
+use ratatui::text::Span;
+use ratatui::widgets::{Axis, Block, BorderType, Chart, Dataset, GraphType};
+use ratatui::Frame;
+
+use super::chart::Reduced;
+use super::layout::PaneId;
+use super::theme::Theme;
+use super::view::ViewState;
+use crate::report::format;
+use crate::session::SessionState;
+
+/// What every pane draws from. Panes only read.
+pub struct Ctx<'a> {
+    pub state: &'a SessionState,
+    pub view: &'a ViewState,
+    pub theme: &'a Theme,
+}
+
+impl Ctx<'_> {
+    pub fn block(&self, pane: PaneId, title: String) -> Block<'static> {
+        let focused = self.view.focus == pane;
+        let (border, border_type) =
+            if focused { (self.theme.focus, BorderType::Thick) } else { (self.theme.border, BorderType::Plain) };
+        Block::bordered()
+            .border_type(border_type)
+            .border_style(Style::default().fg(border))
+            .title(Span::styled(format!(" {title} "), Style::default().fg(self.theme.text).add_modifier(Modifier::BOLD)))
+    }
+
+    pub fn text(&self) -> Style {
+        Style::default().fg(self.theme.text)
+    }
+
+    pub fn muted(&self) -> Style {
+        Style::default().fg(self.theme.muted)
+    }
+}
+
+/// Draws the pane `id` into `area`.
+pub fn render(frame: &mut Frame, id: PaneId, area: Rect, ctx: &Ctx) {
+    match id {
+        PaneId::Runs => runs::render(frame, area, ctx),
+        PaneId::Throughput => throughput::render(frame, area, ctx),
+        PaneId::Training => training::render(frame, area, ctx),
+        PaneId::Hardware => hardware::render(frame, area, ctx),
+        PaneId::Events => events::render(frame, area, ctx),
+    }
+}
+
+/// One line of a chart: its label, reduced points and style.
+pub struct Line<'a> {
+    pub label: String,
+    pub data: &'a Reduced,
+    pub style: Style,
+}
+
+/// A line chart with labelled axes. `log10` labels the y axis in original units.
+pub fn line_chart<'a>(lines: &'a [Line<'a>], x_title: &'a str, y_title: String, log10: bool, ctx: &Ctx) -> Chart<'a> {
+    let mut x = [f64::INFINITY, f64::NEG_INFINITY];
+    let mut y = [f64::INFINITY, f64::NEG_INFINITY];
+    for l in lines.iter().filter(|l| !l.data.points.is_empty()) {
+        x = [x[0].min(l.data.x_bounds[0]), x[1].max(l.data.x_bounds[1])];
+        y = [y[0].min(l.data.y_bounds[0]), y[1].max(l.data.y_bounds[1])];
+    }
+    if !x[0].is_finite() {
+        x = [0.0, 1.0];
+        y = [0.0, 1.0];
+    }
+    let y_label = |v: f64| if log10 { format::value(10f64.powf(v)) } else { format::value(v) };
+    let datasets = lines
+        .iter()
+        .map(|l| {
+            Dataset::default()
+                .name(l.label.clone())
+                .marker(Marker::Braille)
+                .graph_type(GraphType::Line)
+                .style(l.style)
+                .data(&l.data.points)
+        })
+        .collect();
+    Chart::new(datasets)
+        .x_axis(
+            Axis::default()
+                .title(Span::styled(x_title, ctx.muted()))
+                .style(ctx.muted())
+                .bounds(x)
+                .labels([format!("{:.0}", x[0]), format!("{:.0}", (x[0] + x[1]) / 2.0), format!("{:.0}", x[1])]),
+        )
+        .y_axis(
+            Axis::default()
+                .title(Span::styled(y_title, ctx.muted()))
+                .style(ctx.muted())
+                .bounds(y)
+                .labels([y_label(y[0]), y_label((y[0] + y[1]) / 2.0), y_label(y[1])]),
+        )
+        .hidden_legend_constraints((ratatui::layout::Constraint::Ratio(1, 2), ratatui::layout::Constraint::Ratio(1, 2)))
+}
+
+/// A text bar `▰▰▰▱▱` of `width` cells for a fraction in [0, 1].
+pub fn bar(fraction: f64, width: usize) -> String {
+    let filled = ((fraction.clamp(0.0, 1.0) * width as f64).round() as usize).min(width);
+    format!("{}{}", "▰".repeat(filled), "▱".repeat(width - filled))
+}
+
+#[cfg(test)]
+pub(crate) mod test_support {
+    use ratatui::backend::TestBackend;
+    use ratatui::Terminal;
+
+    /// The buffer's text, one string per row, trailing spaces trimmed.
+    pub fn rows(terminal: &Terminal<TestBackend>) -> Vec<String> {
+        let buf = terminal.backend().buffer();
+        (0..buf.area.height)
+            .map(|y| (0..buf.area.width).map(|x| buf[(x, y)].symbol()).collect::<String>().trim_end().to_owned())
+            .collect()
+    }
+
+    pub fn screen(terminal: &Terminal<TestBackend>) -> String {
+        rows(terminal).join("\n")
+    }
+}

@@ -1,0 +1,68 @@
+//! Runs list: one row per run with progress, throughput, state and alerts.
+use ratatui::layout::{Constraint, Rect};
+use ratatui::style::{Modifier, Style};
+use ratatui::text::Span;
+use ratatui::widgets::{Cell, Row, Table};
+use ratatui::Frame;
+
+use super::{bar, Ctx};
+use crate::metrics::names;
+use crate::report::format::si;
+use crate::report::progress::RATE_WINDOW;
+use crate::session::{RunRecord, RunState};
+use crate::ui::layout::PaneId;
+
+const PROGRESS_CELLS: usize = 8;
+const WIDTHS: [Constraint; 6] = [
+    Constraint::Length(2),
+    Constraint::Min(10),
+    Constraint::Length(7),
+    Constraint::Length(PROGRESS_CELLS as u16 + 12),
+    Constraint::Length(7),
+    Constraint::Min(9),
+];
+
+/// Screen rows of each run, for mouse selection: (run index, row area).
+pub fn row_areas(area: Rect, n_runs: usize) -> Vec<(usize, Rect)> {
+    let inner_top = area.y + 2; // border + header row
+    (0..n_runs)
+        .filter(|i| inner_top + (*i as u16) < area.bottom().saturating_sub(1))
+        .map(|i| (i, Rect::new(area.x + 1, inner_top + i as u16, area.width.saturating_sub(2), 1)))
+        .collect()
+}
+
+fn state_cell<'a>(r: &RunRecord, ctx: &Ctx) -> Cell<'a> {
+    let t = ctx.theme;
+    let (text, color) = match r.state {
+        RunState::Pending => ("pending".to_owned(), t.muted),
+        RunState::Running => ("running".to_owned(), t.accent),
+        RunState::Finished => ("finished".to_owned(), t.ok),
+        RunState::Cancelled => ("cancelled".to_owned(), t.warn),
+        RunState::Failed => (format!("failed: {}", r.error.as_deref().unwrap_or("unknown reason")), t.critical),
+    };
+    Cell::from(Span::styled(text, Style::default().fg(color)))
+}
+
+pub fn render(frame: &mut Frame, area: Rect, ctx: &Ctx) {
+    let header = Row::new(["#", "run", "device", "step", "tok/s", "state"]).style(ctx.muted().add_modifier(Modifier::BOLD));
+    let rows = ctx.state.runs.iter().enumerate().map(|(i, r)| {
+        let fraction = if r.total_steps > 0 { r.step as f64 / r.total_steps as f64 } else { 0.0 };
+        let progress = format!("{} {}/{}", bar(fraction, PROGRESS_CELLS), si(r.step as f64), si(r.total_steps as f64));
+        let rate = r.rate(names::TOKENS, Some(RATE_WINDOW)).map_or("-".into(), si);
+        let mut row = Row::new(vec![
+            Cell::from(format!("{}", i + 1)),
+            Cell::from(format!("{} ({})", r.name, r.workload)),
+            Cell::from(r.device.clone()),
+            Cell::from(progress),
+            Cell::from(rate),
+            state_cell(r, ctx),
+        ])
+        .style(ctx.text());
+        if i == ctx.view.selected_run {
+            row = row.style(Style::default().fg(ctx.theme.focus).add_modifier(Modifier::BOLD | Modifier::REVERSED));
+        }
+        row
+    });
+    let table = Table::new(rows, WIDTHS).header(header).block(ctx.block(PaneId::Runs, "runs".into())).column_spacing(1);
+    frame.render_widget(table, area);
+}

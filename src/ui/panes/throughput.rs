@@ -1,0 +1,80 @@
+//! Throughput: tokens/s of the selected run over steps, with step time, ETA and the
+//! utilization of the GPU it runs on, so input-bound vs compute-bound shows at once.
+use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::style::Style;
+use ratatui::text::{Line as TextLine, Span};
+use ratatui::widgets::{Paragraph, Sparkline};
+use ratatui::Frame;
+
+use super::{line_chart, Ctx, Line};
+use crate::metrics::names;
+use crate::report::format::{duration, si};
+use crate::report::progress::RATE_WINDOW;
+use crate::session::GpuStatus;
+use crate::ui::chart::{reduce, Transform};
+use crate::ui::layout::PaneId;
+use crate::ui::view::SMOOTHING_ALPHA;
+
+/// The GPU index of a device name like `cuda:1`.
+pub fn gpu_index(device: &str) -> Option<usize> {
+    device.strip_prefix("cuda:")?.parse().ok()
+}
+
+pub fn render(frame: &mut Frame, area: Rect, ctx: &Ctx) {
+    let block = ctx.block(PaneId::Throughput, format!("throughput · {}", ctx.view.window.label()));
+    let inner = block.inner(area);
+    frame.render_widget(block, area);
+    let Some(run) = ctx.state.runs.get(ctx.view.selected_run) else { return };
+    let [stats, gpu_row, chart_area] =
+        Layout::vertical([Constraint::Length(1), Constraint::Length(1), Constraint::Min(3)]).areas(inner);
+
+    let rate = |c| run.rate(c, Some(RATE_WINDOW)).map_or("-".into(), si);
+    let step_ms = run.series(names::STEP_TIME_S).map(|s| s.tail(RATE_WINDOW)).filter(|t| !t.is_empty()).map(|t| {
+        1e3 * t.iter().sum::<f64>() / t.len() as f64
+    });
+    let value = |s: String| Span::styled(s, ctx.text());
+    let label = |s: &'static str| Span::styled(s, ctx.muted());
+    let line = TextLine::from(vec![
+        label("tok/s "),
+        value(rate(names::TOKENS)),
+        label("  samples/s "),
+        value(rate(names::SAMPLES)),
+        label("  step "),
+        value(step_ms.map_or("-".into(), |ms| format!("{ms:.1} ms"))),
+        label("  ETA "),
+        value(if run.state.is_over() { "-".into() } else { run.eta_s().map_or("-".into(), duration) }),
+    ]);
+    frame.render_widget(Paragraph::new(line), stats);
+
+    // GPU utilization next to throughput: low utilization with low tokens/s means
+    // the loop is waiting on input or the host, not on the GPU.
+    match (&ctx.state.gpu, gpu_index(&run.device)) {
+        (GpuStatus::Available { .. }, Some(i)) => {
+            let key = format!("gpu{i}/util_pct");
+            let series = ctx.state.telemetry.get(&key);
+            let now = series.and_then(|s| s.last()).map_or("-".into(), |u| format!("{u:.0}%"));
+            let [l, spark] = Layout::horizontal([Constraint::Length(16), Constraint::Min(1)]).areas(gpu_row);
+            frame.render_widget(Paragraph::new(TextLine::from(vec![label("GPU util "), value(now)])), l);
+            if let Some(s) = series {
+                let data: Vec<u64> = s.tail(spark.width as usize).iter().map(|v| v.round().max(0.0) as u64).collect();
+                frame.render_widget(Sparkline::default().data(&data).max(100).style(Style::default().fg(ctx.theme.accent)), spark);
+            }
+        }
+        (GpuStatus::Unavailable { reason }, _) => {
+            frame.render_widget(Paragraph::new(TextLine::from(vec![label("GPU util "), Span::styled(format!("n/a: {reason}"), ctx.muted())])), gpu_row);
+        }
+        _ => {
+            let text = if run.device == "cpu" { "n/a: this run trains on the CPU" } else { "waiting for telemetry" };
+            frame.render_widget(Paragraph::new(TextLine::from(vec![label("GPU util "), Span::styled(text, ctx.muted())])), gpu_row);
+        }
+    }
+
+    let Some(series) = run.series(names::TOKENS_PER_S) else {
+        frame.render_widget(Paragraph::new(Span::styled("no steps yet", ctx.muted())), chart_area);
+        return;
+    };
+    let transform = Transform { ema_alpha: ctx.view.smoothing.then_some(SMOOTHING_ALPHA), log10: false };
+    let reduced = reduce(series, ctx.view.window, chart_area.width.saturating_sub(8) as usize, transform);
+    let lines = [Line { label: run.name.clone(), data: &reduced, style: Style::default().fg(ctx.theme.series_color(0)) }];
+    frame.render_widget(line_chart(&lines, "step", "tokens/s".into(), false, ctx), chart_area);
+}

@@ -1,0 +1,46 @@
+//! Terminal setup and restore. The guard restores on drop (quit, errors, signals);
+//! `restore_if_active` is what the panic hook calls before printing a panic, so a
+//! crash never leaves the terminal in raw mode on the alternate screen.
+use std::io::{self, Stdout};
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use ratatui::backend::CrosstermBackend;
+use ratatui::crossterm::event::{DisableMouseCapture, EnableMouseCapture};
+use ratatui::crossterm::execute;
+use ratatui::crossterm::terminal::{disable_raw_mode, enable_raw_mode, EnterAlternateScreen, LeaveAlternateScreen};
+use ratatui::Terminal;
+
+static ACTIVE: AtomicBool = AtomicBool::new(false);
+
+pub type Term = Terminal<CrosstermBackend<Stdout>>;
+
+pub struct TerminalGuard {
+    pub terminal: Term,
+}
+
+impl TerminalGuard {
+    pub fn enter() -> io::Result<Self> {
+        enable_raw_mode()?;
+        ACTIVE.store(true, Ordering::SeqCst);
+        if let Err(e) = execute!(io::stdout(), EnterAlternateScreen, EnableMouseCapture) {
+            restore_if_active();
+            return Err(e);
+        }
+        let terminal = Terminal::new(CrosstermBackend::new(io::stdout())).inspect_err(|_| restore_if_active())?;
+        Ok(TerminalGuard { terminal })
+    }
+}
+
+impl Drop for TerminalGuard {
+    fn drop(&mut self) {
+        restore_if_active();
+    }
+}
+
+/// Leaves raw mode, mouse capture and the alternate screen, once.
+pub fn restore_if_active() {
+    if ACTIVE.swap(false, Ordering::SeqCst) {
+        let _ = execute!(io::stdout(), DisableMouseCapture, LeaveAlternateScreen, ratatui::crossterm::cursor::Show);
+        let _ = disable_raw_mode();
+    }
+}
