@@ -11,7 +11,7 @@ pub fn si(v: f64) -> String {
         format!("{:.2}M", v / 1e6)
     } else if a >= 1e4 {
         format!("{:.1}k", v / 1e3)
-    } else if a >= 100.0 {
+    } else if a >= 100.0 || v.fract() == 0.0 {
         format!("{v:.0}")
     } else {
         format!("{v:.1}")
@@ -56,6 +56,7 @@ mod tests {
         assert_eq!(si(12_345.0), "12.3k");
         assert_eq!(si(4_560_000.0), "4.56M");
         assert_eq!(si(3.25), "3.2");
+        assert_eq!(si(0.0), "0");
     }
 
     #[test]

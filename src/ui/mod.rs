@@ -158,3 +158,153 @@ pub async fn run(live: &mut LiveSession, theme: Theme, fps: u32) -> io::Result<(
     let _ = tokio::task::spawn_blocking(move || input.join()).await;
     result
 }
+
+#[cfg(test)]
+mod tests {
+    use ratatui::backend::TestBackend;
+    use ratatui::Terminal;
+
+    use super::panes::test_support::screen;
+    use super::*;
+    use crate::session::{Event, GpuInfo, GpuStatus, Hub, RunOutcome, RunRecord};
+
+    /// A session with one running run (100 steps of metrics), one failed run and a
+    /// GPU, built through the hub as live events would.
+    fn session(gpu: bool) -> SessionState {
+        let runs = vec![
+            RunRecord::new("alpha".into(), "lm".into(), "auto".into(), 400),
+            RunRecord::new("beta".into(), "lm".into(), "auto".into(), 400),
+        ];
+        let mut hub = Hub::new(SessionState::new("demo".into(), runs));
+        let device = if gpu { "cuda:0" } else { "cpu" };
+        hub.apply(Event::RunStarted { run: 0, device: device.into(), threads: 1 }, 0.0);
+        hub.apply(Event::RunStarted { run: 1, device: device.into(), threads: 1 }, 0.0);
+        for step in 1..=100u64 {
+            let loss = 5.5 * (-(step as f64) / 40.0).exp() + 1.0;
+            let values = vec![
+                ("loss".into(), loss),
+                ("lr".into(), 1e-3),
+                ("grad_norm".into(), 0.5),
+                ("tokens".into(), 1024.0),
+                ("samples".into(), 16.0),
+                ("step_time_s".into(), 0.04),
+            ];
+            hub.apply(Event::Metrics { run: 0, step, time_s: step as f64 * 0.04, values }, step as f64 * 0.04);
+        }
+        hub.apply(Event::RunEnded { run: 1, outcome: RunOutcome::Failed("loss became NaN at step 3".into()) }, 1.0);
+        let status = if gpu {
+            GpuStatus::Available { driver: "580.1".into(), gpus: vec![GpuInfo { index: 0, name: "NVIDIA H100".into(), mem_total_bytes: 80 << 30 }] }
+        } else {
+            GpuStatus::Unavailable { reason: "NVML unavailable: libnvidia-ml.so.1 not found".into() }
+        };
+        hub.apply(Event::GpuStatus(status), 1.0);
+        let mut tele = vec![("host/cpu_pct".into(), 55.0), ("host/mem_used_bytes".into(), 4e9), ("host/mem_total_bytes".into(), 16e9)];
+        if gpu {
+            tele.extend([
+                ("gpu0/util_pct".into(), 87.0),
+                ("gpu0/mem_used_bytes".into(), 20.0 * (1u64 << 30) as f64),
+                ("gpu0/mem_total_bytes".into(), 80.0 * (1u64 << 30) as f64),
+                ("gpu0/power_w".into(), 312.0),
+                ("gpu0/temp_c".into(), 64.0),
+            ]);
+        }
+        hub.apply(Event::Telemetry { time_s: 4.0, values: tele }, 4.0);
+        hub.state
+    }
+
+    fn render(state: &SessionState, view: &ViewState, w: u16, h: u16) -> String {
+        let mut terminal = Terminal::new(TestBackend::new(w, h)).unwrap();
+        let theme = Theme::built_in("default").unwrap();
+        terminal.draw(|f| draw(f, state, view, &theme)).unwrap();
+        screen(&terminal)
+    }
+
+    #[test]
+    fn every_pane_shows_live_values() {
+        let s = session(false);
+        let text = render(&s, &ViewState::default(), 140, 40);
+        for needle in [
+            "demo",                               // header: session
+            "1 running · 0 finished · 1 failed",   // header: runs by state
+            "NO GPU",                              // header: badge with reason
+            "alpha (lm)",                          // runs list
+            "100/400",                             // progress
+            "25.6k",                               // tokens/s = 1024 / 0.04
+            "failed at step 0: loss became NaN",   // events: failure reason
+            "step 40.0 ms",                        // throughput: step time
+            "ETA 0:12",                            // 300 steps x 0.04 s
+            "training · loss",                     // training pane
+            "loss (nats/token)",                   // axis title with unit
+            "none: NVML unavailable",              // hardware: reason, not zeros
+            "host CPU",
+            "55%",
+            "started on cpu",                      // events
+        ] {
+            assert!(text.contains(needle), "missing {needle:?} in\n{text}");
+        }
+    }
+
+    #[test]
+    fn selected_failed_run_shows_its_reason() {
+        let s = session(false);
+        let view = ViewState { selected_run: 1, ..ViewState::default() };
+        let text = render(&s, &view, 140, 40);
+        assert!(text.contains("beta failed: loss became NaN at step 3"), "{text}");
+    }
+
+    #[test]
+    fn hardware_pane_shows_gpu_figures() {
+        let s = session(true);
+        let text = render(&s, &ViewState::default(), 140, 40);
+        for needle in ["GPU NVIDIA H100", "gpu0 util", "87%", "20.0/80.0 GiB", "312 W", "64 °C", "GPU util 87%"] {
+            assert!(text.contains(needle), "missing {needle:?} in\n{text}");
+        }
+    }
+
+    #[test]
+    fn small_terminal_gets_one_line_instead_of_garbage() {
+        let text = render(&session(false), &ViewState::default(), 60, 20);
+        assert!(text.starts_with("terminal too small: 60x20, rlmon needs 80x24"), "{text}");
+        assert_eq!(text.lines().filter(|l| !l.is_empty()).count(), 1);
+    }
+
+    #[test]
+    fn overlays_and_badges() {
+        let s = session(false);
+        let view = ViewState { help: true, ..ViewState::default() };
+        assert!(render(&s, &view, 120, 40).contains("freeze the display (training continues)"));
+        let view = ViewState { frozen: Some(Box::new(s.clone())), ..ViewState::default() };
+        assert!(render(&s, &view, 120, 40).starts_with(" FROZEN "));
+        let view = ViewState { confirm: Some(view::Confirm::Quit), ..ViewState::default() };
+        assert!(render(&s, &view, 120, 40).contains("1 run(s) still going"));
+    }
+
+    #[test]
+    fn zoom_and_toggles_change_the_training_pane() {
+        let s = session(false);
+        let view = ViewState {
+            zoomed: true,
+            focus: PaneId::Training,
+            smoothing: true,
+            log_scale: true,
+            training_metric: view::TrainingMetric::GradNorm,
+            ..ViewState::default()
+        };
+        let text = render(&s, &view, 120, 40);
+        assert!(text.contains("training · grad_norm · EMA · log"), "{text}");
+        assert!(!text.contains("hardware"), "zoomed: one pane only");
+    }
+
+    #[test]
+    fn click_selects_the_run_under_the_pointer() {
+        use ratatui::crossterm::event::{KeyModifiers, MouseButton, MouseEvent, MouseEventKind};
+        let s = session(false);
+        let mut view = ViewState::default();
+        record_areas(&mut view, Rect::new(0, 0, 120, 40), s.runs.len());
+        let (_, row) = view.run_rows[1];
+        let click = MouseEvent { kind: MouseEventKind::Down(MouseButton::Left), column: row.x + 2, row: row.y, modifiers: KeyModifiers::NONE };
+        view.on_mouse(click);
+        assert_eq!(view.selected_run, 1);
+        assert_eq!(view.focus, PaneId::Runs);
+    }
+}

@@ -90,7 +90,10 @@ pub fn line_chart<'a>(lines: &'a [Line<'a>], x_title: &'a str, y_title: String, 
                 .data(&l.data.points)
         })
         .collect();
-    Chart::new(datasets)
+    let chart = Chart::new(datasets);
+    // A legend only helps when there is more than one line.
+    let chart = if lines.len() > 1 { chart } else { chart.legend_position(None) };
+    chart
         .x_axis(
             Axis::default()
                 .title(Span::styled(x_title, ctx.muted()))

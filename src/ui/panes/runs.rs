@@ -1,8 +1,8 @@
 //! Runs list: one row per run with progress, throughput, state and alerts.
-use ratatui::layout::{Constraint, Rect};
+use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::{Modifier, Style};
-use ratatui::text::Span;
-use ratatui::widgets::{Cell, Row, Table};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Cell, Paragraph, Row, Table};
 use ratatui::Frame;
 
 use super::{bar, Ctx};
@@ -38,7 +38,7 @@ fn state_cell<'a>(r: &RunRecord, ctx: &Ctx) -> Cell<'a> {
         RunState::Running => ("running".to_owned(), t.accent),
         RunState::Finished => ("finished".to_owned(), t.ok),
         RunState::Cancelled => ("cancelled".to_owned(), t.warn),
-        RunState::Failed => (format!("failed: {}", r.error.as_deref().unwrap_or("unknown reason")), t.critical),
+        RunState::Failed => ("failed".to_owned(), t.critical),
     };
     Cell::from(Span::styled(text, Style::default().fg(color)))
 }
@@ -63,6 +63,23 @@ pub fn render(frame: &mut Frame, area: Rect, ctx: &Ctx) {
         }
         row
     });
-    let table = Table::new(rows, WIDTHS).header(header).block(ctx.block(PaneId::Runs, "runs".into())).column_spacing(1);
-    frame.render_widget(table, area);
+    let block = ctx.block(PaneId::Runs, "runs".into());
+    let inner = block.inner(area);
+    frame.render_widget(block, area);
+    let table = Table::new(rows, WIDTHS).header(header).column_spacing(1);
+    // The selected run's failure reason gets the pane's last line: the state column
+    // is too narrow for it.
+    let selected = ctx.state.runs.get(ctx.view.selected_run);
+    match selected.and_then(|r| r.error.as_ref().map(|e| (r, e))) {
+        Some((r, reason)) if inner.height > 2 => {
+            let [table_area, reason_area] = Layout::vertical([Constraint::Min(1), Constraint::Length(1)]).areas(inner);
+            frame.render_widget(table, table_area);
+            let line = Line::from(vec![
+                Span::styled(format!("{} failed: ", r.name), Style::default().fg(ctx.theme.critical)),
+                Span::styled(reason.clone(), ctx.text()),
+            ]);
+            frame.render_widget(Paragraph::new(line), reason_area);
+        }
+        _ => frame.render_widget(table, inner),
+    }
 }
