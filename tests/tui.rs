@@ -97,3 +97,22 @@ fn quitting_while_running_asks_then_cancels() {
     assert!(screen.contains("EXIT=1"), "a cancelled run is not a finished one:\n{screen}");
     assert!(screen.contains("cancelled"), "{screen}");
 }
+
+#[test]
+fn sigterm_restores_the_terminal_and_summarises() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some(tmux) = Tmux::start("term", &command(dir.path(), 1_000_000)) else { return };
+    tmux.wait_for("1 running", Duration::from_secs(120));
+    // Anchored at the binary so the shell running it inside tmux is not matched.
+    let pattern = format!("^{} watch --config {}", env!("CARGO_BIN_EXE_rlmon"), dir.path().join("tui.toml").display());
+    match Command::new("pkill").args(["-TERM", "-f", &pattern]).status() {
+        Ok(s) if s.success() => {}
+        _ => {
+            eprintln!("skipped: pkill unavailable or found no process");
+            return;
+        }
+    }
+    let screen = tmux.wait_for("EXIT=", Duration::from_secs(60));
+    assert!(screen.contains("EXIT=1") && screen.contains("cancelled"), "{screen}");
+    assert!(!screen.contains("┏"), "alternate screen left:\n{screen}");
+}

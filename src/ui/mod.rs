@@ -293,6 +293,8 @@ mod tests {
         let text = render(&s, &view, 120, 40);
         assert!(text.contains("training · grad_norm · EMA · log"), "{text}");
         assert!(!text.contains("hardware"), "zoomed: one pane only");
+        let view = ViewState { show_samples: true, ..ViewState::default() };
+        assert!(render(&s, &view, 120, 40).contains("samples/s"));
     }
 
     #[test]

@@ -60,6 +60,8 @@ pub struct ViewState {
     pub smoothing: bool,
     pub log_scale: bool,
     pub training_metric: TrainingMetric,
+    /// The throughput chart plots samples/s instead of tokens/s.
+    pub show_samples: bool,
     pub help: bool,
     pub confirm: Option<Confirm>,
     /// Lines scrolled up from the newest in the events pane.
@@ -81,6 +83,7 @@ impl Default for ViewState {
             smoothing: false,
             log_scale: false,
             training_metric: TrainingMetric::Loss,
+            show_samples: false,
             help: false,
             confirm: None,
             events_scroll: 0,
@@ -175,6 +178,7 @@ impl ViewState {
             KeyCode::Char('e') => self.smoothing = !self.smoothing,
             KeyCode::Char('L') => self.log_scale = !self.log_scale,
             KeyCode::Char('m') => self.training_metric = self.training_metric.next(),
+            KeyCode::Char('s') => self.show_samples = !self.show_samples,
             KeyCode::Char('c') => {
                 let running = live.runs.get(self.selected_run).is_some_and(|r| !r.state.is_over());
                 if running {
@@ -309,7 +313,8 @@ mod tests {
         press(&mut v, KeyCode::Char('e'), &s);
         press(&mut v, KeyCode::Char('L'), &s);
         press(&mut v, KeyCode::Char('m'), &s);
-        assert!(v.smoothing && v.log_scale);
+        press(&mut v, KeyCode::Char('s'), &s);
+        assert!(v.smoothing && v.log_scale && v.show_samples);
         assert_eq!(v.training_metric, TrainingMetric::Lr);
     }
 

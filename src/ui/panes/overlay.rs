@@ -22,6 +22,7 @@ pub const KEYS: &[(&str, &str)] = &[
     ("e", "toggle EMA smoothing"),
     ("L", "toggle log scale"),
     ("m", "training chart: loss, lr, grad norm"),
+    ("s", "throughput chart: tokens/s or samples/s"),
     ("c", "cancel the selected run (asks first)"),
     ("j k, PgUp PgDn, wheel", "scroll events (when focused)"),
     ("mouse click", "select a run or a pane"),

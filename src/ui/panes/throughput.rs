@@ -1,4 +1,4 @@
-//! Throughput: tokens/s of the selected run over steps, with step time, ETA and the
+//! Throughput: tokens/s (or samples/s: `s`) of the selected run over steps, with step time, ETA and the
 //! utilization of the GPU it runs on, so input-bound vs compute-bound shows at once.
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::Style;
@@ -69,12 +69,14 @@ pub fn render(frame: &mut Frame, area: Rect, ctx: &Ctx) {
         }
     }
 
-    let Some(series) = run.series(names::TOKENS_PER_S) else {
+    let (metric, unit) =
+        if ctx.view.show_samples { (names::SAMPLES_PER_S, "samples/s") } else { (names::TOKENS_PER_S, "tokens/s") };
+    let Some(series) = run.series(metric) else {
         frame.render_widget(Paragraph::new(Span::styled("no steps yet", ctx.muted())), chart_area);
         return;
     };
     let transform = Transform { ema_alpha: ctx.view.smoothing.then_some(SMOOTHING_ALPHA), log10: false };
     let reduced = reduce(series, ctx.view.window, chart_area.width.saturating_sub(8) as usize, transform);
     let lines = [Line { label: run.name.clone(), data: &reduced, style: Style::default().fg(ctx.theme.series_color(0)) }];
-    frame.render_widget(line_chart(&lines, "step", "tokens/s".into(), false, ctx), chart_area);
+    frame.render_widget(line_chart(&lines, "step", unit.into(), false, ctx), chart_area);
 }
