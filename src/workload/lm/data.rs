@@ -26,14 +26,6 @@ impl Corpus {
         Ok(Corpus { bytes })
     }
 
-    pub fn len(&self) -> usize {
-        self.bytes.len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.bytes.is_empty()
-    }
-
     /// `batch` windows of `seq_len + 1` bytes at random offsets, as (inputs, targets)
     /// `[batch, seq_len]` int64 tensors on `device`, targets shifted by one.
     pub fn batch(&self, rng: &mut SplitMix64, batch: usize, seq_len: usize, device: Device) -> (Tensor, Tensor) {
