@@ -6,12 +6,14 @@
 //! - `telemetry`: GPU and host sampling;
 //! - `session`: events, the hub and the state views read;
 //! - `metrics`: metric names and the math over series;
+//! - `health`: detectors and run-to-run divergence (pure logic);
 //! - `report`: headless progress and summaries; `ui`: the terminal interface;
 //! - `app`: one module per command, wiring the above together.
 pub mod app;
 pub mod cli;
 pub mod config;
 pub mod error;
+pub mod health;
 pub mod logging;
 pub mod metrics;
 pub mod report;
