@@ -34,6 +34,26 @@ pub struct RawRun {
     pub model: Option<RawModel>,
     pub optimizer: Option<RawOptimizer>,
     pub data: Option<RawData>,
+    /// Price of the run's hardware per hour, for cost figures.
+    pub price_per_hour: Option<f64>,
+    /// Detector overrides by alert kind: `[run.health.loss_spike]`.
+    pub health: Option<std::collections::BTreeMap<String, RawHealthKind>>,
+}
+
+/// Overrides of one alert kind's detector; see `health::config::defaults` for
+/// each kind's units.
+#[derive(Debug, Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+pub struct RawHealthKind {
+    pub enabled: Option<bool>,
+    pub warn: Option<f64>,
+    pub critical: Option<f64>,
+    pub warmup: Option<u32>,
+    pub persistence: Option<u32>,
+    pub cooldown: Option<u32>,
+    pub window: Option<u32>,
+    /// The metric the kind watches instead of its default (`val_loss` for loss_spike).
+    pub metric: Option<String>,
 }
 
 #[derive(Debug, Deserialize, Default)]
