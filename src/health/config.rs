@@ -43,7 +43,7 @@ fn k(warn: f64, critical: f64, warmup: u32, persistence: u32, cooldown: u32, win
 pub fn defaults(kind: AlertKind) -> KindSettings {
     use AlertKind::*;
     match kind {
-        // Ratio of the value to its trailing median (on top of a robust z-score of 6
+        // Ratio of the value to its trailing median (on top of a robust z-score of 4
         // on the log scale). Two anomalous steps in a row: a one-step bump that
         // recovers is reported as info only.
         LossSpike => k(1.4, 3.0, 20, 2, 20, 100, Some("loss")),

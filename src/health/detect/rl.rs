@@ -93,7 +93,6 @@ pub struct RewardSaturation {
     metric: String,
     spread: Window,
     reward: Window,
-    best: f64,
     gate: Gate,
 }
 
@@ -102,7 +101,7 @@ const SAT_RECENT: usize = 10;
 impl RewardSaturation {
     pub fn new(s: KindSettings) -> Self {
         let w = s.window.max(2 * SAT_RECENT);
-        RewardSaturation { metric: s.metric.clone().unwrap_or_default(), spread: Window::new(w), reward: Window::new(w), best: f64::NEG_INFINITY, gate: Gate::new(&s), s }
+        RewardSaturation { metric: s.metric.clone().unwrap_or_default(), spread: Window::new(w), reward: Window::new(w), gate: Gate::new(&s), s }
     }
 
     pub fn observe(&mut self, p: &Point) -> Option<Raised> {
@@ -117,16 +116,18 @@ impl RewardSaturation {
         };
         self.reward.push(reward);
         self.spread.push(spread);
-        self.best = self.best.max(reward);
         if self.gate.warming() || self.spread.len() < 2 * SAT_RECENT {
             return None;
         }
         let s = self.spread.to_vec();
         let recent = median(&s[s.len() - SAT_RECENT..])?;
         let past = median(&s[..s.len() - SAT_RECENT])?;
-        let r = self.reward.to_vec();
-        let (lo, hi) = (r.iter().copied().fold(f64::INFINITY, f64::min), r.iter().copied().fold(f64::NEG_INFINITY, f64::max));
-        let at_ceiling = reward >= self.best - 0.05 * (hi - lo).max(1e-12);
+        // At the ceiling: at or above the window's 90th percentile (a robust max:
+        // one lucky step earlier does not move it).
+        let mut r = self.reward.to_vec();
+        r.sort_by(f64::total_cmp);
+        let quantile = |q: f64| r[((r.len() - 1) as f64 * q).round() as usize];
+        let at_ceiling = reward >= quantile(0.9) - 0.02 * (quantile(0.9) - quantile(0.1)).max(1e-12);
         let ratio = if past > 0.0 { recent / past } else { 1.0 };
         let sev = self.gate.pass(grade(ratio, self.s.warn, self.s.critical, true).filter(|_| at_ceiling), p.step)?;
         Some(Raised {

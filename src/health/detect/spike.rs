@@ -1,13 +1,14 @@
 //! Spikes and drops of one positive metric (loss_spike, grad_explosion, kl_spike,
 //! grad_vanishing): a robust z-score of log(value) against the trailing median and
-//! MAD, gated by a ratio so that tiny-variance series do not alert on tiny moves.
+//! MAD, gated by a ratio so that tiny-variance series do not alert on tiny moves
+//! and noisy ones (gradient norms) do not alert on their own tails.
 use super::{grade, Point, Raised};
 use crate::health::config::KindSettings;
 use crate::health::stats::{median_mad, Cooldown, Streak, Window, MAD_TO_SIGMA};
 use crate::health::Severity;
 
 /// Robust z-score needed on top of the ratio threshold.
-pub const SPIKE_Z: f64 = 6.0;
+pub const SPIKE_Z: f64 = 4.0;
 /// Lower bound of the noise scale on the log scale (1%), so a flat series does not
 /// make every wiggle infinitely significant.
 const MIN_LOG_SIGMA: f64 = 0.01;

@@ -65,7 +65,7 @@ pub struct KlRunaway {
 
 /// Points of the recent KL level and of the slope fit.
 const KL_RECENT: usize = 10;
-const KL_SLOPE: usize = 20;
+const KL_SLOPE: usize = 40;
 
 impl KlRunaway {
     pub fn new(s: KindSettings) -> Self {
@@ -95,7 +95,7 @@ impl KlRunaway {
         let level = median(&all[all.len() - KL_RECENT..])?;
         let growth = (level + KL_FLOOR) / (reference + KL_FLOOR);
         let (slope, r2) = index_slope(&all[all.len() - KL_SLOPE..])?;
-        let climbing = slope > 0.0 && r2 >= 0.5 && level > KL_FLOOR;
+        let climbing = slope > 0.0 && r2 >= 0.3 && level > KL_FLOOR;
         let coef_flat = self.coef.is_full() && {
             let c = self.coef.to_vec();
             let (lo, hi) = (c.iter().copied().fold(f64::INFINITY, f64::min), c.iter().copied().fold(f64::NEG_INFINITY, f64::max));
