@@ -11,7 +11,12 @@ pub enum Window {
     All,
     /// The last N steps.
     Last(u64),
+    /// `AROUND_HALF_SPAN` steps either side of a step (an alert's).
+    Around(u64),
 }
+
+/// Steps shown either side of the step a `Window::Around` centres on.
+pub const AROUND_HALF_SPAN: u64 = 50;
 
 /// Windows that `+` / `-` step through, widest last.
 pub const WINDOWS: [Window; 6] =
@@ -22,6 +27,7 @@ impl Window {
         match self {
             Window::All => "all steps".into(),
             Window::Last(n) => format!("last {} steps", crate::report::format::si(*n as f64)),
+            Window::Around(step) => format!("around step {step}"),
         }
     }
 }
@@ -52,6 +58,10 @@ pub fn x_range(window: Window, first_step: u64, last_step: u64) -> (u64, u64) {
     match window {
         Window::All => (first_step, last_step.max(first_step + 1)),
         Window::Last(n) => (last_step.saturating_sub(n).max(first_step), last_step.max(first_step + 1)),
+        Window::Around(step) => {
+            let from = step.saturating_sub(AROUND_HALF_SPAN).max(first_step);
+            (from, (step + AROUND_HALF_SPAN).max(from + 1))
+        }
     }
 }
 
@@ -62,9 +72,10 @@ pub fn reduce(series: &Series, window: Window, columns: usize, t: Transform) -> 
     let (Some(&first), Some(&last)) = (series.steps.first(), series.steps.last()) else { return Reduced::default() };
     let (x0, x1) = x_range(window, first, last);
     let start = first_at_or_after(&series.steps, x0);
+    let end = first_at_or_after(&series.steps, x1.saturating_add(1)).max(start);
     let columns = columns.max(1);
     if t.ema_alpha.is_none() {
-        return reduce_by_column(series, start, (x0, x1), columns, t.log10);
+        return reduce_by_column(series, start..end, (x0, x1), columns, t.log10);
     }
     let span = (x1 - x0).max(1) as f64;
 
@@ -94,7 +105,7 @@ pub fn reduce(series: &Series, window: Window, columns: usize, t: Transform) -> 
             points.push(lo);
         }
     };
-    for i in start..series.len() {
+    for i in start..end {
         let raw = series.values[i];
         if !raw.is_finite() {
             continue;
@@ -136,9 +147,9 @@ pub fn reduce(series: &Series, window: Window, columns: usize, t: Transform) -> 
 /// The unsmoothed reduction: each column's points are a contiguous slice (steps are
 /// increasing), found by binary search and scanned with a tight min/max loop. This
 /// keeps a frame with a million-point series in the low milliseconds.
-fn reduce_by_column(series: &Series, start: usize, (x0, x1): (u64, u64), columns: usize, log10: bool) -> Reduced {
-    let steps = &series.steps[start..];
-    let values = &series.values[start..];
+fn reduce_by_column(series: &Series, range: std::ops::Range<usize>, (x0, x1): (u64, u64), columns: usize, log10: bool) -> Reduced {
+    let steps = &series.steps[range.clone()];
+    let values = &series.values[range];
     let span = (x1 - x0).max(1) as f64;
     let mut points = Vec::with_capacity(2 * columns);
     let (mut y_min, mut y_max) = (f64::INFINITY, f64::NEG_INFINITY);
@@ -221,6 +232,16 @@ mod tests {
         let r = reduce(&s, Window::Last(100), 50, Transform::default());
         assert_eq!(r.x_bounds, [900.0, 1000.0]);
         assert!(r.points.iter().all(|p| p.0 >= 900.0));
+    }
+
+    #[test]
+    fn around_window_centres_on_a_step_and_clips_both_sides() {
+        let s = series(1000, |i| i as f64);
+        let r = reduce(&s, Window::Around(500), 50, Transform::default());
+        assert_eq!(r.x_bounds, [450.0, 550.0]);
+        assert!(r.points.iter().all(|p| (450.0..=550.0).contains(&p.0)), "{:?}", r.points);
+        let r = reduce(&s, Window::Around(500), 50, Transform { ema_alpha: Some(0.5), log10: false });
+        assert!(r.points.iter().all(|p| (450.0..=550.0).contains(&p.0)));
     }
 
     #[test]

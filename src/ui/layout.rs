@@ -6,8 +6,8 @@
 //! │ name  device  step/total ▰▰▱  tok/s│ tokens/s chart · step time · ETA · GPU %│
 //! ├ training ─────────────────────────┼ hardware ───────────────────────────────┤
 //! │ loss | lr | grad_norm over steps  │ GPU util, VRAM, power, temp; CPU, RAM   │
-//! ├ events ─────────────────────────────────────────────────────────────────────┤
-//! │ run lifecycle, warnings, child output (scrollable)                          │
+//! ├ events ───────────────────────────┬ alerts ─────────────────────────────────┤
+//! │ lifecycle, warnings, child output │ newest first: severity run step kind msg│
 //! └ footer: key hints ──────────────────────────────────────────────────────────┘
 //! ```
 //! Panes sit on a grid (row, column); adding a pane is one file under `panes/` and
@@ -32,9 +32,10 @@ pub enum PaneId {
     Training,
     Hardware,
     Events,
+    Alerts,
 }
 
-/// A pane's title and place on the grid (row 2 spans both columns).
+/// A pane's title and place on the grid (a pane alone in its row spans it).
 pub struct PaneSpec {
     pub id: PaneId,
     pub title: &'static str,
@@ -48,6 +49,7 @@ pub const PANES: &[PaneSpec] = &[
     PaneSpec { id: PaneId::Training, title: "training", row: 1, col: 0 },
     PaneSpec { id: PaneId::Hardware, title: "hardware", row: 1, col: 1 },
     PaneSpec { id: PaneId::Events, title: "events", row: 2, col: 0 },
+    PaneSpec { id: PaneId::Alerts, title: "alerts", row: 2, col: 1 },
 ];
 
 impl PaneId {
@@ -125,7 +127,8 @@ mod tests {
             assert_eq!(r.intersection(screen), *r);
         }
         let events = a.panes.iter().find(|(p, _)| *p == PaneId::Events).unwrap().1;
-        assert_eq!(events.width, 120, "events spans the width");
+        let alerts = a.panes.iter().find(|(p, _)| *p == PaneId::Alerts).unwrap().1;
+        assert_eq!(events.width + alerts.width, 120, "events and alerts share the bottom row");
     }
 
     #[test]

@@ -298,6 +298,35 @@ mod tests {
     }
 
     #[test]
+    fn alerts_show_in_their_pane_the_header_the_runs_list_and_as_chart_markers() {
+        let s = session(false);
+        let mut hub = Hub::new(s);
+        hub.apply(Event::Metrics { run: 0, step: 101, time_s: 4.1, values: vec![("loss".into(), f64::NAN)] }, 4.1);
+        hub.apply(Event::Metrics { run: 0, step: 102, time_s: 4.2, values: vec![("loss".into(), 1.2)] }, 4.2);
+        let s = hub.state;
+        let text = render(&s, &ViewState::default(), 140, 40);
+        for needle in ["alerts 1", "alerts · 1 open of 1", "CRIT alpha @101 nonfinite: loss is NaN at step 101", "running CRIT"] {
+            assert!(text.contains(needle), "missing {needle:?} in\n{text}");
+        }
+        // The marker: cells in the critical colour inside the training pane.
+        let theme = Theme::built_in("default").unwrap();
+        let mut terminal = Terminal::new(TestBackend::new(140, 40)).unwrap();
+        terminal.draw(|f| draw(f, &s, &ViewState::default(), &theme)).unwrap();
+        let areas = layout::areas(Rect::new(0, 0, 140, 40), None);
+        let training = areas.panes.iter().find(|(p, _)| *p == PaneId::Training).unwrap().1;
+        let buf = terminal.backend().buffer();
+        let marked = (training.y + 1..training.bottom() - 1)
+            .filter(|y| (training.x + 1..training.right() - 1).any(|x| buf[(x, *y)].fg == theme.critical))
+            .count();
+        assert!(marked >= 3, "a vertical marker spans several rows, found {marked}");
+        // Acknowledged: the header and runs list stop counting it.
+        let mut view = ViewState::default();
+        view.acknowledged.insert(0);
+        let text = render(&s, &view, 140, 40);
+        assert!(text.contains("alerts 0") && text.contains("alerts · 0 open of 1"), "{text}");
+    }
+
+    #[test]
     fn click_selects_the_run_under_the_pointer() {
         use ratatui::crossterm::event::{KeyModifiers, MouseButton, MouseEvent, MouseEventKind};
         let s = session(false);

@@ -70,6 +70,10 @@ pub struct ViewState {
     pub pane_areas: Vec<(PaneId, Rect)>,
     /// Where each run's row was last drawn in the runs pane.
     pub run_rows: Vec<(usize, Rect)>,
+    /// Selected row of the alerts pane (0 = newest alert).
+    pub alert_row: usize,
+    /// Alerts acknowledged (indices into the session's alerts): no longer open.
+    pub acknowledged: std::collections::BTreeSet<usize>,
 }
 
 impl Default for ViewState {
@@ -89,6 +93,8 @@ impl Default for ViewState {
             events_scroll: 0,
             pane_areas: Vec::new(),
             run_rows: Vec::new(),
+            alert_row: 0,
+            acknowledged: Default::default(),
         }
     }
 }
@@ -135,6 +141,9 @@ impl ViewState {
             return Action::Redraw;
         }
         let n_runs = live.runs.len().max(1);
+        if self.focus == PaneId::Alerts && self.on_alerts_key(key.code, live) {
+            return Action::Redraw;
+        }
         match key.code {
             KeyCode::Char('?') => self.help = true,
             KeyCode::Tab => self.selected_run = (self.selected_run + 1) % n_runs,
@@ -166,6 +175,9 @@ impl ViewState {
             KeyCode::Enter => self.zoomed = !self.zoomed,
             KeyCode::Esc => {
                 self.zoomed = false;
+                if matches!(self.window, Window::Around(_)) {
+                    self.window = Window::All;
+                }
             }
             KeyCode::Char(' ') => {
                 self.frozen = match self.frozen {
@@ -188,6 +200,34 @@ impl ViewState {
             _ => return Action::None,
         }
         Action::Redraw
+    }
+
+    /// Keys of the focused alerts pane: j/k select, Enter jumps the charts to the
+    /// alert's step (and selects its run), a acknowledges it, A acknowledges all.
+    /// `false` when the key is not the pane's.
+    fn on_alerts_key(&mut self, code: KeyCode, live: &SessionState) -> bool {
+        let n = live.alerts.len();
+        // Row r shows the r-th newest alert.
+        let selected = (n > 0).then(|| n - 1 - self.alert_row.min(n - 1));
+        match code {
+            KeyCode::Char('j') => self.alert_row = (self.alert_row + 1).min(n.saturating_sub(1)),
+            KeyCode::Char('k') => self.alert_row = self.alert_row.saturating_sub(1),
+            KeyCode::Enter => {
+                let Some(alert) = selected.and_then(|i| live.alerts.get(i)) else { return true };
+                if let Some(run) = live.runs.iter().position(|r| r.name == alert.run) {
+                    self.selected_run = run;
+                }
+                self.window = Window::Around(alert.step);
+            }
+            KeyCode::Char('a') => {
+                if let Some(i) = selected {
+                    self.acknowledged.insert(i);
+                }
+            }
+            KeyCode::Char('A') => self.acknowledged.extend(0..n),
+            _ => return false,
+        }
+        true
     }
 
     pub fn on_mouse(&mut self, m: MouseEvent) -> Action {
@@ -327,6 +367,8 @@ mod tests {
         press(&mut v, KeyCode::Down, &s);
         assert_eq!(v.focus, PaneId::Hardware);
         press(&mut v, KeyCode::Char('j'), &s);
+        assert_eq!(v.focus, PaneId::Alerts);
+        press(&mut v, KeyCode::Left, &s);
         assert_eq!(v.focus, PaneId::Events);
         press(&mut v, KeyCode::Char('k'), &s);
         assert_eq!(v.events_scroll, 1, "k scrolls the focused events pane");
@@ -334,6 +376,27 @@ mod tests {
         assert_eq!(v.focus, PaneId::Training);
         press(&mut v, KeyCode::Char('h'), &s);
         assert_eq!(v.focus, PaneId::Training, "left edge");
+    }
+
+    #[test]
+    fn alerts_pane_selects_jumps_and_acknowledges() {
+        use crate::health::{Alert, AlertKind, Severity};
+        let mut s = live(&[RunState::Running, RunState::Running]);
+        for (run, step) in [("r1", 40), ("r0", 70)] {
+            let a = Alert { kind: AlertKind::LossSpike, severity: Severity::Warn, run: run.into(), metric: "loss".into(), step, time_s: 0.0, value: 1.0, message: String::new() };
+            s.alerts.push(a);
+        }
+        let mut v = ViewState { focus: PaneId::Alerts, ..ViewState::default() };
+        press(&mut v, KeyCode::Char('j'), &s);
+        assert_eq!(v.alert_row, 1, "row 1: the older alert");
+        press(&mut v, KeyCode::Enter, &s);
+        assert_eq!((v.selected_run, v.window, v.zoomed), (1, Window::Around(40), false), "Enter jumps instead of zooming");
+        press(&mut v, KeyCode::Char('a'), &s);
+        assert!(v.acknowledged.contains(&0) && !v.acknowledged.contains(&1));
+        press(&mut v, KeyCode::Char('A'), &s);
+        assert_eq!(v.acknowledged.len(), 2);
+        press(&mut v, KeyCode::Esc, &s);
+        assert_eq!(v.window, Window::All, "Esc leaves the jump");
     }
 
     #[test]

@@ -6,6 +6,7 @@ use ratatui::widgets::Paragraph;
 use ratatui::Frame;
 
 use super::Ctx;
+use crate::health::Severity;
 use crate::report::format::duration;
 use crate::session::{GpuStatus, RunState};
 
@@ -36,7 +37,10 @@ pub fn render(frame: &mut Frame, area: Rect, ctx: &Ctx) {
         spans.push(Span::styled(format!("{n} {}", state.as_str()), style));
     }
     spans.push(sep());
-    spans.push(Span::styled("alerts 0", ctx.muted()));
+    // Open warn/critical alerts, coloured by the worst of them.
+    let open: Vec<_> = s.alerts.iter().enumerate().filter(|(i, a)| ctx.alert_open(*i) && a.severity >= Severity::Warn).map(|(_, a)| a.severity).collect();
+    let style = open.iter().max().map_or(ctx.muted(), |w| Style::default().fg(ctx.severity_color(*w)).add_modifier(Modifier::BOLD));
+    spans.push(Span::styled(format!("alerts {}", open.len()), style));
     spans.push(sep());
     match &s.gpu {
         GpuStatus::Available { gpus, .. } => {

@@ -1,4 +1,5 @@
 //! One file per pane, each `render(frame, area, &Ctx)`; shared drawing helpers here.
+pub mod alerts;
 pub mod events;
 pub mod hardware;
 pub mod header;
@@ -8,7 +9,7 @@ pub mod throughput;
 pub mod training;
 
 use ratatui::layout::Rect;
-use ratatui::style::{Modifier, Style};
+use ratatui::style::{Color, Modifier, Style};
 use ratatui::symbols::Marker;
 use ratatui::text::Span;
 use ratatui::widgets::{Axis, Block, BorderType, Chart, Dataset, GraphType};
@@ -18,6 +19,7 @@ use super::chart::Reduced;
 use super::layout::PaneId;
 use super::theme::Theme;
 use super::view::ViewState;
+use crate::health::Severity;
 use crate::report::format;
 use crate::session::SessionState;
 
@@ -46,6 +48,51 @@ impl Ctx<'_> {
     pub fn muted(&self) -> Style {
         Style::default().fg(self.theme.muted)
     }
+
+    pub fn severity_color(&self, s: Severity) -> Color {
+        match s {
+            Severity::Info => self.theme.marker,
+            Severity::Warn => self.theme.warn,
+            Severity::Critical => self.theme.critical,
+        }
+    }
+
+    /// Whether alert `i` (an index into the session's alerts) is still open.
+    pub fn alert_open(&self, i: usize) -> bool {
+        !self.view.acknowledged.contains(&i)
+    }
+
+    /// (step, colour) of every alert of run `run`, for the markers on its charts.
+    pub fn alert_markers(&self, run: usize) -> Vec<(u64, Color)> {
+        let Some(r) = self.state.runs.get(run) else { return Vec::new() };
+        r.alerts.iter().filter_map(|i| self.state.alerts.get(*i)).map(|a| (a.step, self.severity_color(a.severity))).collect()
+    }
+}
+
+/// Vertical marker lines at `steps` across the chart's y range, for the steps
+/// inside its x range.
+pub fn marker_lines(steps: &[(u64, Color)], lines: &[Line]) -> Vec<(Vec<(f64, f64)>, Color)> {
+    let (x, y) = bounds(lines);
+    steps
+        .iter()
+        .filter(|(s, _)| (x[0]..=x[1]).contains(&(*s as f64)))
+        .map(|(s, c)| (vec![(*s as f64, y[0]), (*s as f64, y[1])], *c))
+        .collect()
+}
+
+/// The x and y bounds of a chart's lines.
+fn bounds(lines: &[Line]) -> ([f64; 2], [f64; 2]) {
+    let mut x = [f64::INFINITY, f64::NEG_INFINITY];
+    let mut y = [f64::INFINITY, f64::NEG_INFINITY];
+    for l in lines.iter().filter(|l| !l.data.points.is_empty()) {
+        x = [x[0].min(l.data.x_bounds[0]), x[1].max(l.data.x_bounds[1])];
+        y = [y[0].min(l.data.y_bounds[0]), y[1].max(l.data.y_bounds[1])];
+    }
+    if !x[0].is_finite() {
+        x = [0.0, 1.0];
+        y = [0.0, 1.0];
+    }
+    (x, y)
 }
 
 /// Draws the pane `id` into `area`.
@@ -56,6 +103,7 @@ pub fn render(frame: &mut Frame, id: PaneId, area: Rect, ctx: &Ctx) {
         PaneId::Training => training::render(frame, area, ctx),
         PaneId::Hardware => hardware::render(frame, area, ctx),
         PaneId::Events => events::render(frame, area, ctx),
+        PaneId::Alerts => alerts::render(frame, area, ctx),
     }
 }
 
@@ -68,27 +116,32 @@ pub struct Line<'a> {
 
 /// A line chart with labelled axes. `log10` labels the y axis in original units.
 pub fn line_chart<'a>(lines: &'a [Line<'a>], x_title: &'a str, y_title: String, log10: bool, ctx: &Ctx) -> Chart<'a> {
-    let mut x = [f64::INFINITY, f64::NEG_INFINITY];
-    let mut y = [f64::INFINITY, f64::NEG_INFINITY];
-    for l in lines.iter().filter(|l| !l.data.points.is_empty()) {
-        x = [x[0].min(l.data.x_bounds[0]), x[1].max(l.data.x_bounds[1])];
-        y = [y[0].min(l.data.y_bounds[0]), y[1].max(l.data.y_bounds[1])];
-    }
-    if !x[0].is_finite() {
-        x = [0.0, 1.0];
-        y = [0.0, 1.0];
-    }
+    line_chart_marked(lines, &[], x_title, y_title, log10, ctx)
+}
+
+/// A line chart with vertical markers (from [`marker_lines`]) drawn under the lines.
+pub fn line_chart_marked<'a>(
+    lines: &'a [Line<'a>],
+    markers: &'a [(Vec<(f64, f64)>, Color)],
+    x_title: &'a str,
+    y_title: String,
+    log10: bool,
+    ctx: &Ctx,
+) -> Chart<'a> {
+    let (x, y) = bounds(lines);
     let y_label = |v: f64| if log10 { format::value(10f64.powf(v)) } else { format::value(v) };
-    let datasets = lines
-        .iter()
-        .map(|l| {
+    let marker_sets = markers.iter().map(|(points, color)| {
+        Dataset::default().marker(Marker::Braille).graph_type(GraphType::Line).style(Style::default().fg(*color)).data(points)
+    });
+    let datasets = marker_sets
+        .chain(lines.iter().map(|l| {
             Dataset::default()
                 .name(l.label.clone())
                 .marker(Marker::Braille)
                 .graph_type(GraphType::Line)
                 .style(l.style)
                 .data(&l.data.points)
-        })
+        }))
         .collect();
     let chart = Chart::new(datasets);
     // A legend only helps when there is more than one line.

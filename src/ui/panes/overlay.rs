@@ -25,6 +25,9 @@ pub const KEYS: &[(&str, &str)] = &[
     ("s", "throughput chart: tokens/s or samples/s"),
     ("c", "cancel the selected run (asks first)"),
     ("j k, PgUp PgDn, wheel", "scroll events (when focused)"),
+    ("j k (alerts focused)", "select an alert, newest first"),
+    ("Enter (alerts focused)", "jump the charts to the alert's step (Esc: back)"),
+    ("a / A (alerts focused)", "acknowledge the selected alert / all alerts"),
     ("mouse click", "select a run or a pane"),
 ];
 

@@ -1,4 +1,4 @@
-//! Runs list: one row per run with progress, throughput, state and alerts.
+//! Runs list: one row per run with progress, throughput, state and its worst open alert.
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
@@ -6,6 +6,7 @@ use ratatui::widgets::{Cell, Paragraph, Row, Table};
 use ratatui::Frame;
 
 use super::{bar, Ctx};
+use crate::health::Severity;
 use crate::metrics::names;
 use crate::report::format::si;
 use crate::report::progress::RATE_WINDOW;
@@ -17,9 +18,10 @@ const WIDTHS: [Constraint; 6] = [
     Constraint::Length(2),
     Constraint::Min(10),
     Constraint::Length(7),
-    Constraint::Length(PROGRESS_CELLS as u16 + 12),
+    Constraint::Length(PROGRESS_CELLS as u16 + 9),
     Constraint::Length(7),
-    Constraint::Min(9),
+    // "running CRIT"
+    Constraint::Min(13),
 ];
 
 /// Screen rows of each run, for mouse selection: (run index, row area).
@@ -31,6 +33,16 @@ pub fn row_areas(area: Rect, n_runs: usize) -> Vec<(usize, Rect)> {
         .collect()
 }
 
+/// A severity in four cells.
+pub fn short(s: Severity) -> &'static str {
+    match s {
+        Severity::Info => "info",
+        Severity::Warn => "WARN",
+        Severity::Critical => "CRIT",
+    }
+}
+
+/// The run's state, then its worst open (unacknowledged) alert.
 fn state_cell<'a>(r: &RunRecord, ctx: &Ctx) -> Cell<'a> {
     let t = ctx.theme;
     let (text, color) = match r.state {
@@ -40,11 +52,15 @@ fn state_cell<'a>(r: &RunRecord, ctx: &Ctx) -> Cell<'a> {
         RunState::Cancelled => ("cancelled".to_owned(), t.warn),
         RunState::Failed => ("failed".to_owned(), t.critical),
     };
-    Cell::from(Span::styled(text, Style::default().fg(color)))
+    let mut spans = vec![Span::styled(text, Style::default().fg(color))];
+    if let Some(s) = r.worst_alert(&ctx.state.alerts, |i| ctx.alert_open(i)) {
+        spans.push(Span::styled(format!(" {}", short(s)), Style::default().fg(ctx.severity_color(s)).add_modifier(Modifier::BOLD)));
+    }
+    Cell::from(Line::from(spans))
 }
 
 pub fn render(frame: &mut Frame, area: Rect, ctx: &Ctx) {
-    let header = Row::new(["#", "run", "device", "step", "tok/s", "state"]).style(ctx.muted().add_modifier(Modifier::BOLD));
+    let header = Row::new(["#", "run", "device", "step", "tok/s", "state · alert"]).style(ctx.muted().add_modifier(Modifier::BOLD));
     let rows = ctx.state.runs.iter().enumerate().map(|(i, r)| {
         let fraction = if r.total_steps > 0 { r.step as f64 / r.total_steps as f64 } else { 0.0 };
         let progress = format!("{} {}/{}", bar(fraction, PROGRESS_CELLS), si(r.step as f64), si(r.total_steps as f64));

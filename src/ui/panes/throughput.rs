@@ -1,12 +1,13 @@
 //! Throughput: tokens/s (or samples/s: `s`) of the selected run over steps, with step time, ETA and the
-//! utilization of the GPU it runs on, so input-bound vs compute-bound shows at once.
+//! utilization of the GPU it runs on, so input-bound vs compute-bound shows at once;
+//! whole-run rates after warm-up, peak memory and cost when a price is configured.
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::Style;
 use ratatui::text::{Line as TextLine, Span};
 use ratatui::widgets::{Paragraph, Sparkline};
 use ratatui::Frame;
 
-use super::{line_chart, Ctx, Line};
+use super::{line_chart_marked, marker_lines, Ctx, Line};
 use crate::metrics::names;
 use crate::report::format::{duration, si};
 use crate::report::progress::RATE_WINDOW;
@@ -25,8 +26,8 @@ pub fn render(frame: &mut Frame, area: Rect, ctx: &Ctx) {
     let inner = block.inner(area);
     frame.render_widget(block, area);
     let Some(run) = ctx.state.runs.get(ctx.view.selected_run) else { return };
-    let [stats, gpu_row, chart_area] =
-        Layout::vertical([Constraint::Length(1), Constraint::Length(1), Constraint::Min(3)]).areas(inner);
+    let [stats, run_row, gpu_row, chart_area] =
+        Layout::vertical([Constraint::Length(1), Constraint::Length(1), Constraint::Length(1), Constraint::Min(3)]).areas(inner);
 
     let rate = |c| run.rate(c, Some(RATE_WINDOW)).map_or("-".into(), si);
     let step_ms = run.series(names::STEP_TIME_S).map(|s| s.tail(RATE_WINDOW)).filter(|t| !t.is_empty()).map(|t| {
@@ -45,6 +46,21 @@ pub fn render(frame: &mut Frame, area: Rect, ctx: &Ctx) {
         value(if run.state.is_over() { "-".into() } else { run.eta_s().map_or("-".into(), duration) }),
     ]);
     frame.render_widget(Paragraph::new(line), stats);
+
+    // Whole-run figures: rates after warm-up, peak memory and, with a price, cost.
+    let mut whole = vec![
+        label("run avg tok/s "),
+        value(run.rate(names::TOKENS, None).map_or("-".into(), si)),
+        label("  samples/s "),
+        value(run.rate(names::SAMPLES, None).map_or("-".into(), si)),
+    ];
+    if let Some(peak) = run.peak_memory_bytes() {
+        whole.extend([label("  peak mem "), value(format!("{:.2} GiB", peak / (1u64 << 30) as f64))]);
+    }
+    if let Some((per_1k, so_far)) = run.cost() {
+        whole.extend([label("  $/1k samples "), value(per_1k.map_or("-".into(), |c| format!("{c:.4}"))), label("  cost "), value(format!("${so_far:.2}"))]);
+    }
+    frame.render_widget(Paragraph::new(TextLine::from(whole)), run_row);
 
     // GPU utilization next to throughput: low utilization with low tokens/s means
     // the loop is waiting on input or the host, not on the GPU.
@@ -78,5 +94,6 @@ pub fn render(frame: &mut Frame, area: Rect, ctx: &Ctx) {
     let transform = Transform { ema_alpha: ctx.view.smoothing.then_some(SMOOTHING_ALPHA), log10: false };
     let reduced = reduce(series, ctx.view.window, chart_area.width.saturating_sub(8) as usize, transform);
     let lines = [Line { label: run.name.clone(), data: &reduced, style: Style::default().fg(ctx.theme.series_color(0)) }];
-    frame.render_widget(line_chart(&lines, "step", unit.into(), false, ctx), chart_area);
+    let markers = marker_lines(&ctx.alert_markers(ctx.view.selected_run), &lines);
+    frame.render_widget(line_chart_marked(&lines, &markers, "step", unit.into(), false, ctx), chart_area);
 }

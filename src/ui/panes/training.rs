@@ -1,12 +1,13 @@
 //! Training: loss (or lr, or grad norm: `m`) over steps for every run, the selected
-//! one bold; EMA smoothing (`e`) and log scale (`L`).
+//! one bold, with the selected run's alerts as vertical markers; EMA smoothing (`e`)
+//! and log scale (`L`).
 use ratatui::layout::Rect;
 use ratatui::style::{Modifier, Style};
 use ratatui::text::Span;
 use ratatui::widgets::Paragraph;
 use ratatui::Frame;
 
-use super::{line_chart, Ctx, Line};
+use super::{line_chart_marked, marker_lines, Ctx, Line};
 use crate::report::format::value;
 use crate::ui::chart::{reduce, Reduced, Transform};
 use crate::ui::layout::PaneId;
@@ -60,5 +61,7 @@ pub fn render(frame: &mut Frame, area: Rect, ctx: &Ctx) {
         "lr" => "learning rate",
         _ => "grad norm (L2)",
     };
-    frame.render_widget(line_chart(&lines, "step", unit.into(), v.log_scale, ctx), inner);
+    // Alert markers of the selected run, coloured by severity.
+    let markers = marker_lines(&ctx.alert_markers(v.selected_run), &lines);
+    frame.render_widget(line_chart_marked(&lines, &markers, "step", unit.into(), v.log_scale, ctx), inner);
 }
