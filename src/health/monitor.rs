@@ -141,6 +141,8 @@ pub const COMPARED_METRICS: [&str; 6] = ["loss", "grad_norm", "kl", "reward", "e
 /// Values one run has and its partner has not reached yet.
 const MAX_PENDING: usize = 10_000;
 
+type Pending = VecDeque<(u64, f64)>;
+
 /// Two runs that should agree, compared step by step as their points arrive.
 #[derive(Debug, Clone)]
 pub struct PairMonitor {
@@ -149,7 +151,8 @@ pub struct PairMonitor {
     pub a: usize,
     pub b: usize,
     tol: Tolerance,
-    trackers: BTreeMap<String, (DivergenceTracker, VecDeque<(u64, f64)>, VecDeque<(u64, f64)>)>,
+    /// Per metric: the tracker, and values of `a` and of `b` waiting for the other.
+    trackers: BTreeMap<String, (DivergenceTracker, Pending, Pending)>,
     done: bool,
 }
 

@@ -25,7 +25,7 @@ pub struct Rng(u64);
 
 impl Rng {
     pub fn new(seed: u64) -> Self {
-        Rng(seed ^ 0x5EED_0F_C0FFEE)
+        Rng(seed ^ 0x5EED_0FC0_FFEE)
     }
 
     pub fn next_u64(&mut self) -> u64 {
@@ -191,7 +191,7 @@ fn pretrain(rng: &mut Rng, benign: &mut Vec<Benign>) -> Columns {
         loss[t] = l * (1.0 + loss_noise * rng.noise());
         grad[t] = g * (grad_noise * rng.noise()).exp();
         st[t] = base_step_s * (1.0 + 0.03 * rng.noise()).max(0.5);
-        if s > 0 && s % ckpt_every == 0 {
+        if s > 0 && s.is_multiple_of(ckpt_every) {
             st[t] *= rng.range(5.0, 20.0);
         }
         // Allocator warm-up: the caching allocator grows over the first steps.

@@ -46,9 +46,12 @@ pub fn balance(loads: &[f64]) -> Option<LayerBalance> {
     Some(LayerBalance { balance: h.exp() / n as f64, experts: n, dead })
 }
 
+/// One layer's values at a step: per-expert loads, given balance, dropped fraction.
+type LayerValues = (Vec<f64>, Option<f64>, Option<f64>);
+
 /// Per-layer loads, balances and dropped fractions found among a step's values.
-fn layers_of(p: &Point) -> BTreeMap<u32, (Vec<f64>, Option<f64>, Option<f64>)> {
-    let mut out: BTreeMap<u32, (Vec<f64>, Option<f64>, Option<f64>)> = BTreeMap::new();
+fn layers_of(p: &Point) -> BTreeMap<u32, LayerValues> {
+    let mut out: BTreeMap<u32, LayerValues> = BTreeMap::new();
     for (name, v) in p.values {
         let Some(rest) = name.strip_prefix("moe/L") else { continue };
         let Some((layer, what)) = rest.split_once('/') else { continue };
