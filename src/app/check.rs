@@ -150,4 +150,18 @@ mod tests {
         assert_eq!((r.alerts[0].run.as_str(), r.alerts[0].step), ("b", 20));
         assert_eq!(r.worst(), Some(Severity::Critical));
     }
+
+    #[test]
+    fn replicas_in_a_log_report_their_first_differing_step() {
+        let mut log = String::new();
+        for step in 1..=40 {
+            let drift = if step >= 25 { 0.01 } else { 0.0 };
+            log.push_str(&format!("{{\"run\": \"seed7#1\", \"step\": {step}, \"loss\": 2.0}}\n"));
+            log.push_str(&format!("{{\"run\": \"seed7#2\", \"step\": {step}, \"loss\": {}}}\n", 2.0 + drift));
+        }
+        let r = analyse(log.as_bytes(), "x");
+        let nd: Vec<&Alert> = r.alerts.iter().filter(|a| a.kind == crate::health::AlertKind::Nondeterminism).collect();
+        assert_eq!(nd.len(), 1, "{:?}", r.alerts);
+        assert_eq!((nd[0].run.as_str(), nd[0].step), ("seed7#2", 25));
+    }
 }

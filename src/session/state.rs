@@ -179,3 +179,25 @@ impl SessionState {
         self.runs.iter().filter(|r| r.state == state).count()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn peak_memory_and_cost_from_the_runs_series() {
+        let mut r = RunRecord::new("a".into(), "lm".into(), "cpu".into(), 100);
+        for step in 1..=20u64 {
+            r.series.entry(names::SAMPLES.into()).or_default().push(step, step as f64, 10.0);
+            r.series.entry(names::STEP_TIME_S.into()).or_default().push(step, step as f64, 1.0);
+            r.series.entry("mem/gpu_bytes".into()).or_default().push(step, step as f64, step as f64 * 1e9);
+        }
+        r.time_s = 1800.0;
+        assert_eq!(r.peak_memory_bytes(), Some(20e9));
+        assert_eq!(r.cost(), None, "no price, no cost");
+        r.price_per_hour = Some(3.6);
+        let (per_1k, so_far) = r.cost().unwrap();
+        // 10 samples/s at $3.60/h: 1,000 samples take 100 s, $0.10; half an hour, $1.80.
+        assert!((per_1k.unwrap() - 0.1).abs() < 1e-9 && (so_far - 1.8).abs() < 1e-9);
+    }
+}
