@@ -3,7 +3,8 @@
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 
-use super::raw::{RawConfig, RawData, RawDataSource, RawModel, RawOptimizer, RawRun, RawThreads, RawWorkload};
+use super::faults::{AtFactor, FaultConfig, LrSpike, Nondeterminism};
+use super::raw::{RawConfig, RawData, RawDataSource, RawFaults, RawModel, RawOptimizer, RawRun, RawThreads, RawWorkload};
 use super::{ConfigError, SessionConfig};
 
 /// One run of a session, resolved.
@@ -15,6 +16,21 @@ pub struct RunConfig {
     pub steps: u64,
     pub threads: Threads,
     pub workload: WorkloadConfig,
+    /// Set when this run is one of several copies of a `[[run]]` (`replicas = N`).
+    pub replica: Option<Replica>,
+    /// Bitwise-repeatable settings (see `workload::determinism`).
+    pub deterministic: bool,
+    pub faults: FaultConfig,
+}
+
+/// This run's place among the copies of one `[[run]]`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Replica {
+    /// The `[[run]]` name the copies share; runs are named `{of}#{index}`.
+    pub of: String,
+    /// 1-based.
+    pub index: usize,
+    pub count: usize,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -118,6 +134,8 @@ pub const DEFAULT_OPTIMIZER: OptimizerConfig = OptimizerConfig {
 /// Byte-level tokens need one id per byte value.
 pub const MIN_VOCAB: usize = 256;
 const MAX_THREADS: u64 = 1024;
+/// More copies of one run than this is a typo, not an experiment.
+const MAX_REPLICAS: u64 = 64;
 
 /// A key path into the file, e.g. `run[0].model.heads`.
 #[derive(Clone, Copy)]
@@ -177,16 +195,19 @@ pub(super) fn resolve(raw: RawConfig, text: &str, path: &Path) -> Result<Session
     let base_dir = path.parent().unwrap_or(Path::new("."));
     let mut runs: Vec<RunConfig> = Vec::with_capacity(raw.runs.len());
     for (i, raw_run) in raw.runs.into_iter().enumerate() {
-        let run = resolve_run(&checker, i, raw_run, base_dir)?;
-        if runs.iter().any(|r| r.name == run.name) {
-            return Err(checker.err(&[Seg::Key("run"), Seg::Index(i), Seg::Key("name")], format!("duplicate run name `{}`", run.name)));
+        let copies = resolve_run(&checker, i, raw_run, base_dir)?;
+        for run in copies {
+            if runs.iter().any(|r| r.name == run.name) {
+                return Err(checker.err(&[Seg::Key("run"), Seg::Index(i), Seg::Key("name")], format!("duplicate run name `{}`", run.name)));
+            }
+            runs.push(run);
         }
-        runs.push(run);
     }
     Ok(SessionConfig { name, path: path.to_path_buf(), text: text.to_owned(), runs })
 }
 
-fn resolve_run(c: &Checker, i: usize, raw: RawRun, base_dir: &Path) -> Result<RunConfig, ConfigError> {
+/// One `[[run]]` table: one run, or its replicas.
+fn resolve_run(c: &Checker, i: usize, raw: RawRun, base_dir: &Path) -> Result<Vec<RunConfig>, ConfigError> {
     let at = |key: &'static str| [Seg::Key("run"), Seg::Index(i), Seg::Key(key)];
     let name = raw.name.trim().to_owned();
     if name.is_empty() || name.contains('#') || name.chars().any(char::is_control) {
@@ -222,7 +243,100 @@ fn resolve_run(c: &Checker, i: usize, raw: RawRun, base_dir: &Path) -> Result<Ru
             })
         }
     };
-    Ok(RunConfig { name, device, seed: raw.seed.unwrap_or(0), steps: raw.steps, threads, workload })
+    let replicas = match raw.replicas {
+        None => 1,
+        Some(n) if (1..=MAX_REPLICAS).contains(&n) => n as usize,
+        Some(_) => return Err(c.err(&at("replicas"), format!("replicas must be between 1 and {MAX_REPLICAS}"))),
+    };
+    let faults = resolve_faults(c, i, raw.faults.unwrap_or_default(), replicas, &workload)?;
+    let run = RunConfig {
+        name,
+        device,
+        seed: raw.seed.unwrap_or(0),
+        steps: raw.steps,
+        threads,
+        workload,
+        replica: None,
+        deterministic: raw.deterministic.unwrap_or(false),
+        faults,
+    };
+    if raw.replicas.is_none() {
+        return Ok(vec![run]);
+    }
+    Ok((1..=replicas)
+        .map(|index| RunConfig {
+            name: format!("{}#{index}", run.name),
+            replica: Some(Replica { of: run.name.clone(), index, count: replicas }),
+            ..run.clone()
+        })
+        .collect())
+}
+
+fn resolve_faults(c: &Checker, i: usize, raw: RawFaults, replicas: usize, workload: &WorkloadConfig) -> Result<FaultConfig, ConfigError> {
+    let at = |key: &'static str| [Seg::Key("run"), Seg::Index(i), Seg::Key("faults"), Seg::Key(key)];
+    let step = |key: &'static str, v: Option<u64>| -> Result<Option<u64>, ConfigError> {
+        match v {
+            Some(0) => Err(c.err(&at(key), format!("faults.{key}: steps count from 1"))),
+            v => Ok(v),
+        }
+    };
+    let factor = |key: &'static str, f: f64| -> Result<f64, ConfigError> {
+        if f.is_finite() && f > 0.0 {
+            Ok(f)
+        } else {
+            Err(c.err(&at(key), format!("faults.{key}.factor must be a positive number")))
+        }
+    };
+    let at_factor = |key: &'static str, v: Option<super::raw::RawAtFactor>| -> Result<Option<AtFactor>, ConfigError> {
+        v.map(|v| Ok(AtFactor { at: step(key, Some(v.at))?.unwrap_or(1), factor: factor(key, v.factor)? })).transpose()
+    };
+    let faults = FaultConfig {
+        lr_spike: raw
+            .lr_spike
+            .map(|v| -> Result<LrSpike, ConfigError> {
+                let steps = v.steps.unwrap_or(1);
+                if steps == 0 {
+                    return Err(c.err(&at("lr_spike"), "faults.lr_spike.steps must be at least 1"));
+                }
+                Ok(LrSpike { at: step("lr_spike", Some(v.at))?.unwrap_or(1), factor: factor("lr_spike", v.factor)?, steps })
+            })
+            .transpose()?,
+        nan_at: step("nan_at", raw.nan_at)?,
+        grad_scale: at_factor("grad_scale", raw.grad_scale)?,
+        kl_coef_zero_at: step("kl_coef_zero_at", raw.kl_coef_zero_at)?,
+        reward_gaming_at: step("reward_gaming_at", raw.reward_gaming_at)?,
+        router_collapse_at: step("router_collapse_at", raw.router_collapse_at)?,
+        memory_leak_mb_per_step: match raw.memory_leak_mb_per_step {
+            Some(mb) if !(mb.is_finite() && mb > 0.0 && mb <= 1024.0) => {
+                return Err(c.err(&at("memory_leak_mb_per_step"), "faults.memory_leak_mb_per_step must be in (0, 1024]"))
+            }
+            mb => mb,
+        },
+        slowdown: at_factor("slowdown", raw.slowdown)?,
+        nondeterminism: raw
+            .nondeterminism
+            .map(|v| -> Result<Nondeterminism, ConfigError> {
+                if replicas < 2 {
+                    return Err(c.err(&at("nondeterminism"), "faults.nondeterminism perturbs one replica: set replicas = 2 or more on this run"));
+                }
+                let replica = v.replica.unwrap_or(replicas as u64);
+                if replica == 0 || replica > replicas as u64 {
+                    return Err(c.err(&at("nondeterminism"), format!("faults.nondeterminism.replica must be between 1 and {replicas}")));
+                }
+                Ok(Nondeterminism { at: step("nondeterminism", Some(v.at))?.unwrap_or(1), replica: replica as usize })
+            })
+            .transpose()?,
+    };
+    let kind = workload.kind();
+    for (key, set, needs) in [
+        ("kl_coef_zero_at", faults.kl_coef_zero_at.is_some(), "rlhf"),
+        ("reward_gaming_at", faults.reward_gaming_at.is_some(), "rlhf"),
+    ] {
+        if set && kind != needs {
+            return Err(c.err(&at(key), format!("faults.{key} applies to workload = \"{needs}\", not \"{kind}\"")));
+        }
+    }
+    Ok(faults)
 }
 
 fn resolve_model(c: &Checker, i: usize, raw: RawModel) -> Result<ModelConfig, ConfigError> {

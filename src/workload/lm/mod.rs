@@ -14,7 +14,8 @@ use crate::config::LmConfig;
 use crate::metrics::{names, MetricName};
 use crate::session::RunOutcome;
 use crate::workload::rng::SplitMix64;
-use crate::workload::{device, RunContext};
+use crate::workload::faults::FaultInjector;
+use crate::workload::{determinism, device, RunContext};
 use data::Corpus;
 use model::{TransformerLm, NO_DECAY_GROUP};
 
@@ -28,10 +29,14 @@ pub fn train(ctx: &RunContext, cfg: &LmConfig) -> Result<RunOutcome> {
         Err(reason) => return Ok(RunOutcome::Failed(reason)),
     };
     let seed = ctx.config.seed;
-    tch::manual_seed(seed as i64);
+    determinism::apply(ctx.config.deterministic);
     let corpus = Corpus::load(&cfg.data, seed).context("loading training text")?;
     corpus.check_fits(cfg.model.seq_len)?;
-    let mut trainer = Trainer::new(cfg, device)?;
+    let mut trainer = {
+        let _init = determinism::seeded_init(seed);
+        Trainer::new(cfg, device)?
+    };
+    let mut faults = FaultInjector::new(&ctx.config);
     let mut data_rng = SplitMix64::new(seed);
     if ctx.started(device::name(device)).is_err() {
         return Ok(RunOutcome::Cancelled);
@@ -43,9 +48,10 @@ pub fn train(ctx: &RunContext, cfg: &LmConfig) -> Result<RunOutcome> {
             return Ok(RunOutcome::Cancelled);
         }
         let t0 = Instant::now();
-        let lr = schedule::lr_at(&cfg.optimizer, step, total);
+        let lr = faults.lr(step, schedule::lr_at(&cfg.optimizer, step, total));
         let (inputs, targets) = corpus.batch(&mut data_rng, cfg.batch_size, cfg.model.seq_len, device);
-        let stats = trainer.step(&inputs, &targets, lr);
+        let stats = trainer.step(&inputs, &targets, lr, step, &faults);
+        faults.after_step(step, device, t0.elapsed());
         let step_time = t0.elapsed().as_secs_f64();
         let tokens = (cfg.batch_size * cfg.model.seq_len) as f64;
         let values: Vec<(MetricName, f64)> = vec![
@@ -99,12 +105,15 @@ impl Trainer {
         self.vs.trainable_variables().iter().map(Tensor::numel).map(|n| n as i64).sum()
     }
 
-    /// Forward, backward, clip, update at learning rate `lr`.
-    pub fn step(&mut self, inputs: &Tensor, targets: &Tensor, lr: f64) -> StepStats {
+    /// Forward, backward, clip, update at learning rate `lr` (faults already
+    /// applied to it), with the run's other faults.
+    pub fn step(&mut self, inputs: &Tensor, targets: &Tensor, lr: f64, step: u64, faults: &FaultInjector) -> StepStats {
+        faults.perturb_weights(step, &self.vs);
         self.opt.set_lr(lr);
-        let loss = self.model.loss(inputs, targets);
+        let loss = faults.loss(step, self.model.loss(inputs, targets));
         self.opt.zero_grad();
         loss.backward();
+        faults.scale_gradients(step, &self.vs);
         let grad_norm = self.clip_gradients();
         self.opt.step();
         StepStats { loss: loss.double_value(&[]), grad_norm }
@@ -158,7 +167,7 @@ mod tests {
         let mut losses = vec![];
         for step in 1..=40 {
             let (x, y) = corpus.batch(&mut rng, cfg.batch_size, cfg.model.seq_len, Device::Cpu);
-            let stats = trainer.step(&x, &y, schedule::lr_at(&cfg.optimizer, step, 40));
+            let stats = trainer.step(&x, &y, schedule::lr_at(&cfg.optimizer, step, 40), step, &FaultInjector::none());
             assert!(stats.grad_norm.is_finite() && stats.grad_norm > 0.0);
             losses.push(stats.loss);
         }
