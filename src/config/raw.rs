@@ -39,6 +39,27 @@ pub struct RawRun {
     /// Settings for bitwise-repeatable runs.
     pub deterministic: Option<bool>,
     pub faults: Option<RawFaults>,
+    pub moe: Option<RawMoe>,
+    pub ndt: Option<RawNdt>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawMoe {
+    pub experts: u64,
+    pub top_k: Option<u64>,
+    pub layers: Option<Vec<u64>>,
+    pub capacity_factor: Option<f64>,
+    pub aux_loss_coef: Option<f64>,
+    pub z_loss_coef: Option<f64>,
+    pub bias_balancing: Option<f64>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawNdt {
+    pub every: Option<u64>,
+    pub layers: Option<Vec<u64>>,
 }
 
 #[derive(Debug, Deserialize, Default)]
