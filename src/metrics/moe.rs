@@ -29,6 +29,8 @@ impl LoadStats {
         }
         let p: Vec<f64> = loads.iter().map(|l| if l.is_finite() && *l > 0.0 { l / total } else { 0.0 }).collect();
         let entropy_nats: f64 = p.iter().filter(|x| **x > 0.0).map(|x| -x * x.ln()).sum();
+        // One expert alone sums to -0.0: report it as 0.
+        let entropy_nats = entropy_nats.max(0.0) + 0.0;
         let mean = 1.0 / n as f64;
         let var = p.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / n as f64;
         let max = p.iter().cloned().fold(0.0, f64::max);
@@ -47,6 +49,16 @@ pub fn parse_load_name(name: &str) -> Option<(usize, usize)> {
     let rest = name.strip_prefix("moe/L")?;
     let (layer, rest) = rest.split_once("/load/E")?;
     Some((layer.parse().ok()?, rest.parse().ok()?))
+}
+
+/// The MoE layers and expert counts among metric names, ascending by layer.
+pub fn layers<'a>(names: impl Iterator<Item = &'a str>) -> Vec<(usize, usize)> {
+    let mut experts: std::collections::BTreeMap<usize, usize> = Default::default();
+    for (layer, expert) in names.filter_map(parse_load_name) {
+        let n = experts.entry(layer).or_default();
+        *n = (*n).max(expert + 1);
+    }
+    experts.into_iter().collect()
 }
 
 pub fn load_name(layer: usize, expert: usize) -> String {
