@@ -288,4 +288,40 @@ mod tests {
         let bits = |s: &[StepStats]| s.iter().map(|s| (s.loss.to_bits(), s.grad_norm.to_bits())).collect::<Vec<_>>();
         assert_eq!(bits(&a), bits(&b));
     }
+
+    /// The same seeded steps with faults from a config's `[run.faults]` table.
+    fn faulty(cfg: &LmConfig, faults_toml: &str, steps: u64) -> Vec<StepStats> {
+        let text = format!("[[run]]\nname = \"a\"\nworkload = \"lm\"\nsteps = 10\n[run.moe]\nexperts = 4\nlayers = [0]\n[run.faults]\n{faults_toml}\n");
+        let run = crate::config::SessionConfig::from_str(&text, std::path::Path::new("f.toml")).unwrap().runs.remove(0);
+        let corpus = Corpus::load(&cfg.data, 3).unwrap();
+        let mut trainer = {
+            let _init = determinism::seeded_init(3);
+            Trainer::new(cfg, Device::Cpu, true).unwrap()
+        };
+        let injector = FaultInjector::new(&run);
+        let mut rng = SplitMix64::new(3);
+        (1..=steps)
+            .map(|step| {
+                let (x, y) = corpus.batch(&mut rng, cfg.batch_size, cfg.model.seq_len, Device::Cpu);
+                trainer.step(&x, &y, injector.lr(step, 1e-3), step, &injector)
+            })
+            .collect()
+    }
+
+    #[test]
+    fn fault_knobs_change_the_metrics_they_target() {
+        tch::set_num_threads(1);
+        let cfg = moe_cfg();
+        let clean = losses(&cfg, 3, true);
+        let scaled = faulty(&cfg, "grad_scale = { at = 3, factor = 1000.0 }", 3);
+        assert_eq!(scaled[1].grad_norm.to_bits(), clean[1].grad_norm.to_bits(), "nothing before the onset");
+        let ratio = scaled[2].grad_norm / clean[2].grad_norm;
+        assert!((ratio - 1000.0).abs() < 1.0, "grad norm x1000: {ratio}");
+        let nan = faulty(&cfg, "nan_at = 2", 2);
+        assert!(nan[0].loss.is_finite() && nan[1].loss.is_nan());
+        let collapsed = faulty(&cfg, "router_collapse_at = 2", 2);
+        let load = |s: &StepStats, e: usize| s.extra.iter().find(|(k, _)| *k == format!("moe/L0/load/E{e}")).unwrap().1;
+        assert!(load(&collapsed[0], 0) < 0.9);
+        assert!((load(&collapsed[1], 0) + load(&collapsed[1], 1) - 1.0).abs() < 1e-6, "every choice on experts 0 and 1");
+    }
 }
