@@ -124,3 +124,17 @@ fn replicas_expand_into_named_copies() {
     assert!(cfg.runs.iter().all(|r| r.deterministic && r.seed == cfg.runs[0].seed));
     assert_eq!(cfg.runs[2].replica.as_ref().map(|r| (r.index, r.count)), Some((3, 3)));
 }
+
+#[test]
+fn health_overrides_apply_per_kind() {
+    use rlmon::health::AlertKind;
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/configs/valid/health.toml");
+    let cfg = SessionConfig::load(&path).unwrap();
+    let run = &cfg.runs[0];
+    assert_eq!(run.price_per_hour, Some(2.5));
+    let spike = run.health.get(AlertKind::LossSpike);
+    assert_eq!((spike.warn, spike.persistence, spike.metric.as_deref()), (2.0, 3, Some("val_loss")));
+    assert_eq!(spike.critical, rlmon::health::config::defaults(AlertKind::LossSpike).critical, "unset keys keep defaults");
+    assert!(!run.health.get(AlertKind::MemoryLeak).enabled);
+    assert!(run.health.get(AlertKind::KlSpike).enabled);
+}

@@ -41,6 +41,10 @@ pub struct RawRun {
     pub faults: Option<RawFaults>,
     pub moe: Option<RawMoe>,
     pub ndt: Option<RawNdt>,
+    /// Price of the run's hardware per hour, for cost figures.
+    pub price_per_hour: Option<f64>,
+    /// Detector overrides by alert kind: `[run.health.loss_spike]`.
+    pub health: Option<std::collections::BTreeMap<String, RawHealthKind>>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -96,6 +100,22 @@ pub struct RawAtFactor {
 pub struct RawNondeterminism {
     pub at: u64,
     pub replica: Option<u64>,
+}
+
+/// Overrides of one alert kind's detector; see `health::config::defaults` for
+/// each kind's units.
+#[derive(Debug, Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+pub struct RawHealthKind {
+    pub enabled: Option<bool>,
+    pub warn: Option<f64>,
+    pub critical: Option<f64>,
+    pub warmup: Option<u32>,
+    pub persistence: Option<u32>,
+    pub cooldown: Option<u32>,
+    pub window: Option<u32>,
+    /// The metric the kind watches instead of its default (`val_loss` for loss_spike).
+    pub metric: Option<String>,
 }
 
 #[derive(Debug, Deserialize, Default)]

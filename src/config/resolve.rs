@@ -4,7 +4,8 @@ use std::ops::Range;
 use std::path::{Path, PathBuf};
 
 use super::faults::{AtFactor, FaultConfig, LrSpike, Nondeterminism};
-use super::raw::{RawConfig, RawData, RawDataSource, RawFaults, RawModel, RawMoe, RawNdt, RawOptimizer, RawRun, RawThreads, RawWorkload};
+use super::raw::{RawConfig, RawData, RawDataSource, RawFaults, RawHealthKind, RawModel, RawMoe, RawNdt, RawOptimizer, RawRun, RawThreads, RawWorkload};
+use crate::health::{AlertKind, HealthConfig, KindOverride};
 use super::{ConfigError, SessionConfig};
 
 /// One run of a session, resolved.
@@ -21,6 +22,10 @@ pub struct RunConfig {
     /// Bitwise-repeatable settings (see `workload::determinism`).
     pub deterministic: bool,
     pub faults: FaultConfig,
+    /// Detector settings: defaults with the config's `[run.health]` overrides.
+    pub health: HealthConfig,
+    /// Hardware price per hour, for cost per 1,000 samples and cost so far.
+    pub price_per_hour: Option<f64>,
 }
 
 /// This run's place among the copies of one `[[run]]`.
@@ -286,6 +291,11 @@ fn resolve_run(c: &Checker, i: usize, raw: RawRun, base_dir: &Path) -> Result<Ve
         Some(_) => return Err(c.err(&at("replicas"), format!("replicas must be between 1 and {MAX_REPLICAS}"))),
     };
     let faults = resolve_faults(c, i, raw.faults.unwrap_or_default(), replicas, &workload)?;
+    let health = resolve_health(c, i, raw.health.unwrap_or_default())?;
+    let price_per_hour = match raw.price_per_hour {
+        Some(p) if !(p.is_finite() && p >= 0.0) => return Err(c.err(&at("price_per_hour"), "price_per_hour must be zero or positive")),
+        p => p,
+    };
     let run = RunConfig {
         name,
         device,
@@ -296,6 +306,8 @@ fn resolve_run(c: &Checker, i: usize, raw: RawRun, base_dir: &Path) -> Result<Ve
         replica: None,
         deterministic: raw.deterministic.unwrap_or(false),
         faults,
+        health,
+        price_per_hour,
     };
     if raw.replicas.is_none() {
         return Ok(vec![run]);
@@ -433,6 +445,40 @@ fn resolve_ndt(c: &Checker, i: usize, raw: RawNdt, model: &ModelConfig) -> Resul
         return Err(c.err(&at("every"), "ndt.every must be at least 1"));
     }
     Ok(NdtConfig { every, layers: layer_list(c, &at("layers"), "ndt.layers", raw.layers, model.layers)? })
+}
+
+fn resolve_health(c: &Checker, i: usize, raw: std::collections::BTreeMap<String, RawHealthKind>) -> Result<HealthConfig, ConfigError> {
+    let mut health = HealthConfig::default();
+    for (name, o) in raw {
+        let at = |key: &'static str| [Seg::Key("run"), Seg::Index(i), Seg::Key("health"), Seg::Key(&name), Seg::Key(key)];
+        let Some(kind) = AlertKind::parse(&name) else {
+            let known: Vec<&str> = AlertKind::ALL.iter().map(|k| k.as_str()).collect();
+            return Err(c.err(&[Seg::Key("run"), Seg::Index(i), Seg::Key("health"), Seg::Key(&name)], format!("unknown alert kind `{name}`, expected one of {}", known.join(", "))));
+        };
+        for (key, v) in [("warn", o.warn), ("critical", o.critical)] {
+            if v.is_some_and(|v| !v.is_finite()) {
+                return Err(c.err(&at(key), format!("health.{name}.{key} must be a finite number")));
+            }
+        }
+        if o.persistence == Some(0) {
+            return Err(c.err(&at("persistence"), format!("health.{name}.persistence must be at least 1")));
+        }
+        if o.metric.as_deref().is_some_and(|m| m.trim().is_empty()) {
+            return Err(c.err(&at("metric"), format!("health.{name}.metric must not be empty")));
+        }
+        let over = KindOverride {
+            enabled: o.enabled,
+            warn: o.warn,
+            critical: o.critical,
+            warmup: o.warmup,
+            persistence: o.persistence,
+            cooldown: o.cooldown,
+            window: o.window.map(|w| w as usize),
+            metric: o.metric,
+        };
+        health.apply(kind, &over);
+    }
+    Ok(health)
 }
 
 fn resolve_model(c: &Checker, i: usize, raw: RawModel) -> Result<ModelConfig, ConfigError> {
