@@ -2,6 +2,7 @@
 //! settings the rest of rlmon uses (this module). Every problem is reported before
 //! anything starts, with file, line and column.
 mod error;
+pub mod faults;
 mod raw;
 mod resolve;
 
@@ -9,7 +10,7 @@ use std::path::{Path, PathBuf};
 
 pub use error::ConfigError;
 pub use resolve::{
-    DataSource, DeviceRequest, LmConfig, ModelConfig, OptimizerConfig, RunConfig, Threads,
+    DataSource, DeviceRequest, LmConfig, ModelConfig, MoeConfig, NdtConfig, OptimizerConfig, Replica, RunConfig, Threads,
     WorkloadConfig, DEFAULT_MODEL, DEFAULT_OPTIMIZER,
 };
 

@@ -34,10 +34,72 @@ pub struct RawRun {
     pub model: Option<RawModel>,
     pub optimizer: Option<RawOptimizer>,
     pub data: Option<RawData>,
+    /// Copies of this run with the same seed and data order (`name#1..N`).
+    pub replicas: Option<u64>,
+    /// Settings for bitwise-repeatable runs.
+    pub deterministic: Option<bool>,
+    pub faults: Option<RawFaults>,
+    pub moe: Option<RawMoe>,
+    pub ndt: Option<RawNdt>,
     /// Price of the run's hardware per hour, for cost figures.
     pub price_per_hour: Option<f64>,
     /// Detector overrides by alert kind: `[run.health.loss_spike]`.
     pub health: Option<std::collections::BTreeMap<String, RawHealthKind>>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawMoe {
+    pub experts: u64,
+    pub top_k: Option<u64>,
+    pub layers: Option<Vec<u64>>,
+    pub capacity_factor: Option<f64>,
+    pub aux_loss_coef: Option<f64>,
+    pub z_loss_coef: Option<f64>,
+    pub bias_balancing: Option<f64>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawNdt {
+    pub every: Option<u64>,
+    pub layers: Option<Vec<u64>>,
+}
+
+#[derive(Debug, Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+pub struct RawFaults {
+    pub lr_spike: Option<RawLrSpike>,
+    pub nan_at: Option<u64>,
+    pub grad_scale: Option<RawAtFactor>,
+    pub kl_coef_zero_at: Option<u64>,
+    pub reward_gaming_at: Option<u64>,
+    pub router_collapse_at: Option<u64>,
+    pub memory_leak_mb_per_step: Option<f64>,
+    pub slowdown: Option<RawAtFactor>,
+    pub nondeterminism: Option<RawNondeterminism>,
+}
+
+#[derive(Debug, Deserialize, Clone, Copy)]
+#[serde(deny_unknown_fields)]
+pub struct RawLrSpike {
+    pub at: u64,
+    pub factor: f64,
+    pub steps: Option<u64>,
+}
+
+#[derive(Debug, Deserialize, Clone, Copy)]
+#[serde(deny_unknown_fields)]
+pub struct RawAtFactor {
+    pub at: u64,
+    pub factor: f64,
+}
+
+#[derive(Debug, Deserialize, Clone, Copy)]
+#[serde(deny_unknown_fields)]
+pub struct RawNondeterminism {
+    pub at: u64,
+    pub replica: Option<u64>,
 }
 
 /// Overrides of one alert kind's detector; see `health::config::defaults` for

@@ -3,7 +3,8 @@
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 
-use super::raw::{RawConfig, RawData, RawDataSource, RawHealthKind, RawModel, RawOptimizer, RawRun, RawThreads, RawWorkload};
+use super::faults::{AtFactor, FaultConfig, LrSpike, Nondeterminism};
+use super::raw::{RawConfig, RawData, RawDataSource, RawFaults, RawHealthKind, RawModel, RawMoe, RawNdt, RawOptimizer, RawRun, RawThreads, RawWorkload};
 use crate::health::{AlertKind, HealthConfig, KindOverride};
 use super::{ConfigError, SessionConfig};
 
@@ -16,10 +17,25 @@ pub struct RunConfig {
     pub steps: u64,
     pub threads: Threads,
     pub workload: WorkloadConfig,
+    /// Set when this run is one of several copies of a `[[run]]` (`replicas = N`).
+    pub replica: Option<Replica>,
+    /// Bitwise-repeatable settings (see `workload::determinism`).
+    pub deterministic: bool,
+    pub faults: FaultConfig,
     /// Detector settings: defaults with the config's `[run.health]` overrides.
     pub health: HealthConfig,
     /// Hardware price per hour, for cost per 1,000 samples and cost so far.
     pub price_per_hour: Option<f64>,
+}
+
+/// This run's place among the copies of one `[[run]]`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Replica {
+    /// The `[[run]]` name the copies share; runs are named `{of}#{index}`.
+    pub of: String,
+    /// 1-based.
+    pub index: usize,
+    pub count: usize,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -42,7 +58,41 @@ pub struct LmConfig {
     pub optimizer: OptimizerConfig,
     pub batch_size: usize,
     pub data: DataSource,
+    /// Mixture-of-experts MLPs in some layers; `None` keeps every MLP dense.
+    pub moe: Option<MoeConfig>,
+    /// Representation dimensionality every `every` steps; `None` = off.
+    pub ndt: Option<NdtConfig>,
 }
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct MoeConfig {
+    pub experts: usize,
+    pub top_k: usize,
+    /// Layers (0-based) whose MLP is a mixture of experts, ascending.
+    pub layers: Vec<usize>,
+    /// Each expert takes at most `capacity_factor * tokens * top_k / experts` tokens.
+    pub capacity_factor: f64,
+    /// Switch-style load-balancing loss coefficient.
+    pub aux_loss_coef: f64,
+    /// Router z-loss coefficient (0 = off).
+    pub z_loss_coef: f64,
+    /// Aux-loss-free balancing: per-expert bias step size (0 = off).
+    pub bias_balancing: f64,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct NdtConfig {
+    pub every: u64,
+    /// Layers (0-based) whose outputs are measured, ascending.
+    pub layers: Vec<usize>,
+}
+
+pub const DEFAULT_MOE_TOP_K: u64 = 2;
+pub const DEFAULT_CAPACITY_FACTOR: f64 = 1.25;
+pub const DEFAULT_AUX_LOSS_COEF: f64 = 0.01;
+pub const DEFAULT_NDT_EVERY: u64 = 10;
+/// Routing to more experts than this is outside what the panes and tests cover.
+const MAX_EXPERTS: u64 = 256;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ModelConfig {
@@ -123,6 +173,8 @@ pub const DEFAULT_OPTIMIZER: OptimizerConfig = OptimizerConfig {
 /// Byte-level tokens need one id per byte value.
 pub const MIN_VOCAB: usize = 256;
 const MAX_THREADS: u64 = 1024;
+/// More copies of one run than this is a typo, not an experiment.
+const MAX_REPLICAS: u64 = 64;
 
 /// A key path into the file, e.g. `run[0].model.heads`.
 #[derive(Clone, Copy)]
@@ -182,16 +234,19 @@ pub(super) fn resolve(raw: RawConfig, text: &str, path: &Path) -> Result<Session
     let base_dir = path.parent().unwrap_or(Path::new("."));
     let mut runs: Vec<RunConfig> = Vec::with_capacity(raw.runs.len());
     for (i, raw_run) in raw.runs.into_iter().enumerate() {
-        let run = resolve_run(&checker, i, raw_run, base_dir)?;
-        if runs.iter().any(|r| r.name == run.name) {
-            return Err(checker.err(&[Seg::Key("run"), Seg::Index(i), Seg::Key("name")], format!("duplicate run name `{}`", run.name)));
+        let copies = resolve_run(&checker, i, raw_run, base_dir)?;
+        for run in copies {
+            if runs.iter().any(|r| r.name == run.name) {
+                return Err(checker.err(&[Seg::Key("run"), Seg::Index(i), Seg::Key("name")], format!("duplicate run name `{}`", run.name)));
+            }
+            runs.push(run);
         }
-        runs.push(run);
     }
     Ok(SessionConfig { name, path: path.to_path_buf(), text: text.to_owned(), runs })
 }
 
-fn resolve_run(c: &Checker, i: usize, raw: RawRun, base_dir: &Path) -> Result<RunConfig, ConfigError> {
+/// One `[[run]]` table: one run, or its replicas.
+fn resolve_run(c: &Checker, i: usize, raw: RawRun, base_dir: &Path) -> Result<Vec<RunConfig>, ConfigError> {
     let at = |key: &'static str| [Seg::Key("run"), Seg::Index(i), Seg::Key(key)];
     let name = raw.name.trim().to_owned();
     if name.is_empty() || name.contains('#') || name.chars().any(char::is_control) {
@@ -219,20 +274,177 @@ fn resolve_run(c: &Checker, i: usize, raw: RawRun, base_dir: &Path) -> Result<Ru
             if batch_size == 0 {
                 return Err(c.err(&at("batch_size"), "batch_size must be at least 1"));
             }
+            let model = resolve_model(c, i, raw.model.unwrap_or_default())?;
             WorkloadConfig::Lm(LmConfig {
-                model: resolve_model(c, i, raw.model.unwrap_or_default())?,
+                model,
                 optimizer: resolve_optimizer(c, i, raw.optimizer.unwrap_or_default())?,
                 batch_size: batch_size as usize,
                 data: resolve_data(c, i, raw.data, base_dir)?,
+                moe: raw.moe.map(|m| resolve_moe(c, i, m, &model)).transpose()?,
+                ndt: raw.ndt.map(|n| resolve_ndt(c, i, n, &model)).transpose()?,
             })
         }
     };
+    let replicas = match raw.replicas {
+        None => 1,
+        Some(n) if (1..=MAX_REPLICAS).contains(&n) => n as usize,
+        Some(_) => return Err(c.err(&at("replicas"), format!("replicas must be between 1 and {MAX_REPLICAS}"))),
+    };
+    let faults = resolve_faults(c, i, raw.faults.unwrap_or_default(), replicas, &workload)?;
     let health = resolve_health(c, i, raw.health.unwrap_or_default())?;
     let price_per_hour = match raw.price_per_hour {
         Some(p) if !(p.is_finite() && p >= 0.0) => return Err(c.err(&at("price_per_hour"), "price_per_hour must be zero or positive")),
         p => p,
     };
-    Ok(RunConfig { name, device, seed: raw.seed.unwrap_or(0), steps: raw.steps, threads, workload, health, price_per_hour })
+    let run = RunConfig {
+        name,
+        device,
+        seed: raw.seed.unwrap_or(0),
+        steps: raw.steps,
+        threads,
+        workload,
+        replica: None,
+        deterministic: raw.deterministic.unwrap_or(false),
+        faults,
+        health,
+        price_per_hour,
+    };
+    if raw.replicas.is_none() {
+        return Ok(vec![run]);
+    }
+    Ok((1..=replicas)
+        .map(|index| RunConfig {
+            name: format!("{}#{index}", run.name),
+            replica: Some(Replica { of: run.name.clone(), index, count: replicas }),
+            ..run.clone()
+        })
+        .collect())
+}
+
+fn resolve_faults(c: &Checker, i: usize, raw: RawFaults, replicas: usize, workload: &WorkloadConfig) -> Result<FaultConfig, ConfigError> {
+    let at = |key: &'static str| [Seg::Key("run"), Seg::Index(i), Seg::Key("faults"), Seg::Key(key)];
+    let step = |key: &'static str, v: Option<u64>| -> Result<Option<u64>, ConfigError> {
+        match v {
+            Some(0) => Err(c.err(&at(key), format!("faults.{key}: steps count from 1"))),
+            v => Ok(v),
+        }
+    };
+    let factor = |key: &'static str, f: f64| -> Result<f64, ConfigError> {
+        if f.is_finite() && f > 0.0 {
+            Ok(f)
+        } else {
+            Err(c.err(&at(key), format!("faults.{key}.factor must be a positive number")))
+        }
+    };
+    let at_factor = |key: &'static str, v: Option<super::raw::RawAtFactor>| -> Result<Option<AtFactor>, ConfigError> {
+        v.map(|v| Ok(AtFactor { at: step(key, Some(v.at))?.unwrap_or(1), factor: factor(key, v.factor)? })).transpose()
+    };
+    let faults = FaultConfig {
+        lr_spike: raw
+            .lr_spike
+            .map(|v| -> Result<LrSpike, ConfigError> {
+                let steps = v.steps.unwrap_or(1);
+                if steps == 0 {
+                    return Err(c.err(&at("lr_spike"), "faults.lr_spike.steps must be at least 1"));
+                }
+                Ok(LrSpike { at: step("lr_spike", Some(v.at))?.unwrap_or(1), factor: factor("lr_spike", v.factor)?, steps })
+            })
+            .transpose()?,
+        nan_at: step("nan_at", raw.nan_at)?,
+        grad_scale: at_factor("grad_scale", raw.grad_scale)?,
+        kl_coef_zero_at: step("kl_coef_zero_at", raw.kl_coef_zero_at)?,
+        reward_gaming_at: step("reward_gaming_at", raw.reward_gaming_at)?,
+        router_collapse_at: step("router_collapse_at", raw.router_collapse_at)?,
+        memory_leak_mb_per_step: match raw.memory_leak_mb_per_step {
+            Some(mb) if !(mb.is_finite() && mb > 0.0 && mb <= 1024.0) => {
+                return Err(c.err(&at("memory_leak_mb_per_step"), "faults.memory_leak_mb_per_step must be in (0, 1024]"))
+            }
+            mb => mb,
+        },
+        slowdown: at_factor("slowdown", raw.slowdown)?,
+        nondeterminism: raw
+            .nondeterminism
+            .map(|v| -> Result<Nondeterminism, ConfigError> {
+                if replicas < 2 {
+                    return Err(c.err(&at("nondeterminism"), "faults.nondeterminism perturbs one replica: set replicas = 2 or more on this run"));
+                }
+                let replica = v.replica.unwrap_or(replicas as u64);
+                if replica == 0 || replica > replicas as u64 {
+                    return Err(c.err(&at("nondeterminism"), format!("faults.nondeterminism.replica must be between 1 and {replicas}")));
+                }
+                Ok(Nondeterminism { at: step("nondeterminism", Some(v.at))?.unwrap_or(1), replica: replica as usize })
+            })
+            .transpose()?,
+    };
+    let has_moe = matches!(workload, WorkloadConfig::Lm(lm) if lm.moe.is_some());
+    if faults.router_collapse_at.is_some() && !has_moe {
+        return Err(c.err(&at("router_collapse_at"), "faults.router_collapse_at needs a [run.moe] table (an MoE model)"));
+    }
+    let kind = workload.kind();
+    for (key, set, needs) in [
+        ("kl_coef_zero_at", faults.kl_coef_zero_at.is_some(), "rlhf"),
+        ("reward_gaming_at", faults.reward_gaming_at.is_some(), "rlhf"),
+    ] {
+        if set && kind != needs {
+            return Err(c.err(&at(key), format!("faults.{key} applies to workload = \"{needs}\", not \"{kind}\"")));
+        }
+    }
+    Ok(faults)
+}
+
+/// A list of layer indices: each below `layers`, no repeats; sorted.
+fn layer_list(c: &Checker, segs: &[Seg], key: &str, list: Option<Vec<u64>>, layers: usize) -> Result<Vec<usize>, ConfigError> {
+    let Some(mut list) = list else { return Ok((0..layers).collect()) };
+    if list.is_empty() {
+        return Err(c.err(segs, format!("{key} must name at least one layer")));
+    }
+    list.sort_unstable();
+    if let Some(bad) = list.iter().find(|l| **l as usize >= layers) {
+        return Err(c.err(segs, format!("{key}: layer {bad} does not exist (the model has {layers} layers, numbered from 0)")));
+    }
+    if list.windows(2).any(|w| w[0] == w[1]) {
+        return Err(c.err(segs, format!("{key} names a layer twice")));
+    }
+    Ok(list.into_iter().map(|l| l as usize).collect())
+}
+
+fn resolve_moe(c: &Checker, i: usize, raw: RawMoe, model: &ModelConfig) -> Result<MoeConfig, ConfigError> {
+    let at = |key: &'static str| [Seg::Key("run"), Seg::Index(i), Seg::Key("moe"), Seg::Key(key)];
+    if !(2..=MAX_EXPERTS).contains(&raw.experts) {
+        return Err(c.err(&at("experts"), format!("moe.experts must be between 2 and {MAX_EXPERTS}")));
+    }
+    let top_k = raw.top_k.unwrap_or(DEFAULT_MOE_TOP_K.min(raw.experts));
+    if top_k == 0 || top_k > raw.experts {
+        return Err(c.err(&at("top_k"), format!("moe.top_k must be between 1 and experts ({})", raw.experts)));
+    }
+    let non_negative = |key: &'static str, v: Option<f64>, default: f64| -> Result<f64, ConfigError> {
+        match v.unwrap_or(default) {
+            v if v.is_finite() && v >= 0.0 => Ok(v),
+            _ => Err(c.err(&at(key), format!("moe.{key} must be zero or positive"))),
+        }
+    };
+    let capacity_factor = raw.capacity_factor.unwrap_or(DEFAULT_CAPACITY_FACTOR);
+    if !(capacity_factor.is_finite() && capacity_factor > 0.0) {
+        return Err(c.err(&at("capacity_factor"), "moe.capacity_factor must be positive (1.0 = exactly the fair share)"));
+    }
+    Ok(MoeConfig {
+        experts: raw.experts as usize,
+        top_k: top_k as usize,
+        layers: layer_list(c, &at("layers"), "moe.layers", raw.layers, model.layers)?,
+        capacity_factor,
+        aux_loss_coef: non_negative("aux_loss_coef", raw.aux_loss_coef, DEFAULT_AUX_LOSS_COEF)?,
+        z_loss_coef: non_negative("z_loss_coef", raw.z_loss_coef, 0.0)?,
+        bias_balancing: non_negative("bias_balancing", raw.bias_balancing, 0.0)?,
+    })
+}
+
+fn resolve_ndt(c: &Checker, i: usize, raw: RawNdt, model: &ModelConfig) -> Result<NdtConfig, ConfigError> {
+    let at = |key: &'static str| [Seg::Key("run"), Seg::Index(i), Seg::Key("ndt"), Seg::Key(key)];
+    let every = raw.every.unwrap_or(DEFAULT_NDT_EVERY);
+    if every == 0 {
+        return Err(c.err(&at("every"), "ndt.every must be at least 1"));
+    }
+    Ok(NdtConfig { every, layers: layer_list(c, &at("layers"), "ndt.layers", raw.layers, model.layers)? })
 }
 
 fn resolve_health(c: &Checker, i: usize, raw: std::collections::BTreeMap<String, RawHealthKind>) -> Result<HealthConfig, ConfigError> {

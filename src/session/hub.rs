@@ -4,7 +4,7 @@
 use super::event::{Event, GpuStatus, LogLevel, RunId, RunOutcome};
 use super::state::{LogLine, RunState, SessionState, LOG_CAPACITY};
 use crate::health::{Alert, HealthConfig, SessionHealth, Severity};
-use crate::metrics::{names, MetricName};
+use crate::metrics::{moe, names, MetricName};
 
 #[derive(Debug)]
 pub struct Hub {
@@ -95,12 +95,14 @@ impl Hub {
         r.time_s = r.time_s.max(time_s);
         let find = |name: &str| values.iter().find(|(n, _)| n == name).map(|(_, v)| *v);
         let step_time = find(names::STEP_TIME_S).filter(|s| *s > 0.0);
-        let derived = [(names::TOKENS, names::TOKENS_PER_S), (names::SAMPLES, names::SAMPLES_PER_S)]
+        let mut derived = [(names::TOKENS, names::TOKENS_PER_S), (names::SAMPLES, names::SAMPLES_PER_S)]
             .into_iter()
-            .filter_map(|(count, rate)| Some((rate, find(count)? / step_time?)))
+            .filter_map(|(count, rate)| Some((rate.to_owned(), find(count)? / step_time?)))
             .collect::<Vec<_>>();
+        // Per MoE layer: balance, routing entropy, CV, MaxVio, dead experts.
+        derived.extend(moe::derive(values.iter().map(|(n, v)| (n.as_ref(), *v))));
         let mut all = values;
-        all.extend(derived.into_iter().map(|(n, v)| (MetricName::Borrowed(n), v)));
+        all.extend(derived.into_iter().map(|(n, v)| (MetricName::Owned(n), v)));
         for (name, value) in &all {
             r.series.entry(name.to_string()).or_default().push(step, time_s, *value);
         }
@@ -199,6 +201,16 @@ mod tests {
         assert_eq!(r.last("samples_per_s"), Some(20.0));
         assert_eq!(r.last("loss"), Some(2.0));
         assert_eq!(r.step, 1);
+    }
+
+    #[test]
+    fn moe_loads_derive_per_layer_balance() {
+        let mut h = hub();
+        let values = vec![("moe/L1/load/E0".into(), 0.5), ("moe/L1/load/E1".into(), 0.5)];
+        h.apply(Event::Metrics { run: 0, step: 1, time_s: 0.5, values }, 0.5);
+        assert_eq!(h.state.runs[0].last("moe/L1/balance"), Some(1.0));
+        assert_eq!(h.state.runs[0].last("moe/L1/entropy_bits"), Some(1.0));
+        assert_eq!(h.state.runs[0].last("moe/L1/dead_experts"), Some(0.0));
     }
 
     #[test]

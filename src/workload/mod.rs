@@ -3,7 +3,9 @@
 //! the session's bounded channel and checks its cancellation token every step.
 //! A failure inside a run (an error, NaN loss, a panic such as CUDA out of memory)
 //! ends that run as failed with the reason; other runs and rlmon go on.
+pub mod determinism;
 pub mod device;
+pub mod faults;
 pub mod lm;
 pub mod rng;
 pub mod threads;
