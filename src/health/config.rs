@@ -64,8 +64,10 @@ pub fn defaults(kind: AlertKind) -> KindSettings {
         EntropyCollapse => k(0.3, 0.1, 30, 3, 50, 150, Some("entropy")),
         // Points until the memory trend reaches the total.
         MemoryLeak => k(5000.0, 500.0, 60, 5, 200, 60, None),
-        // Effective experts exp(H)/N of one MoE layer.
-        ExpertCollapse => k(0.5, 0.25, 20, 5, 50, 0, None),
+        // Effective experts exp(H)/N of one MoE layer. A fresh router is unbalanced
+        // for tens of steps (the lm MoE workload: 40-55% effective experts around
+        // step 20) before the balancing losses take hold, hence the long warm-up.
+        ExpertCollapse => k(0.5, 0.25, 100, 5, 50, 0, None),
         // Recent throughput over its trailing median.
         ThroughputRegression => k(0.7, 0.4, 20, 2, 30, 100, Some("tokens_per_s")),
         // Always critical, at the step it happens.

@@ -77,13 +77,20 @@ impl RunMonitor {
         let mut raised: Vec<(AlertKind, Raised)> = Vec::new();
         let nonfinite = self.config.get(AlertKind::Nonfinite).clone();
         if nonfinite.enabled {
+            // Every metric that turns NaN/Inf at this step, in one alert: loss and
+            // gradients usually break together, and that is one event.
+            let mut broken: Vec<(&MetricName, f64)> = Vec::new();
             for (name, v) in values {
                 let gate = self.nonfinite.entry(name.to_string()).or_insert_with(|| Cooldown::new(nonfinite.cooldown));
-                let bad = !v.is_finite();
-                if let Some(sev) = gate.gate(bad.then_some(Severity::Critical)) {
-                    let message = format!("{name} is {} at step {step}", if v.is_nan() { "NaN" } else { "infinite" });
-                    raised.push((AlertKind::Nonfinite, Raised { severity: sev, metric: name.to_string(), step, value: *v, message }));
+                if gate.gate((!v.is_finite()).then_some(Severity::Critical)).is_some() {
+                    broken.push((name, *v));
                 }
+            }
+            if let Some(&(first, value)) = broken.first() {
+                let what = |v: f64| if v.is_nan() { "NaN" } else { "infinite" };
+                let list: Vec<String> = broken.iter().map(|(n, v)| format!("{n} is {}", what(*v))).collect();
+                let message = format!("{} at step {step}", list.join(", "));
+                raised.push((AlertKind::Nonfinite, Raised { severity: Severity::Critical, metric: first.to_string(), step, value, message }));
             }
         }
         for (kind, spike) in &mut self.spikes {
@@ -276,6 +283,11 @@ mod tests {
         assert_eq!(a.len(), 1);
         assert_eq!((a[0].kind, a[0].severity, a[0].step, a[0].run.as_str()), (AlertKind::Nonfinite, Severity::Critical, 2, "a"));
         assert!(m.observe(3, 0.3, &vals(f64::NAN)).is_empty(), "same event");
+        let both = vec![("loss".into(), f64::NAN), ("grad_norm".into(), f64::INFINITY)];
+        let mut m = RunMonitor::new("b", &HealthConfig::default());
+        let a = m.observe(1, 0.1, &both);
+        assert_eq!(a.len(), 1, "one alert for one broken step");
+        assert_eq!(a[0].message, "loss is NaN, grad_norm is infinite at step 1");
     }
 
     #[test]

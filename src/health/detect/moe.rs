@@ -138,18 +138,18 @@ mod tests {
     fn one_bad_layer_is_reported_by_itself() {
         let mut d = ExpertCollapse::new(defaults(AlertKind::ExpertCollapse));
         let mut alerts = Vec::new();
-        for step in 0..100u64 {
+        for step in 0..200u64 {
             let mut v: Vec<(MetricName, f64)> = Vec::new();
             for e in 0..4 {
                 v.push((format!("moe/L0/load/E{e}").into(), 0.25));
-                let bad = step >= 50 && e == 0;
-                let load = if step >= 50 { if bad { 0.85 } else { 0.05 } } else { 0.25 };
+                let bad = step >= 150 && e == 0;
+                let load = if step >= 150 { if bad { 0.85 } else { 0.05 } } else { 0.25 };
                 v.push((format!("moe/L1/load/E{e}").into(), load));
             }
             alerts.extend(d.observe(&Point { step, time_s: 0.0, values: &v }).into_iter().map(|r| (step, r)));
         }
         assert_eq!(alerts.len(), 1, "{alerts:?}");
-        assert_eq!((alerts[0].0, alerts[0].1.step), (54, 50));
+        assert_eq!((alerts[0].0, alerts[0].1.step), (154, 150));
         assert_eq!(alerts[0].1.metric, "moe/L1/balance");
     }
 }
