@@ -65,7 +65,7 @@ pub fn defaults(kind: AlertKind) -> KindSettings {
         // Points until the memory trend reaches the total.
         MemoryLeak => k(5000.0, 500.0, 60, 5, 200, 60, None),
         // Effective experts exp(H)/N of one MoE layer.
-        ExpertCollapse => k(0.5, 0.25, 20, 5, 50, 0, None),
+        ExpertCollapse => k(0.5, 0.25, 50, 5, 50, 0, None),
         // Recent throughput over its trailing median.
         ThroughputRegression => k(0.7, 0.4, 20, 2, 30, 100, Some("tokens_per_s")),
         // Always critical, at the step it happens.
