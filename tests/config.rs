@@ -42,7 +42,7 @@ fn minimal_config_gets_documented_defaults() {
     assert_eq!(cfg.name, "minimal", "session name defaults to the file stem");
     let run = &cfg.runs[0];
     assert_eq!((run.device, run.seed, run.steps, run.threads), (DeviceRequest::Auto, 0, 3, Threads::Auto));
-    let WorkloadConfig::Lm(lm) = &run.workload;
+    let WorkloadConfig::Lm(lm) = &run.workload else { panic!("an lm run") };
     assert_eq!(lm.model, rlmon::config::DEFAULT_MODEL);
     assert_eq!(lm.optimizer, rlmon::config::DEFAULT_OPTIMIZER);
     assert_eq!(lm.data, DataSource::Synthetic);
@@ -56,7 +56,7 @@ fn relative_data_paths_resolve_against_the_config_folder() {
     assert_eq!(cfg.runs.len(), 2);
     assert_eq!(cfg.runs[1].device, DeviceRequest::Cuda(0));
     assert_eq!(cfg.runs[0].threads, Threads::Fixed(1));
-    let WorkloadConfig::Lm(lm) = &cfg.runs[1].workload;
+    let WorkloadConfig::Lm(lm) = &cfg.runs[1].workload else { panic!("an lm run") };
     assert_eq!(lm.data, DataSource::Text(dir.join("corpus.txt")));
     cfg.cap_steps(4);
     assert!(cfg.runs.iter().all(|r| r.steps == 4));

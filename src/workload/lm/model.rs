@@ -83,14 +83,22 @@ impl TransformerLm {
 
     /// Logits `[batch, time, vocab]` for token ids `[batch, time]`.
     pub fn forward(&self, tokens: &Tensor) -> Tensor {
+        self.forward_with_hidden(tokens).0
+    }
+
+    /// Logits and the final normalised hidden states `[batch, time, d_model]` (what
+    /// the rlhf workload's value head reads).
+    pub fn forward_with_hidden(&self, tokens: &Tensor) -> (Tensor, Tensor) {
         let t = tokens.size()[1];
         let pos = Tensor::arange(t, (Kind::Int64, tokens.device()));
         let mut x = self.wte.forward(tokens) + self.wpe.forward(&pos);
         for block in &self.blocks {
             x = block.forward(&x);
         }
+        let hidden = self.ln_f.forward(&x);
         // Tied head: the token embedding matrix maps hidden states back to the vocabulary.
-        self.ln_f.forward(&x).matmul(&self.wte.ws.tr())
+        let logits = hidden.matmul(&self.wte.ws.tr());
+        (logits, hidden)
     }
 
     /// Mean next-token cross-entropy of `inputs` predicting `targets`.
