@@ -71,7 +71,7 @@ pub enum KlEstimator {
 /// The programmatic reward of a response.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum RewardKind {
-    /// Fraction of the response's bytes covered by occurrences of this text.
+    /// Bytes covered by occurrences of this text, over `max_new_tokens`.
     Target(Vec<u8>),
     /// Prompts are `a + b = ` (two-digit numbers); the reward is the fraction of the
     /// sum's digits the response gets right, in place.
@@ -84,7 +84,7 @@ pub enum RewardKind {
 /// that keeps `kl` at `target`, by at most 20% per `horizon` samples.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct AdaptiveKl {
-    /// In the units of the `kl` metric (mean per response token).
+    /// In the units of the `kl` metric (nats per response: summed over its tokens).
     pub target: f64,
     /// Samples over which the coefficient can change by the maximum step.
     pub horizon: f64,

@@ -14,15 +14,17 @@ pub struct Response<'a> {
 /// `answer`, in [0, 1].
 pub fn score(kind: &RewardKind, answer: Option<u32>, response: Response, max_new_tokens: usize) -> f64 {
     match kind {
-        RewardKind::Target(target) => target_fraction(response.text, target),
+        RewardKind::Target(target) => target_coverage(response.text, target, max_new_tokens),
         RewardKind::Arithmetic => answer.map_or(0.0, |a| arithmetic(response.text, a)),
         RewardKind::Length => response.generated as f64 / max_new_tokens.max(1) as f64,
     }
 }
 
-/// Fraction of the bytes covered by non-overlapping occurrences of `target`.
-pub fn target_fraction(text: &[u8], target: &[u8]) -> f64 {
-    if text.is_empty() || target.is_empty() {
+/// Bytes covered by non-overlapping occurrences of `target`, over the response
+/// budget `max_new_tokens` (not over the response's own length, which a policy would
+/// game by answering with the target alone).
+pub fn target_coverage(text: &[u8], target: &[u8], max_new_tokens: usize) -> f64 {
+    if target.is_empty() {
         return 0.0;
     }
     let (mut covered, mut i) = (0, 0);
@@ -34,7 +36,7 @@ pub fn target_fraction(text: &[u8], target: &[u8]) -> f64 {
             i += 1;
         }
     }
-    covered as f64 / text.len() as f64
+    (covered as f64 / max_new_tokens.max(1) as f64).min(1.0)
 }
 
 /// Digits of the answer right in place, over the longer of the answer and the digits
@@ -58,14 +60,15 @@ mod tests {
     }
 
     #[test]
-    fn target_reward_counts_covered_bytes() {
-        assert_eq!(target_fraction(b"eeee", b"e"), 1.0);
-        assert_eq!(target_fraction(b"the tree", b"e"), 3.0 / 8.0);
-        assert_eq!(target_fraction(b"the river near the garden", b"the"), 6.0 / 25.0);
-        assert_eq!(target_fraction(b"aaa", b"aa"), 2.0 / 3.0, "occurrences do not overlap");
-        assert_eq!(target_fraction(b"", b"e"), 0.0);
+    fn target_reward_counts_covered_bytes_of_the_budget() {
+        assert_eq!(target_coverage(b"eeee", b"e", 4), 1.0);
+        assert_eq!(target_coverage(b"eeee", b"e", 8), 0.5, "a short answer cannot score full marks");
+        assert_eq!(target_coverage(b"the tree", b"e", 8), 3.0 / 8.0);
+        assert_eq!(target_coverage(b"the river near the garden", b"the", 30), 6.0 / 30.0);
+        assert_eq!(target_coverage(b"aaa", b"aa", 3), 2.0 / 3.0, "occurrences do not overlap");
+        assert_eq!(target_coverage(b"", b"e", 8), 0.0);
         let kind = RewardKind::Target(b"e".to_vec());
-        assert_eq!(score(&kind, None, r("bee"), 10), 2.0 / 3.0);
+        assert_eq!(score(&kind, None, r("bee"), 10), 0.2);
     }
 
     #[test]

@@ -28,7 +28,8 @@ pub struct StepStats {
     pub reward_std: f64,
     /// Mean of the configured reward (differs from `reward` under `reward_gaming_at`).
     pub reward_gold: f64,
-    /// Mean per-token KL(policy ‖ reference) of the sampled responses.
+    /// KL(policy ‖ reference) per response: per-token estimates summed over the
+    /// response, mean over the batch.
     pub kl: f64,
     /// The coefficient in effect this step.
     pub kl_coef: f64,
@@ -144,7 +145,9 @@ impl RlhfTrainer {
         });
         let mask = &rollout.mask;
         let kl_tokens = kl::per_token(&old.logp, &reference.logp, cfg.kl_estimator) * mask;
-        let kl_mean = ppo::masked_mean(&kl_tokens, mask).double_value(&[]);
+        // KL between response distributions: summed over a response's tokens (padding
+        // is masked to 0), mean over responses, as TRL's PPO reports it.
+        let kl_mean = kl_tokens.sum_dim_intlist(1, false, Kind::Float).mean(Kind::Float).double_value(&[]);
         let entropy = ppo::masked_mean(&old.entropy, mask).double_value(&[]);
         let targets = match cfg.algorithm {
             RlAlgorithm::Ppo => self.ppo_targets(&rollout, &rewards, &kl_tokens, kl_coef, &old),
