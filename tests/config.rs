@@ -86,3 +86,31 @@ fn config_is_found_under_workloads() {
     let err = rlmon::config::find_config(Path::new("nope.toml")).unwrap_err();
     assert!(err.message.contains("workloads/nope.toml"), "{}", err.message);
 }
+
+#[test]
+fn rlhf_runs_get_their_own_defaults() {
+    use rlmon::config::{KlEstimator, RewardKind, RlAlgorithm};
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/configs/valid");
+    let cfg = SessionConfig::load(&dir.join("rlhf_minimal.toml")).unwrap();
+    assert_eq!(cfg.runs[0].workload.kind(), "rlhf");
+    let WorkloadConfig::Rlhf(rl) = &cfg.runs[0].workload else { panic!("an rlhf run") };
+    assert_eq!((rl.algorithm, rl.kl_estimator, rl.adaptive_kl), (RlAlgorithm::Ppo, KlEstimator::K1, None));
+    assert_eq!(rl.reward, RewardKind::Target(b"e".to_vec()));
+    assert_eq!(rl.optimizer.weight_decay, 0.0, "RL fine-tuning defaults, not the lm ones");
+    let cfg = SessionConfig::load(&dir.join("rlhf_grpo.toml")).unwrap();
+    let WorkloadConfig::Rlhf(rl) = &cfg.runs[0].workload else { panic!("an rlhf run") };
+    assert_eq!((rl.algorithm, rl.group_size, rl.epochs, rl.minibatches), (RlAlgorithm::Grpo, 4, 3, 3));
+    assert_eq!(rl.adaptive_kl.map(|a| (a.target, a.horizon)), Some((2.0, 500.0)));
+    assert_eq!(cfg.runs[0].faults.reward_gaming_at, Some(7));
+}
+
+#[test]
+fn rlhf_fault_demos_are_valid_and_name_their_alert() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("workloads/faults");
+    for (file, kind) in [("kl_coef_zero.toml", "kl_runaway"), ("reward_gaming.toml", "reward_hacking")] {
+        let path = dir.join(file);
+        SessionConfig::load(&path).unwrap_or_else(|e| panic!("{e}"));
+        let first = std::fs::read_to_string(&path).unwrap().lines().next().unwrap().to_owned();
+        assert_eq!(first, format!("# expect-alert: {kind}"));
+    }
+}
