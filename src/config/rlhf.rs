@@ -283,14 +283,14 @@ pub(super) fn resolve(
         if cfg.group_size < 2 {
             return Err(err("group_size", "rlhf.group_size must be at least 2: advantages compare samples of one prompt".into()));
         }
-        if batch_size % cfg.group_size != 0 {
+        if !batch_size.is_multiple_of(cfg.group_size) {
             return Err(err(
                 "group_size",
                 format!("rlhf.group_size ({}) must divide batch_size ({batch_size}): each prompt gets a full group", cfg.group_size),
             ));
         }
     }
-    if batch_size % cfg.minibatches != 0 {
+    if !batch_size.is_multiple_of(cfg.minibatches) {
         return Err(err("minibatches", format!("rlhf.minibatches ({}) must divide batch_size ({batch_size})", cfg.minibatches)));
     }
     let needed = cfg.prompt_bytes() + cfg.max_new_tokens;

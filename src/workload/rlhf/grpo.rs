@@ -46,7 +46,7 @@ pub struct KlPenalty {
 pub fn loss(logp: &Tensor, old_logp: &Tensor, ref_logp: &Tensor, advantages: &Tensor, mask: &Tensor, clip: f64, penalty: KlPenalty) -> Surrogate {
     let mut s = clipped_surrogate(logp, old_logp, advantages, mask, clip);
     if penalty.coef > 0.0 {
-        s.loss = s.loss + masked_mean(&kl::per_token(logp, ref_logp, penalty.estimator), mask) * penalty.coef;
+        s.loss += masked_mean(&kl::per_token(logp, ref_logp, penalty.estimator), mask) * penalty.coef;
     }
     s
 }
