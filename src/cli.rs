@@ -22,6 +22,8 @@ pub struct Cli {
 pub enum Command {
     /// Launch the runs a config describes and monitor them live
     Watch(WatchArgs),
+    /// Run the health detectors over a JSONL metrics log
+    Check(CheckArgs),
     /// Report libtorch, CUDA, NVML, thread and terminal facts
     Doctor(DoctorArgs),
     /// Print a shell completion script to stdout
@@ -56,6 +58,25 @@ pub struct WatchArgs {
     /// Maximum frames per second of the live display
     #[arg(long, value_name = "N", default_value_t = 15, value_parser = clap::value_parser!(u32).range(1..=120))]
     pub fps: u32,
+}
+
+#[derive(Debug, Args)]
+pub struct CheckArgs {
+    /// Metrics log: one JSON object per line (`step`, metrics, optional `run`)
+    #[arg(value_name = "FILE")]
+    pub file: PathBuf,
+    /// Write the report as one JSON object to stdout
+    #[arg(long)]
+    pub json: bool,
+    /// Exit 1 when an alert at or above this severity is raised
+    #[arg(long, value_enum, value_name = "SEVERITY", default_value_t = FailOn::Critical)]
+    pub fail_on: FailOn,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum FailOn {
+    Warn,
+    Critical,
 }
 
 #[derive(Debug, Args)]

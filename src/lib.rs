@@ -7,6 +7,7 @@
 //! - `session`: events, the hub and the state views read;
 //! - `metrics`: metric names and the math over series;
 //! - `health`: detectors and run-to-run divergence (pure logic);
+//! - `ingest`: parsers for metrics written by other programs (JSONL);
 //! - `report`: headless progress and summaries; `ui`: the terminal interface;
 //! - `app`: one module per command, wiring the above together.
 pub mod app;
@@ -14,6 +15,7 @@ pub mod cli;
 pub mod config;
 pub mod error;
 pub mod health;
+pub mod ingest;
 pub mod logging;
 pub mod metrics;
 pub mod report;
@@ -31,6 +33,7 @@ pub fn run(cli: cli::Cli) -> Result<u8> {
     install_panic_hook();
     match cli.command {
         cli::Command::Watch(args) => runtime()?.block_on(app::watch::watch(args)),
+        cli::Command::Check(args) => app::check::check(args),
         cli::Command::Doctor(args) => app::doctor::doctor(args),
         cli::Command::Completions { shell } => {
             clap_complete::generate(shell, &mut cli::Cli::command(), "rlmon", &mut std::io::stdout());

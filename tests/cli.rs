@@ -223,3 +223,77 @@ fn completions_and_version() {
     let out = rlmon(dir.path()).arg("--version").output().unwrap();
     assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), format!("rlmon {}", env!("CARGO_PKG_VERSION")));
 }
+
+/// A clean JSONL log of `n` steps, Python-style (the loss decays with a wiggle).
+fn clean_log(n: u64) -> String {
+    (1..=n)
+        .map(|s| {
+            let loss = 4.0 * (-(s as f64) / 80.0).exp() + 1.5 + 0.02 * ((s as f64) * 1.7).sin();
+            format!("{{\"step\": {s}, \"train/loss\": {loss}, \"grad_norm\": 0.8, \"wall_time_ms\": 100, \"num_tokens\": {}}}\n", s * 1024)
+        })
+        .collect()
+}
+
+#[test]
+fn check_exits_1_on_nan_and_0_on_a_clean_log() {
+    let dir = tempfile::tempdir().unwrap();
+    let clean = dir.path().join("clean.jsonl");
+    std::fs::write(&clean, clean_log(300)).unwrap();
+    let out = rlmon(dir.path()).args(["check"]).arg(&clean).arg("--json").output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stdout));
+    let report: Value = serde_json::from_slice(&out.stdout).expect("one JSON object");
+    assert_eq!(report["points"], 300);
+    assert_eq!(report["skipped_lines"], 0);
+    assert_eq!(report["runs"][0]["name"], "clean");
+    assert!(report["alerts"].as_array().unwrap().iter().all(|a| a["severity"] == "info"), "{report}");
+
+    let mut text = clean_log(100);
+    text.push_str("{\"step\": 101, \"train/loss\": NaN, \"grad_norm\": 0.8}\n");
+    text.push_str("this line is broken\n");
+    let nan = dir.path().join("nan.jsonl");
+    std::fs::write(&nan, text).unwrap();
+    let out = rlmon(dir.path()).args(["check"]).arg(&nan).arg("--json").output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(report["skipped_lines"], 1);
+    let alert = &report["alerts"][0];
+    assert_eq!((alert["kind"].as_str(), alert["severity"].as_str(), alert["step"].as_u64()), (Some("nonfinite"), Some("critical"), Some(101)));
+    assert!(alert["value"].is_null());
+
+    // Readable report names the alert.
+    let out = rlmon(dir.path()).args(["check"]).arg(&nan).output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("critical nan"), "{}", String::from_utf8_lossy(&out.stdout));
+}
+
+#[test]
+fn check_fail_on_warn_counts_warnings() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut text = String::new();
+    for s in 1..=200u64 {
+        // A lasting loss spike from step 150: warn or worse, not NaN.
+        let loss = if (150..170).contains(&s) { 3.6 } else { 2.0 + 0.02 * ((s as f64) * 1.7).sin() };
+        text.push_str(&format!("{{\"step\": {s}, \"loss\": {loss}}}\n"));
+    }
+    let log = dir.path().join("spike.jsonl");
+    std::fs::write(&log, text).unwrap();
+    let out = rlmon(dir.path()).args(["check", "--fail-on", "warn"]).arg(&log).output().unwrap();
+    assert_eq!(out.status.code(), Some(1), "{}", String::from_utf8_lossy(&out.stdout));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("loss_spike"));
+    let out = rlmon(dir.path()).args(["check"]).arg(&log).output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "a warning does not reach the default --fail-on critical");
+}
+
+#[test]
+fn check_bad_input_exits_2_naming_the_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = rlmon(dir.path()).args(["check", "no/such/file.jsonl"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("no/such/file.jsonl"));
+    let junk = dir.path().join("junk.jsonl");
+    std::fs::write(&junk, "\nnot json at all\n").unwrap();
+    let out = rlmon(dir.path()).args(["check"]).arg(&junk).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("junk.jsonl:2: not JSON"), "{err}");
+}

@@ -87,6 +87,58 @@ fn config_is_found_under_workloads() {
     assert!(err.message.contains("workloads/nope.toml"), "{}", err.message);
 }
 
+/// Alert kinds of the design's alert format; every fault demo names one.
+const ALERT_KINDS: &[&str] = &[
+    "loss_spike", "loss_divergence", "nonfinite", "grad_explosion", "grad_vanishing", "kl_spike", "kl_runaway",
+    "reward_hacking", "reward_saturation", "entropy_collapse", "memory_leak", "expert_collapse",
+    "throughput_regression", "nondeterminism", "run_divergence",
+];
+
+#[test]
+fn fault_demos_are_valid_and_name_their_alert() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("workloads/faults");
+    let mut checked = 0;
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_none_or(|e| e != "toml") {
+            continue;
+        }
+        let text = std::fs::read_to_string(&path).unwrap();
+        let kind = text.lines().next().and_then(|l| l.strip_prefix("# expect-alert: ")).unwrap_or_else(|| {
+            panic!("{}: first line must be `# expect-alert: KIND`", path.display())
+        });
+        assert!(ALERT_KINDS.contains(&kind.trim()), "{}: unknown alert kind {kind}", path.display());
+        let cfg = SessionConfig::load(&path).unwrap_or_else(|e| panic!("{e}"));
+        assert!(cfg.runs.iter().any(|r| r.faults.any()), "{}: sets no fault", path.display());
+        checked += 1;
+    }
+    assert!(checked >= 7, "one demo per fault");
+}
+
+#[test]
+fn replicas_expand_into_named_copies() {
+    let text = "[[run]]\nname = \"r\"\nworkload = \"lm\"\nsteps = 5\nreplicas = 3\ndeterministic = true\n";
+    let cfg = SessionConfig::from_str(text, Path::new("r.toml")).unwrap();
+    let names: Vec<&str> = cfg.runs.iter().map(|r| r.name.as_str()).collect();
+    assert_eq!(names, ["r#1", "r#2", "r#3"]);
+    assert!(cfg.runs.iter().all(|r| r.deterministic && r.seed == cfg.runs[0].seed));
+    assert_eq!(cfg.runs[2].replica.as_ref().map(|r| (r.index, r.count)), Some((3, 3)));
+}
+
+#[test]
+fn health_overrides_apply_per_kind() {
+    use rlmon::health::AlertKind;
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/configs/valid/health.toml");
+    let cfg = SessionConfig::load(&path).unwrap();
+    let run = &cfg.runs[0];
+    assert_eq!(run.price_per_hour, Some(2.5));
+    let spike = run.health.get(AlertKind::LossSpike);
+    assert_eq!((spike.warn, spike.persistence, spike.metric.as_deref()), (2.0, 3, Some("val_loss")));
+    assert_eq!(spike.critical, rlmon::health::config::defaults(AlertKind::LossSpike).critical, "unset keys keep defaults");
+    assert!(!run.health.get(AlertKind::MemoryLeak).enabled);
+    assert!(run.health.get(AlertKind::KlSpike).enabled);
+}
+
 #[test]
 fn rlhf_runs_get_their_own_defaults() {
     use rlmon::config::{KlEstimator, RewardKind, RlAlgorithm};

@@ -34,9 +34,14 @@ impl LiveSession {
         let runs = config
             .runs
             .iter()
-            .map(|r| RunRecord::new(r.name.clone(), r.workload.kind().into(), r.device.to_string(), r.steps))
+            .map(|r| {
+                let mut record = RunRecord::new(r.name.clone(), r.workload.kind().into(), r.device.to_string(), r.steps);
+                record.price_per_hour = r.price_per_hour;
+                record
+            })
             .collect();
-        let mut hub = Hub::new(SessionState::new(config.name.clone(), runs));
+        let health: Vec<_> = config.runs.iter().map(|r| r.health.clone()).collect();
+        let mut hub = Hub::with_health(SessionState::new(config.name.clone(), runs), &health);
         let (tx, rx) = mpsc::channel(EVENT_CAPACITY);
         let root = CancellationToken::new();
 

@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 
 pub use error::ConfigError;
 pub use resolve::{
-    DataSource, DeviceRequest, LmConfig, ModelConfig, OptimizerConfig, Replica, RunConfig, Threads,
+    DataSource, DeviceRequest, LmConfig, ModelConfig, MoeConfig, NdtConfig, OptimizerConfig, Replica, RunConfig, Threads,
     WorkloadConfig, DEFAULT_MODEL, DEFAULT_OPTIMIZER,
 };
 pub use rlhf::{KlEstimator, RewardKind, RlAlgorithm, RlhfConfig};

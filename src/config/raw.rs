@@ -42,6 +42,31 @@ pub struct RawRun {
     pub deterministic: Option<bool>,
     pub faults: Option<RawFaults>,
     pub rlhf: Option<super::rlhf::RawRlhf>,
+    pub moe: Option<RawMoe>,
+    pub ndt: Option<RawNdt>,
+    /// Price of the run's hardware per hour, for cost figures.
+    pub price_per_hour: Option<f64>,
+    /// Detector overrides by alert kind: `[run.health.loss_spike]`.
+    pub health: Option<std::collections::BTreeMap<String, RawHealthKind>>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawMoe {
+    pub experts: u64,
+    pub top_k: Option<u64>,
+    pub layers: Option<Vec<u64>>,
+    pub capacity_factor: Option<f64>,
+    pub aux_loss_coef: Option<f64>,
+    pub z_loss_coef: Option<f64>,
+    pub bias_balancing: Option<f64>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawNdt {
+    pub every: Option<u64>,
+    pub layers: Option<Vec<u64>>,
 }
 
 #[derive(Debug, Deserialize, Default)]
@@ -78,6 +103,22 @@ pub struct RawAtFactor {
 pub struct RawNondeterminism {
     pub at: u64,
     pub replica: Option<u64>,
+}
+
+/// Overrides of one alert kind's detector; see `health::config::defaults` for
+/// each kind's units.
+#[derive(Debug, Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+pub struct RawHealthKind {
+    pub enabled: Option<bool>,
+    pub warn: Option<f64>,
+    pub critical: Option<f64>,
+    pub warmup: Option<u32>,
+    pub persistence: Option<u32>,
+    pub cooldown: Option<u32>,
+    pub window: Option<u32>,
+    /// The metric the kind watches instead of its default (`val_loss` for loss_spike).
+    pub metric: Option<String>,
 }
 
 #[derive(Debug, Deserialize, Default)]

@@ -4,7 +4,8 @@ use std::ops::Range;
 use std::path::{Path, PathBuf};
 
 use super::faults::{AtFactor, FaultConfig, LrSpike, Nondeterminism};
-use super::raw::{RawConfig, RawData, RawDataSource, RawFaults, RawModel, RawOptimizer, RawRun, RawThreads, RawWorkload};
+use super::raw::{RawConfig, RawData, RawDataSource, RawFaults, RawHealthKind, RawModel, RawMoe, RawNdt, RawOptimizer, RawRun, RawThreads, RawWorkload};
+use crate::health::{AlertKind, HealthConfig, KindOverride};
 use super::{ConfigError, SessionConfig};
 
 /// One run of a session, resolved.
@@ -21,6 +22,10 @@ pub struct RunConfig {
     /// Bitwise-repeatable settings (see `workload::determinism`).
     pub deterministic: bool,
     pub faults: FaultConfig,
+    /// Detector settings: defaults with the config's `[run.health]` overrides.
+    pub health: HealthConfig,
+    /// Hardware price per hour, for cost per 1,000 samples and cost so far.
+    pub price_per_hour: Option<f64>,
 }
 
 /// This run's place among the copies of one `[[run]]`.
@@ -55,7 +60,41 @@ pub struct LmConfig {
     pub optimizer: OptimizerConfig,
     pub batch_size: usize,
     pub data: DataSource,
+    /// Mixture-of-experts MLPs in some layers; `None` keeps every MLP dense.
+    pub moe: Option<MoeConfig>,
+    /// Representation dimensionality every `every` steps; `None` = off.
+    pub ndt: Option<NdtConfig>,
 }
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct MoeConfig {
+    pub experts: usize,
+    pub top_k: usize,
+    /// Layers (0-based) whose MLP is a mixture of experts, ascending.
+    pub layers: Vec<usize>,
+    /// Each expert takes at most `capacity_factor * tokens * top_k / experts` tokens.
+    pub capacity_factor: f64,
+    /// Switch-style load-balancing loss coefficient.
+    pub aux_loss_coef: f64,
+    /// Router z-loss coefficient (0 = off).
+    pub z_loss_coef: f64,
+    /// Aux-loss-free balancing: per-expert bias step size (0 = off).
+    pub bias_balancing: f64,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct NdtConfig {
+    pub every: u64,
+    /// Layers (0-based) whose outputs are measured, ascending.
+    pub layers: Vec<usize>,
+}
+
+pub const DEFAULT_MOE_TOP_K: u64 = 2;
+pub const DEFAULT_CAPACITY_FACTOR: f64 = 1.25;
+pub const DEFAULT_AUX_LOSS_COEF: f64 = 0.01;
+pub const DEFAULT_NDT_EVERY: u64 = 10;
+/// Routing to more experts than this is outside what the panes and tests cover.
+const MAX_EXPERTS: u64 = 256;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ModelConfig {
@@ -240,16 +279,24 @@ fn resolve_run(c: &Checker, i: usize, raw: RawRun, base_dir: &Path) -> Result<Ve
             if raw.rlhf.is_some() {
                 return Err(c.err(&at("rlhf"), "[run.rlhf] applies to workload = \"rlhf\", not \"lm\""));
             }
+            let model = resolve_model(c, i, raw.model.unwrap_or_default())?;
             WorkloadConfig::Lm(LmConfig {
-                model: resolve_model(c, i, raw.model.unwrap_or_default())?,
+                model,
                 optimizer: resolve_optimizer(c, i, raw.optimizer.unwrap_or_default(), DEFAULT_OPTIMIZER)?,
                 batch_size: batch_size as usize,
                 data: resolve_data(c, i, raw.data, base_dir)?,
+                moe: raw.moe.map(|m| resolve_moe(c, i, m, &model)).transpose()?,
+                ndt: raw.ndt.map(|n| resolve_ndt(c, i, n, &model)).transpose()?,
             })
         }
         RawWorkload::Rlhf => {
             if raw.data.is_some() {
                 return Err(c.err(&at("data"), "workload = \"rlhf\" takes its prompts and pretraining text from the synthetic corpus: remove [run.data]"));
+            }
+            for (key, set) in [("moe", raw.moe.is_some()), ("ndt", raw.ndt.is_some())] {
+                if set {
+                    return Err(c.err(&at(key), format!("[run.{key}] applies to workload = \"lm\", not \"rlhf\"")));
+                }
             }
             let model = resolve_model(c, i, raw.model.unwrap_or_default())?;
             let optimizer = resolve_optimizer(c, i, raw.optimizer.unwrap_or_default(), super::rlhf::RLHF_OPTIMIZER)?;
@@ -262,6 +309,11 @@ fn resolve_run(c: &Checker, i: usize, raw: RawRun, base_dir: &Path) -> Result<Ve
         Some(_) => return Err(c.err(&at("replicas"), format!("replicas must be between 1 and {MAX_REPLICAS}"))),
     };
     let faults = resolve_faults(c, i, raw.faults.unwrap_or_default(), replicas, &workload)?;
+    let health = resolve_health(c, i, raw.health.unwrap_or_default())?;
+    let price_per_hour = match raw.price_per_hour {
+        Some(p) if !(p.is_finite() && p >= 0.0) => return Err(c.err(&at("price_per_hour"), "price_per_hour must be zero or positive")),
+        p => p,
+    };
     let run = RunConfig {
         name,
         device,
@@ -272,6 +324,8 @@ fn resolve_run(c: &Checker, i: usize, raw: RawRun, base_dir: &Path) -> Result<Ve
         replica: None,
         deterministic: raw.deterministic.unwrap_or(false),
         faults,
+        health,
+        price_per_hour,
     };
     if raw.replicas.is_none() {
         return Ok(vec![run]);
@@ -340,6 +394,10 @@ fn resolve_faults(c: &Checker, i: usize, raw: RawFaults, replicas: usize, worklo
             })
             .transpose()?,
     };
+    let has_moe = matches!(workload, WorkloadConfig::Lm(lm) if lm.moe.is_some());
+    if faults.router_collapse_at.is_some() && !has_moe {
+        return Err(c.err(&at("router_collapse_at"), "faults.router_collapse_at needs a [run.moe] table (an MoE model)"));
+    }
     let kind = workload.kind();
     for (key, set, needs) in [
         ("kl_coef_zero_at", faults.kl_coef_zero_at.is_some(), "rlhf"),
@@ -350,6 +408,95 @@ fn resolve_faults(c: &Checker, i: usize, raw: RawFaults, replicas: usize, worklo
         }
     }
     Ok(faults)
+}
+
+/// A list of layer indices: each below `layers`, no repeats; sorted.
+fn layer_list(c: &Checker, segs: &[Seg], key: &str, list: Option<Vec<u64>>, layers: usize) -> Result<Vec<usize>, ConfigError> {
+    let Some(mut list) = list else { return Ok((0..layers).collect()) };
+    if list.is_empty() {
+        return Err(c.err(segs, format!("{key} must name at least one layer")));
+    }
+    list.sort_unstable();
+    if let Some(bad) = list.iter().find(|l| **l as usize >= layers) {
+        return Err(c.err(segs, format!("{key}: layer {bad} does not exist (the model has {layers} layers, numbered from 0)")));
+    }
+    if list.windows(2).any(|w| w[0] == w[1]) {
+        return Err(c.err(segs, format!("{key} names a layer twice")));
+    }
+    Ok(list.into_iter().map(|l| l as usize).collect())
+}
+
+fn resolve_moe(c: &Checker, i: usize, raw: RawMoe, model: &ModelConfig) -> Result<MoeConfig, ConfigError> {
+    let at = |key: &'static str| [Seg::Key("run"), Seg::Index(i), Seg::Key("moe"), Seg::Key(key)];
+    if !(2..=MAX_EXPERTS).contains(&raw.experts) {
+        return Err(c.err(&at("experts"), format!("moe.experts must be between 2 and {MAX_EXPERTS}")));
+    }
+    let top_k = raw.top_k.unwrap_or(DEFAULT_MOE_TOP_K.min(raw.experts));
+    if top_k == 0 || top_k > raw.experts {
+        return Err(c.err(&at("top_k"), format!("moe.top_k must be between 1 and experts ({})", raw.experts)));
+    }
+    let non_negative = |key: &'static str, v: Option<f64>, default: f64| -> Result<f64, ConfigError> {
+        match v.unwrap_or(default) {
+            v if v.is_finite() && v >= 0.0 => Ok(v),
+            _ => Err(c.err(&at(key), format!("moe.{key} must be zero or positive"))),
+        }
+    };
+    let capacity_factor = raw.capacity_factor.unwrap_or(DEFAULT_CAPACITY_FACTOR);
+    if !(capacity_factor.is_finite() && capacity_factor > 0.0) {
+        return Err(c.err(&at("capacity_factor"), "moe.capacity_factor must be positive (1.0 = exactly the fair share)"));
+    }
+    Ok(MoeConfig {
+        experts: raw.experts as usize,
+        top_k: top_k as usize,
+        layers: layer_list(c, &at("layers"), "moe.layers", raw.layers, model.layers)?,
+        capacity_factor,
+        aux_loss_coef: non_negative("aux_loss_coef", raw.aux_loss_coef, DEFAULT_AUX_LOSS_COEF)?,
+        z_loss_coef: non_negative("z_loss_coef", raw.z_loss_coef, 0.0)?,
+        bias_balancing: non_negative("bias_balancing", raw.bias_balancing, 0.0)?,
+    })
+}
+
+fn resolve_ndt(c: &Checker, i: usize, raw: RawNdt, model: &ModelConfig) -> Result<NdtConfig, ConfigError> {
+    let at = |key: &'static str| [Seg::Key("run"), Seg::Index(i), Seg::Key("ndt"), Seg::Key(key)];
+    let every = raw.every.unwrap_or(DEFAULT_NDT_EVERY);
+    if every == 0 {
+        return Err(c.err(&at("every"), "ndt.every must be at least 1"));
+    }
+    Ok(NdtConfig { every, layers: layer_list(c, &at("layers"), "ndt.layers", raw.layers, model.layers)? })
+}
+
+fn resolve_health(c: &Checker, i: usize, raw: std::collections::BTreeMap<String, RawHealthKind>) -> Result<HealthConfig, ConfigError> {
+    let mut health = HealthConfig::default();
+    for (name, o) in raw {
+        let at = |key: &'static str| [Seg::Key("run"), Seg::Index(i), Seg::Key("health"), Seg::Key(&name), Seg::Key(key)];
+        let Some(kind) = AlertKind::parse(&name) else {
+            let known: Vec<&str> = AlertKind::ALL.iter().map(|k| k.as_str()).collect();
+            return Err(c.err(&[Seg::Key("run"), Seg::Index(i), Seg::Key("health"), Seg::Key(&name)], format!("unknown alert kind `{name}`, expected one of {}", known.join(", "))));
+        };
+        for (key, v) in [("warn", o.warn), ("critical", o.critical)] {
+            if v.is_some_and(|v| !v.is_finite()) {
+                return Err(c.err(&at(key), format!("health.{name}.{key} must be a finite number")));
+            }
+        }
+        if o.persistence == Some(0) {
+            return Err(c.err(&at("persistence"), format!("health.{name}.persistence must be at least 1")));
+        }
+        if o.metric.as_deref().is_some_and(|m| m.trim().is_empty()) {
+            return Err(c.err(&at("metric"), format!("health.{name}.metric must not be empty")));
+        }
+        let over = KindOverride {
+            enabled: o.enabled,
+            warn: o.warn,
+            critical: o.critical,
+            warmup: o.warmup,
+            persistence: o.persistence,
+            cooldown: o.cooldown,
+            window: o.window.map(|w| w as usize),
+            metric: o.metric,
+        };
+        health.apply(kind, &over);
+    }
+    Ok(health)
 }
 
 fn resolve_model(c: &Checker, i: usize, raw: RawModel) -> Result<ModelConfig, ConfigError> {

@@ -1,4 +1,15 @@
 //! Run health: streaming detectors that turn metric points into alerts, and the
 //! comparisons between runs (replicas, baselines) that find where they part.
-//! Everything here is pure: no I/O, no UI, no clocks.
+//! Everything here is pure: no I/O, no UI, no clocks. Detectors see only the past.
+pub mod alert;
+pub mod config;
+pub mod detect;
 pub mod divergence;
+pub mod monitor;
+pub mod score;
+pub mod stats;
+pub mod synth;
+
+pub use alert::{Alert, AlertKind, Severity};
+pub use config::{HealthConfig, KindOverride, KindSettings};
+pub use monitor::{RunMonitor, SessionHealth};

@@ -1,5 +1,8 @@
 //! Metric vocabulary and the pure math over metric series: canonical names and their
 //! aliases, throughput rates, ETA and smoothing. No I/O here.
+pub mod cost;
+pub mod dimensionality;
+pub mod moe;
 pub mod names;
 pub mod series;
 pub mod throughput;

@@ -8,6 +8,7 @@ pub const SAMPLES: &str = "samples";
 pub const STEP_TIME_S: &str = "step_time_s";
 pub const TOKENS_PER_S: &str = "tokens_per_s";
 pub const SAMPLES_PER_S: &str = "samples_per_s";
+pub const MOE_AUX_LOSS: &str = "moe/aux_loss";
 
 // RL fine-tuning (workload `rlhf`).
 pub const REWARD: &str = "reward";

@@ -7,6 +7,7 @@ use serde::Serialize;
 
 use super::format::{duration, si, value};
 use crate::metrics::names;
+use crate::health::Alert;
 use crate::session::{GpuStatus, RunRecord, SessionState};
 
 #[derive(Debug, Serialize)]
@@ -34,10 +35,17 @@ pub struct RunSummary {
     /// Whole-run rates over step time, after warm-up.
     pub tokens_per_s: Option<f64>,
     pub samples_per_s: Option<f64>,
+    /// Largest mem/gpu_bytes or mem/rss_bytes the run reported.
+    pub peak_memory_bytes: Option<f64>,
+    /// With `price_per_hour` in the config: cost of 1,000 samples at the run's
+    /// rate, and of the run's wall time so far.
+    pub cost_per_1k_samples: Option<f64>,
+    pub cost_so_far: Option<f64>,
     pub final_loss: Option<f64>,
     /// Last value of every scalar metric, by canonical name (non-finite as null).
     pub metrics: BTreeMap<String, Option<f64>>,
-    pub alerts: Vec<serde_json::Value>,
+    /// Every alert of the run, oldest first (design.md, "Alerts").
+    pub alerts: Vec<Alert>,
     pub error: Option<String>,
 }
 
@@ -46,7 +54,9 @@ fn finite(v: f64) -> Option<f64> {
 }
 
 impl RunSummary {
-    pub fn of(r: &RunRecord) -> Self {
+    /// The summary of `r`; `alerts` are the session's alerts, which `r` indexes.
+    pub fn of(r: &RunRecord, alerts: &[Alert]) -> Self {
+        let cost = r.cost();
         RunSummary {
             name: r.name.clone(),
             workload: r.workload.clone(),
@@ -57,9 +67,12 @@ impl RunSummary {
             intra_op_threads: r.threads,
             tokens_per_s: r.rate(names::TOKENS, None),
             samples_per_s: r.rate(names::SAMPLES, None),
+            peak_memory_bytes: r.peak_memory_bytes(),
+            cost_per_1k_samples: cost.and_then(|c| c.0),
+            cost_so_far: cost.map(|c| c.1),
             final_loss: r.last(names::LOSS).and_then(finite),
             metrics: r.series.iter().filter_map(|(k, s)| Some((k.clone(), finite(s.last()?)))).collect(),
-            alerts: Vec::new(),
+            alerts: r.alerts.iter().filter_map(|i| alerts.get(*i).cloned()).collect(),
             error: r.error.clone(),
         }
     }
@@ -72,7 +85,7 @@ impl SessionSummary {
             snapshot: None,
             elapsed_s,
             gpu: state.gpu.clone(),
-            runs: state.runs.iter().map(RunSummary::of).collect(),
+            runs: state.runs.iter().map(|r| RunSummary::of(r, &state.alerts)).collect(),
         }
     }
 
@@ -86,6 +99,19 @@ impl SessionSummary {
             }
             if let Some(l) = r.final_loss {
                 let _ = write!(out, ", final loss {}", value(l));
+            }
+            if let Some(c) = r.cost_per_1k_samples {
+                let _ = write!(out, ", ${c:.4}/1k samples");
+            }
+            if let Some(c) = r.cost_so_far {
+                let _ = write!(out, ", ${c:.2} so far");
+            }
+            let alarms: Vec<&Alert> = r.alerts.iter().filter(|a| a.severity >= crate::health::Severity::Warn).collect();
+            if !alarms.is_empty() {
+                let _ = write!(out, ", {} alert(s)", alarms.len());
+                for a in alarms.iter().take(5) {
+                    let _ = write!(out, "\n      {} {} at step {}: {}", a.severity.as_str(), a.kind, a.step, a.message);
+                }
             }
             if let Some(e) = &r.error {
                 let _ = write!(out, "\n      reason: {e}");

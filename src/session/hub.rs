@@ -1,17 +1,39 @@
-//! Applies events to the session state in arrival order and derives the metrics that
-//! follow from others (tokens/s, samples/s). Pure in-memory work: it never blocks.
+//! Applies events to the session state in arrival order, derives the metrics that
+//! follow from others (tokens/s, samples/s) and runs the health detectors on every
+//! point. Pure in-memory work: it never blocks.
 use super::event::{Event, GpuStatus, LogLevel, RunId, RunOutcome};
 use super::state::{LogLine, RunState, SessionState, LOG_CAPACITY};
-use crate::metrics::names;
+use crate::health::{Alert, HealthConfig, SessionHealth, Severity};
+use crate::metrics::{moe, names, MetricName};
 
 #[derive(Debug)]
 pub struct Hub {
     pub state: SessionState,
+    pub health: SessionHealth,
 }
 
 impl Hub {
+    /// A hub whose runs use the default detector settings.
     pub fn new(state: SessionState) -> Self {
-        Hub { state }
+        let configs = vec![HealthConfig::default(); state.runs.len()];
+        Self::with_health(state, &configs)
+    }
+
+    /// A hub with detector settings per run (in run order; missing ones default).
+    pub fn with_health(state: SessionState, configs: &[HealthConfig]) -> Self {
+        let mut health = SessionHealth::new();
+        let default = HealthConfig::default();
+        for (i, r) in state.runs.iter().enumerate() {
+            health.add_run(&r.name, configs.get(i).unwrap_or(&default));
+        }
+        Hub { state, health }
+    }
+
+    /// Adds a run discovered while reading (a log's `run` field); returns its id.
+    pub fn add_run(&mut self, record: super::state::RunRecord, config: &HealthConfig) -> RunId {
+        self.health.add_run(&record.name, config);
+        self.state.runs.push(record);
+        self.state.runs.len() - 1
     }
 
     /// Applies one event; `now_s` (seconds since session start) stamps log lines.
@@ -42,6 +64,7 @@ impl Hub {
                 self.log(Some(run), level, msg, now_s);
             }
             Event::Telemetry { time_s, values } => {
+                self.watch_memory(time_s, &values);
                 for (name, value) in values {
                     let series = self.state.telemetry.entry(name.into_owned()).or_default();
                     let index = series.len() as u64;
@@ -72,16 +95,81 @@ impl Hub {
         r.time_s = r.time_s.max(time_s);
         let find = |name: &str| values.iter().find(|(n, _)| n == name).map(|(_, v)| *v);
         let step_time = find(names::STEP_TIME_S).filter(|s| *s > 0.0);
-        let derived = [(names::TOKENS, names::TOKENS_PER_S), (names::SAMPLES, names::SAMPLES_PER_S)]
+        let mut derived = [(names::TOKENS, names::TOKENS_PER_S), (names::SAMPLES, names::SAMPLES_PER_S)]
             .into_iter()
-            .filter_map(|(count, rate)| Some((rate, find(count)? / step_time?)))
+            .filter_map(|(count, rate)| Some((rate.to_owned(), find(count)? / step_time?)))
             .collect::<Vec<_>>();
-        for (name, value) in values {
-            r.series.entry(name.into_owned()).or_default().push(step, time_s, value);
+        // Per MoE layer: balance, routing entropy, CV, MaxVio, dead experts.
+        derived.extend(moe::derive(values.iter().map(|(n, v)| (n.as_ref(), *v))));
+        let mut all = values;
+        all.extend(derived.into_iter().map(|(n, v)| (MetricName::Owned(n), v)));
+        for (name, value) in &all {
+            r.series.entry(name.to_string()).or_default().push(step, time_s, *value);
         }
-        for (name, value) in derived {
-            r.series.entry(name.to_owned()).or_default().push(step, time_s, value);
+        for alert in self.health.observe(run, step, time_s, &all) {
+            self.raise(Some(run), alert, time_s);
         }
+    }
+
+    /// Memory telemetry: totals for the runs' memory detectors, and the process's
+    /// own GPU memory and RSS watched for leaks. A process-wide series is
+    /// attributed to the first run on that device (host: the first run).
+    fn watch_memory(&mut self, time_s: f64, values: &[(MetricName, f64)]) {
+        let find = |name: &str| values.iter().find(|(n, _)| n == name).map(|(_, v)| *v);
+        let host_total = find("host/mem_total_bytes");
+        let mut raised = Vec::new();
+        for (i, r) in self.state.runs.iter().enumerate() {
+            let Some(monitor) = self.health.runs.get_mut(i) else { continue };
+            if let Some(t) = host_total {
+                monitor.set_memory_total("mem/rss_bytes", t);
+                monitor.set_memory_total("host/proc_rss_bytes", t);
+            }
+            let gpu = r.device.strip_prefix("cuda:").and_then(|g| g.parse::<usize>().ok());
+            if let Some(g) = gpu {
+                if let Some(t) = find(&format!("gpu{g}/mem_total_bytes")) {
+                    monitor.set_memory_total("mem/gpu_bytes", t);
+                    monitor.set_memory_total(&format!("gpu{g}/proc_mem_bytes"), t);
+                }
+            }
+            let first_on_gpu = gpu.filter(|g| !self.state.runs[..i].iter().any(|q| q.device == format!("cuda:{g}")));
+            let mut watched = Vec::new();
+            if i == 0 {
+                watched.push("host/proc_rss_bytes".to_owned());
+            }
+            if let Some(g) = first_on_gpu {
+                watched.push(format!("gpu{g}/proc_mem_bytes"));
+            }
+            for metric in watched {
+                if let Some(v) = find(&metric) {
+                    let sample = self.state.telemetry.get(&metric).map_or(0, |s| s.len() as u64);
+                    if let Some(a) = monitor.observe_memory(&metric, sample, time_s, v) {
+                        raised.push((i, a));
+                    }
+                }
+            }
+        }
+        for (i, a) in raised {
+            self.raise(Some(i), a, time_s);
+        }
+    }
+
+    /// Stores an alert; warnings and critical alerts also go to the event log, so
+    /// headless mode prints them on stderr when they are raised.
+    fn raise(&mut self, run: Option<RunId>, alert: Alert, now_s: f64) {
+        let index = self.state.alerts.len();
+        if let Some(r) = run.and_then(|i| self.state.runs.get_mut(i)) {
+            r.alerts.push(index);
+        }
+        let level = match alert.severity {
+            Severity::Info => None,
+            Severity::Warn => Some(LogLevel::Warn),
+            Severity::Critical => Some(LogLevel::Error),
+        };
+        if let Some(level) = level {
+            let msg = format!("{} {} at step {}: {}", alert.severity.as_str(), alert.kind, alert.step, alert.message);
+            self.log(run, level, msg, now_s);
+        }
+        self.state.alerts.push(alert);
     }
 
     fn log(&mut self, run: Option<RunId>, level: LogLevel, message: String, time_s: f64) {
@@ -116,6 +204,16 @@ mod tests {
     }
 
     #[test]
+    fn moe_loads_derive_per_layer_balance() {
+        let mut h = hub();
+        let values = vec![("moe/L1/load/E0".into(), 0.5), ("moe/L1/load/E1".into(), 0.5)];
+        h.apply(Event::Metrics { run: 0, step: 1, time_s: 0.5, values }, 0.5);
+        assert_eq!(h.state.runs[0].last("moe/L1/balance"), Some(1.0));
+        assert_eq!(h.state.runs[0].last("moe/L1/entropy_bits"), Some(1.0));
+        assert_eq!(h.state.runs[0].last("moe/L1/dead_experts"), Some(0.0));
+    }
+
+    #[test]
     fn lifecycle_sets_state_and_reason() {
         let mut h = hub();
         h.apply(Event::RunStarted { run: 0, device: "cpu".into(), threads: 1 }, 0.0);
@@ -126,6 +224,22 @@ mod tests {
         assert_eq!(h.state.runs[0].error.as_deref(), Some("loss is NaN"));
         assert!(h.state.all_over());
         assert_eq!(h.state.log.len(), 2);
+    }
+
+    #[test]
+    fn alerts_are_stored_per_run_and_logged() {
+        let mut h = hub();
+        for step in 1..=3u64 {
+            let loss = if step == 3 { f64::NAN } else { 2.0 };
+            h.apply(Event::Metrics { run: 0, step, time_s: step as f64, values: vec![("loss".into(), loss)] }, step as f64);
+        }
+        assert_eq!(h.state.alerts.len(), 1);
+        assert_eq!(h.state.alerts[0].kind, crate::health::AlertKind::Nonfinite);
+        assert_eq!(h.state.runs[0].alerts, vec![0]);
+        assert_eq!(h.state.runs[0].worst_alert(&h.state.alerts, |_| true), Some(Severity::Critical));
+        let line = h.state.log.back().unwrap();
+        assert_eq!(line.level, LogLevel::Error);
+        assert!(line.message.starts_with("critical nonfinite at step 3: loss is NaN"), "{}", line.message);
     }
 
     #[test]

@@ -5,6 +5,7 @@ use std::collections::{BTreeMap, VecDeque};
 use serde::Serialize;
 
 use super::event::{GpuStatus, LogLevel, RunId};
+use crate::health::{Alert, Severity};
 use crate::metrics::{names, throughput, Series};
 
 /// Lines kept for the events view; older ones are dropped.
@@ -52,6 +53,10 @@ pub struct RunRecord {
     pub series: BTreeMap<String, Series>,
     /// Why the run failed.
     pub error: Option<String>,
+    /// Indices into `SessionState::alerts` of this run's alerts, oldest first.
+    pub alerts: Vec<usize>,
+    /// Hardware price per hour, for cost figures.
+    pub price_per_hour: Option<f64>,
 }
 
 impl RunRecord {
@@ -67,6 +72,8 @@ impl RunRecord {
             time_s: 0.0,
             series: BTreeMap::new(),
             error: None,
+            alerts: Vec::new(),
+            price_per_hour: None,
         }
     }
 
@@ -87,6 +94,29 @@ impl RunRecord {
             Some(n) => throughput::rate(counts.tail(n), secs.tail(n)),
             None => throughput::run_rate(&counts.values, &secs.values),
         }
+    }
+
+    /// The worst severity among this run's alerts that `open` keeps (e.g. not
+    /// acknowledged).
+    pub fn worst_alert(&self, all: &[Alert], open: impl Fn(usize) -> bool) -> Option<Severity> {
+        self.alerts.iter().filter(|i| open(**i)).filter_map(|i| all.get(*i)).map(|a| a.severity).max()
+    }
+
+    /// Peak memory of the run: the largest `mem/gpu_bytes` or `mem/rss_bytes` seen.
+    pub fn peak_memory_bytes(&self) -> Option<f64> {
+        ["mem/gpu_bytes", "mem/rss_bytes"]
+            .iter()
+            .filter_map(|m| self.series(m))
+            .flat_map(|s| s.values.iter().copied().filter(|v| v.is_finite()))
+            .reduce(f64::max)
+    }
+
+    /// Cost per 1,000 samples at the run's post-warm-up rate, and cost so far, when
+    /// the config gives a price per hour.
+    pub fn cost(&self) -> Option<(Option<f64>, f64)> {
+        let price = self.price_per_hour?;
+        let per_1k = self.rate(names::SAMPLES, None).and_then(|r| crate::metrics::cost::per_1k_samples(price, r));
+        Some((per_1k, crate::metrics::cost::so_far(price, self.time_s)))
     }
 
     /// Seconds until the run reaches its total, from recent step times.
@@ -117,6 +147,8 @@ pub struct SessionState {
     pub logged_total: u64,
     /// Seconds since session start of the newest event seen.
     pub time_s: f64,
+    /// Every alert raised, oldest first.
+    pub alerts: Vec<Alert>,
 }
 
 impl SessionState {
@@ -129,6 +161,7 @@ impl SessionState {
             log: VecDeque::new(),
             logged_total: 0,
             time_s: 0.0,
+            alerts: Vec::new(),
         }
     }
 

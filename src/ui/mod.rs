@@ -38,7 +38,7 @@ pub fn draw(frame: &mut Frame, state: &SessionState, view: &ViewState, theme: &T
         return;
     }
     let ctx = Ctx { state, view, theme };
-    let areas = layout::areas(area, view.zoomed.then_some(view.focus));
+    let areas = layout::areas(area, view.zoomed.then_some(view.focus), &layout::visible_panes(state));
     panes::header::render(frame, areas.header, &ctx);
     for (id, rect) in &areas.panes {
         panes::render(frame, *id, *rect, &ctx);
@@ -52,13 +52,13 @@ pub fn draw(frame: &mut Frame, state: &SessionState, view: &ViewState, theme: &T
 }
 
 /// Records where panes and run rows are, so clicks can be mapped back.
-fn record_areas(view: &mut ViewState, area: Rect, n_runs: usize) {
+fn record_areas(view: &mut ViewState, area: Rect, n_runs: usize, visible: &[PaneId]) {
     if layout::too_small(area) {
         view.pane_areas.clear();
         view.run_rows.clear();
         return;
     }
-    let areas = layout::areas(area, view.zoomed.then_some(view.focus));
+    let areas = layout::areas(area, view.zoomed.then_some(view.focus), visible);
     view.run_rows = areas
         .panes
         .iter()
@@ -143,7 +143,8 @@ pub async fn run(live: &mut LiveSession, theme: Theme, fps: u32) -> io::Result<(
                     dirty = false;
                     let area = guard.terminal.size().map(|s| Rect::new(0, 0, s.width, s.height))?;
                     let n_runs = live.state().runs.len();
-                    record_areas(&mut view, area, n_runs);
+                    let visible = layout::visible_panes(view.frozen.as_deref().unwrap_or(live.state()));
+                    record_areas(&mut view, area, n_runs, &visible);
                     let state: &SessionState = view.frozen.as_deref().unwrap_or(live.state());
                     let _ = execute!(io::stdout(), BeginSynchronizedUpdate);
                     let drawn = guard.terminal.draw(|f| draw(f, state, &view, &theme));
@@ -302,7 +303,7 @@ mod tests {
         use ratatui::crossterm::event::{KeyModifiers, MouseButton, MouseEvent, MouseEventKind};
         let s = session(false);
         let mut view = ViewState::default();
-        record_areas(&mut view, Rect::new(0, 0, 120, 40), s.runs.len());
+        record_areas(&mut view, Rect::new(0, 0, 120, 40), s.runs.len(), &layout::visible_panes(&s));
         let (_, row) = view.run_rows[1];
         let click = MouseEvent { kind: MouseEventKind::Down(MouseButton::Left), column: row.x + 2, row: row.y, modifiers: KeyModifiers::NONE };
         view.on_mouse(click);

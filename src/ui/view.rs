@@ -4,8 +4,13 @@ use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers, M
 use ratatui::layout::{Position, Rect};
 
 use super::chart::{Window, WINDOWS};
-use super::layout::PaneId;
+use super::layout::{self, PaneId};
 use crate::session::SessionState;
+
+/// Metrics the RL health pane can chart (`r` cycles).
+pub const RL_METRICS: &[&str] = &["reward", "kl", "entropy", "clip_frac", "response_len"];
+/// Dimensionality measures the representation pane can chart (`d` cycles).
+pub const REPR_METRICS: &[&str] = &["stable_rank", "participation_ratio", "cum_energy_90", "nuclear_norm_ratio"];
 
 /// Which metric the training pane plots.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -70,6 +75,14 @@ pub struct ViewState {
     pub pane_areas: Vec<(PaneId, Rect)>,
     /// Where each run's row was last drawn in the runs pane.
     pub run_rows: Vec<(usize, Rect)>,
+    /// Index into `RL_METRICS`.
+    pub rl_metric: usize,
+    /// Index into `REPR_METRICS`.
+    pub repr_metric: usize,
+    /// Which MoE layer the bars show (an index into the run's MoE layers).
+    pub moe_layer: usize,
+    /// MoE pane: layer x expert heatmap instead of one layer's bars.
+    pub moe_heatmap: bool,
 }
 
 impl Default for ViewState {
@@ -89,6 +102,10 @@ impl Default for ViewState {
             events_scroll: 0,
             pane_areas: Vec::new(),
             run_rows: Vec::new(),
+            rl_metric: 0,
+            repr_metric: 0,
+            moe_layer: 0,
+            moe_heatmap: false,
         }
     }
 }
@@ -135,6 +152,7 @@ impl ViewState {
             return Action::Redraw;
         }
         let n_runs = live.runs.len().max(1);
+        let visible = layout::visible_panes(self.frozen.as_deref().unwrap_or(live));
         match key.code {
             KeyCode::Char('?') => self.help = true,
             KeyCode::Tab => self.selected_run = (self.selected_run + 1) % n_runs,
@@ -145,20 +163,20 @@ impl ViewState {
                     self.selected_run = i;
                 }
             }
-            KeyCode::Left | KeyCode::Char('h') => self.focus = self.focus.neighbour(-1, 0),
-            KeyCode::Right | KeyCode::Char('l') => self.focus = self.focus.neighbour(1, 0),
+            KeyCode::Left | KeyCode::Char('h') => self.focus = self.focus.neighbour(-1, 0, &visible),
+            KeyCode::Right | KeyCode::Char('l') => self.focus = self.focus.neighbour(1, 0, &visible),
             KeyCode::Up | KeyCode::Char('k') => {
                 if self.focus == PaneId::Events && key.code == KeyCode::Char('k') {
                     self.events_scroll += 1;
                 } else {
-                    self.focus = self.focus.neighbour(0, -1);
+                    self.focus = self.focus.neighbour(0, -1, &visible);
                 }
             }
             KeyCode::Down | KeyCode::Char('j') => {
                 if self.focus == PaneId::Events && key.code == KeyCode::Char('j') {
                     self.events_scroll = self.events_scroll.saturating_sub(1);
                 } else {
-                    self.focus = self.focus.neighbour(0, 1);
+                    self.focus = self.focus.neighbour(0, 1, &visible);
                 }
             }
             KeyCode::PageUp => self.events_scroll += 10,
@@ -179,6 +197,19 @@ impl ViewState {
             KeyCode::Char('L') => self.log_scale = !self.log_scale,
             KeyCode::Char('m') => self.training_metric = self.training_metric.next(),
             KeyCode::Char('s') => self.show_samples = !self.show_samples,
+            KeyCode::Char('r') => self.rl_metric = (self.rl_metric + 1) % RL_METRICS.len(),
+            KeyCode::Char('d') => self.repr_metric = (self.repr_metric + 1) % REPR_METRICS.len(),
+            KeyCode::Char(']') | KeyCode::Char('[') => {
+                let shown = self.frozen.as_deref().unwrap_or(live);
+                let run = crate::ui::panes::moe::shown_run(shown, self.selected_run);
+                let n = run.map_or(0, |r| crate::metrics::moe::layers(r.series.keys().map(String::as_str)).len());
+                if n == 0 {
+                    return Action::None;
+                }
+                let cur = self.moe_layer % n;
+                self.moe_layer = if key.code == KeyCode::Char(']') { (cur + 1) % n } else { (cur + n - 1) % n };
+            }
+            KeyCode::Char('b') => self.moe_heatmap = !self.moe_heatmap,
             KeyCode::Char('c') => {
                 let running = live.runs.get(self.selected_run).is_some_and(|r| !r.state.is_over());
                 if running {

@@ -2,7 +2,10 @@
 pub mod events;
 pub mod hardware;
 pub mod header;
+pub mod moe;
 pub mod overlay;
+pub mod repr;
+pub mod rl;
 pub mod runs;
 pub mod throughput;
 pub mod training;
@@ -55,6 +58,9 @@ pub fn render(frame: &mut Frame, id: PaneId, area: Rect, ctx: &Ctx) {
         PaneId::Throughput => throughput::render(frame, area, ctx),
         PaneId::Training => training::render(frame, area, ctx),
         PaneId::Hardware => hardware::render(frame, area, ctx),
+        PaneId::Rl => rl::render(frame, area, ctx),
+        PaneId::Moe => moe::render(frame, area, ctx),
+        PaneId::Repr => repr::render(frame, area, ctx),
         PaneId::Events => events::render(frame, area, ctx),
     }
 }
@@ -109,6 +115,43 @@ pub fn line_chart<'a>(lines: &'a [Line<'a>], x_title: &'a str, y_title: String, 
                 .labels([y_label(y[0]), y_label((y[0] + y[1]) / 2.0), y_label(y[1])]),
         )
         .hidden_legend_constraints((ratatui::layout::Constraint::Ratio(1, 2), ratatui::layout::Constraint::Ratio(1, 2)))
+}
+
+/// One line of a multi-line chart before reduction.
+pub struct SeriesLine<'a> {
+    pub label: String,
+    pub series: &'a crate::metrics::Series,
+    /// Index into the theme's series colours.
+    pub color: usize,
+    /// Drawn bold and on top (the selected run).
+    pub bold: bool,
+}
+
+/// Reduces each series to the pane's width with the view's window, smoothing and
+/// log scale, and draws them; `empty` is shown when there is nothing to draw.
+pub fn series_chart(frame: &mut Frame, area: Rect, ctx: &Ctx, mut items: Vec<SeriesLine>, y_title: String, empty: &str) {
+    use crate::ui::chart::{reduce, Transform};
+    if items.is_empty() {
+        frame.render_widget(ratatui::widgets::Paragraph::new(Span::styled(empty.to_owned(), ctx.muted())), area);
+        return;
+    }
+    let v = ctx.view;
+    let transform = Transform { ema_alpha: v.smoothing.then_some(crate::ui::view::SMOOTHING_ALPHA), log10: v.log_scale };
+    let columns = area.width.saturating_sub(8) as usize;
+    items.sort_by_key(|i| i.bold);
+    let reduced: Vec<Reduced> = items.iter().map(|i| reduce(i.series, v.window, columns, transform)).collect();
+    let lines: Vec<Line> = items
+        .iter()
+        .zip(&reduced)
+        .map(|(i, data)| {
+            let mut style = Style::default().fg(ctx.theme.series_color(i.color));
+            if i.bold {
+                style = style.add_modifier(Modifier::BOLD);
+            }
+            Line { label: i.label.clone(), data, style }
+        })
+        .collect();
+    frame.render_widget(line_chart(&lines, "step", y_title, v.log_scale, ctx), area);
 }
 
 /// A text bar `▰▰▰▱▱` of `width` cells for a fraction in [0, 1].

@@ -33,7 +33,7 @@ pub fn train(ctx: &RunContext, cfg: &RlhfConfig) -> Result<RunOutcome> {
     determinism::apply(ctx.config.deterministic);
     let mut trainer = {
         let _init = determinism::seeded_init(seed);
-        RlhfTrainer::new(cfg, device, seed)?
+        RlhfTrainer::new(cfg, device, seed, ctx.config.deterministic)?
     };
     let mut faults = FaultInjector::new(&ctx.config);
     if ctx.started(device::name(device)).is_err() {
@@ -129,7 +129,7 @@ pub(crate) mod tests {
     fn trainer(cfg: &RlhfConfig, seed: u64) -> RlhfTrainer {
         let mut t = {
             let _init = determinism::seeded_init(seed);
-            RlhfTrainer::new(cfg, Device::Cpu, seed).unwrap()
+            RlhfTrainer::new(cfg, Device::Cpu, seed, true).unwrap()
         };
         assert!(t.pretrain(|| false).unwrap());
         t
@@ -241,7 +241,7 @@ pub(crate) mod tests {
         cfg.pretrain_steps = 3;
         let mut t = {
             let _init = determinism::seeded_init(5);
-            RlhfTrainer::new(&cfg, Device::Cpu, 5).unwrap()
+            RlhfTrainer::new(&cfg, Device::Cpu, 5, false).unwrap()
         };
         let before = snapshot(&t);
         assert!(t.pretrain(|| false).unwrap());

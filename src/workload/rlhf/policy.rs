@@ -4,7 +4,7 @@ use tch::nn::{self, Module};
 use tch::{Device, Kind, Tensor};
 
 use crate::config::ModelConfig;
-use crate::workload::lm::model::TransformerLm;
+use crate::workload::lm::model::{ForwardOptions, TransformerLm};
 
 pub struct Policy {
     pub vs: nn::VarStore,
@@ -24,9 +24,10 @@ pub struct Evaluation {
 
 impl Policy {
     /// Builds fresh parameters: call under `determinism::seeded_init`.
-    pub fn new(device: Device, model: &ModelConfig, with_value_head: bool) -> Self {
+    /// `deterministic` selects attention without fused kernels (see the lm model).
+    pub fn new(device: Device, model: &ModelConfig, with_value_head: bool, deterministic: bool) -> Self {
         let vs = nn::VarStore::new(device);
-        let lm = TransformerLm::new(&vs.root(), model);
+        let lm = TransformerLm::new(&vs.root(), model, None).deterministic(deterministic);
         // Zero-initialised: values start at 0, so early advantages are the rewards.
         let value_head = with_value_head.then(|| {
             let cfg = nn::LinearConfig { ws_init: nn::Init::Const(0.0), bs_init: Some(nn::Init::Const(0.0)), bias: true };
@@ -36,8 +37,8 @@ impl Policy {
     }
 
     /// A frozen copy of this policy's language model (no value head).
-    pub fn frozen_copy(&self, device: Device, model: &ModelConfig) -> Self {
-        let mut copy = Policy::new(device, model, false);
+    pub fn frozen_copy(&self, device: Device, model: &ModelConfig, deterministic: bool) -> Self {
+        let mut copy = Policy::new(device, model, false, deterministic);
         copy.vs.copy(&self.vs).expect("the reference has the policy's parameter names");
         copy.vs.freeze();
         copy
@@ -54,7 +55,8 @@ impl Policy {
         let total = sequences.size()[1];
         let (start, n) = (prompt_len as i64 - 1, total - prompt_len as i64);
         let inputs = sequences.narrow(1, 0, total - 1);
-        let (logits, hidden) = self.lm.forward_with_hidden(&inputs);
+        let out = self.lm.forward_with(&inputs, ForwardOptions::default());
+        let (logits, hidden) = (out.logits, out.final_hidden);
         let log_probs = (logits.narrow(1, start, n) / temperature).log_softmax(-1, Kind::Float);
         let targets = sequences.narrow(1, prompt_len as i64, n).unsqueeze(-1);
         let logp = log_probs.gather(2, &targets, false).squeeze_dim(-1);

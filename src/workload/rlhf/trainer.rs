@@ -72,9 +72,9 @@ struct Targets {
 
 impl RlhfTrainer {
     /// Builds the policy and its reference copy: call under `determinism::seeded_init`.
-    pub fn new(cfg: &RlhfConfig, device: Device, seed: u64) -> Result<Self> {
-        let policy = Policy::new(device, &cfg.model, cfg.algorithm == RlAlgorithm::Ppo);
-        let reference = policy.frozen_copy(device, &cfg.model);
+    pub fn new(cfg: &RlhfConfig, device: Device, seed: u64, deterministic: bool) -> Result<Self> {
+        let policy = Policy::new(device, &cfg.model, cfg.algorithm == RlAlgorithm::Ppo, deterministic);
+        let reference = policy.frozen_copy(device, &cfg.model, deterministic);
         let opt = adamw(&policy.vs, &cfg.optimizer)?;
         Ok(RlhfTrainer {
             cfg: cfg.clone(),

@@ -1,0 +1,145 @@
+//! The alert a detector raises (design.md, "Alerts"): its JSON form is part of
+//! rlmon's interface and is written exactly as specified there.
+use serde::{Serialize, Serializer};
+
+/// How bad an alert is; ordered so that `max()` gives the worst.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Severity {
+    Info,
+    Warn,
+    Critical,
+}
+
+impl Severity {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Severity::Info => "info",
+            Severity::Warn => "warn",
+            Severity::Critical => "critical",
+        }
+    }
+}
+
+/// Every alert kind of design.md.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum AlertKind {
+    LossSpike,
+    LossDivergence,
+    Nonfinite,
+    GradExplosion,
+    GradVanishing,
+    KlSpike,
+    KlRunaway,
+    RewardHacking,
+    RewardSaturation,
+    EntropyCollapse,
+    MemoryLeak,
+    ExpertCollapse,
+    ThroughputRegression,
+    Nondeterminism,
+    RunDivergence,
+}
+
+impl AlertKind {
+    pub const ALL: [AlertKind; 15] = [
+        AlertKind::LossSpike,
+        AlertKind::LossDivergence,
+        AlertKind::Nonfinite,
+        AlertKind::GradExplosion,
+        AlertKind::GradVanishing,
+        AlertKind::KlSpike,
+        AlertKind::KlRunaway,
+        AlertKind::RewardHacking,
+        AlertKind::RewardSaturation,
+        AlertKind::EntropyCollapse,
+        AlertKind::MemoryLeak,
+        AlertKind::ExpertCollapse,
+        AlertKind::ThroughputRegression,
+        AlertKind::Nondeterminism,
+        AlertKind::RunDivergence,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            AlertKind::LossSpike => "loss_spike",
+            AlertKind::LossDivergence => "loss_divergence",
+            AlertKind::Nonfinite => "nonfinite",
+            AlertKind::GradExplosion => "grad_explosion",
+            AlertKind::GradVanishing => "grad_vanishing",
+            AlertKind::KlSpike => "kl_spike",
+            AlertKind::KlRunaway => "kl_runaway",
+            AlertKind::RewardHacking => "reward_hacking",
+            AlertKind::RewardSaturation => "reward_saturation",
+            AlertKind::EntropyCollapse => "entropy_collapse",
+            AlertKind::MemoryLeak => "memory_leak",
+            AlertKind::ExpertCollapse => "expert_collapse",
+            AlertKind::ThroughputRegression => "throughput_regression",
+            AlertKind::Nondeterminism => "nondeterminism",
+            AlertKind::RunDivergence => "run_divergence",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<AlertKind> {
+        AlertKind::ALL.into_iter().find(|k| k.as_str() == s)
+    }
+}
+
+impl std::fmt::Display for AlertKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// One alert. `step` is where the problem starts as far as the detector can tell
+/// (the first step of a spike, the first differing step of two replicas); the
+/// alert is raised once that is certain, usually a step or a few later.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Alert {
+    pub kind: AlertKind,
+    pub severity: Severity,
+    pub run: String,
+    pub metric: String,
+    pub step: u64,
+    pub time_s: f64,
+    /// The value that tripped the detector; non-finite values are written as null
+    /// (JSON has no NaN).
+    #[serde(serialize_with = "finite_or_null")]
+    pub value: f64,
+    pub message: String,
+}
+
+fn finite_or_null<S: Serializer>(v: &f64, s: S) -> Result<S::Ok, S::Error> {
+    if v.is_finite() {
+        s.serialize_f64(*v)
+    } else {
+        s.serialize_none()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn serializes_as_the_design_says() {
+        let a = Alert {
+            kind: AlertKind::KlSpike,
+            severity: Severity::Warn,
+            run: "ppo".into(),
+            metric: "kl".into(),
+            step: 12,
+            time_s: 3.5,
+            value: f64::NAN,
+            message: "kl jumped".into(),
+        };
+        let json = serde_json::to_string(&a).unwrap();
+        assert_eq!(
+            json,
+            r#"{"kind":"kl_spike","severity":"warn","run":"ppo","metric":"kl","step":12,"time_s":3.5,"value":null,"message":"kl jumped"}"#
+        );
+        assert!(Severity::Critical > Severity::Warn && Severity::Warn > Severity::Info);
+        assert!(AlertKind::ALL.iter().all(|k| AlertKind::parse(k.as_str()) == Some(*k)));
+    }
+}

@@ -1,0 +1,152 @@
+//! Mixture-of-experts routing health, per layer: effective experts exp(H)/N from
+//! the per-expert loads (`moe/L{l}/load/E{e}`), or the workload's own
+//! `moe/L{l}/balance`; dead experts; dropped tokens.
+use std::collections::BTreeMap;
+
+use super::{grade, Point, Raised};
+use crate::health::config::KindSettings;
+use crate::health::stats::{Cooldown, Streak};
+use crate::health::Severity;
+
+/// Dropped-token fraction that is a warning on its own.
+pub const DROPPED_WARN: f64 = 0.2;
+
+#[derive(Debug, Clone)]
+struct Layer {
+    seen: u64,
+    streak: Streak,
+    cooldown: Cooldown,
+}
+
+#[derive(Debug, Clone)]
+pub struct ExpertCollapse {
+    s: KindSettings,
+    layers: BTreeMap<u32, Layer>,
+}
+
+/// Routing summary of one layer at one step.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct LayerBalance {
+    /// exp(H)/N: 1 when perfectly balanced, 1/N when one expert takes everything.
+    pub balance: f64,
+    pub experts: usize,
+    /// Experts with less than 1/(10N) of the tokens.
+    pub dead: usize,
+}
+
+/// Balance of a load vector (fractions; renormalised).
+pub fn balance(loads: &[f64]) -> Option<LayerBalance> {
+    let total: f64 = loads.iter().filter(|v| v.is_finite() && **v > 0.0).sum();
+    let n = loads.len();
+    if n == 0 || total <= 0.0 {
+        return None;
+    }
+    let h: f64 = loads.iter().filter(|v| v.is_finite() && **v > 0.0).map(|v| v / total).map(|p| -p * p.ln()).sum();
+    let dead = loads.iter().filter(|v| !(v.is_finite() && **v / total >= 0.1 / n as f64)).count();
+    Some(LayerBalance { balance: h.exp() / n as f64, experts: n, dead })
+}
+
+/// Per-layer loads, balances and dropped fractions found among a step's values.
+fn layers_of(p: &Point) -> BTreeMap<u32, (Vec<f64>, Option<f64>, Option<f64>)> {
+    let mut out: BTreeMap<u32, (Vec<f64>, Option<f64>, Option<f64>)> = BTreeMap::new();
+    for (name, v) in p.values {
+        let Some(rest) = name.strip_prefix("moe/L") else { continue };
+        let Some((layer, what)) = rest.split_once('/') else { continue };
+        let Ok(layer) = layer.parse::<u32>() else { continue };
+        let entry = out.entry(layer).or_default();
+        if what.starts_with("load/E") {
+            entry.0.push(*v);
+        } else if what == "balance" {
+            entry.1 = Some(*v);
+        } else if what == "dropped_frac" {
+            entry.2 = Some(*v);
+        }
+    }
+    out
+}
+
+impl ExpertCollapse {
+    pub fn new(s: KindSettings) -> Self {
+        ExpertCollapse { s, layers: BTreeMap::new() }
+    }
+
+    /// Alerts for every layer that collapses at this step.
+    pub fn observe(&mut self, p: &Point) -> Vec<Raised> {
+        if !self.s.enabled {
+            return Vec::new();
+        }
+        let mut out = Vec::new();
+        for (l, (loads, given_balance, dropped)) in layers_of(p) {
+            let summary = balance(&loads);
+            let bal = summary.map(|b| b.balance).or(given_balance);
+            let layer = self.layers.entry(l).or_insert_with(|| Layer { seen: 0, streak: Streak::default(), cooldown: Cooldown::new(self.s.cooldown) });
+            layer.seen += 1;
+            if layer.seen <= self.s.warmup as u64 || (bal.is_none() && dropped.is_none()) {
+                continue;
+            }
+            let mut severity = bal.and_then(|b| grade(b, self.s.warn, self.s.critical, true));
+            if let Some(b) = summary.filter(|b| b.experts >= 2 && b.dead * 2 >= b.experts) {
+                let _ = b;
+                severity = Some(Severity::Critical);
+            }
+            if severity.is_none() && dropped.is_some_and(|d| d >= DROPPED_WARN) {
+                severity = Some(Severity::Warn);
+            }
+            let count = layer.streak.update(severity.is_some(), p.step);
+            let Some(sev) = layer.cooldown.gate(if count >= self.s.persistence { severity } else { None }) else { continue };
+            let mut message = format!("layer {l} routing collapsed");
+            if let Some(b) = bal {
+                message.push_str(&format!(": {:.0}% effective experts", 100.0 * b));
+            }
+            if let Some(b) = summary.filter(|b| b.dead > 0) {
+                message.push_str(&format!(", {}/{} experts dead", b.dead, b.experts));
+            }
+            if let Some(d) = dropped {
+                message.push_str(&format!(", {:.0}% tokens dropped", 100.0 * d));
+            }
+            out.push(Raised {
+                severity: sev,
+                metric: format!("moe/L{l}/balance"),
+                step: layer.streak.start,
+                value: bal.or(dropped).unwrap_or(f64::NAN),
+                message,
+            });
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::health::config::defaults;
+    use crate::health::AlertKind;
+    use crate::metrics::MetricName;
+
+    #[test]
+    fn balance_is_one_when_even_and_one_over_n_when_collapsed() {
+        assert!((balance(&[0.25; 4]).unwrap().balance - 1.0).abs() < 1e-12);
+        let b = balance(&[1.0, 0.0, 0.0, 0.0]).unwrap();
+        assert!((b.balance - 0.25).abs() < 1e-12);
+        assert_eq!(b.dead, 3);
+    }
+
+    #[test]
+    fn one_bad_layer_is_reported_by_itself() {
+        let mut d = ExpertCollapse::new(defaults(AlertKind::ExpertCollapse));
+        let mut alerts = Vec::new();
+        for step in 0..100u64 {
+            let mut v: Vec<(MetricName, f64)> = Vec::new();
+            for e in 0..4 {
+                v.push((format!("moe/L0/load/E{e}").into(), 0.25));
+                let bad = step >= 50 && e == 0;
+                let load = if step >= 50 { if bad { 0.85 } else { 0.05 } } else { 0.25 };
+                v.push((format!("moe/L1/load/E{e}").into(), load));
+            }
+            alerts.extend(d.observe(&Point { step, time_s: 0.0, values: &v }).into_iter().map(|r| (step, r)));
+        }
+        assert_eq!(alerts.len(), 1, "{alerts:?}");
+        assert_eq!((alerts[0].0, alerts[0].1.step), (54, 50));
+        assert_eq!(alerts[0].1.metric, "moe/L1/balance");
+    }
+}

@@ -1,0 +1,244 @@
+//! RL fine-tuning health: reward hacking, reward saturation, entropy collapse.
+use super::{grade, Gate, Point, Raised};
+use crate::health::config::KindSettings;
+use crate::health::stats::{index_slope, mean, median, std_dev, Window};
+
+
+/// Means of the older and newer halves of a window.
+fn halves(w: &Window) -> Option<(Vec<f64>, Vec<f64>)> {
+    let v = w.to_vec();
+    let h = v.len() / 2;
+    (h >= 3).then(|| (v[..h].to_vec(), v[h..].to_vec()))
+}
+
+/// Proxy reward rising while responses grow longer, entropy falls and KL
+/// accelerates: the policy found a way to please the reward model.
+#[derive(Debug, Clone)]
+pub struct RewardHacking {
+    s: KindSettings,
+    reward: Window,
+    length: Window,
+    entropy: Window,
+    kl: Window,
+    gate: Gate,
+}
+
+impl RewardHacking {
+    pub fn new(s: KindSettings) -> Self {
+        let w = s.window.max(12);
+        RewardHacking { reward: Window::new(w), length: Window::new(w), entropy: Window::new(w), kl: Window::new(w), gate: Gate::new(&s), s }
+    }
+
+    pub fn observe(&mut self, p: &Point) -> Option<Raised> {
+        let reward = p.get(self.s.metric.as_deref().unwrap_or("reward"))?;
+        let length = p.get("response_len")?;
+        if !self.s.enabled {
+            return None;
+        }
+        self.reward.push(reward);
+        self.length.push(length);
+        let entropy = p.get("entropy");
+        let kl = p.get("kl");
+        if let Some(e) = entropy {
+            self.entropy.push(e);
+        }
+        if let Some(k) = kl {
+            self.kl.push(k);
+        }
+        if self.gate.warming() || !self.reward.is_full() || !self.length.is_full() {
+            return None;
+        }
+        let (r0, r1) = halves(&self.reward)?;
+        let reward_up = mean(&r1)? - mean(&r0)? > 2.0 * std_dev(&r0)?.max(1e-12) / (r0.len() as f64).sqrt();
+        let (l0, l1) = halves(&self.length)?;
+        let growth = mean(&l1)? / mean(&l0)?.max(1e-12);
+        let entropy_falls = match (entropy.is_some() && self.entropy.is_full()).then(|| halves(&self.entropy)).flatten() {
+            Some((e0, e1)) => Some(mean(&e1)? <= 0.9 * mean(&e0)?),
+            None => None,
+        };
+        let kl_accelerates = match (kl.is_some() && self.kl.is_full()).then(|| halves(&self.kl)).flatten() {
+            Some((k0, k1)) => {
+                let (s0, s1) = (index_slope(&k0)?.0, index_slope(&k1)?.0);
+                Some(s1 > 0.0 && s1 > s0 && mean(&k1)? >= 1.2 * mean(&k0)?)
+            }
+            None => None,
+        };
+        // Reward and length are required; entropy and KL must agree when logged,
+        // and at least one of them must be.
+        let corroborated = match (entropy_falls, kl_accelerates) {
+            (None, None) => false,
+            (e, k) => e.unwrap_or(true) && k.unwrap_or(true),
+        };
+        let severity = grade(growth, self.s.warn, self.s.critical, false).filter(|_| reward_up && corroborated);
+        let sev = self.gate.pass(severity, p.step)?;
+        Some(Raised {
+            severity: sev,
+            metric: "response_len".into(),
+            step: self.gate.streak.start,
+            value: length,
+            message: format!(
+                "reward rising while responses grow {growth:.2}x over {} steps{}{}: likely reward hacking",
+                self.reward.len(),
+                if entropy_falls == Some(true) { ", entropy falls" } else { "" },
+                if kl_accelerates == Some(true) { ", KL accelerates" } else { "" }
+            ),
+        })
+    }
+}
+
+/// Reward pinned at its ceiling with no spread left: no learning signal.
+#[derive(Debug, Clone)]
+pub struct RewardSaturation {
+    s: KindSettings,
+    metric: String,
+    spread: Window,
+    reward: Window,
+    gate: Gate,
+}
+
+const SAT_RECENT: usize = 10;
+
+impl RewardSaturation {
+    pub fn new(s: KindSettings) -> Self {
+        let w = s.window.max(2 * SAT_RECENT);
+        RewardSaturation { metric: s.metric.clone().unwrap_or_default(), spread: Window::new(w), reward: Window::new(w), gate: Gate::new(&s), s }
+    }
+
+    pub fn observe(&mut self, p: &Point) -> Option<Raised> {
+        let reward = p.get(&self.metric)?;
+        if !reward.is_finite() || !self.s.enabled {
+            return None;
+        }
+        // reward_std when logged; else the step-to-step change of the reward.
+        let spread = match p.get("reward_std") {
+            Some(s) => s.abs(),
+            None => self.reward.last().map_or(f64::NAN, |prev| (reward - prev).abs()),
+        };
+        self.reward.push(reward);
+        self.spread.push(spread);
+        if self.gate.warming() || self.spread.len() < 2 * SAT_RECENT {
+            return None;
+        }
+        let s = self.spread.to_vec();
+        let recent = median(&s[s.len() - SAT_RECENT..])?;
+        let past = median(&s[..s.len() - SAT_RECENT])?;
+        // At the ceiling: at or above the window's 90th percentile (a robust max:
+        // one lucky step earlier does not move it).
+        let mut r = self.reward.to_vec();
+        r.sort_by(f64::total_cmp);
+        let quantile = |q: f64| r[((r.len() - 1) as f64 * q).round() as usize];
+        let at_ceiling = reward >= quantile(0.9) - 0.02 * (quantile(0.9) - quantile(0.1)).max(1e-12);
+        let ratio = if past > 0.0 { recent / past } else { 1.0 };
+        let sev = self.gate.pass(grade(ratio, self.s.warn, self.s.critical, true).filter(|_| at_ceiling), p.step)?;
+        Some(Raised {
+            severity: sev,
+            metric: self.metric.clone(),
+            step: self.gate.streak.start,
+            value: reward,
+            message: format!("{} saturated at {reward:.4}: spread fell to {:.0}% of its past level", self.metric, 100.0 * ratio),
+        })
+    }
+}
+
+/// Policy entropy that falls to a fraction of its level a window ago.
+#[derive(Debug, Clone)]
+pub struct EntropyCollapse {
+    s: KindSettings,
+    metric: String,
+    window: Window,
+    gate: Gate,
+}
+
+const ENTROPY_RECENT: usize = 5;
+
+impl EntropyCollapse {
+    pub fn new(s: KindSettings) -> Self {
+        EntropyCollapse { metric: s.metric.clone().unwrap_or_default(), window: Window::new(s.window.max(3 * ENTROPY_RECENT)), gate: Gate::new(&s), s }
+    }
+
+    pub fn observe(&mut self, p: &Point) -> Option<Raised> {
+        let x = p.get(&self.metric)?;
+        if !x.is_finite() || !self.s.enabled {
+            return None;
+        }
+        self.window.push(x);
+        if self.gate.warming() || self.window.len() < 3 * ENTROPY_RECENT {
+            return None;
+        }
+        let w = self.window.to_vec();
+        let reference = median(&w[..w.len() / 3])?;
+        let level = median(&w[w.len() - ENTROPY_RECENT..])?;
+        if reference <= 0.0 {
+            return None;
+        }
+        let ratio = level / reference;
+        let sev = self.gate.pass(grade(ratio, self.s.warn, self.s.critical, true), p.step)?;
+        Some(Raised {
+            severity: sev,
+            metric: self.metric.clone(),
+            step: self.gate.streak.start,
+            value: x,
+            message: format!("{} collapsed to {level:.4}, {:.0}% of its earlier {reference:.4}", self.metric, 100.0 * ratio),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::health::config::defaults;
+    use crate::health::AlertKind;
+    use crate::metrics::MetricName;
+
+    fn wiggle(i: usize) -> f64 {
+        1.0 + 0.03 * ((i as f64) * 1.7).sin()
+    }
+
+    fn rl_point(i: usize, hack_from: Option<usize>) -> Vec<(MetricName, f64)> {
+        let t = i as f64;
+        let h = hack_from.filter(|&h| i >= h).map_or(0.0, |h| (i - h) as f64);
+        vec![
+            ("reward".into(), (0.5 + 0.001 * t + 0.01 * h) * wiggle(i)),
+            ("response_len".into(), 100.0 * (0.01 * h).exp() * wiggle(i + 7)),
+            ("entropy".into(), 2.0 * (-0.005 * h).exp() * wiggle(i + 3)),
+            ("kl".into(), 0.05 * (0.03 * h).exp() * wiggle(i + 5)),
+            ("reward_std".into(), 0.3 * wiggle(i + 11)),
+        ]
+    }
+
+    #[test]
+    fn reward_hacking_needs_the_whole_pattern() {
+        let mut d = RewardHacking::new(defaults(AlertKind::RewardHacking));
+        let alerts: Vec<_> = (0..400).filter_map(|i| d.observe(&Point { step: i as u64, time_s: 0.0, values: &rl_point(i, Some(250)) }).map(|r| (i, r))).collect();
+        assert!(!alerts.is_empty() && alerts[0].0 > 250 && alerts[0].0 < 300, "{alerts:?}");
+        let mut d = RewardHacking::new(defaults(AlertKind::RewardHacking));
+        assert!((0..400).all(|i| d.observe(&Point { step: i as u64, time_s: 0.0, values: &rl_point(i, None) }).is_none()));
+    }
+
+    #[test]
+    fn entropy_collapse_and_saturation() {
+        let mut e = EntropyCollapse::new(defaults(AlertKind::EntropyCollapse));
+        let mut s = RewardSaturation::new(defaults(AlertKind::RewardSaturation));
+        let mut got = (None, None);
+        for i in 0..400usize {
+            let c = if i >= 200 { (-0.05 * (i - 200) as f64).exp() } else { 1.0 };
+            let sat = i >= 300;
+            let v: Vec<(MetricName, f64)> = vec![
+                ("entropy".into(), 2.0 * c * wiggle(i)),
+                ("reward".into(), if sat { 1.0 } else { 0.5 * wiggle(i) }),
+                ("reward_std".into(), if sat { 0.005 } else { 0.3 * wiggle(i + 3) }),
+            ];
+            let p = Point { step: i as u64, time_s: 0.0, values: &v };
+            if let Some(r) = e.observe(&p) {
+                got.0.get_or_insert((i, r));
+            }
+            if let Some(r) = s.observe(&p) {
+                got.1.get_or_insert((i, r));
+            }
+        }
+        let (ei, _) = got.0.expect("entropy collapse");
+        assert!(ei > 200 && ei < 240, "{ei}");
+        let (si, _) = got.1.expect("saturation");
+        assert!(si > 300 && si < 320, "{si}");
+    }
+}

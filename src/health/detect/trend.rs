@@ -1,0 +1,311 @@
+//! Slow, persistent changes: loss divergence, KL runaway (and a KL controller that
+//! does not react), memory leaks, throughput regressions.
+use super::{grade, Gate, Point, Raised};
+use crate::health::config::KindSettings;
+use crate::health::stats::{index_slope, median, Window};
+use crate::health::Severity;
+
+/// KL below this (nats) is noise around a fresh policy, whatever its ratio.
+pub const KL_FLOOR: f64 = 0.01;
+
+/// Loss that climbs away from its best level without (or after) a spike.
+#[derive(Debug, Clone)]
+pub struct LossDivergence {
+    s: KindSettings,
+    metric: String,
+    recent: Window,
+    best: f64,
+    gate: Gate,
+}
+
+impl LossDivergence {
+    pub fn new(s: KindSettings) -> Self {
+        LossDivergence { metric: s.metric.clone().unwrap_or_default(), recent: Window::new(s.window.max(5)), best: f64::INFINITY, gate: Gate::new(&s), s }
+    }
+
+    pub fn observe(&mut self, p: &Point) -> Option<Raised> {
+        let x = p.get(&self.metric)?;
+        if !x.is_finite() || x <= 0.0 || !self.s.enabled {
+            return None;
+        }
+        self.recent.push(x.ln());
+        let warming = self.gate.warming();
+        if !self.recent.is_full() {
+            return None;
+        }
+        let level = self.recent.median()?;
+        if warming {
+            return None;
+        }
+        self.best = self.best.min(level);
+        let ratio = (level - self.best).exp();
+        let rising = index_slope(&self.recent.to_vec()).is_some_and(|(slope, _)| slope > 0.0);
+        let severity = grade(ratio, self.s.warn, self.s.critical, false).filter(|_| rising);
+        let sev = self.gate.pass(severity, p.step)?;
+        Some(Raised {
+            severity: sev,
+            metric: self.metric.clone(),
+            step: self.gate.streak.start,
+            value: x,
+            message: format!("{} diverging: smoothed {:.4} is {ratio:.2}x its best {:.4} and rising", self.metric, level.exp(), self.best.exp()),
+        })
+    }
+}
+
+/// KL that keeps growing well past its recent level; a KL coefficient that stays
+/// flat meanwhile means the adaptive controller is stuck (critical).
+#[derive(Debug, Clone)]
+pub struct KlRunaway {
+    s: KindSettings,
+    metric: String,
+    history: Window,
+    coef: Window,
+    gate: Gate,
+}
+
+/// Points of the recent KL level and of the slope fit.
+const KL_RECENT: usize = 10;
+const KL_SLOPE: usize = 40;
+
+impl KlRunaway {
+    pub fn new(s: KindSettings) -> Self {
+        KlRunaway {
+            metric: s.metric.clone().unwrap_or_default(),
+            history: Window::new(s.window.max(2 * KL_SLOPE)),
+            coef: Window::new(KL_SLOPE),
+            gate: Gate::new(&s),
+            s,
+        }
+    }
+
+    pub fn observe(&mut self, p: &Point) -> Option<Raised> {
+        let x = p.get(&self.metric)?;
+        if let Some(c) = p.get("kl_coef") {
+            self.coef.push(c);
+        }
+        if !x.is_finite() || !self.s.enabled {
+            return None;
+        }
+        self.history.push(x);
+        if self.gate.warming() || self.history.len() < 2 * KL_SLOPE {
+            return None;
+        }
+        let all = self.history.to_vec();
+        let reference = median(&all)?;
+        let level = median(&all[all.len() - KL_RECENT..])?;
+        let growth = (level + KL_FLOOR) / (reference + KL_FLOOR);
+        let (slope, r2) = index_slope(&all[all.len() - KL_SLOPE..])?;
+        let climbing = slope > 0.0 && r2 >= 0.3 && level > KL_FLOOR;
+        let coef_flat = self.coef.is_full() && {
+            let c = self.coef.to_vec();
+            let (lo, hi) = (c.iter().copied().fold(f64::INFINITY, f64::min), c.iter().copied().fold(f64::NEG_INFINITY, f64::max));
+            hi > 0.0 && (hi - lo) <= 0.01 * hi
+        };
+        let mut severity = grade(growth, self.s.warn, self.s.critical, false).filter(|_| climbing);
+        if severity.is_some() && coef_flat {
+            severity = Some(Severity::Critical);
+        }
+        let sev = self.gate.pass(severity, p.step)?;
+        let mut message = format!("{} running away: {level:.4}, {growth:.1}x its median {reference:.4} over the last {} steps", self.metric, all.len());
+        if coef_flat {
+            message.push_str(&format!("; kl_coef stuck at {:.4}", self.coef.last().unwrap_or(0.0)));
+        }
+        Some(Raised { severity: sev, metric: self.metric.clone(), step: self.gate.streak.start, value: x, message })
+    }
+}
+
+/// A memory series whose linear trend will reach the total.
+#[derive(Debug, Clone)]
+pub struct MemoryLeak {
+    s: KindSettings,
+    metric: String,
+    window: Window,
+    gate: Gate,
+}
+
+impl MemoryLeak {
+    pub fn new(s: KindSettings, metric: &str) -> Self {
+        MemoryLeak { metric: metric.to_owned(), window: Window::new(s.window.max(10)), gate: Gate::new(&s), s }
+    }
+
+    /// One sample of the series, with the memory it can use (if known).
+    pub fn observe(&mut self, step: u64, bytes: f64, total: Option<f64>) -> Option<Raised> {
+        if !bytes.is_finite() || !self.s.enabled {
+            return None;
+        }
+        self.window.push(bytes);
+        if self.gate.warming() || !self.window.is_full() {
+            return None;
+        }
+        let w = self.window.to_vec();
+        let (slope, r2) = index_slope(&w)?;
+        let now = median(&w[w.len() - 5..])?;
+        let grown = slope * w.len() as f64;
+        let severity = match total.filter(|t| *t > 0.0) {
+            Some(total) if slope > 0.0 && r2 >= 0.8 && grown >= 0.01 * total => {
+                let left = ((total - now) / slope).max(0.0);
+                let by_trend = grade(left, self.s.warn, self.s.critical, true);
+                if now >= 0.95 * total { Some(Severity::Critical) } else { by_trend }
+            }
+            Some(_) => None,
+            // Without a total, only a steep and steady climb is worth a warning.
+            None => (slope > 0.0 && r2 >= 0.9 && grown >= 0.25 * now.max(1.0)).then_some(Severity::Warn),
+        };
+        let sev = self.gate.pass(severity, step)?;
+        let gib = |b: f64| b / (1u64 << 30) as f64;
+        let message = match total {
+            Some(t) if t > 0.0 => format!(
+                "{} growing {:.1} MiB per sample ({:.2}/{:.2} GiB): full in about {:.0} samples",
+                self.metric,
+                slope / (1u64 << 20) as f64,
+                gib(now),
+                gib(t),
+                ((t - now) / slope).max(0.0)
+            ),
+            _ => format!("{} growing {:.1} MiB per sample, now {:.2} GiB", self.metric, slope / (1u64 << 20) as f64, gib(now)),
+        };
+        Some(Raised { severity: sev, metric: self.metric.clone(), step: self.gate.streak.start, value: bytes, message })
+    }
+}
+
+/// Throughput that falls below its own recent past (and, when one is set, below
+/// a baseline rate).
+#[derive(Debug, Clone)]
+pub struct ThroughputRegression {
+    s: KindSettings,
+    metric: String,
+    window: Window,
+    baseline: Option<f64>,
+    gate: Gate,
+}
+
+/// Points whose median is compared with the past: short, so a regression shows
+/// within a few steps, and a median, so one slow step (a checkpoint) does not.
+const RECENT_POINTS: usize = 5;
+
+impl ThroughputRegression {
+    pub fn new(s: KindSettings) -> Self {
+        ThroughputRegression {
+            metric: s.metric.clone().unwrap_or_default(),
+            window: Window::new(s.window.max(20) + RECENT_POINTS),
+            baseline: None,
+            gate: Gate::new(&s),
+            s,
+        }
+    }
+
+    /// A reference rate from a baseline session: regressions are also judged
+    /// against it.
+    pub fn set_baseline(&mut self, rate: f64) {
+        self.baseline = (rate.is_finite() && rate > 0.0).then_some(rate);
+    }
+
+    pub fn observe(&mut self, p: &Point) -> Option<Raised> {
+        let x = p.get(&self.metric)?;
+        if !x.is_finite() || !self.s.enabled {
+            return None;
+        }
+        self.window.push(x);
+        if self.gate.warming() || self.window.len() < 2 * RECENT_POINTS + 10 {
+            return None;
+        }
+        let w = self.window.to_vec();
+        let recent = median(&w[w.len() - RECENT_POINTS..])?;
+        let past = median(&w[..w.len() - RECENT_POINTS])?;
+        let reference = match self.baseline {
+            Some(b) => past.max(b),
+            None => past,
+        };
+        if reference <= 0.0 {
+            return None;
+        }
+        let ratio = recent / reference;
+        let sev = self.gate.pass(grade(ratio, self.s.warn, self.s.critical, true), p.step)?;
+        Some(Raised {
+            severity: sev,
+            metric: self.metric.clone(),
+            step: self.gate.streak.start,
+            value: recent,
+            message: format!("{} fell to {:.0}, {:.0}% of its recent {:.0}", self.metric, recent, 100.0 * ratio, reference),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::health::config::defaults;
+    use crate::health::AlertKind;
+    use crate::metrics::MetricName;
+
+    fn feed(values: impl Iterator<Item = Vec<(MetricName, f64)>>, mut f: impl FnMut(&Point) -> Option<Raised>) -> Vec<(u64, Raised)> {
+        values
+            .enumerate()
+            .filter_map(|(i, v)| f(&Point { step: i as u64, time_s: i as f64, values: &v }).map(|r| (i as u64, r)))
+            .collect()
+    }
+
+    fn wiggle(i: usize) -> f64 {
+        1.0 + 0.02 * ((i as f64) * 1.7).sin()
+    }
+
+    #[test]
+    fn loss_divergence_after_a_plateau() {
+        let mut d = LossDivergence::new(defaults(AlertKind::LossDivergence));
+        let series = (0..400).map(|i| {
+            let base = 2.0 * wiggle(i);
+            let v = if i < 200 { base } else { base * (0.01 * (i - 200) as f64).exp() };
+            vec![("loss".into(), v)]
+        });
+        let alerts = feed(series, |p| d.observe(p));
+        assert_eq!(alerts.len(), 2, "warn then critical: {alerts:?}");
+        assert!(alerts[0].0 > 200 && alerts[0].0 < 280, "{alerts:?}");
+        assert_eq!(alerts[0].1.severity, Severity::Warn);
+    }
+
+    #[test]
+    fn kl_runaway_with_a_stuck_coefficient_is_critical_and_the_early_ramp_is_quiet() {
+        let mut d = KlRunaway::new(defaults(AlertKind::KlRunaway));
+        let series = (0..500).map(|i| {
+            let ramp = 0.05 * (1.0 - (-(i as f64) / 30.0).exp());
+            let v = if i < 300 { ramp } else { ramp * (0.03 * (i - 300) as f64).exp() };
+            vec![("kl".into(), v * wiggle(i)), ("kl_coef".into(), 0.1)]
+        });
+        let alerts = feed(series, |p| d.observe(p));
+        assert_eq!(alerts.len(), 1, "{alerts:?}");
+        assert!(alerts[0].0 > 300 && alerts[0].1.severity == Severity::Critical, "{alerts:?}");
+        assert!(alerts[0].1.message.contains("kl_coef stuck"));
+    }
+
+    #[test]
+    fn memory_leak_projects_exhaustion() {
+        let mut d = MemoryLeak::new(defaults(AlertKind::MemoryLeak), "mem/gpu_bytes");
+        let total = 80e9;
+        let alerts: Vec<_> = (0..300u64)
+            .filter_map(|i| {
+                let v = if i < 100 { 20e9 } else { 20e9 + (i - 100) as f64 * 50e6 };
+                d.observe(i, v * wiggle(i as usize).sqrt().sqrt(), Some(total)).map(|r| (i, r))
+            })
+            .collect();
+        assert!(!alerts.is_empty() && alerts[0].0 > 100, "{alerts:?}");
+        assert!(alerts[0].1.message.contains("full in about"));
+    }
+
+    #[test]
+    fn throughput_regression_ignores_periodic_slow_steps() {
+        let mut d = ThroughputRegression::new(defaults(AlertKind::ThroughputRegression));
+        let series = (0..300).map(|i| {
+            let mut v = 1000.0 * wiggle(i);
+            if i % 50 == 0 {
+                v /= 8.0; // checkpoint save
+            }
+            if i >= 200 {
+                v *= 0.5;
+            }
+            vec![("tokens_per_s".into(), v)]
+        });
+        let alerts = feed(series, |p| d.observe(p));
+        assert_eq!(alerts.len(), 1, "{alerts:?}");
+        assert!(alerts[0].0 >= 201 && alerts[0].0 <= 205, "{alerts:?}");
+    }
+}

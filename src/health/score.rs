@@ -1,0 +1,256 @@
+//! Scoring detectors on the generated corpus (`synth`): per fault kind, recall,
+//! precision and latency from onset; false alarms per 1,000 clean steps. An alarm
+//! is a warn or critical alert. It is true when it has the fault's kind and is
+//! raised at or after the onset; any alarm on a clean series, or before the onset,
+//! is false; alarms of another kind after the onset (a loss spike during a
+//! gradient explosion) are counted apart, as collateral.
+use std::collections::BTreeMap;
+
+use super::detect::moe::balance;
+use super::monitor::SessionHealth;
+use super::stats::{mean, std_dev, Window};
+use super::synth::{Case, MEM_TOTAL, STEPS};
+use super::{Alert, AlertKind, HealthConfig, Severity};
+
+/// Alerts of one case with the step at which each was raised.
+pub type Raised = Vec<(u64, Alert)>;
+
+/// rlmon's detectors, as the hub runs them, over one case.
+pub fn run_rlmon(case: &Case) -> Raised {
+    let mut h = SessionHealth::new();
+    let cfg = HealthConfig::default();
+    let (a, b) = if case.fault.as_ref().is_some_and(|f| f.kind == AlertKind::RunDivergence) {
+        let a = h.add_run("baseline", &cfg);
+        let b = h.add_run("run", &cfg);
+        h.compare(a, b);
+        (a, b)
+    } else {
+        (h.add_run("run#1", &cfg), h.add_run("run#2", &cfg))
+    };
+    for r in &mut h.runs {
+        r.set_memory_total("mem/gpu_bytes", MEM_TOTAL);
+    }
+    let mut out = Vec::new();
+    for (t, values) in case.steps.iter().enumerate() {
+        let step = t as u64;
+        out.extend(h.observe(a, step, step as f64, values).into_iter().map(|x| (step, x)));
+        if let Some(p) = &case.partner {
+            out.extend(h.observe(b, step, step as f64, &p[t]).into_iter().map(|x| (step, x)));
+        }
+    }
+    out
+}
+
+/// The trivial baseline: a fixed z-score of 4 against the mean and standard
+/// deviation of the last 50 points, on each kind's main metric, no persistence,
+/// 20 quiet steps after an alarm; NaN/Inf alerts at once; two runs that should
+/// agree alert on the first step whose values are not identical.
+pub fn run_baseline(case: &Case) -> Raised {
+    const Z: f64 = 4.0;
+    // (kind, metric, +1 up / -1 down)
+    let watched: [(AlertKind, &str, f64); 12] = [
+        (AlertKind::LossSpike, "loss", 1.0),
+        (AlertKind::LossDivergence, "loss", 1.0),
+        (AlertKind::GradExplosion, "grad_norm", 1.0),
+        (AlertKind::GradVanishing, "grad_norm", -1.0),
+        (AlertKind::KlSpike, "kl", 1.0),
+        (AlertKind::KlRunaway, "kl", 1.0),
+        (AlertKind::RewardHacking, "response_len", 1.0),
+        (AlertKind::RewardSaturation, "reward_std", -1.0),
+        (AlertKind::EntropyCollapse, "entropy", -1.0),
+        (AlertKind::MemoryLeak, "mem/gpu_bytes", 1.0),
+        (AlertKind::ExpertCollapse, "balance", -1.0),
+        (AlertKind::ThroughputRegression, "tokens_per_s", -1.0),
+    ];
+    let mut windows: BTreeMap<AlertKind, (Window, u64)> = watched.iter().map(|(k, _, _)| (*k, (Window::new(50), 0))).collect();
+    let mut out = Vec::new();
+    let mut nonfinite_quiet = 0u64;
+    let alert = |kind, step, metric: &str, value| Alert {
+        kind,
+        severity: Severity::Warn,
+        run: "run".into(),
+        metric: metric.into(),
+        step,
+        time_s: step as f64,
+        value,
+        message: String::new(),
+    };
+    let mut pair_done = false;
+    for (t, values) in case.steps.iter().enumerate() {
+        let step = t as u64;
+        let get = |name: &str| values.iter().find(|(n, _)| n == name).map(|(_, v)| *v);
+        if values.iter().any(|(_, v)| !v.is_finite()) && step >= nonfinite_quiet {
+            out.push((step, alert(AlertKind::Nonfinite, step, "any", f64::NAN)));
+            nonfinite_quiet = step + 20;
+        }
+        let worst_balance = (0..8)
+            .filter_map(|l| {
+                let loads: Vec<f64> = (0..8).filter_map(|e| get(&format!("moe/L{l}/load/E{e}"))).collect();
+                balance(&loads).map(|b| b.balance)
+            })
+            .reduce(f64::min);
+        for (kind, metric, dir) in watched {
+            let x = if metric == "balance" { worst_balance } else { get(metric) };
+            let Some(x) = x.filter(|x| x.is_finite()) else { continue };
+            let (w, quiet) = windows.get_mut(&kind).expect("window per kind");
+            if w.is_full() {
+                let v = w.to_vec();
+                let (m, s) = (mean(&v).unwrap_or(0.0), std_dev(&v).unwrap_or(0.0));
+                if s > 0.0 && dir * (x - m) / s > Z && step >= *quiet {
+                    out.push((step, alert(kind, step, metric, x)));
+                    *quiet = step + 20;
+                }
+            }
+            w.push(x);
+        }
+        if let (Some(p), false) = (&case.partner, pair_done) {
+            let differs = p[t].iter().any(|(n, v)| get(n).is_some_and(|a| a != *v));
+            if differs {
+                let kind = if case.fault.as_ref().is_some_and(|f| f.kind == AlertKind::RunDivergence) { AlertKind::RunDivergence } else { AlertKind::Nondeterminism };
+                out.push((step, alert(kind, step, "loss", f64::NAN)));
+                pair_done = true;
+            }
+        }
+    }
+    out
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct KindScore {
+    pub cases: usize,
+    pub detected: usize,
+    /// Raised step minus onset, of each detected case.
+    pub latencies: Vec<u64>,
+    /// Alarms of this kind that were false (clean series, or before an onset).
+    pub false_alarms: usize,
+}
+
+impl KindScore {
+    pub fn recall(&self) -> f64 {
+        if self.cases == 0 { f64::NAN } else { self.detected as f64 / self.cases as f64 }
+    }
+
+    pub fn precision(&self) -> f64 {
+        let all = self.detected + self.false_alarms;
+        if all == 0 { f64::NAN } else { self.detected as f64 / all as f64 }
+    }
+
+    pub fn latency_quantile(&self, q: f64) -> Option<u64> {
+        let mut l = self.latencies.clone();
+        l.sort_unstable();
+        (!l.is_empty()).then(|| l[((l.len() - 1) as f64 * q).round() as usize])
+    }
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct Scores {
+    pub kinds: BTreeMap<AlertKind, KindScore>,
+    /// Steps of clean series plus the steps before each onset.
+    pub clean_steps: u64,
+    pub false_alarms: usize,
+    /// False alarms by what they fell on: the nearest benign event, or "noise".
+    pub false_by_cause: BTreeMap<String, usize>,
+    /// Alarms of another kind after an onset.
+    pub collateral: usize,
+    /// Info alerts (not alarms), for reference.
+    pub infos: usize,
+}
+
+impl Scores {
+    pub fn false_per_1k(&self) -> f64 {
+        1000.0 * self.false_alarms as f64 / self.clean_steps.max(1) as f64
+    }
+}
+
+/// The benign event within a few steps of `step`, if any.
+fn cause(case: &Case, step: u64) -> String {
+    case.benign
+        .iter()
+        .filter(|b| step.abs_diff(b.step) <= 30 || (b.what == "kl_ramp" || b.what == "router_warmup") && step < 150)
+        .min_by_key(|b| step.abs_diff(b.step))
+        .map_or("noise".into(), |b| b.what.to_owned())
+}
+
+/// Scores `detector` over `cases`.
+pub fn score(cases: &[Case], detector: impl Fn(&Case) -> Raised) -> Scores {
+    let mut s = Scores::default();
+    for k in AlertKind::ALL {
+        s.kinds.insert(k, KindScore::default());
+    }
+    for case in cases {
+        let raised = detector(case);
+        s.infos += raised.iter().filter(|(_, a)| a.severity == Severity::Info).count();
+        let alarms = raised.iter().filter(|(_, a)| a.severity >= Severity::Warn);
+        match &case.fault {
+            None => {
+                s.clean_steps += STEPS;
+                for (at, a) in alarms {
+                    s.false_alarms += 1;
+                    s.kinds.get_mut(&a.kind).expect("kind").false_alarms += 1;
+                    *s.false_by_cause.entry(cause(case, *at)).or_default() += 1;
+                }
+            }
+            Some(f) => {
+                s.clean_steps += f.onset;
+                let mut first: Option<u64> = None;
+                for (at, a) in alarms {
+                    if *at < f.onset {
+                        s.false_alarms += 1;
+                        s.kinds.get_mut(&a.kind).expect("kind").false_alarms += 1;
+                        *s.false_by_cause.entry(cause(case, *at)).or_default() += 1;
+                    } else if a.kind == f.kind {
+                        first = Some(first.map_or(*at, |x| x.min(*at)));
+                    } else {
+                        s.collateral += 1;
+                    }
+                }
+                let k = s.kinds.get_mut(&f.kind).expect("kind");
+                k.cases += 1;
+                if let Some(at) = first {
+                    k.detected += 1;
+                    k.latencies.push(at - f.onset);
+                }
+            }
+        }
+    }
+    s
+}
+
+/// The table the benchmark prints: one row per kind, then the false-alarm rate.
+pub fn table(title: &str, s: &Scores) -> String {
+    let fmt = |v: f64| if v.is_nan() { "-".to_owned() } else { format!("{v:.2}") };
+    let q = |k: &KindScore, p| k.latency_quantile(p).map_or("-".into(), |v| v.to_string());
+    let mut out = format!("{title}\n| kind | cases | recall | precision | latency median | latency p90 | false alarms |\n|---|---:|---:|---:|---:|---:|---:|\n");
+    for (kind, k) in &s.kinds {
+        out.push_str(&format!("| {kind} | {} | {} | {} | {} | {} | {} |\n", k.cases, fmt(k.recall()), fmt(k.precision()), q(k, 0.5), q(k, 0.9), k.false_alarms));
+    }
+    out.push_str(&format!(
+        "\nclean steps {}, false warn/critical alarms {} = {:.3} per 1,000 clean steps; collateral alarms {}; info alerts {}\n",
+        s.clean_steps,
+        s.false_alarms,
+        s.false_per_1k(),
+        s.collateral,
+        s.infos
+    ));
+    if !s.false_by_cause.is_empty() {
+        let causes: Vec<String> = s.false_by_cause.iter().map(|(c, n)| format!("{c}: {n}")).collect();
+        out.push_str(&format!("false alarms by nearest benign event: {}\n", causes.join(", ")));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::health::synth::{generate, Family};
+
+    #[test]
+    fn scorer_counts_hits_latency_and_false_alarms() {
+        let cases = vec![generate(Some(AlertKind::Nonfinite), Family::Pretrain, 2, 3), generate(None, Family::Pretrain, 0, 3)];
+        let s = score(&cases, run_rlmon);
+        let nf = &s.kinds[&AlertKind::Nonfinite];
+        assert_eq!((nf.cases, nf.detected), (1, 1));
+        assert_eq!(nf.latencies, vec![0], "NaN is caught at its step");
+        assert!(s.clean_steps > STEPS);
+    }
+}
