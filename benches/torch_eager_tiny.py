@@ -1,10 +1,14 @@
 """The lm workload's model and training step in PyTorch eager, for a side-by-side
-throughput comparison with rlmon's tch loop (scripts/bench-throughput.sh).
+throughput comparison with rlmon's tch loop (scripts/bench-throughput.sh,
+scripts/bench-moe.sh).
 
-Same architecture, batch, sequence length, optimizer, clipping and thread count as
-the rlmon config it reads; the loss is read back every step as rlmon does. Data are
-random byte windows: throughput does not depend on the text.
-Prints one JSON object: {"tokens_per_s", "steps", "threads"}.
+Same architecture, init, batch, sequence length, optimizer, learning-rate schedule,
+clipping and thread count as the rlmon config it reads. With a [run.moe] table the
+chosen layers use the same top-k routed mixture of experts as src/workload/lm/moe.rs
+(capacity, drops, Switch aux loss, z-loss). As in rlmon, the loss and the gradient
+norm are read back every step, and for MoE the mean aux loss and each layer's
+per-expert loads and dropped fraction. Data are random byte windows: throughput does
+not depend on the text. Prints one JSON object: {"tokens_per_s", "steps", "threads"}.
 """
 import argparse
 import json
@@ -16,17 +20,74 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
+INIT_STD = 0.02
+
+
+def linear(d_in, d_out, std):
+    lin = nn.Linear(d_in, d_out, bias=False)
+    nn.init.normal_(lin.weight, 0.0, std)
+    return lin
+
+
+class MoeMlp(nn.Module):
+    """src/workload/lm/moe.rs: router d->N, top-k on the logits, gates = renormalised
+    router probabilities of the chosen experts, capacity ceil(cf * S * k / N) with
+    choice-major queue positions, experts fc_in (d->4d/k) -> GELU(tanh) -> fc_out."""
+
+    def __init__(self, d, experts, top_k, capacity_factor, resid_std):
+        super().__init__()
+        hidden = max(4 * d // top_k, 1)
+        self.top_k, self.capacity_factor = top_k, capacity_factor
+        self.router = linear(d, experts, INIT_STD)
+        self.fc_in = nn.ModuleList(linear(d, hidden, INIT_STD) for _ in range(experts))
+        self.fc_out = nn.ModuleList(linear(hidden, d, resid_std) for _ in range(experts))
+
+    def forward(self, x):
+        s, d = x.shape
+        n, k = len(self.fc_in), self.top_k
+        logits = self.router(x).float()
+        probs = logits.softmax(-1)
+        choice = logits.topk(k, -1, largest=True, sorted=True).indices  # [s, k]
+        gates = probs.gather(-1, choice)
+        gates = gates / gates.sum(-1, keepdim=True).clamp_min(1e-9)
+        onehot = F.one_hot(choice, n).float()  # [s, k, n]
+        by_choice = onehot.transpose(0, 1).reshape(k * s, n)
+        position = (by_choice.cumsum(0) * by_choice).sum(-1)
+        capacity = max(math.ceil(self.capacity_factor * s * k / n), 1)
+        kept = (position <= capacity).reshape(k, s).t()  # [s, k]
+        routed = s * k
+        loads = (onehot.sum((0, 1)) / routed).detach()
+        dropped_frac = (1.0 - kept.float().sum() / routed).detach()
+        aux_loss = (loads * probs.mean(0)).sum() * n
+        z_loss = logits.logsumexp(-1).square().mean()
+        out = torch.zeros_like(x)
+        for fc_in, fc_out, e in zip(self.fc_in, self.fc_out, range(n)):
+            mine = (choice == e) & kept
+            idx = mine.any(-1).nonzero().squeeze(1)
+            if idx.numel() == 0:
+                continue
+            gate = (gates * mine.float()).sum(-1).index_select(0, idx)
+            h = fc_out(F.gelu(fc_in(x.index_select(0, idx)), approximate="tanh"))
+            h = h * gate.unsqueeze(1).to(h.dtype)
+            out = out + torch.zeros(s, d, dtype=h.dtype).index_copy(0, idx, h)
+        return out, (loads, dropped_frac, aux_loss, z_loss)
+
 
 class Block(nn.Module):
-    def __init__(self, d, heads):
+    def __init__(self, d, heads, resid_std, moe=None):
         super().__init__()
         self.heads = heads
         self.ln1 = nn.LayerNorm(d)
-        self.qkv = nn.Linear(d, 3 * d, bias=False)
-        self.proj = nn.Linear(d, d, bias=False)
+        self.qkv = linear(d, 3 * d, INIT_STD)
+        self.proj = linear(d, d, resid_std)
         self.ln2 = nn.LayerNorm(d)
-        self.fc_in = nn.Linear(d, 4 * d, bias=False)
-        self.fc_out = nn.Linear(4 * d, d, bias=False)
+        if moe is None:
+            self.moe = None
+            self.fc_in = linear(d, 4 * d, INIT_STD)
+            self.fc_out = linear(4 * d, d, resid_std)
+        else:
+            self.moe = MoeMlp(d, moe["experts"], moe.get("top_k", min(2, moe["experts"])),
+                              moe.get("capacity_factor", 1.25), resid_std)
 
     def forward(self, x):
         b, t, d = x.shape
@@ -34,23 +95,45 @@ class Block(nn.Module):
         q, k, v = (z.view(b, t, self.heads, d // self.heads).transpose(1, 2) for z in (q, k, v))
         y = F.scaled_dot_product_attention(q, k, v, is_causal=True)
         x = x + self.proj(y.transpose(1, 2).contiguous().view(b, t, d))
-        return x + self.fc_out(F.gelu(self.fc_in(self.ln2(x)), approximate="tanh"))
+        h = self.ln2(x)
+        if self.moe is None:
+            return x + self.fc_out(F.gelu(self.fc_in(h), approximate="tanh")), None
+        out, routing = self.moe(h.view(b * t, d))
+        return x + out.view(b, t, d), routing
 
 
 class Lm(nn.Module):
-    def __init__(self, layers, d, heads, seq_len, vocab):
+    def __init__(self, layers, d, heads, seq_len, vocab, moe=None):
         super().__init__()
         self.wte = nn.Embedding(vocab, d)
         self.wpe = nn.Embedding(seq_len, d)
-        self.blocks = nn.ModuleList(Block(d, heads) for _ in range(layers))
+        nn.init.normal_(self.wte.weight, 0.0, INIT_STD)
+        nn.init.normal_(self.wpe.weight, 0.0, INIT_STD)
+        resid_std = INIT_STD / math.sqrt(2 * layers)
+        moe_layers = set(moe.get("layers", range(layers))) if moe else set()
+        self.blocks = nn.ModuleList(Block(d, heads, resid_std, moe if i in moe_layers else None)
+                                    for i in range(layers))
         self.ln_f = nn.LayerNorm(d)
 
     def forward(self, idx):
         pos = torch.arange(idx.shape[1])
         x = self.wte(idx) + self.wpe(pos)
+        routing = []
         for block in self.blocks:
-            x = block(x)
-        return self.ln_f(x) @ self.wte.weight.t()
+            x, r = block(x)
+            if r is not None:
+                routing.append(r)
+        return self.ln_f(x) @ self.wte.weight.t(), routing
+
+
+def lr_at(lr, warmup, min_ratio, step, total):
+    """src/workload/lm/schedule.rs: linear warm-up, then cosine to lr * min_ratio."""
+    warmup = min(warmup, total)
+    if step <= warmup:
+        return lr * step / warmup
+    progress = min(max((step - warmup) / max(total - warmup, 1), 0.0), 1.0)
+    min_lr = lr * min_ratio
+    return min_lr + 0.5 * (lr - min_lr) * (1 + math.cos(math.pi * progress))
 
 
 def main():
@@ -68,10 +151,16 @@ def main():
     o = run.get("optimizer", {})
     lr, betas = o.get("lr", 3e-3), tuple(o.get("betas", [0.9, 0.95]))
     wd, clip = o.get("weight_decay", 0.1), o.get("grad_clip", 1.0)
+    warmup, min_ratio = o.get("warmup_steps", 20), o.get("min_lr_ratio", 0.1)
+    moe = run.get("moe")
+    aux_coef = moe.get("aux_loss_coef", 0.01) if moe else 0.0
+    z_coef = moe.get("z_loss_coef", 0.0) if moe else 0.0
+    if moe and moe.get("bias_balancing", 0.0) > 0:
+        raise SystemExit("bias_balancing is not implemented here")
 
     torch.set_num_threads(args.threads)
     torch.manual_seed(run.get("seed", 0))
-    model = Lm(layers, d, heads, seq_len, vocab)
+    model = Lm(layers, d, heads, seq_len, vocab, moe)
     decay = [p for p in model.parameters() if p.dim() >= 2]
     no_decay = [p for p in model.parameters() if p.dim() < 2]
     opt = torch.optim.AdamW([{"params": decay, "weight_decay": wd}, {"params": no_decay, "weight_decay": 0.0}],
@@ -82,14 +171,25 @@ def main():
     for step in range(1, args.steps + 1):
         t0 = time.perf_counter()
         for g in opt.param_groups:
-            g["lr"] = lr * 0.5 * (1 + math.cos(math.pi * step / args.steps))
+            g["lr"] = lr_at(lr, warmup, min_ratio, step, args.steps)
         starts = torch.randint(0, corpus.numel() - seq_len - 1, (batch,))
         windows = torch.stack([corpus[s:s + seq_len + 1] for s in starts.tolist()])
         x, y = windows[:, :-1], windows[:, 1:]
-        loss = F.cross_entropy(model(x).reshape(-1, vocab), y.reshape(-1))
+        logits, routing = model(x)
+        loss = F.cross_entropy(logits.reshape(-1, vocab), y.reshape(-1))
+        objective = loss
+        if routing:
+            aux = torch.stack([r[2] for r in routing]).sum()
+            z = torch.stack([r[3] for r in routing]).sum()
+            objective = loss + aux * aux_coef + z * z_coef
+            # Host reads of the per-step MoE metrics, as rlmon emits them.
+            aux.item()
+            for loads, dropped_frac, _, _ in routing:
+                loads.double().tolist()
+                dropped_frac.item()
         opt.zero_grad(set_to_none=False)
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(model.parameters(), clip, foreach=False)
+        objective.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), clip, foreach=False).item()
         opt.step()
         loss.item()
         step_times.append(time.perf_counter() - t0)

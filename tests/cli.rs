@@ -68,6 +68,46 @@ fn headless_json_summary_of_the_tiny_workload() {
 }
 
 #[test]
+fn headless_json_summary_of_a_tiny_rlhf_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = r#"
+[[run]]
+name = "rl"
+workload = "rlhf"
+device = "cpu"
+steps = 50
+batch_size = 8
+[run.model]
+layers = 1
+d_model = 32
+heads = 2
+seq_len = 24
+[run.rlhf]
+algorithm = "grpo"
+group_size = 4
+kl_estimator = "k3"
+prompt_len = 8
+max_new_tokens = 8
+pretrain_steps = 5
+"#;
+    let path = write_config(dir.path(), text);
+    let out = rlmon(dir.path())
+        .args(["watch", "--headless", "--json", "--max-steps", "5", "--config"])
+        .arg(&path)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "stderr: {stderr}");
+    let summary: Value = serde_json::from_slice(&out.stdout).expect("stdout is exactly one JSON object");
+    let run = &summary["runs"][0];
+    assert_eq!((&run["workload"], &run["state"], &run["steps"]), (&Value::from("rlhf"), &Value::from("finished"), &Value::from(5)));
+    for name in ["kl", "kl_coef", "reward", "reward_std", "entropy", "clip_frac", "approx_kl", "response_len", "policy_loss", "frac_reward_zero_std", "grad_norm", "tokens", "samples", "step_time_s", "lr"] {
+        assert!(run["metrics"][name].is_number(), "metric {name} in {}", run["metrics"]);
+    }
+    assert!(run["metrics"]["kl"].as_f64().unwrap() >= 0.0, "k3 is never negative");
+}
+
+#[test]
 fn unknown_config_key_exits_2_naming_file_and_line() {
     let dir = tempfile::tempdir().unwrap();
     let path = write_config(dir.path(), "[[run]]\nname = \"a\"\nworkload = \"lm\"\nsteps = 3\nbatchsize = 4\n");

@@ -42,7 +42,7 @@ fn minimal_config_gets_documented_defaults() {
     assert_eq!(cfg.name, "minimal", "session name defaults to the file stem");
     let run = &cfg.runs[0];
     assert_eq!((run.device, run.seed, run.steps, run.threads), (DeviceRequest::Auto, 0, 3, Threads::Auto));
-    let WorkloadConfig::Lm(lm) = &run.workload;
+    let WorkloadConfig::Lm(lm) = &run.workload else { panic!("an lm run") };
     assert_eq!(lm.model, rlmon::config::DEFAULT_MODEL);
     assert_eq!(lm.optimizer, rlmon::config::DEFAULT_OPTIMIZER);
     assert_eq!(lm.data, DataSource::Synthetic);
@@ -56,7 +56,7 @@ fn relative_data_paths_resolve_against_the_config_folder() {
     assert_eq!(cfg.runs.len(), 2);
     assert_eq!(cfg.runs[1].device, DeviceRequest::Cuda(0));
     assert_eq!(cfg.runs[0].threads, Threads::Fixed(1));
-    let WorkloadConfig::Lm(lm) = &cfg.runs[1].workload;
+    let WorkloadConfig::Lm(lm) = &cfg.runs[1].workload else { panic!("an lm run") };
     assert_eq!(lm.data, DataSource::Text(dir.join("corpus.txt")));
     cfg.cap_steps(4);
     assert!(cfg.runs.iter().all(|r| r.steps == 4));
@@ -137,4 +137,21 @@ fn health_overrides_apply_per_kind() {
     assert_eq!(spike.critical, rlmon::health::config::defaults(AlertKind::LossSpike).critical, "unset keys keep defaults");
     assert!(!run.health.get(AlertKind::MemoryLeak).enabled);
     assert!(run.health.get(AlertKind::KlSpike).enabled);
+}
+
+#[test]
+fn rlhf_runs_get_their_own_defaults() {
+    use rlmon::config::{KlEstimator, RewardKind, RlAlgorithm};
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/configs/valid");
+    let cfg = SessionConfig::load(&dir.join("rlhf_minimal.toml")).unwrap();
+    assert_eq!(cfg.runs[0].workload.kind(), "rlhf");
+    let WorkloadConfig::Rlhf(rl) = &cfg.runs[0].workload else { panic!("an rlhf run") };
+    assert_eq!((rl.algorithm, rl.kl_estimator, rl.adaptive_kl), (RlAlgorithm::Ppo, KlEstimator::K1, None));
+    assert_eq!(rl.reward, RewardKind::Target(b"e".to_vec()));
+    assert_eq!(rl.optimizer.weight_decay, 0.0, "RL fine-tuning defaults, not the lm ones");
+    let cfg = SessionConfig::load(&dir.join("rlhf_grpo.toml")).unwrap();
+    let WorkloadConfig::Rlhf(rl) = &cfg.runs[0].workload else { panic!("an rlhf run") };
+    assert_eq!((rl.algorithm, rl.group_size, rl.epochs, rl.minibatches), (RlAlgorithm::Grpo, 4, 3, 3));
+    assert_eq!(rl.adaptive_kl.map(|a| (a.target, a.horizon)), Some((2.0, 500.0)));
+    assert_eq!(cfg.runs[0].faults.reward_gaming_at, Some(7));
 }

@@ -5,6 +5,7 @@ mod error;
 pub mod faults;
 mod raw;
 mod resolve;
+pub mod rlhf;
 
 use std::path::{Path, PathBuf};
 
@@ -13,6 +14,7 @@ pub use resolve::{
     DataSource, DeviceRequest, LmConfig, ModelConfig, MoeConfig, NdtConfig, OptimizerConfig, Replica, RunConfig, Threads,
     WorkloadConfig, DEFAULT_MODEL, DEFAULT_OPTIMIZER,
 };
+pub use rlhf::{KlEstimator, RewardKind, RlAlgorithm, RlhfConfig};
 
 /// A resolved session config.
 #[derive(Debug, Clone)]

@@ -19,6 +19,8 @@ pub struct RawConfig {
 pub enum RawWorkload {
     /// Decoder-only transformer language model trained with libtorch.
     Lm,
+    /// RL fine-tuning (PPO or GRPO) of the lm model against a frozen reference.
+    Rlhf,
 }
 
 #[derive(Debug, Deserialize)]
@@ -39,6 +41,7 @@ pub struct RawRun {
     /// Settings for bitwise-repeatable runs.
     pub deterministic: Option<bool>,
     pub faults: Option<RawFaults>,
+    pub rlhf: Option<super::rlhf::RawRlhf>,
     pub moe: Option<RawMoe>,
     pub ndt: Option<RawNdt>,
     /// Price of the run's hardware per hour, for cost figures.

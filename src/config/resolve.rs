@@ -41,6 +41,7 @@ pub struct Replica {
 #[derive(Debug, Clone, PartialEq)]
 pub enum WorkloadConfig {
     Lm(LmConfig),
+    Rlhf(super::RlhfConfig),
 }
 
 impl WorkloadConfig {
@@ -48,6 +49,7 @@ impl WorkloadConfig {
     pub fn kind(&self) -> &'static str {
         match self {
             WorkloadConfig::Lm(_) => "lm",
+            WorkloadConfig::Rlhf(_) => "rlhf",
         }
     }
 }
@@ -178,13 +180,13 @@ const MAX_REPLICAS: u64 = 64;
 
 /// A key path into the file, e.g. `run[0].model.heads`.
 #[derive(Clone, Copy)]
-enum Seg<'a> {
+pub(super) enum Seg<'a> {
     Key(&'a str),
     Index(usize),
 }
 
 /// Checks values against each other and the file system, with spans from the text.
-struct Checker<'a> {
+pub(super) struct Checker<'a> {
     path: &'a Path,
     text: &'a str,
     doc: Option<toml_edit::Document<&'a str>>,
@@ -214,7 +216,7 @@ impl<'a> Checker<'a> {
         best
     }
 
-    fn err(&self, segs: &[Seg], message: impl Into<String>) -> ConfigError {
+    pub(super) fn err(&self, segs: &[Seg], message: impl Into<String>) -> ConfigError {
         ConfigError::at(self.path, self.text, self.span(segs), message)
     }
 }
@@ -268,21 +270,37 @@ fn resolve_run(c: &Checker, i: usize, raw: RawRun, base_dir: &Path) -> Result<Ve
         }
         Some(RawThreads::Fixed(n)) => Threads::Fixed(n as usize),
     };
+    let batch_size = raw.batch_size.unwrap_or(DEFAULT_BATCH_SIZE);
+    if batch_size == 0 {
+        return Err(c.err(&at("batch_size"), "batch_size must be at least 1"));
+    }
     let workload = match raw.workload {
         RawWorkload::Lm => {
-            let batch_size = raw.batch_size.unwrap_or(DEFAULT_BATCH_SIZE);
-            if batch_size == 0 {
-                return Err(c.err(&at("batch_size"), "batch_size must be at least 1"));
+            if raw.rlhf.is_some() {
+                return Err(c.err(&at("rlhf"), "[run.rlhf] applies to workload = \"rlhf\", not \"lm\""));
             }
             let model = resolve_model(c, i, raw.model.unwrap_or_default())?;
             WorkloadConfig::Lm(LmConfig {
                 model,
-                optimizer: resolve_optimizer(c, i, raw.optimizer.unwrap_or_default())?,
+                optimizer: resolve_optimizer(c, i, raw.optimizer.unwrap_or_default(), DEFAULT_OPTIMIZER)?,
                 batch_size: batch_size as usize,
                 data: resolve_data(c, i, raw.data, base_dir)?,
                 moe: raw.moe.map(|m| resolve_moe(c, i, m, &model)).transpose()?,
                 ndt: raw.ndt.map(|n| resolve_ndt(c, i, n, &model)).transpose()?,
             })
+        }
+        RawWorkload::Rlhf => {
+            if raw.data.is_some() {
+                return Err(c.err(&at("data"), "workload = \"rlhf\" takes its prompts and pretraining text from the synthetic corpus: remove [run.data]"));
+            }
+            for (key, set) in [("moe", raw.moe.is_some()), ("ndt", raw.ndt.is_some())] {
+                if set {
+                    return Err(c.err(&at(key), format!("[run.{key}] applies to workload = \"lm\", not \"rlhf\"")));
+                }
+            }
+            let model = resolve_model(c, i, raw.model.unwrap_or_default())?;
+            let optimizer = resolve_optimizer(c, i, raw.optimizer.unwrap_or_default(), super::rlhf::RLHF_OPTIMIZER)?;
+            WorkloadConfig::Rlhf(super::rlhf::resolve(c, i, raw.rlhf.unwrap_or_default(), model, optimizer, batch_size as usize)?)
         }
     };
     let replicas = match raw.replicas {
@@ -507,9 +525,9 @@ fn resolve_model(c: &Checker, i: usize, raw: RawModel) -> Result<ModelConfig, Co
     Ok(m)
 }
 
-fn resolve_optimizer(c: &Checker, i: usize, raw: RawOptimizer) -> Result<OptimizerConfig, ConfigError> {
+/// `d` holds the workload's defaults for keys left out.
+fn resolve_optimizer(c: &Checker, i: usize, raw: RawOptimizer, d: OptimizerConfig) -> Result<OptimizerConfig, ConfigError> {
     let at = |key: &'static str| [Seg::Key("run"), Seg::Index(i), Seg::Key("optimizer"), Seg::Key(key)];
-    let d = DEFAULT_OPTIMIZER;
     let o = OptimizerConfig {
         lr: raw.lr.unwrap_or(d.lr),
         betas: raw.betas.unwrap_or(d.betas),

@@ -10,6 +10,22 @@ pub const TOKENS_PER_S: &str = "tokens_per_s";
 pub const SAMPLES_PER_S: &str = "samples_per_s";
 pub const MOE_AUX_LOSS: &str = "moe/aux_loss";
 
+// RL fine-tuning (workload `rlhf`).
+pub const REWARD: &str = "reward";
+pub const REWARD_STD: &str = "reward_std";
+/// The configured reward while a `reward_gaming_at` fault trains on the length reward:
+/// the held-out score that stalls while the proxy `reward` climbs.
+pub const REWARD_GOLD: &str = "reward_gold";
+pub const KL: &str = "kl";
+pub const KL_COEF: &str = "kl_coef";
+pub const ENTROPY: &str = "entropy";
+pub const CLIP_FRAC: &str = "clip_frac";
+pub const APPROX_KL: &str = "approx_kl";
+pub const RESPONSE_LEN: &str = "response_len";
+pub const POLICY_LOSS: &str = "policy_loss";
+pub const VALUE_LOSS: &str = "value_loss";
+pub const FRAC_REWARD_ZERO_STD: &str = "frac_reward_zero_std";
+
 /// `(alias, canonical)`; matching is exact (names are case-sensitive in every logger
 /// rlmon reads). Aliases that need a conversion (`wall_time_ms`, cumulative
 /// `num_tokens`) are listed in [`conversion`].

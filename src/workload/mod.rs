@@ -7,6 +7,7 @@ pub mod determinism;
 pub mod device;
 pub mod faults;
 pub mod lm;
+pub mod rlhf;
 pub mod rng;
 pub mod threads;
 
@@ -89,6 +90,7 @@ pub fn spawn(id: RunId, config: RunConfig, threads: usize, tx: mpsc::Sender<Even
 fn run_workload(ctx: &RunContext) -> RunOutcome {
     let result = match &ctx.config.workload {
         WorkloadConfig::Lm(lm_config) => lm::train(ctx, lm_config),
+        WorkloadConfig::Rlhf(rlhf_config) => rlhf::train(ctx, rlhf_config),
     };
     match result {
         Ok(outcome) => outcome,

@@ -46,6 +46,9 @@ pub struct ForwardOutput {
     pub routing: Vec<(usize, Routing)>,
     /// Requested layer outputs `[batch * time, d_model]`, detached.
     pub hidden: Vec<(usize, Tensor)>,
+    /// The normalised last hidden state `[batch, time, d_model]` the logits are read
+    /// from (the rlhf value head reads it too).
+    pub final_hidden: Tensor,
 }
 
 fn linear(p: nn::Path, d_in: i64, d_out: i64, std: f64) -> nn::Linear {
@@ -147,9 +150,10 @@ impl TransformerLm {
                 hidden.push((i, x.detach().reshape([-1, d])));
             }
         }
+        let final_hidden = self.ln_f.forward(&x);
         // Tied head: the token embedding matrix maps hidden states back to the vocabulary.
-        let logits = self.ln_f.forward(&x).matmul(&self.wte.ws.tr());
-        ForwardOutput { logits, routing, hidden }
+        let logits = final_hidden.matmul(&self.wte.ws.tr());
+        ForwardOutput { logits, routing, hidden, final_hidden }
     }
 
     /// Mean next-token cross-entropy of `logits` predicting `targets`.
