@@ -7,6 +7,7 @@
 //! - `session`: events, the hub and the state views read;
 //! - `metrics`: metric names and the math over series;
 //! - `health`: detectors and run-to-run divergence (pure logic);
+//! - `record`: the session journal, Parquet snapshots, and recovery;
 //! - `report`: headless progress and summaries; `ui`: the terminal interface;
 //! - `app`: one module per command, wiring the above together.
 pub mod app;
@@ -16,6 +17,7 @@ pub mod error;
 pub mod health;
 pub mod logging;
 pub mod metrics;
+pub mod record;
 pub mod report;
 pub mod session;
 pub mod telemetry;

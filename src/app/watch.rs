@@ -27,8 +27,15 @@ pub async fn watch(args: WatchArgs) -> Result<u8> {
     let _log_guard = crate::logging::to_file(&args.session_dir.join("rlmon.log"))?;
     tracing::info!(config = %path.display(), runs = config.runs.len(), "session starting");
 
+    recover_interrupted(&args.session_dir);
+
     let headless = args.headless || !std::io::stdout().is_terminal();
+    let config_text = config.text.clone();
     let mut live = LiveSession::start(config);
+    if let Err(e) = live.record(&args.session_dir, config_text) {
+        // Monitoring goes on; only the recording is lost, and the user is told.
+        eprintln!("rlmon: warning: cannot record this session in {}: {e}", args.session_dir.display());
+    }
     if headless {
         run_headless(&mut live, 0).await;
     } else {
@@ -49,6 +56,22 @@ pub async fn watch(args: WatchArgs) -> Result<u8> {
     }
     let all_finished = summary.runs.iter().all(|r| r.state == RunState::Finished.as_str());
     Ok(if all_finished { 0 } else { EXIT_FAILURE })
+}
+
+/// Sessions in `dir` that were killed before writing their snapshot: say so, and
+/// turn each journal into its snapshot. A journal that cannot be read is left as it
+/// is, never deleted.
+fn recover_interrupted(dir: &std::path::Path) {
+    for journal in crate::record::journal::interrupted(dir) {
+        eprintln!("rlmon: found an interrupted session: {}", journal.display());
+        match crate::record::journal::convert(&journal) {
+            Ok((path, r)) => {
+                let damage = r.damage.map_or(String::new(), |d| format!(" ({d})"));
+                eprintln!("rlmon: recovered {} points into {}{damage}", r.recording.points.len(), path.display());
+            }
+            Err(e) => eprintln!("rlmon: warning: cannot recover {}: {e}; left as it is", journal.display()),
+        }
+    }
 }
 
 /// Drives a session until every run is over, printing progress and events on stderr.

@@ -1,0 +1,35 @@
+//! Recording sessions: the event journal that survives a crash, Parquet snapshots,
+//! and the in-memory recording both are built from (design.md, "Snapshot").
+//!
+//! - `model`: the recording (points and metadata), built from hub events and turned
+//!   back into them for replay;
+//! - `frame`: checksummed framing of journal records;
+//! - `journal`: the append-only journal and its writer thread, and recovery;
+//! - `snapshot`: Parquet files (write atomically, read with checks);
+//! - `hardware`: what the session ran on, for the metadata;
+//! - `naming`: file names and UTC timestamps.
+pub mod frame;
+pub mod hardware;
+pub mod journal;
+pub mod model;
+pub mod naming;
+pub mod snapshot;
+
+pub use model::{Meta, Recording, FORMAT_VERSION, TELEMETRY_RUN};
+
+/// Why a recorded file cannot be used. Always names the problem; the caller adds
+/// the path.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BadFile(pub String);
+
+impl std::fmt::Display for BadFile {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// Alerts and markers of the session for the metadata. The health detectors fill
+/// these; until they report into the session state, a session has none.
+pub fn alerts_and_markers(_state: &crate::session::SessionState) -> (Vec<serde_json::Value>, Vec<serde_json::Value>) {
+    (Vec::new(), Vec::new())
+}
