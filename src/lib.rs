@@ -33,6 +33,9 @@ pub fn run(cli: cli::Cli) -> Result<u8> {
     install_panic_hook();
     match cli.command {
         cli::Command::Watch(args) => runtime()?.block_on(app::watch::watch(args)),
+        cli::Command::Replay(args) => runtime()?.block_on(app::replay::replay(args)),
+        cli::Command::Compare(args) => app::compare::compare(args),
+        cli::Command::Export(args) => app::export::export(args),
         cli::Command::Doctor(args) => app::doctor::doctor(args),
         cli::Command::Completions { shell } => {
             clap_complete::generate(shell, &mut cli::Cli::command(), "rlmon", &mut std::io::stdout());

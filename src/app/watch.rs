@@ -103,7 +103,7 @@ pub async fn run_headless(live: &mut LiveSession, seen: u64) {
     }
 }
 
-fn print_log(state: &SessionState, seen: u64) {
+pub(crate) fn print_log(state: &SessionState, seen: u64) {
     for line in state.log_since(seen) {
         let who = line.run.and_then(|i| state.runs.get(i)).map_or("rlmon:".into(), |r| format!("[{}]", r.name));
         let level = match line.level {

@@ -6,9 +6,11 @@
 //! - `frame`: checksummed framing of journal records;
 //! - `journal`: the append-only journal and its writer thread, and recovery;
 //! - `snapshot`: Parquet files (write atomically, read with checks);
+//! - `compare`: two recorded sessions side by side (pure);
 //! - `hardware`: what the session ran on, for the metadata;
 //! - `naming`: file names and UTC timestamps.
 pub mod frame;
+pub mod compare;
 pub mod hardware;
 pub mod journal;
 pub mod model;
@@ -26,6 +28,26 @@ impl std::fmt::Display for BadFile {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(&self.0)
     }
+}
+
+/// Reads a recorded session: a snapshot file, or a journal folder (recovered up to
+/// its last whole record). Bad input is an error naming the file and the problem.
+pub fn load(path: &std::path::Path) -> crate::Result<Recording> {
+    let bad = |problem: String| crate::RlmonError::BadInput { path: path.to_path_buf(), problem };
+    if path.is_dir() {
+        let recovered = journal::recover(path).map_err(|e| bad(e.0))?;
+        if let Some(damage) = &recovered.damage {
+            eprintln!("rlmon: {}: {damage}", path.display());
+        }
+        return Ok(recovered.recording);
+    }
+    if !path.exists() {
+        return Err(bad("no such file".into()));
+    }
+    if !snapshot::looks_like_parquet(path) {
+        return Err(bad("neither an rlmon snapshot (a Parquet file) nor a journal (a *.rlmon.journal folder)".into()));
+    }
+    snapshot::read(path).map_err(|e| bad(e.0))
 }
 
 /// Alerts and markers of the session for the metadata. The health detectors fill

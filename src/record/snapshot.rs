@@ -54,21 +54,40 @@ fn properties(meta_json: String) -> parquet::errors::Result<WriterProperties> {
     Ok(b.build())
 }
 
-/// Point order in the file: by run, metric, step, so each column holds long smooth
-/// stretches of one series.
-fn file_order(p: &Points) -> Vec<usize> {
-    let mut order: Vec<usize> = (0..p.len()).collect();
-    order.sort_by_key(|&i| (p.run[i], p.metric[i], p.step[i]));
-    order
+/// Row order in the file. Both keep a series' points in step order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RowOrder {
+    /// run, metric, step: each series is one stretch of rows.
+    RunMetricStep,
+    /// run, step, metric: the metrics of one step are adjacent, so their shared
+    /// step and time repeat and compress to almost nothing.
+    RunStepMetric,
+}
+
+/// The order snapshots are written in (docs/benchmarks.md compares the two).
+pub const ROW_ORDER: RowOrder = RowOrder::RunStepMetric;
+
+fn file_order(p: &Points, order: RowOrder) -> Vec<usize> {
+    let mut rows: Vec<usize> = (0..p.len()).collect();
+    match order {
+        RowOrder::RunMetricStep => rows.sort_by_key(|&i| (p.run[i], p.metric[i], p.step[i])),
+        RowOrder::RunStepMetric => rows.sort_by_key(|&i| (p.run[i], p.step[i], p.metric[i])),
+    }
+    rows
 }
 
 /// Writes `rec` to `path` atomically: a reader sees the old file or the new one,
 /// never a part.
 pub fn write(path: &Path, rec: &Recording) -> std::io::Result<()> {
+    write_ordered(path, rec, ROW_ORDER)
+}
+
+/// [`write`] with a chosen row order (for measuring).
+pub fn write_ordered(path: &Path, rec: &Recording, order: RowOrder) -> std::io::Result<()> {
     let dir = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
     let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("snapshot");
     let tmp = dir.join(format!(".{name}.{}.tmp", std::process::id()));
-    let result = write_file(&tmp, rec).and_then(|()| std::fs::rename(&tmp, path));
+    let result = write_file(&tmp, rec, order).and_then(|()| std::fs::rename(&tmp, path));
     if result.is_err() {
         let _ = std::fs::remove_file(&tmp);
     }
@@ -80,13 +99,13 @@ pub fn write(path: &Path, rec: &Recording) -> std::io::Result<()> {
     Ok(())
 }
 
-fn write_file(path: &Path, rec: &Recording) -> std::io::Result<()> {
+fn write_file(path: &Path, rec: &Recording, row_order: RowOrder) -> std::io::Result<()> {
     let meta_json = serde_json::to_string(&rec.meta)?;
     let props = properties(meta_json).map_err(std::io::Error::other)?;
     let file = File::create(path)?;
     let mut writer = ArrowWriter::try_new(file, schema(), Some(props)).map_err(std::io::Error::other)?;
     let p = &rec.points;
-    let order = file_order(p);
+    let order = file_order(p, row_order);
     // Dictionary values: runs in metadata order, telemetry last.
     let mut run_names: Vec<&str> = rec.meta.runs.iter().map(|r| r.name.as_str()).collect();
     run_names.push(&rec.meta.telemetry_run);

@@ -70,6 +70,8 @@ pub struct ViewState {
     pub pane_areas: Vec<(PaneId, Rect)>,
     /// Where each run's row was last drawn in the runs pane.
     pub run_rows: Vec<(usize, Rect)>,
+    /// Shown in the header by sources that have a state of their own (replay).
+    pub badge: Option<String>,
 }
 
 impl Default for ViewState {
@@ -89,6 +91,7 @@ impl Default for ViewState {
             events_scroll: 0,
             pane_areas: Vec::new(),
             run_rows: Vec::new(),
+            badge: None,
         }
     }
 }

@@ -24,6 +24,9 @@ pub const KEYS: &[(&str, &str)] = &[
     ("m", "training chart: loss, lr, grad norm"),
     ("s", "throughput chart: tokens/s or samples/s"),
     ("c", "cancel the selected run (asks first)"),
+    ("S", "write the session snapshot now"),
+    ("replay: space, < >", "pause / resume, slower / faster"),
+    ("replay: ← → (Shift)", "seek 1% (10%); Home / End: start / end"),
     ("j k, PgUp PgDn, wheel", "scroll events (when focused)"),
     ("mouse click", "select a run or a pane"),
 ];
