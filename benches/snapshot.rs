@@ -4,6 +4,7 @@
 //! Prints bytes per metric point for both row orders, and the load time.
 //!   cargo bench --bench snapshot            (1M steps x 20 metrics = 20M points)
 //!   cargo bench --bench snapshot -- 500000  (steps)
+//!   RLMON_BENCH_KEEP=DIR keeps the files (DIR/bench-<order>.rlmon.parquet)
 use std::time::Instant;
 
 use rlmon::record::model::{Meta, Recording};
@@ -71,7 +72,9 @@ fn main() {
     let dir = tempfile::tempdir().expect("temp dir");
     println!("{steps} steps x 20 metrics = {points} points");
     for (label, order) in [("run, step, metric", RowOrder::RunStepMetric), ("run, metric, step", RowOrder::RunMetricStep)] {
-        let path = dir.path().join("bench.rlmon.parquet");
+        let keep = std::env::var_os("RLMON_BENCH_KEEP").map(std::path::PathBuf::from);
+        let file = format!("bench-{}.rlmon.parquet", label.replace(", ", "-"));
+        let path = keep.unwrap_or_else(|| dir.path().to_path_buf()).join(file);
         let t0 = Instant::now();
         snapshot::write_ordered(&path, &rec, order).expect("write");
         let write_s = t0.elapsed().as_secs_f64();

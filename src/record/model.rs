@@ -256,18 +256,6 @@ impl Recording {
             if let (Some(t), Some(threads)) = (r.started_s, r.threads) {
                 events.push((t, Event::RunStarted { run: i, device: r.device.clone(), threads }));
             }
-            let outcome = match r.state {
-                RunState::Finished => Some(RunOutcome::Finished),
-                RunState::Cancelled => Some(RunOutcome::Cancelled),
-                RunState::Failed => Some(RunOutcome::Failed(r.error.clone().unwrap_or_default())),
-                RunState::Pending | RunState::Running => None,
-            };
-            if let Some(outcome) = outcome {
-                events.push((r.ended_s.unwrap_or(meta.elapsed_s), Event::RunEnded { run: i, outcome }));
-            }
-        }
-        for l in &meta.log {
-            events.push((l.time_s, Event::Log { run: l.run, level: l.level, message: l.message.clone() }));
         }
         let names: Vec<MetricName> = p.metric_names.iter().map(|n| MetricName::Owned(n.clone())).collect();
         let order = p.by_run_step();
@@ -286,7 +274,22 @@ impl Recording {
             let time_s = p.time_s[first];
             events.push((started + time_s, Event::Metrics { run: run as usize, step: p.step[first], time_s, values }));
         }
-        // Stable: events at one instant keep the order above (start, then metrics).
+        // Within one instant, a step's log lines follow it and a run's end comes last.
+        for l in &meta.log {
+            events.push((l.time_s, Event::Log { run: l.run, level: l.level, message: l.message.clone() }));
+        }
+        for (i, r) in meta.runs.iter().enumerate() {
+            let outcome = match r.state {
+                RunState::Finished => Some(RunOutcome::Finished),
+                RunState::Cancelled => Some(RunOutcome::Cancelled),
+                RunState::Failed => Some(RunOutcome::Failed(r.error.clone().unwrap_or_default())),
+                RunState::Pending | RunState::Running => None,
+            };
+            if let Some(outcome) = outcome {
+                events.push((r.ended_s.unwrap_or(meta.elapsed_s), Event::RunEnded { run: i, outcome }));
+            }
+        }
+        // Stable: events at one instant keep the order above.
         events.sort_by(|a, b| a.0.total_cmp(&b.0));
         events
     }
@@ -396,7 +399,8 @@ pub mod tests {
         let (live, rec) = live_and_recorded();
         let replayed = rec.final_state();
         same_series(&live, &replayed);
-        assert!(replayed.log.iter().any(|l| l.message == "loss is NaN"));
+        let messages = |s: &SessionState| s.log.iter().map(|l| l.message.clone()).collect::<Vec<_>>();
+        assert_eq!(messages(&replayed), messages(&live), "the same lines, in the same order");
         assert_eq!(replayed.runs[1].error.as_deref(), Some("loss became NaN"));
     }
 
