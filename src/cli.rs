@@ -24,6 +24,12 @@ pub enum Command {
     Watch(WatchArgs),
     /// Run the health detectors over a JSONL metrics log
     Check(CheckArgs),
+    /// Play a recorded session (snapshot or journal) through the live display or headless
+    Replay(ReplayArgs),
+    /// Compare two recorded sessions: divergence, throughput and memory regressions
+    Compare(CompareArgs),
+    /// Write a recorded session's points as CSV or JSONL
+    Export(ExportArgs),
     /// Report libtorch, CUDA, NVML, thread and terminal facts
     Doctor(DoctorArgs),
     /// Print a shell completion script to stdout
@@ -58,6 +64,87 @@ pub struct WatchArgs {
     /// Maximum frames per second of the live display
     #[arg(long, value_name = "N", default_value_t = 15, value_parser = clap::value_parser!(u32).range(1..=120))]
     pub fps: u32,
+    /// A recorded session to compare against live: ghost curves, first divergence,
+    /// throughput regressions. Overrides `baseline` in the config
+    #[arg(long, value_name = "SNAPSHOT")]
+    pub baseline: Option<PathBuf>,
+}
+
+/// Replay pace: a multiple of the recorded pace, or as fast as possible.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Speed {
+    Times(f64),
+    Max,
+}
+
+fn parse_speed(s: &str) -> Result<Speed, String> {
+    if s == "max" {
+        return Ok(Speed::Max);
+    }
+    match s.parse::<f64>() {
+        Ok(x) if x.is_finite() && x > 0.0 => Ok(Speed::Times(x)),
+        _ => Err(format!("`{s}` is not a positive number or `max`")),
+    }
+}
+
+#[derive(Debug, Args)]
+pub struct ReplayArgs {
+    /// A snapshot (*.rlmon.parquet) or a journal folder (*.rlmon.journal)
+    #[arg(value_name = "SNAPSHOT")]
+    pub snapshot: PathBuf,
+    /// Pace: times the recorded pace, or `max`
+    #[arg(long, value_name = "X|max", default_value = "1", value_parser = parse_speed)]
+    pub speed: Speed,
+    /// No interactive display: events and the summary on stderr.
+    /// Automatic when stdout is not a terminal
+    #[arg(long)]
+    pub headless: bool,
+    /// Write the session summary as one JSON object to stdout
+    #[arg(long)]
+    pub json: bool,
+    /// Colour theme: a built-in name (default, light, high-contrast) or a theme file
+    #[arg(long, value_name = "NAME|PATH", default_value = "default")]
+    pub theme: String,
+    /// Maximum frames per second of the display
+    #[arg(long, value_name = "N", default_value_t = 15, value_parser = clap::value_parser!(u32).range(1..=120))]
+    pub fps: u32,
+}
+
+#[derive(Debug, Args)]
+pub struct CompareArgs {
+    /// The reference session (snapshot or journal)
+    #[arg(value_name = "A")]
+    pub a: PathBuf,
+    /// The session compared with it
+    #[arg(value_name = "B")]
+    pub b: PathBuf,
+    /// Write the comparison as one JSON object to stdout
+    #[arg(long)]
+    pub json: bool,
+    /// Relative slow-down (throughput) or growth (peak memory) of B that counts as
+    /// a regression
+    #[arg(long, value_name = "FRACTION", default_value_t = 0.05)]
+    pub tolerance: f64,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ExportFormat {
+    /// One row per point: run,step,time_s,metric,value
+    Csv,
+    /// One JSON object per run and step, in rlmon's JSONL input format
+    Jsonl,
+}
+
+#[derive(Debug, Args)]
+pub struct ExportArgs {
+    /// A snapshot (*.rlmon.parquet) or a journal folder (*.rlmon.journal)
+    #[arg(value_name = "SNAPSHOT")]
+    pub snapshot: PathBuf,
+    #[arg(long, value_enum)]
+    pub format: ExportFormat,
+    /// Output file (default: stdout)
+    #[arg(short, long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]

@@ -17,6 +17,10 @@ pub enum RlmonError {
     /// Bad usage not caught by the argument parser (an unknown theme, a missing file).
     #[error("{0}")]
     Usage(String),
+    /// A recorded file (snapshot, journal) that cannot be used: truncated,
+    /// corrupted, foreign or from a newer rlmon. The message says which.
+    #[error("{path}: {problem}")]
+    BadInput { path: PathBuf, problem: String },
     /// A file could not be read or written.
     #[error("{path}: {source}")]
     Io { path: PathBuf, source: std::io::Error },
@@ -28,7 +32,7 @@ pub enum RlmonError {
 impl RlmonError {
     pub fn exit_code(&self) -> u8 {
         match self {
-            RlmonError::Config(_) | RlmonError::Usage(_) => EXIT_USAGE,
+            RlmonError::Config(_) | RlmonError::Usage(_) | RlmonError::BadInput { .. } => EXIT_USAGE,
             RlmonError::Io { .. } | RlmonError::Other(_) => EXIT_FAILURE,
         }
     }

@@ -8,6 +8,7 @@
 //! - `metrics`: metric names and the math over series;
 //! - `health`: detectors and run-to-run divergence (pure logic);
 //! - `ingest`: parsers for metrics written by other programs (JSONL);
+//! - `record`: the session journal, Parquet snapshots, and recovery;
 //! - `report`: headless progress and summaries; `ui`: the terminal interface;
 //! - `app`: one module per command, wiring the above together.
 pub mod app;
@@ -18,6 +19,7 @@ pub mod health;
 pub mod ingest;
 pub mod logging;
 pub mod metrics;
+pub mod record;
 pub mod report;
 pub mod session;
 pub mod telemetry;
@@ -34,6 +36,9 @@ pub fn run(cli: cli::Cli) -> Result<u8> {
     match cli.command {
         cli::Command::Watch(args) => runtime()?.block_on(app::watch::watch(args)),
         cli::Command::Check(args) => app::check::check(args),
+        cli::Command::Replay(args) => runtime()?.block_on(app::replay::replay(args)),
+        cli::Command::Compare(args) => app::compare::compare(args),
+        cli::Command::Export(args) => app::export::export(args),
         cli::Command::Doctor(args) => app::doctor::doctor(args),
         cli::Command::Completions { shell } => {
             clap_complete::generate(shell, &mut cli::Cli::command(), "rlmon", &mut std::io::stdout());

@@ -168,6 +168,12 @@ pub fn loaded_library(maps: &str, file_name: &str) -> Option<PathBuf> {
         .map(Path::to_path_buf)
 }
 
+/// Version of the libtorch loaded into this process, if it can be told.
+pub fn loaded_libtorch_version() -> Option<String> {
+    let maps = std::fs::read_to_string("/proc/self/maps").ok()?;
+    read_torch_version(loaded_library(&maps, "libtorch_cpu.so")?.parent()?)
+}
+
 /// `__version__` from the `version.py` beside a torch `lib/` folder (pip's layout).
 fn read_torch_version(lib_dir: &Path) -> Option<String> {
     let text = std::fs::read_to_string(lib_dir.parent()?.join("version.py")).ok()?;

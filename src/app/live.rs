@@ -1,7 +1,8 @@
 //! A live session: the run tasks and the telemetry thread feeding one hub through a
 //! bounded channel, with one root cancellation token and a child per run. Views
 //! (headless, the terminal UI) drive it: they receive events, apply them, read the
-//! state, and cancel runs.
+//! state, and cancel runs. When recording, every event is journalled before the hub
+//! applies it, and `finish` writes the snapshot.
 use std::time::Instant;
 
 use tokio::sync::mpsc;
@@ -9,7 +10,9 @@ use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
 use crate::config::{SessionConfig, Threads};
-use crate::report::summary::SessionSummary;
+use crate::record::journal::{Finale, Recorder};
+use crate::record::{hardware, naming, Meta};
+use crate::report::summary::{RunSummary, SessionSummary};
 use crate::session::{Event, Hub, LogLevel, RunRecord, SessionState};
 use crate::{telemetry, workload};
 
@@ -25,6 +28,10 @@ pub struct LiveSession {
     tasks: Vec<JoinHandle<()>>,
     sampler: Option<std::thread::JoinHandle<()>>,
     started: Instant,
+    /// Journals every applied event and writes the snapshot; `None` when not recording.
+    recorder: Option<Recorder>,
+    /// A snapshot asked for with `S`, not yet confirmed.
+    pending_snapshot: Option<std::sync::mpsc::Receiver<std::io::Result<std::path::PathBuf>>>,
 }
 
 impl LiveSession {
@@ -66,7 +73,62 @@ impl LiveSession {
                 None
             }
         };
-        LiveSession { hub, rx, root, run_tokens, tasks, sampler, started }
+        LiveSession { hub, rx, root, run_tokens, tasks, sampler, started, recorder: None, pending_snapshot: None }
+    }
+
+    /// Starts recording into `dir`: a journal now, a snapshot at the end. Call right
+    /// after `start`, before events are received, so every event is recorded.
+    pub fn record(&mut self, dir: &std::path::Path, config_text: String) -> std::io::Result<()> {
+        let stamp = naming::utc_stamp(std::time::SystemTime::now());
+        let state = &self.hub.state;
+        let meta = Meta::new(&state.name, stamp.clone(), config_text, &state.runs);
+        self.recorder = Some(Recorder::start(dir, &naming::file_stem(&state.name, &stamp), meta)?);
+        Ok(())
+    }
+
+    /// Path the snapshot will be written to, when recording.
+    pub fn snapshot_path(&self) -> Option<&std::path::Path> {
+        self.recorder.as_ref().map(|r| r.snapshot.as_path())
+    }
+
+    /// Writes the snapshot now (the `S` key); the events pane says when it is done.
+    pub fn snapshot_now(&mut self) {
+        let finale = self.finale();
+        if let Some(r) = &self.recorder {
+            self.pending_snapshot = Some(r.snapshot_now(finale));
+        }
+    }
+
+    fn finale(&self) -> Finale {
+        let state = &self.hub.state;
+        let (alerts, markers) = crate::record::alerts_and_markers(state);
+        Finale {
+            elapsed_s: self.elapsed_s(),
+            summaries: state.runs.iter().map(|r| serde_json::to_value(RunSummary::of(r, &state.alerts)).unwrap_or_default()).collect(),
+            alerts,
+            markers,
+            hardware: hardware::describe(&state.gpu),
+        }
+    }
+
+    /// Every event goes through here: recorded first, then applied.
+    fn apply(&mut self, event: Event, now: f64) {
+        if let Some(r) = &self.recorder {
+            r.record(now, &event);
+        }
+        self.hub.apply(event, now);
+    }
+
+    fn report_snapshot(&mut self, now: f64) {
+        let Some(rx) = &self.pending_snapshot else { return };
+        let (level, message) = match rx.try_recv() {
+            Ok(Ok(path)) => (LogLevel::Info, format!("snapshot written: {}", path.display())),
+            Ok(Err(e)) => (LogLevel::Error, format!("snapshot failed: {e}")),
+            Err(std::sync::mpsc::TryRecvError::Empty) => return,
+            Err(std::sync::mpsc::TryRecvError::Disconnected) => (LogLevel::Error, "snapshot failed: the recorder stopped".into()),
+        };
+        self.pending_snapshot = None;
+        self.apply(Event::Log { run: None, level, message }, now);
     }
 
     pub fn elapsed_s(&self) -> f64 {
@@ -78,10 +140,11 @@ impl LiveSession {
     pub async fn recv_and_apply(&mut self) -> bool {
         let Some(event) = self.rx.recv().await else { return false };
         let now = self.elapsed_s();
-        self.hub.apply(event, now);
+        self.apply(event, now);
         while let Ok(event) = self.rx.try_recv() {
-            self.hub.apply(event, now);
+            self.apply(event, now);
         }
+        self.report_snapshot(now);
         true
     }
 
@@ -118,8 +181,18 @@ impl LiveSession {
         // Events that arrived while stopping (last steps, run ends).
         let now = self.elapsed_s();
         while let Ok(event) = self.rx.try_recv() {
-            self.hub.apply(event, now);
+            self.apply(event, now);
         }
-        SessionSummary::of(&self.hub.state, self.elapsed_s())
+        let finale = self.finale();
+        let mut summary = SessionSummary::of(&self.hub.state, self.elapsed_s());
+        if let Some(recorder) = self.recorder.take() {
+            let journal = recorder.journal.clone();
+            match tokio::task::spawn_blocking(move || recorder.finish(finale)).await {
+                Ok(Ok(path)) => summary.snapshot = Some(path.display().to_string()),
+                Ok(Err(e)) => eprintln!("rlmon: could not write the snapshot ({e}); the session stays in {}", journal.display()),
+                Err(e) => eprintln!("rlmon: could not write the snapshot ({e}); the session stays in {}", journal.display()),
+            }
+        }
+        summary
     }
 }

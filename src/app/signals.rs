@@ -2,6 +2,8 @@
 //! arrives as a key instead (raw mode), and SIGTERM/SIGHUP still come through here.
 pub struct Signals {
     #[cfg(unix)]
+    int: Option<tokio::signal::unix::Signal>,
+    #[cfg(unix)]
     term: Option<tokio::signal::unix::Signal>,
     #[cfg(unix)]
     hup: Option<tokio::signal::unix::Signal>,
@@ -12,7 +14,13 @@ impl Signals {
         #[cfg(unix)]
         {
             use tokio::signal::unix::{signal, SignalKind};
-            Signals { term: signal(SignalKind::terminate()).ok(), hup: signal(SignalKind::hangup()).ok() }
+            // Each listener lives as long as `Signals`: a signal that arrives while the
+            // caller is busy elsewhere waits in it instead of being lost.
+            Signals {
+                int: signal(SignalKind::interrupt()).ok(),
+                term: signal(SignalKind::terminate()).ok(),
+                hup: signal(SignalKind::hangup()).ok(),
+            }
         }
         #[cfg(not(unix))]
         Signals {}
@@ -31,7 +39,7 @@ impl Signals {
                 }
             }
             tokio::select! {
-                _ = tokio::signal::ctrl_c() => "interrupted",
+                _ = recv(&mut self.int) => "interrupted",
                 _ = recv(&mut self.term) => "terminated",
                 _ = recv(&mut self.hup) => "hangup",
             }

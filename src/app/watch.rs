@@ -25,19 +25,29 @@ pub async fn watch(args: WatchArgs) -> Result<u8> {
     std::fs::create_dir_all(&args.session_dir)
         .map_err(|source| RlmonError::Io { path: args.session_dir.clone(), source })?;
     let _log_guard = crate::logging::to_file(&args.session_dir.join("rlmon.log"))?;
+    let headless = args.headless || !std::io::stdout().is_terminal();
+    // Listen before anything slow (recovery, recorder start): a Ctrl-C that arrives
+    // while the session starts is then seen by the headless loop, not lost.
+    let signals = headless.then(Signals::new);
     tracing::info!(config = %path.display(), runs = config.runs.len(), "session starting");
 
-    let headless = args.headless || !std::io::stdout().is_terminal();
+    recover_interrupted(&args.session_dir);
+
+    let config_text = config.text.clone();
     let mut live = LiveSession::start(config);
-    if headless {
-        run_headless(&mut live, 0).await;
+    if let Err(e) = live.record(&args.session_dir, config_text) {
+        // Monitoring goes on; only the recording is lost, and the user is told.
+        eprintln!("rlmon: warning: cannot record this session in {}: {e}", args.session_dir.display());
+    }
+    if let Some(signals) = signals {
+        run_headless(&mut live, 0, signals).await;
     } else {
         crate::ui::run(&mut live, theme, args.fps).await.map_err(|e| RlmonError::Other(e.into()))?;
         // The display is gone: runs cancelled by quitting finish their step; say so.
         if !live.state().all_over() {
             eprintln!("rlmon: waiting for runs to stop (Ctrl-C again to stop waiting)");
             let seen = live.state().logged_total;
-            run_headless(&mut live, seen).await;
+            run_headless(&mut live, seen, Signals::new()).await;
         }
     }
     let summary = live.finish().await;
@@ -51,11 +61,26 @@ pub async fn watch(args: WatchArgs) -> Result<u8> {
     Ok(if all_finished { 0 } else { EXIT_FAILURE })
 }
 
+/// Sessions in `dir` that were killed before writing their snapshot: say so, and
+/// turn each journal into its snapshot. A journal that cannot be read is left as it
+/// is, never deleted.
+fn recover_interrupted(dir: &std::path::Path) {
+    for journal in crate::record::journal::interrupted(dir) {
+        eprintln!("rlmon: found an interrupted session: {}", journal.display());
+        match crate::record::journal::convert(&journal) {
+            Ok((path, r)) => {
+                let damage = r.damage.map_or(String::new(), |d| format!(" ({d})"));
+                eprintln!("rlmon: recovered {} points into {}{damage}", r.recording.points.len(), path.display());
+            }
+            Err(e) => eprintln!("rlmon: warning: cannot recover {}: {e}; left as it is", journal.display()),
+        }
+    }
+}
+
 /// Drives a session until every run is over, printing progress and events on stderr.
 /// The first signal cancels every run; a second stops waiting for them. Log lines
 /// after the first `seen` are printed.
-pub async fn run_headless(live: &mut LiveSession, seen: u64) {
-    let mut signals = Signals::new();
+pub async fn run_headless(live: &mut LiveSession, seen: u64, mut signals: Signals) {
     let mut progress = tokio::time::interval_at(tokio::time::Instant::now() + PROGRESS_PERIOD, PROGRESS_PERIOD);
     let mut logged = seen;
     while !live.state().all_over() {
@@ -80,7 +105,7 @@ pub async fn run_headless(live: &mut LiveSession, seen: u64) {
     }
 }
 
-fn print_log(state: &SessionState, seen: u64) {
+pub(crate) fn print_log(state: &SessionState, seen: u64) {
     for line in state.log_since(seen) {
         let who = line.run.and_then(|i| state.runs.get(i)).map_or("rlmon:".into(), |r| format!("[{}]", r.name));
         let level = match line.level {

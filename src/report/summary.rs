@@ -13,7 +13,7 @@ use crate::session::{GpuStatus, RunRecord, SessionState};
 #[derive(Debug, Serialize)]
 pub struct SessionSummary {
     pub session: String,
-    /// Path of the session snapshot; `null` until recording lands.
+    /// Path of the session snapshot (`null` when it could not be written).
     pub snapshot: Option<String>,
     pub elapsed_s: f64,
     pub gpu: GpuStatus,

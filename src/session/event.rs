@@ -1,13 +1,14 @@
 //! What producers send to the hub. Events own their data; producers never share
 //! state with views.
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::metrics::MetricName;
 
 /// Index of a run in the session's config order.
 pub type RunId = usize;
 
-#[derive(Debug, Clone, PartialEq)]
+/// Serializable so the recorder can journal every event as it arrives.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub enum Event {
     /// A run's training loop is up: device chosen, model built.
     RunStarted { run: RunId, device: String, threads: usize },
@@ -23,14 +24,14 @@ pub enum Event {
     Log { run: Option<RunId>, level: LogLevel, message: String },
 }
 
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub enum RunOutcome {
     Finished,
     Failed(String),
     Cancelled,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum LogLevel {
     Info,
@@ -38,7 +39,7 @@ pub enum LogLevel {
     Error,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "state", rename_all = "lowercase")]
 pub enum GpuStatus {
     /// Not probed yet.
@@ -49,7 +50,7 @@ pub enum GpuStatus {
     Unavailable { reason: String },
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct GpuInfo {
     pub index: u32,
     pub name: String,

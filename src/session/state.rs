@@ -2,7 +2,7 @@
 //! series, GPU status and the event log.
 use std::collections::{BTreeMap, VecDeque};
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::event::{GpuStatus, LogLevel, RunId};
 use crate::health::{Alert, Severity};
@@ -11,7 +11,7 @@ use crate::metrics::{names, throughput, Series};
 /// Lines kept for the events view; older ones are dropped.
 pub const LOG_CAPACITY: usize = 2_000;
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum RunState {
     Pending,

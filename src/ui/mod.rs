@@ -11,7 +11,7 @@ pub mod view;
 use std::io;
 use std::time::Duration;
 
-use ratatui::crossterm::event::{self, Event as InputEvent};
+use ratatui::crossterm::event::{self, Event as InputEvent, KeyCode, KeyEvent, KeyEventKind};
 use ratatui::crossterm::{execute, terminal::BeginSynchronizedUpdate, terminal::EndSynchronizedUpdate};
 use ratatui::layout::Rect;
 use ratatui::Frame;
@@ -29,6 +29,51 @@ use view::{Action, ViewState};
 
 /// How long the input thread waits for a key before checking whether to stop.
 const INPUT_POLL: Duration = Duration::from_millis(100);
+
+/// What the display shows and drives: a live session, or a replay of a recorded one.
+pub trait Source {
+    /// Waits for the next events and applies them; `false` once none will come.
+    fn next(&mut self) -> impl std::future::Future<Output = bool>;
+    fn state(&self) -> &SessionState;
+    /// Seconds since session start, for the header clock.
+    fn elapsed_s(&self) -> f64;
+    fn cancel_all(&mut self);
+    fn cancel_run(&mut self, run: usize);
+    /// Keys the source handles itself (replay: pause, speed, seek), before the
+    /// view's keys; `None` leaves the key to the view.
+    fn on_key(&mut self, _key: KeyEvent) -> Option<Action> {
+        None
+    }
+    /// A badge for the header (replay position and speed).
+    fn badge(&self) -> Option<String> {
+        None
+    }
+}
+
+impl Source for LiveSession {
+    async fn next(&mut self) -> bool {
+        self.recv_and_apply().await
+    }
+    fn state(&self) -> &SessionState {
+        LiveSession::state(self)
+    }
+    fn elapsed_s(&self) -> f64 {
+        LiveSession::elapsed_s(self)
+    }
+    fn cancel_all(&mut self) {
+        LiveSession::cancel_all(self)
+    }
+    fn cancel_run(&mut self, run: usize) {
+        LiveSession::cancel_run(self, run)
+    }
+    fn on_key(&mut self, key: KeyEvent) -> Option<Action> {
+        // S writes the snapshot now (s toggles the throughput chart's unit).
+        (key.kind == KeyEventKind::Press && key.code == KeyCode::Char('S')).then(|| {
+            self.snapshot_now();
+            Action::Redraw
+        })
+    }
+}
 
 /// Draws the whole screen for `state` as `view` says.
 pub fn draw(frame: &mut Frame, state: &SessionState, view: &ViewState, theme: &Theme) {
@@ -90,7 +135,7 @@ fn spawn_input(tx: mpsc::Sender<InputEvent>, stop: CancellationToken) -> io::Res
 
 /// Runs the interface until the user quits (cancelling runs that are still going) or
 /// a signal arrives. The terminal is restored on every way out.
-pub async fn run(live: &mut LiveSession, theme: Theme, fps: u32) -> io::Result<()> {
+pub async fn run(live: &mut impl Source, theme: Theme, fps: u32) -> io::Result<()> {
     let mut guard = TerminalGuard::enter()?;
     let stop_input = CancellationToken::new();
     let (input_tx, mut input_rx) = mpsc::channel(256);
@@ -105,12 +150,16 @@ pub async fn run(live: &mut LiveSession, theme: Theme, fps: u32) -> io::Result<(
 
     let result = loop {
         tokio::select! {
-            open = live.recv_and_apply(), if producers_open => {
+            open = live.next(), if producers_open => {
                 producers_open = open;
                 dirty |= view.frozen.is_none();
             }
             input = input_rx.recv() => {
                 let action = match input {
+                    Some(InputEvent::Key(key)) if view.confirm.is_none() && !view.help => match live.on_key(key) {
+                        Some(action) => action,
+                        None => view.on_key(key, live.state()),
+                    },
                     Some(InputEvent::Key(key)) => view.on_key(key, live.state()),
                     Some(InputEvent::Mouse(m)) => view.on_mouse(m),
                     Some(InputEvent::Resize(..)) => Action::Redraw,
@@ -141,6 +190,7 @@ pub async fn run(live: &mut LiveSession, theme: Theme, fps: u32) -> io::Result<(
                 }
                 if dirty {
                     dirty = false;
+                    view.badge = live.badge();
                     let area = guard.terminal.size().map(|s| Rect::new(0, 0, s.width, s.height))?;
                     let n_runs = live.state().runs.len();
                     let visible = layout::visible_panes(view.frozen.as_deref().unwrap_or(live.state()));

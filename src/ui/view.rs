@@ -87,6 +87,8 @@ pub struct ViewState {
     pub moe_layer: usize,
     /// MoE pane: layer x expert heatmap instead of one layer's bars.
     pub moe_heatmap: bool,
+    /// Shown in the header by sources that have a state of their own (replay).
+    pub badge: Option<String>,
 }
 
 impl Default for ViewState {
@@ -112,6 +114,7 @@ impl Default for ViewState {
             repr_metric: 0,
             moe_layer: 0,
             moe_heatmap: false,
+            badge: None,
         }
     }
 }

@@ -54,6 +54,9 @@ pub fn render(frame: &mut Frame, area: Rect, ctx: &Ctx) {
         }
         GpuStatus::Unknown => spans.push(Span::styled("GPU ?", ctx.muted())),
     }
+    if let Some(badge) = &ctx.view.badge {
+        spans.insert(0, Span::styled(format!(" {badge} "), Style::default().fg(t.accent).add_modifier(Modifier::REVERSED | Modifier::BOLD)));
+    }
     if ctx.view.frozen.is_some() {
         spans.insert(0, Span::styled(" FROZEN ", Style::default().fg(t.warn).add_modifier(Modifier::REVERSED | Modifier::BOLD)));
     }

@@ -1,0 +1,278 @@
+//! `rlmon replay`: plays a recorded session through a hub, as live events would
+//! arrive, at the recorded pace times a speed (or as fast as possible). The same
+//! display, the same summary; in the display space pauses, < > change speed, arrows
+//! seek (a seek rebuilds the state from the start, so it is exact).
+use std::io::{IsTerminal, Write};
+use std::path::Path;
+use std::time::Duration;
+
+use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
+use tokio::time::Instant;
+
+use crate::cli::{ReplayArgs, Speed};
+use crate::error::{Result, RlmonError, EXIT_FAILURE};
+use crate::record::{self, Recording};
+use crate::report::summary::SessionSummary;
+use crate::session::{Event, Hub, RunState, SessionState};
+use crate::ui::theme::Theme;
+use crate::ui::view::Action;
+use crate::ui::Source;
+
+/// Events applied per display wake-up at `max` speed, so keys stay responsive.
+const MAX_SPEED_BATCH: usize = 20_000;
+/// Speeds that < and > step through.
+const SPEEDS: [f64; 9] = [0.25, 0.5, 1.0, 2.0, 5.0, 10.0, 50.0, 100.0, 1000.0];
+
+/// A recorded session being played: its events, how far along, and at what pace.
+pub struct ReplaySession {
+    pub hub: Hub,
+    recording: Recording,
+    events: Vec<(f64, Event)>,
+    /// Index of the next event to apply.
+    next: usize,
+    speed: Speed,
+    paused: bool,
+    /// Session time at `anchor`; the clock runs from there at `speed`.
+    anchor_pos: f64,
+    anchor: Instant,
+}
+
+impl ReplaySession {
+    pub fn new(recording: Recording, speed: Speed) -> Self {
+        let events = recording.events();
+        let hub = Self::fresh_hub(&recording);
+        ReplaySession { hub, recording, events, next: 0, speed, paused: false, anchor_pos: 0.0, anchor: Instant::now() }
+    }
+
+    fn fresh_hub(rec: &Recording) -> Hub {
+        Hub::new(SessionState::new(rec.meta.session.clone(), rec.meta.run_records()))
+    }
+
+    pub fn recording(&self) -> &Recording {
+        &self.recording
+    }
+
+    pub fn at_end(&self) -> bool {
+        self.next >= self.events.len()
+    }
+
+    fn duration_s(&self) -> f64 {
+        self.events.last().map_or(0.0, |e| e.0).max(self.recording.meta.elapsed_s)
+    }
+
+    /// The session time the replay clock shows now.
+    fn position_s(&self) -> f64 {
+        match (self.paused, self.speed) {
+            (true, _) | (_, Speed::Max) => self.anchor_pos,
+            (false, Speed::Times(x)) => self.anchor_pos + self.anchor.elapsed().as_secs_f64() * x,
+        }
+    }
+
+    fn re_anchor(&mut self, pos: f64) {
+        self.anchor_pos = pos;
+        self.anchor = Instant::now();
+    }
+
+    fn apply_next(&mut self) {
+        let (t, event) = self.events[self.next].clone();
+        self.hub.apply(event, t);
+        self.next += 1;
+        self.anchor_pos = self.anchor_pos.max(t);
+    }
+
+    /// Applies the events due by now, waiting for the first one if needed.
+    /// `false` at the end.
+    pub async fn advance(&mut self) -> bool {
+        if self.at_end() {
+            return false;
+        }
+        match self.speed {
+            Speed::Max => {
+                let end = (self.next + MAX_SPEED_BATCH).min(self.events.len());
+                while self.next < end {
+                    self.apply_next();
+                }
+                tokio::task::yield_now().await;
+            }
+            Speed::Times(x) => {
+                let due = self.events[self.next].0;
+                let wait = (due - self.position_s()) / x;
+                if wait > 0.0 {
+                    tokio::time::sleep(Duration::from_secs_f64(wait.min(3600.0))).await;
+                }
+                // At least the event waited for, whatever the clock's rounding.
+                let now = self.position_s().max(due);
+                while !self.at_end() && self.events[self.next].0 <= now {
+                    let (t, event) = self.events[self.next].clone();
+                    self.hub.apply(event, t);
+                    self.next += 1;
+                }
+            }
+        }
+        true
+    }
+
+    /// Rebuilds the state at session time `pos` (clamped to the session).
+    pub fn seek(&mut self, pos: f64) {
+        let pos = pos.clamp(0.0, self.duration_s());
+        let target = self.events.partition_point(|e| e.0 <= pos);
+        if target < self.next {
+            self.hub = Self::fresh_hub(&self.recording);
+            self.next = 0;
+        }
+        while self.next < target {
+            let (t, event) = self.events[self.next].clone();
+            self.hub.apply(event, t);
+            self.next += 1;
+        }
+        self.re_anchor(pos);
+    }
+
+    fn change_speed(&mut self, dir: i32) {
+        let pos = self.position_s();
+        let current = match self.speed {
+            Speed::Max => return,
+            Speed::Times(x) => x,
+        };
+        let i = SPEEDS.iter().position(|s| *s >= current).unwrap_or(SPEEDS.len() - 1) as i32;
+        let j = if SPEEDS.get(i as usize) == Some(&current) || dir < 0 { i + dir } else { i };
+        self.speed = Speed::Times(SPEEDS[j.clamp(0, SPEEDS.len() as i32 - 1) as usize]);
+        self.re_anchor(pos);
+    }
+}
+
+impl Source for ReplaySession {
+    async fn next(&mut self) -> bool {
+        if self.paused || self.at_end() {
+            // Keys (resume, seek) wake the display loop; nothing to do until then.
+            return std::future::pending().await;
+        }
+        self.advance().await;
+        true
+    }
+
+    fn state(&self) -> &SessionState {
+        &self.hub.state
+    }
+
+    fn elapsed_s(&self) -> f64 {
+        self.position_s()
+    }
+
+    fn cancel_all(&mut self) {}
+
+    fn cancel_run(&mut self, _run: usize) {}
+
+    fn on_key(&mut self, key: KeyEvent) -> Option<Action> {
+        if key.kind != KeyEventKind::Press {
+            return None;
+        }
+        let step = self.duration_s() * if key.modifiers.contains(KeyModifiers::SHIFT) { 0.10 } else { 0.01 };
+        let pos = self.position_s();
+        match key.code {
+            KeyCode::Char('q') => return Some(Action::Quit),
+            KeyCode::Char('c') if key.modifiers.contains(KeyModifiers::CONTROL) => return Some(Action::Quit),
+            KeyCode::Char(' ') => {
+                self.paused = !self.paused;
+                self.re_anchor(pos);
+            }
+            KeyCode::Char('<') => self.change_speed(-1),
+            KeyCode::Char('>') => self.change_speed(1),
+            KeyCode::Left => self.seek(pos - step),
+            KeyCode::Right => self.seek(pos + step),
+            KeyCode::Home => self.seek(0.0),
+            KeyCode::End => self.seek(f64::INFINITY),
+            _ => return None,
+        }
+        Some(Action::Redraw)
+    }
+
+    fn badge(&self) -> Option<String> {
+        let speed = match self.speed {
+            Speed::Max => "max".to_owned(),
+            Speed::Times(x) => format!("{x}x"),
+        };
+        let pct = if self.at_end() { 100.0 } else { 100.0 * self.position_s() / self.duration_s().max(f64::MIN_POSITIVE) };
+        let state = if self.paused { "PAUSED" } else if self.at_end() { "END" } else { "REPLAY" };
+        Some(format!("{state} {speed} {pct:.0}%"))
+    }
+}
+
+/// The summary of a replayed session: the recorded duration, and the snapshot it
+/// came from.
+pub fn summary_of(state: &SessionState, recording: &Recording, path: &Path) -> SessionSummary {
+    let mut summary = SessionSummary::of(state, recording.meta.elapsed_s);
+    summary.snapshot = Some(path.display().to_string());
+    summary
+}
+
+pub async fn replay(args: ReplayArgs) -> Result<u8> {
+    let recording = record::load(&args.snapshot)?;
+    let theme = Theme::resolve(&args.theme)?;
+    let headless = args.headless || !std::io::stdout().is_terminal();
+    let mut session = ReplaySession::new(recording, args.speed);
+    if headless {
+        let mut logged = 0;
+        while session.advance().await {
+            super::watch::print_log(session.state(), logged);
+            logged = session.state().logged_total;
+        }
+        super::watch::print_log(session.state(), logged);
+    } else {
+        crate::ui::run(&mut session, theme, args.fps).await.map_err(|e| RlmonError::Other(e.into()))?;
+    }
+    let summary = summary_of(session.state(), session.recording(), &args.snapshot);
+    eprint!("{}", summary.to_text());
+    if args.json {
+        let mut out = std::io::stdout().lock();
+        serde_json::to_writer(&mut out, &summary).map_err(anyhow::Error::from)?;
+        writeln!(out).ok();
+    }
+    let all_finished = summary.runs.iter().all(|r| r.state == RunState::Finished.as_str());
+    Ok(if all_finished { 0 } else { EXIT_FAILURE })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::record::model::tests::{live_and_recorded, same_series};
+
+    #[tokio::test]
+    async fn replay_at_max_speed_rebuilds_the_live_state() {
+        let (live, rec) = live_and_recorded();
+        let mut r = ReplaySession::new(rec, Speed::Max);
+        while r.advance().await {}
+        same_series(&live, r.state());
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn recorded_pace_and_seeking() {
+        let (live, rec) = live_and_recorded();
+        let mut r = ReplaySession::new(rec, Speed::Times(10.0));
+        r.advance().await;
+        assert!(r.state().runs[0].step < 5, "paced, not all at once");
+        r.seek(f64::INFINITY);
+        same_series(&live, r.state());
+        r.seek(1.0);
+        let mid = r.state().runs[0].step;
+        assert!(mid > 0 && mid < 50, "{mid}");
+        r.seek(0.0);
+        assert_eq!(r.state().runs[0].step, 0);
+        while r.advance().await {}
+        same_series(&live, r.state());
+    }
+
+    #[test]
+    fn speed_keys_step_through_the_table() {
+        let (_, rec) = live_and_recorded();
+        let mut r = ReplaySession::new(rec, Speed::Times(1.0));
+        let key = |c| KeyEvent::new(KeyCode::Char(c), KeyModifiers::NONE);
+        r.on_key(key('>'));
+        assert_eq!(r.speed, Speed::Times(2.0));
+        r.on_key(key('<'));
+        r.on_key(key('<'));
+        assert_eq!(r.speed, Speed::Times(0.5));
+        r.on_key(key(' '));
+        assert!(r.badge().unwrap().starts_with("PAUSED 0.5x"));
+    }
+}

@@ -1,0 +1,288 @@
+//! Two recorded sessions side by side: where each metric of each matched run first
+//! diverges (the health module's tolerance band over k steps), final and best
+//! values, throughput after warm-up, peak memory, and alert differences. Pure logic
+//! over replayed session states.
+use serde::Serialize;
+
+use crate::health::divergence::{first_divergence, Tolerance};
+use crate::metrics::{names, Series};
+use crate::session::{RunRecord, SessionState};
+
+/// Metrics that measure the machine rather than the training: they differ between
+/// any two runs and never count as a divergence.
+pub fn is_timing_or_resource(metric: &str) -> bool {
+    matches!(metric, names::STEP_TIME_S | names::TOKENS_PER_S | names::SAMPLES_PER_S) || metric.starts_with("mem/")
+}
+
+/// Whether a larger value is better (rewards, rates); otherwise smaller is.
+fn higher_is_better(metric: &str) -> bool {
+    metric.contains("reward") || metric.contains("acc") || metric.ends_with("_per_s")
+}
+
+#[derive(Debug, Clone, Copy)]
+pub struct Options {
+    /// Relative slow-down or memory growth of B that is a regression.
+    pub tolerance: f64,
+    /// When two values of a metric agree.
+    pub divergence: Tolerance,
+}
+
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct MetricComparison {
+    pub metric: String,
+    /// First step of the divergence, `None` when the runs agree on shared steps.
+    pub first_divergence: Option<u64>,
+    pub final_a: Option<f64>,
+    pub final_b: Option<f64>,
+    pub best_a: Option<f64>,
+    pub best_b: Option<f64>,
+}
+
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct Ratio {
+    pub a: Option<f64>,
+    pub b: Option<f64>,
+    /// b / a.
+    pub ratio: Option<f64>,
+    pub regression: bool,
+}
+
+impl Ratio {
+    /// `worse_when_lower`: throughput regresses when B is lower; memory when higher.
+    fn of(a: Option<f64>, b: Option<f64>, tolerance: f64, worse_when_lower: bool) -> Self {
+        let ratio = match (a, b) {
+            (Some(a), Some(b)) if a > 0.0 => Some(b / a),
+            _ => None,
+        };
+        let regression = ratio.is_some_and(|r| if worse_when_lower { r < 1.0 - tolerance } else { r > 1.0 + tolerance });
+        Ratio { a, b, ratio, regression }
+    }
+}
+
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct Memory {
+    /// The metric whose peak is compared (`mem/gpu_bytes`, `gpu0/mem_used_bytes`, ...).
+    pub metric: Option<String>,
+    #[serde(flatten)]
+    pub peak: Ratio,
+}
+
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct RunComparison {
+    pub a: String,
+    pub b: String,
+    pub steps_a: u64,
+    pub steps_b: u64,
+    pub state_a: String,
+    pub state_b: String,
+    pub metrics: Vec<MetricComparison>,
+    pub tokens_per_s: Ratio,
+    pub samples_per_s: Ratio,
+    pub memory: Memory,
+}
+
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct Divergence {
+    pub run: String,
+    pub metric: String,
+    pub step: u64,
+}
+
+#[derive(Debug, Clone, Serialize, PartialEq, Default)]
+pub struct AlertDiff {
+    pub only_a: Vec<serde_json::Value>,
+    pub only_b: Vec<serde_json::Value>,
+}
+
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct Comparison {
+    pub runs: Vec<RunComparison>,
+    /// The earliest divergence over all matched runs and metrics.
+    pub first_divergence: Option<Divergence>,
+    /// tokens/s over all matched runs (sum), regression when any run regressed.
+    pub throughput: Ratio,
+    /// Peak memory: session GPU memory (or run memory metrics), regression when any
+    /// run or the session's GPU memory grew more than the tolerance.
+    pub memory: Memory,
+    pub alerts: AlertDiff,
+    /// Runs of A and of B with no counterpart.
+    pub unmatched_a: Vec<String>,
+    pub unmatched_b: Vec<String>,
+}
+
+impl Comparison {
+    /// Exit status for scripts: 0 when B matches A, 1 on divergence or regression.
+    pub fn failed(&self) -> bool {
+        self.first_divergence.is_some() || self.throughput.regression || self.memory.peak.regression
+    }
+}
+
+fn pairs(s: &Series) -> Vec<(u64, f64)> {
+    s.steps.iter().copied().zip(s.values.iter().copied()).collect()
+}
+
+fn best(s: &Series, higher: bool) -> Option<f64> {
+    let finite = s.values.iter().copied().filter(|v| v.is_finite());
+    if higher {
+        finite.reduce(f64::max)
+    } else {
+        finite.reduce(f64::min)
+    }
+}
+
+fn peak(s: Option<&Series>) -> Option<f64> {
+    s.and_then(|s| best(s, true))
+}
+
+/// Run pairs: by name; or the only run of each when both have exactly one.
+pub fn match_runs<'a>(a: &'a SessionState, b: &'a SessionState) -> (Vec<(&'a RunRecord, &'a RunRecord)>, Vec<String>, Vec<String>) {
+    if a.runs.len() == 1 && b.runs.len() == 1 {
+        return (vec![(&a.runs[0], &b.runs[0])], Vec::new(), Vec::new());
+    }
+    let pairs: Vec<_> = a.runs.iter().filter_map(|ra| Some((ra, b.runs.iter().find(|rb| rb.name == ra.name)?))).collect();
+    let only = |x: &SessionState, y: &SessionState| x.runs.iter().filter(|r| !y.runs.iter().any(|o| o.name == r.name)).map(|r| r.name.clone()).collect();
+    (pairs, only(a, b), only(b, a))
+}
+
+/// A run's memory peak: its own memory metrics first, else none.
+fn run_memory(r: &RunRecord) -> Option<(String, f64)> {
+    ["mem/gpu_bytes", "mem/rss_bytes"].into_iter().find_map(|m| Some((m.to_owned(), peak(r.series(m))?)))
+}
+
+/// The session's GPU memory peak (highest over GPUs), from telemetry.
+fn session_gpu_memory(s: &SessionState) -> Option<f64> {
+    s.telemetry.iter().filter(|(k, _)| k.starts_with("gpu") && k.ends_with("/mem_used_bytes")).filter_map(|(_, v)| peak(Some(v))).reduce(f64::max)
+}
+
+pub fn compare_runs(ra: &RunRecord, rb: &RunRecord, opts: Options) -> RunComparison {
+    let mut metrics = Vec::new();
+    for (name, sa) in &ra.series {
+        let Some(sb) = rb.series(name) else { continue };
+        let higher = higher_is_better(name);
+        let diverged = if is_timing_or_resource(name) { None } else { first_divergence(&pairs(sa), &pairs(sb), opts.divergence) };
+        metrics.push(MetricComparison {
+            metric: name.clone(),
+            first_divergence: diverged,
+            final_a: sa.last(),
+            final_b: sb.last(),
+            best_a: best(sa, higher),
+            best_b: best(sb, higher),
+        });
+    }
+    let (mem_a, mem_b) = (run_memory(ra), run_memory(rb));
+    let memory = Memory {
+        metric: mem_a.as_ref().or(mem_b.as_ref()).map(|(m, _)| m.clone()),
+        peak: Ratio::of(mem_a.map(|m| m.1), mem_b.map(|m| m.1), opts.tolerance, false),
+    };
+    RunComparison {
+        a: ra.name.clone(),
+        b: rb.name.clone(),
+        steps_a: ra.step,
+        steps_b: rb.step,
+        state_a: ra.state.as_str().into(),
+        state_b: rb.state.as_str().into(),
+        metrics,
+        tokens_per_s: Ratio::of(ra.rate(names::TOKENS, None), rb.rate(names::TOKENS, None), opts.tolerance, true),
+        samples_per_s: Ratio::of(ra.rate(names::SAMPLES, None), rb.rate(names::SAMPLES, None), opts.tolerance, true),
+        memory,
+    }
+}
+
+fn alert_key(v: &serde_json::Value) -> (String, String, String) {
+    let f = |k: &str| v.get(k).map(|x| x.to_string()).unwrap_or_default();
+    (f("kind"), f("run"), f("metric"))
+}
+
+/// Alerts of one side whose (kind, run, metric) the other side does not have.
+pub fn alert_diff(a: &[serde_json::Value], b: &[serde_json::Value]) -> AlertDiff {
+    let only = |x: &[serde_json::Value], y: &[serde_json::Value]| x.iter().filter(|v| !y.iter().any(|w| alert_key(w) == alert_key(v))).cloned().collect();
+    AlertDiff { only_a: only(a, b), only_b: only(b, a) }
+}
+
+pub fn compare(a: &SessionState, b: &SessionState, alerts_a: &[serde_json::Value], alerts_b: &[serde_json::Value], opts: Options) -> Comparison {
+    let (matched, unmatched_a, unmatched_b) = match_runs(a, b);
+    let runs: Vec<RunComparison> = matched.iter().map(|(ra, rb)| compare_runs(ra, rb, opts)).collect();
+    let first_divergence = runs
+        .iter()
+        .flat_map(|r| r.metrics.iter().filter_map(move |m| Some((m.first_divergence?, r, m))))
+        .min_by_key(|(step, _, _)| *step)
+        .map(|(step, r, m)| Divergence { run: r.a.clone(), metric: m.metric.clone(), step });
+    let sum = |f: fn(&RunComparison) -> Option<f64>| runs.iter().map(f).sum::<Option<f64>>();
+    let mut throughput = Ratio::of(sum(|r| r.tokens_per_s.a), sum(|r| r.tokens_per_s.b), opts.tolerance, true);
+    throughput.regression |= runs.iter().any(|r| r.tokens_per_s.regression);
+    let mut memory = match (session_gpu_memory(a), session_gpu_memory(b)) {
+        (None, None) => Memory { metric: None, peak: Ratio::of(None, None, opts.tolerance, false) },
+        (ma, mb) => Memory { metric: Some("gpu/mem_used_bytes".into()), peak: Ratio::of(ma, mb, opts.tolerance, false) },
+    };
+    if memory.metric.is_none() {
+        if let Some(r) = runs.iter().find(|r| r.memory.metric.is_some()) {
+            memory = r.memory.clone();
+        }
+    }
+    memory.peak.regression |= runs.iter().any(|r| r.memory.peak.regression);
+    Comparison { runs, first_divergence, throughput, memory, alerts: alert_diff(alerts_a, alerts_b), unmatched_a, unmatched_b }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::session::{Event, Hub};
+
+    /// One run of `n` steps: loss from `loss(step)`, 1000 tokens in `step_s` seconds.
+    fn session(name: &str, n: u64, loss: impl Fn(u64) -> f64, step_s: f64) -> SessionState {
+        let runs = vec![RunRecord::new(name.into(), "lm".into(), "cpu".into(), n)];
+        let mut hub = Hub::new(SessionState::new("s".into(), runs));
+        for step in 1..=n {
+            let values = vec![("loss".into(), loss(step)), ("tokens".into(), 1000.0), ("step_time_s".into(), step_s)];
+            hub.apply(Event::Metrics { run: 0, step, time_s: step as f64 * step_s, values }, 0.0);
+        }
+        hub.state
+    }
+
+    fn opts() -> Options {
+        Options { tolerance: 0.05, divergence: Tolerance::default() }
+    }
+
+    #[test]
+    fn identical_runs_agree() {
+        let a = session("x", 100, |s| 5.0 / s as f64, 0.1);
+        let c = compare(&a, &a, &[], &[], opts());
+        assert_eq!(c.first_divergence, None);
+        assert!(!c.throughput.regression);
+        assert_eq!(c.throughput.ratio, Some(1.0));
+        assert!(!c.failed());
+        let loss = c.runs[0].metrics.iter().find(|m| m.metric == "loss").unwrap();
+        assert_eq!(loss.best_a, Some(0.05));
+        assert_eq!(loss.final_b, Some(0.05));
+    }
+
+    #[test]
+    fn a_known_divergence_step_is_found() {
+        let a = session("x", 100, |s| 5.0 / s as f64, 0.1);
+        let b = session("y", 100, |s| if s >= 40 { 1.0 } else { 5.0 / s as f64 }, 0.1);
+        let c = compare(&a, &b, &[], &[], opts());
+        assert_eq!(c.first_divergence, Some(Divergence { run: "x".into(), metric: "loss".into(), step: 40 }));
+        assert!(c.failed());
+    }
+
+    #[test]
+    fn slower_b_is_a_throughput_regression_and_timing_is_not_divergence() {
+        let a = session("x", 100, |s| 5.0 / s as f64, 0.10);
+        let b = session("x", 100, |s| 5.0 / s as f64, 0.12);
+        let c = compare(&a, &b, &[], &[], opts());
+        assert_eq!(c.first_divergence, None, "step time differs, training does not");
+        assert!(c.throughput.regression);
+        assert!((c.throughput.ratio.unwrap() - 0.1 / 0.12).abs() < 1e-9);
+        let within = session("x", 100, |s| 5.0 / s as f64, 0.103);
+        assert!(!compare(&a, &within, &[], &[], opts()).throughput.regression, "3% slower is inside 5%");
+    }
+
+    #[test]
+    fn alerts_differ_by_kind_run_and_metric() {
+        let a = vec![serde_json::json!({"kind": "loss_spike", "run": "x", "metric": "loss", "step": 3})];
+        let b = vec![serde_json::json!({"kind": "loss_spike", "run": "x", "metric": "loss", "step": 9}), serde_json::json!({"kind": "kl_spike", "run": "x", "metric": "kl"})];
+        let d = alert_diff(&a, &b);
+        assert!(d.only_a.is_empty());
+        assert_eq!(d.only_b.len(), 1);
+    }
+}

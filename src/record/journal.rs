@@ -1,0 +1,558 @@
+//! The session journal: every event that reaches the hub, appended as checksummed
+//! frames by a writer thread fed through a channel (the hub never waits on disk),
+//! flushed and synced at least once a second. A killed rlmon loses at most the last
+//! second. The journal is a folder `<stem>.rlmon.journal/`:
+//!
+//! ```text
+//! owner                         pid of the rlmon writing it
+//! segment-000001.log            "RLMJ" + format version, then frames: a header
+//! segment-000002.log            (session metadata) first, then events
+//! checkpoint-000001.rlmon.parquet   the session up to the end of segment 1
+//! ```
+//!
+//! Growth is bounded: when a segment passes [`SEGMENT_LIMIT`] the writer turns the
+//! session so far into a compact Parquet checkpoint and deletes the segments it
+//! covers. Recovery reads the newest checkpoint, then the segments after it, up to
+//! the first torn or corrupted frame. On a clean finish the journal becomes the
+//! snapshot and is removed.
+use std::fs::{self, File, OpenOptions};
+use std::io::{self, BufWriter, Write};
+use std::path::{Path, PathBuf};
+use std::sync::mpsc;
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use super::frame::{self, Tail};
+use super::model::{Meta, Recording, FORMAT_VERSION};
+use super::{naming, snapshot, BadFile};
+use crate::session::Event;
+
+/// Segment size at which the writer compacts into a checkpoint.
+pub const SEGMENT_LIMIT: u64 = 32 << 20;
+/// Longest time an event waits in memory before it is written and synced.
+pub const FLUSH_PERIOD: Duration = Duration::from_secs(1);
+const MAGIC: &[u8; 4] = b"RLMJ";
+const OWNER: &str = "owner";
+
+/// One journal record. The header is JSON (the metadata holds free-form JSON), and
+/// so is the GPU status (an internally tagged enum, which postcard cannot read);
+/// other events are postcard, compact and exact for every f64, NaN included.
+#[derive(Debug)]
+pub enum Record {
+    Header(Box<Meta>),
+    Event { t: f64, event: Event },
+}
+
+const HEADER_TAG: u8 = b'H';
+const EVENT_TAG: u8 = b'E';
+const JSON_EVENT_TAG: u8 = b'J';
+
+impl Record {
+    fn encode(&self) -> io::Result<Vec<u8>> {
+        match self {
+            Record::Header(meta) => {
+                let mut out = vec![HEADER_TAG];
+                serde_json::to_writer(&mut out, meta)?;
+                Ok(out)
+            }
+            Record::Event { t, event: event @ Event::GpuStatus(_) } => {
+                let mut out = vec![JSON_EVENT_TAG];
+                serde_json::to_writer(&mut out, &(t, event))?;
+                Ok(out)
+            }
+            Record::Event { t, event } => {
+                let out = vec![EVENT_TAG];
+                postcard::to_extend(&(t, event), out).map_err(io::Error::other)
+            }
+        }
+    }
+
+    fn decode(bytes: &[u8]) -> Result<Self, String> {
+        match bytes.split_first() {
+            Some((&HEADER_TAG, rest)) => serde_json::from_slice(rest).map(|m| Record::Header(Box::new(m))).map_err(|e| e.to_string()),
+            Some((&EVENT_TAG, rest)) => {
+                let (t, event): (f64, Event) = postcard::from_bytes(rest).map_err(|e| e.to_string())?;
+                Ok(Record::Event { t, event })
+            }
+            Some((&JSON_EVENT_TAG, rest)) => {
+                let (t, event): (f64, Event) = serde_json::from_slice(rest).map_err(|e| e.to_string())?;
+                Ok(Record::Event { t, event })
+            }
+            _ => Err("unknown record type".into()),
+        }
+    }
+}
+
+/// What the end of a session adds to the recording: facts the hub's state knows
+/// (summaries, alerts) but events do not carry.
+#[derive(Debug, Clone, Default)]
+pub struct Finale {
+    pub elapsed_s: f64,
+    pub summaries: Vec<serde_json::Value>,
+    pub alerts: Vec<serde_json::Value>,
+    pub markers: Vec<serde_json::Value>,
+    pub hardware: super::model::Hardware,
+}
+
+impl Finale {
+    fn apply(self, rec: &mut Recording) {
+        rec.meta.elapsed_s = rec.meta.elapsed_s.max(self.elapsed_s);
+        for (r, s) in rec.meta.runs.iter_mut().zip(self.summaries) {
+            r.summary = s;
+        }
+        rec.meta.alerts = self.alerts;
+        rec.meta.markers = self.markers;
+        rec.meta.hardware = self.hardware;
+    }
+}
+
+enum Command {
+    Event(f64, Event),
+    /// Write the snapshot now and keep journalling.
+    Snapshot(Finale, mpsc::Sender<io::Result<PathBuf>>),
+    /// Write the snapshot, remove the journal, stop.
+    Finish(Finale, mpsc::Sender<io::Result<PathBuf>>),
+}
+
+/// The hub's side of the recorder: sending never blocks.
+pub struct Recorder {
+    tx: mpsc::Sender<Command>,
+    thread: Option<JoinHandle<()>>,
+    pub journal: PathBuf,
+    pub snapshot: PathBuf,
+}
+
+impl Recorder {
+    /// Creates the journal folder for `stem` in `dir` and starts the writer thread.
+    pub fn start(dir: &Path, stem: &str, meta: Meta) -> io::Result<Self> {
+        let journal = naming::journal_path(dir, stem);
+        let snapshot = naming::snapshot_path(dir, stem);
+        fs::create_dir_all(&journal)?;
+        fs::write(journal.join(OWNER), std::process::id().to_string())?;
+        let mut writer = Writer::open(journal.clone(), snapshot.clone(), Recording::new(meta))?;
+        let (tx, rx) = mpsc::channel();
+        let thread = std::thread::Builder::new().name("rlmon-journal".into()).spawn(move || writer.run(rx))?;
+        Ok(Recorder { tx, thread: Some(thread), journal, snapshot })
+    }
+
+    pub fn record(&self, now_s: f64, event: &Event) {
+        // A writer that died has logged why; the session goes on without it.
+        let _ = self.tx.send(Command::Event(now_s, event.clone()));
+    }
+
+    /// Asks for a snapshot now; the answer arrives on the returned channel.
+    pub fn snapshot_now(&self, finale: Finale) -> mpsc::Receiver<io::Result<PathBuf>> {
+        let (reply, rx) = mpsc::channel();
+        let _ = self.tx.send(Command::Snapshot(finale, reply));
+        rx
+    }
+
+    /// Writes the final snapshot and removes the journal. Blocks until written.
+    pub fn finish(mut self, finale: Finale) -> io::Result<PathBuf> {
+        let (reply, rx) = mpsc::channel();
+        let _ = self.tx.send(Command::Finish(finale, reply));
+        let result = rx.recv().unwrap_or_else(|_| Err(io::Error::other("the journal writer stopped")));
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+        result
+    }
+}
+
+struct Writer {
+    dir: PathBuf,
+    snapshot: PathBuf,
+    rec: Recording,
+    segment_no: u32,
+    out: Option<BufWriter<File>>,
+    segment_bytes: u64,
+    failed: bool,
+}
+
+fn segment_name(n: u32) -> String {
+    format!("segment-{n:06}.log")
+}
+
+fn checkpoint_name(n: u32) -> String {
+    format!("checkpoint-{n:06}{}", naming::SNAPSHOT_SUFFIX)
+}
+
+impl Writer {
+    fn open(dir: PathBuf, snapshot: PathBuf, rec: Recording) -> io::Result<Self> {
+        let mut w = Writer { dir, snapshot, rec, segment_no: 0, out: None, segment_bytes: 0, failed: false };
+        w.next_segment()?;
+        let header = Record::Header(Box::new(w.rec.meta.clone()));
+        w.append(&header)?;
+        w.sync()?;
+        Ok(w)
+    }
+
+    fn next_segment(&mut self) -> io::Result<()> {
+        self.segment_no += 1;
+        let mut f = OpenOptions::new().create_new(true).write(true).open(self.dir.join(segment_name(self.segment_no)))?;
+        f.write_all(MAGIC)?;
+        f.write_all(&FORMAT_VERSION.to_le_bytes())?;
+        self.segment_bytes = 8;
+        self.out = Some(BufWriter::with_capacity(1 << 16, f));
+        Ok(())
+    }
+
+    fn append(&mut self, record: &Record) -> io::Result<()> {
+        let payload = record.encode()?;
+        let out = self.out.as_mut().ok_or_else(|| io::Error::other("no open segment"))?;
+        self.segment_bytes += frame::write_frame(out, &payload)? as u64;
+        Ok(())
+    }
+
+    fn sync(&mut self) -> io::Result<()> {
+        if let Some(out) = self.out.as_mut() {
+            out.flush()?;
+            out.get_ref().sync_data()?;
+        }
+        Ok(())
+    }
+
+    /// Replaces the segments written so far by one Parquet checkpoint.
+    fn compact(&mut self) -> io::Result<()> {
+        self.sync()?;
+        let covered = self.segment_no;
+        snapshot::write(&self.dir.join(checkpoint_name(covered)), &self.rec)?;
+        self.next_segment()?;
+        for n in 1..covered {
+            let _ = fs::remove_file(self.dir.join(checkpoint_name(n)));
+        }
+        for n in 1..=covered {
+            let _ = fs::remove_file(self.dir.join(segment_name(n)));
+        }
+        Ok(())
+    }
+
+    fn on_event(&mut self, t: f64, event: Event) -> io::Result<()> {
+        self.rec.record(t, &event);
+        if self.failed {
+            return Ok(());
+        }
+        self.append(&Record::Event { t, event })?;
+        if self.segment_bytes >= SEGMENT_LIMIT {
+            self.compact()?;
+        }
+        Ok(())
+    }
+
+    fn run(&mut self, rx: mpsc::Receiver<Command>) {
+        let mut next_sync = Instant::now() + FLUSH_PERIOD;
+        loop {
+            let wait = next_sync.saturating_duration_since(Instant::now());
+            let result = match rx.recv_timeout(wait) {
+                Ok(Command::Event(t, e)) => self.on_event(t, e),
+                Ok(Command::Snapshot(finale, reply)) => {
+                    finale.apply(&mut self.rec);
+                    let _ = reply.send(snapshot::write(&self.snapshot, &self.rec).map(|()| self.snapshot.clone()));
+                    Ok(())
+                }
+                Ok(Command::Finish(finale, reply)) => {
+                    // Events still queued were sent before the finish: record them.
+                    while let Ok(Command::Event(t, e)) = rx.try_recv() {
+                        let _ = self.on_event(t, e);
+                    }
+                    finale.apply(&mut self.rec);
+                    let written = snapshot::write(&self.snapshot, &self.rec);
+                    if written.is_ok() {
+                        // The snapshot holds everything: the journal is no longer needed.
+                        self.out = None;
+                        let _ = fs::remove_dir_all(&self.dir);
+                    } else {
+                        let _ = self.sync();
+                    }
+                    let _ = reply.send(written.map(|()| self.snapshot.clone()));
+                    return;
+                }
+                Err(mpsc::RecvTimeoutError::Timeout) => Ok(()),
+                Err(mpsc::RecvTimeoutError::Disconnected) => {
+                    let _ = self.sync();
+                    return;
+                }
+            };
+            if Instant::now() >= next_sync {
+                next_sync = Instant::now() + FLUSH_PERIOD;
+                let synced = if self.failed { Ok(()) } else { self.sync() };
+                self.fail_on(synced);
+            }
+            self.fail_on(result);
+        }
+    }
+
+    /// After a write error the journal stops (the recording in memory goes on, so
+    /// the final snapshot can still be written); the error is logged once.
+    fn fail_on(&mut self, result: io::Result<()>) {
+        if let Err(e) = result {
+            if !self.failed {
+                tracing::error!(journal = %self.dir.display(), "journal write failed, journalling stops: {e}");
+                self.failed = true;
+            }
+        }
+    }
+}
+
+/// What recovery found besides the data.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Recovered {
+    pub recording: Recording,
+    /// Events read from segments (after the checkpoint, if any).
+    pub events: usize,
+    /// Set when the last segment ended in a torn or corrupted frame: what was lost.
+    pub damage: Option<String>,
+}
+
+fn numbered(dir: &Path, prefix: &str, suffix: &str) -> Result<Vec<(u32, PathBuf)>, BadFile> {
+    let entries = fs::read_dir(dir).map_err(|e| BadFile(format!("cannot list the journal: {e}")))?;
+    let mut out: Vec<(u32, PathBuf)> = entries
+        .filter_map(|e| e.ok())
+        .filter_map(|e| {
+            let name = e.file_name().into_string().ok()?;
+            let n = name.strip_prefix(prefix)?.strip_suffix(suffix)?.parse().ok()?;
+            Some((n, e.path()))
+        })
+        .collect();
+    out.sort();
+    Ok(out)
+}
+
+/// Reads one segment's records, stopping at the first bad frame.
+fn read_segment(path: &Path) -> Result<(Vec<Record>, Tail), BadFile> {
+    let len = fs::metadata(path).map_err(|e| BadFile(format!("{}: {e}", path.display())))?.len();
+    if len > SEGMENT_LIMIT + frame::MAX_FRAME as u64 + 8 {
+        return Err(BadFile(format!("{}: {len} bytes, larger than any segment rlmon writes", path.display())));
+    }
+    let bytes = fs::read(path).map_err(|e| BadFile(format!("{}: {e}", path.display())))?;
+    if bytes.len() < 8 || &bytes[..4] != MAGIC {
+        // A crash right after creating a segment leaves it empty or with a partial header.
+        if bytes.len() < 8 && MAGIC.starts_with(&bytes[..bytes.len().min(4)]) {
+            return Ok((Vec::new(), Tail::Torn { offset: 0 }));
+        }
+        return Err(BadFile(format!("{}: not an rlmon journal segment", path.display())));
+    }
+    let version = u32::from_le_bytes(bytes[4..8].try_into().expect("4 bytes"));
+    if version > FORMAT_VERSION {
+        return Err(BadFile(format!("journal format version {version} is newer than this rlmon reads ({FORMAT_VERSION}); upgrade rlmon")));
+    }
+    let (frames, tail) = frame::read_frames(&bytes[8..]);
+    let mut records = Vec::with_capacity(frames.len());
+    for (i, f) in frames.into_iter().enumerate() {
+        // A frame whose checksum matches but whose content does not parse was not
+        // written by this format: refuse rather than guess.
+        let r = Record::decode(f).map_err(|e| BadFile(format!("{}: record {} is not a journal record: {e}", path.display(), i + 1)))?;
+        records.push(r);
+    }
+    Ok((records, tail))
+}
+
+/// Rebuilds the session a journal folder holds.
+pub fn recover(dir: &Path) -> Result<Recovered, BadFile> {
+    if !dir.is_dir() {
+        return Err(BadFile("not a journal folder".into()));
+    }
+    let checkpoints = numbered(dir, "checkpoint-", naming::SNAPSHOT_SUFFIX)?;
+    let (mut recording, covered) = match checkpoints.last() {
+        Some((n, path)) => (Some(snapshot::read(path).map_err(|e| BadFile(format!("{}: {e}", path.display())))?), *n),
+        None => (None, 0),
+    };
+    let segments: Vec<(u32, PathBuf)> = numbered(dir, "segment-", ".log")?.into_iter().filter(|(n, _)| *n > covered).collect();
+    let mut events = 0;
+    let mut damage = None;
+    for (i, (n, path)) in segments.iter().enumerate() {
+        let (records, tail) = read_segment(path)?;
+        for r in records {
+            match (r, recording.as_mut()) {
+                (Record::Header(meta), None) => {
+                    if meta.format_version > FORMAT_VERSION {
+                        return Err(BadFile(format!("journal format version {} is newer than this rlmon reads", meta.format_version)));
+                    }
+                    recording = Some(Recording::new(*meta));
+                }
+                (Record::Event { t, event }, Some(rec)) => {
+                    rec.record(t, &event);
+                    events += 1;
+                }
+                (Record::Header(_), Some(_)) => return Err(BadFile(format!("{}: a second session header", path.display()))),
+                (Record::Event { .. }, None) => return Err(BadFile(format!("{}: events before the session header", path.display()))),
+            }
+        }
+        let what = match tail {
+            Tail::Clean => None,
+            Tail::Torn { offset } => Some(format!("segment {n} ends in a record cut short at byte {}", offset + 8)),
+            Tail::Corrupt { offset, reason } => Some(format!("segment {n} is damaged at byte {} ({reason}); the rest of it is lost", offset + 8)),
+        };
+        if let Some(what) = what {
+            if i + 1 < segments.len() {
+                // Later segments continue after a gap: keep them, but say so.
+                tracing::warn!(journal = %dir.display(), "{what}");
+            }
+            damage = Some(what);
+        }
+    }
+    let recording = recording.ok_or_else(|| BadFile("the journal holds no session header (empty or foreign folder)".into()))?;
+    Ok(Recovered { recording, events, damage })
+}
+
+/// Journals in `dir` whose writer is gone (the process that owned them is not
+/// running): sessions that ended without writing their snapshot.
+pub fn interrupted(dir: &Path) -> Vec<PathBuf> {
+    let Ok(entries) = fs::read_dir(dir) else { return Vec::new() };
+    let mut found: Vec<PathBuf> = entries
+        .filter_map(|e| e.ok())
+        .map(|e| e.path())
+        .filter(|p| p.is_dir() && naming::journal_stem(p).is_some())
+        .filter(|p| {
+            let owner = fs::read_to_string(p.join(OWNER)).ok().and_then(|s| s.trim().parse::<u32>().ok());
+            !owner.is_some_and(|pid| pid == std::process::id() || Path::new(&format!("/proc/{pid}")).exists())
+        })
+        .collect();
+    found.sort();
+    found
+}
+
+/// Turns an interrupted journal into the snapshot beside it and removes the journal
+/// (only once the snapshot is safely on disk).
+pub fn convert(journal: &Path) -> Result<(PathBuf, Recovered), BadFile> {
+    let recovered = recover(journal)?;
+    let stem = naming::journal_stem(journal).ok_or_else(|| BadFile("not named *.rlmon.journal".into()))?;
+    let dir = journal.parent().unwrap_or(Path::new("."));
+    let path = snapshot::write_in(dir, &stem, &recovered.recording).map_err(|e| BadFile(format!("cannot write the snapshot: {e}")))?;
+    let _ = fs::remove_dir_all(journal);
+    Ok((path, recovered))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::record::model::tests::{canonical, live_and_recorded, live_events, runs};
+
+    fn meta() -> Meta {
+        Meta::new("demo", "20260101T000000Z".into(), "# config".into(), &runs())
+    }
+
+    /// Writes the test session's events through a recorder that is then dropped
+    /// without finishing, as a killed rlmon would leave it (minus the last flush).
+    fn journal_of(dir: &Path) -> PathBuf {
+        let rec = Recorder::start(dir, "demo-1", meta()).unwrap();
+        for (t, e) in live_events() {
+            rec.record(t, &e);
+        }
+        let journal = rec.journal.clone();
+        drop(rec); // the writer syncs what it has and stops; no snapshot
+        std::thread::sleep(Duration::from_millis(200));
+        journal
+    }
+
+    #[test]
+    fn a_crashed_journal_recovers_at_every_cut() {
+        let dir = tempfile::tempdir().unwrap();
+        let journal = journal_of(dir.path());
+        let (_, whole) = live_and_recorded();
+        let recovered = recover(&journal).unwrap();
+        assert_eq!(recovered.damage, None);
+        assert_eq!(canonical(&recovered.recording), canonical(&whole));
+        assert_eq!(recovered.events, live_events().len());
+
+        let seg = journal.join(segment_name(1));
+        let bytes = fs::read(&seg).unwrap();
+        let (frames, _) = frame::read_frames(&bytes[8..]);
+        let mut boundaries = vec![8];
+        for f in &frames {
+            boundaries.push(boundaries.last().unwrap() + frame::HEADER_LEN + f.len());
+        }
+        for cut in 0..=bytes.len() {
+            fs::write(&seg, &bytes[..cut]).unwrap();
+            let result = recover(&journal);
+            // Whole records before the cut: the header is record 0.
+            let whole_records = boundaries.iter().filter(|b| **b <= cut).count().saturating_sub(1);
+            if whole_records == 0 {
+                assert!(result.is_err(), "cut {cut}: no header, no session");
+                continue;
+            }
+            let r = result.unwrap_or_else(|e| panic!("cut {cut}: {e}"));
+            assert_eq!(r.events, whole_records - 1, "cut {cut}");
+            assert_eq!(r.damage.is_none(), boundaries.contains(&cut), "cut {cut}: {:?}", r.damage);
+            // The recovered recording is exactly the events before the cut.
+            let mut expect = Recording::new(meta());
+            for (t, e) in live_events().into_iter().take(r.events) {
+                expect.record(t, &e);
+            }
+            assert_eq!(r.recording.meta, expect.meta, "cut {cut}");
+            assert_eq!(canonical(&r.recording), canonical(&expect), "cut {cut}");
+        }
+    }
+
+    #[test]
+    fn finish_writes_the_snapshot_and_removes_the_journal() {
+        let dir = tempfile::tempdir().unwrap();
+        let rec = Recorder::start(dir.path(), "demo-2", meta()).unwrap();
+        for (t, e) in live_events() {
+            rec.record(t, &e);
+        }
+        let journal = rec.journal.clone();
+        let finale = Finale { elapsed_s: 3.0, summaries: vec![serde_json::json!({"name": "a"}), serde_json::json!({"name": "b"})], ..Finale::default() };
+        let path = rec.finish(finale).unwrap();
+        assert!(!journal.exists());
+        let back = snapshot::read(&path).unwrap();
+        assert_eq!(back.meta.runs[0].summary["name"], "a");
+        assert_eq!(back.meta.elapsed_s, 3.0);
+        assert_eq!(back.points.len(), live_and_recorded().1.points.len());
+    }
+
+    #[test]
+    fn compaction_keeps_everything_and_recovers() {
+        let dir = tempfile::tempdir().unwrap();
+        let journal = dir.path().join("c.rlmon.journal");
+        fs::create_dir_all(&journal).unwrap();
+        let mut w = Writer::open(journal.clone(), dir.path().join("c.rlmon.parquet"), Recording::new(meta())).unwrap();
+        let events = live_events();
+        let half = events.len() / 2;
+        for (t, e) in events[..half].iter().cloned() {
+            w.on_event(t, e).unwrap();
+        }
+        w.compact().unwrap();
+        for (t, e) in events[half..].iter().cloned() {
+            w.on_event(t, e).unwrap();
+        }
+        w.sync().unwrap();
+        assert!(!journal.join(segment_name(1)).exists(), "compacted segments are removed");
+        let r = recover(&journal).unwrap();
+        assert_eq!(r.events, events.len() - half);
+        assert_eq!(r.recording.final_state().runs[0].series, live_and_recorded().0.runs[0].series);
+    }
+
+    #[test]
+    fn interrupted_journals_are_found_and_converted() {
+        let dir = tempfile::tempdir().unwrap();
+        let journal = journal_of(dir.path());
+        assert!(interrupted(dir.path()).is_empty(), "a journal this process owns is live");
+        fs::write(journal.join(OWNER), "999999999").unwrap();
+        assert_eq!(interrupted(dir.path()), vec![journal.clone()]);
+        let (path, r) = convert(&journal).unwrap();
+        assert_eq!(path, dir.path().join("demo-1.rlmon.parquet"));
+        assert!(!journal.exists());
+        assert_eq!(canonical(&snapshot::read(&path).unwrap()), canonical(&r.recording));
+    }
+
+    #[test]
+    fn foreign_and_newer_journals_are_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let j = dir.path().join("x.rlmon.journal");
+        fs::create_dir_all(&j).unwrap();
+        assert!(recover(&j).unwrap_err().0.contains("no session header"));
+        fs::write(j.join(segment_name(1)), b"hello, this is text").unwrap();
+        assert!(recover(&j).unwrap_err().0.contains("not an rlmon journal segment"));
+        let mut newer = MAGIC.to_vec();
+        newer.extend((FORMAT_VERSION + 1).to_le_bytes());
+        fs::write(j.join(segment_name(1)), newer).unwrap();
+        assert!(recover(&j).unwrap_err().0.contains("newer than this rlmon"));
+        let mut bogus = MAGIC.to_vec();
+        bogus.extend(FORMAT_VERSION.to_le_bytes());
+        frame::write_frame(&mut bogus, b"{\"not\": \"a record\"}").unwrap();
+        // (no known record tag)
+        fs::write(j.join(segment_name(1)), bogus).unwrap();
+        assert!(recover(&j).unwrap_err().0.contains("not a journal record"));
+    }
+}

@@ -1,0 +1,415 @@
+//! What a recorded session holds, independent of the file it lives in: metric and
+//! telemetry points in long format plus the session's metadata. Built from the same
+//! events the hub applies (live, or from a journal), and turned back into those
+//! events for replay. Pure logic: no I/O.
+use std::collections::HashMap;
+
+use serde::{Deserialize, Serialize};
+
+use crate::metrics::{names, MetricName};
+use crate::session::{Event, GpuStatus, LogLevel, RunId, RunOutcome, RunRecord, RunState, SessionState};
+
+/// Version of the snapshot and journal formats; readers refuse newer ones.
+pub const FORMAT_VERSION: u32 = 1;
+/// Run name under which telemetry samples (`gpu0/util_pct`, `host/cpu_pct`) are
+/// stored; their `time_s` is seconds since session start and `step` the sample index.
+pub const TELEMETRY_RUN: &str = "_telemetry";
+/// Point index of telemetry in [`Points::run`].
+pub const TELEMETRY: u32 = u32::MAX;
+/// Log lines kept in the metadata (lifecycle lines are rebuilt from events instead).
+pub const LOG_KEEP: usize = 10_000;
+
+/// One run as recorded.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunMeta {
+    pub name: String,
+    pub workload: String,
+    pub device: String,
+    pub total_steps: u64,
+    pub threads: Option<usize>,
+    pub state: RunState,
+    pub error: Option<String>,
+    /// Session time at which the run started and ended; a point's session time is
+    /// `started_s + time_s`.
+    pub started_s: Option<f64>,
+    pub ended_s: Option<f64>,
+    /// The run's entry of the `--json` summary at the time of writing.
+    #[serde(default)]
+    pub summary: serde_json::Value,
+}
+
+/// Where the session ran, for reading numbers in context later.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Hardware {
+    pub gpu_model: Option<String>,
+    pub gpu_driver: Option<String>,
+    pub cpu: Option<String>,
+    pub cores: Option<usize>,
+    pub libtorch_version: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LogEntry {
+    pub time_s: f64,
+    pub run: Option<RunId>,
+    pub level: LogLevel,
+    pub message: String,
+}
+
+/// The `rlmon` key-value metadata of a snapshot.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Meta {
+    pub format_version: u32,
+    pub rlmon_version: String,
+    pub session: String,
+    /// UTC start of the session, `YYYYMMDDTHHMMSSZ`.
+    pub started_utc: String,
+    /// Session duration in seconds.
+    pub elapsed_s: f64,
+    /// The config file's text as written.
+    pub config: String,
+    pub runs: Vec<RunMeta>,
+    pub alerts: Vec<serde_json::Value>,
+    pub markers: Vec<serde_json::Value>,
+    pub gpu: GpuStatus,
+    pub hardware: Hardware,
+    /// Warnings, errors and other lines that are not rebuilt from run events.
+    #[serde(default)]
+    pub log: Vec<LogEntry>,
+    pub telemetry_run: String,
+}
+
+impl Meta {
+    pub fn new(session: &str, started_utc: String, config: String, runs: &[RunRecord]) -> Self {
+        Meta {
+            format_version: FORMAT_VERSION,
+            rlmon_version: env!("CARGO_PKG_VERSION").into(),
+            session: session.into(),
+            started_utc,
+            elapsed_s: 0.0,
+            config,
+            runs: runs
+                .iter()
+                .map(|r| RunMeta {
+                    name: r.name.clone(),
+                    workload: r.workload.clone(),
+                    device: r.device.clone(),
+                    total_steps: r.total_steps,
+                    threads: r.threads,
+                    state: r.state.clone(),
+                    error: r.error.clone(),
+                    started_s: None,
+                    ended_s: None,
+                    summary: serde_json::Value::Null,
+                })
+                .collect(),
+            alerts: Vec::new(),
+            markers: Vec::new(),
+            gpu: GpuStatus::Unknown,
+            hardware: Hardware::default(),
+            log: Vec::new(),
+            telemetry_run: TELEMETRY_RUN.into(),
+        }
+    }
+
+    /// Fresh run records (as at session start) for a hub that replays this session.
+    pub fn run_records(&self) -> Vec<RunRecord> {
+        self.runs.iter().map(|r| RunRecord::new(r.name.clone(), r.workload.clone(), r.device.clone(), r.total_steps)).collect()
+    }
+
+    pub fn run_index(&self, name: &str) -> Option<u32> {
+        if name == self.telemetry_run {
+            return Some(TELEMETRY);
+        }
+        self.runs.iter().position(|r| r.name == name).map(|i| i as u32)
+    }
+
+    pub fn run_name(&self, index: u32) -> &str {
+        match index {
+            TELEMETRY => &self.telemetry_run,
+            i => &self.runs[i as usize].name,
+        }
+    }
+}
+
+/// Metric points, column-wise. `run` indexes [`Meta::runs`] ([`TELEMETRY`] for
+/// telemetry), `metric` indexes `metric_names`.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Points {
+    pub run: Vec<u32>,
+    pub step: Vec<u64>,
+    pub time_s: Vec<f64>,
+    pub metric: Vec<u32>,
+    pub value: Vec<f64>,
+    pub metric_names: Vec<String>,
+    metric_ids: HashMap<String, u32>,
+}
+
+impl Points {
+    pub fn len(&self) -> usize {
+        self.value.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.value.is_empty()
+    }
+
+    pub fn metric_id(&mut self, name: &str) -> u32 {
+        if let Some(id) = self.metric_ids.get(name) {
+            return *id;
+        }
+        let id = self.metric_names.len() as u32;
+        self.metric_names.push(name.to_owned());
+        self.metric_ids.insert(name.to_owned(), id);
+        id
+    }
+
+    pub fn push(&mut self, run: u32, step: u64, time_s: f64, metric: u32, value: f64) {
+        self.run.push(run);
+        self.step.push(step);
+        self.time_s.push(time_s);
+        self.metric.push(metric);
+        self.value.push(value);
+    }
+
+    /// Point indices ordered by run, step, then arrival: one group per logged step.
+    pub fn by_run_step(&self) -> Vec<usize> {
+        let mut order: Vec<usize> = (0..self.len()).collect();
+        order.sort_by_key(|&i| (self.run[i], self.step[i]));
+        order
+    }
+}
+
+/// A whole recorded session.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Recording {
+    pub meta: Meta,
+    pub points: Points,
+    /// Telemetry samples seen, the next sample's index.
+    telemetry_samples: u64,
+}
+
+impl Recording {
+    pub fn new(meta: Meta) -> Self {
+        Recording { meta, points: Points::default(), telemetry_samples: 0 }
+    }
+
+    pub fn from_parts(meta: Meta, points: Points) -> Self {
+        let telemetry_samples = points.run.iter().zip(&points.step).filter(|(r, _)| **r == TELEMETRY).map(|(_, s)| s + 1).max().unwrap_or(0);
+        Recording { meta, points, telemetry_samples }
+    }
+
+    /// Records one event as the hub applies it at session time `now_s`.
+    pub fn record(&mut self, now_s: f64, event: &Event) {
+        self.meta.elapsed_s = self.meta.elapsed_s.max(now_s);
+        let runs = self.meta.runs.len();
+        match event {
+            Event::RunStarted { run, device, threads } if *run < runs => {
+                let r = &mut self.meta.runs[*run];
+                r.device = device.clone();
+                r.threads = Some(*threads);
+                r.state = RunState::Running;
+                r.started_s = Some(now_s);
+            }
+            Event::Metrics { run, step, time_s, values } if *run < runs => {
+                for (name, value) in values {
+                    let id = self.points.metric_id(name);
+                    self.points.push(*run as u32, *step, *time_s, id, *value);
+                }
+            }
+            Event::RunEnded { run, outcome } if *run < runs => {
+                let r = &mut self.meta.runs[*run];
+                r.ended_s = Some(now_s);
+                (r.state, r.error) = match outcome {
+                    RunOutcome::Finished => (RunState::Finished, None),
+                    RunOutcome::Cancelled => (RunState::Cancelled, None),
+                    RunOutcome::Failed(reason) => (RunState::Failed, Some(reason.clone())),
+                };
+            }
+            Event::Telemetry { time_s, values } => {
+                let sample = self.telemetry_samples;
+                self.telemetry_samples += 1;
+                for (name, value) in values {
+                    let id = self.points.metric_id(name);
+                    self.points.push(TELEMETRY, sample, *time_s, id, *value);
+                }
+            }
+            Event::GpuStatus(status) => self.meta.gpu = status.clone(),
+            Event::Log { run, level, message } => {
+                if self.meta.log.len() == LOG_KEEP {
+                    self.meta.log.remove(0);
+                }
+                self.meta.log.push(LogEntry { time_s: now_s, run: *run, level: *level, message: message.clone() });
+            }
+            _ => {}
+        }
+    }
+
+    /// The events that rebuild this session in a hub, with their session times, in
+    /// time order. Derived rates are left out where the hub derives them again, so a
+    /// replayed series equals the live one point for point.
+    pub fn events(&self) -> Vec<(f64, Event)> {
+        let meta = &self.meta;
+        let p = &self.points;
+        let mut events: Vec<(f64, Event)> = vec![(0.0, Event::GpuStatus(meta.gpu.clone()))];
+        for (i, r) in meta.runs.iter().enumerate() {
+            if let (Some(t), Some(threads)) = (r.started_s, r.threads) {
+                events.push((t, Event::RunStarted { run: i, device: r.device.clone(), threads }));
+            }
+        }
+        let names: Vec<MetricName> = p.metric_names.iter().map(|n| MetricName::Owned(n.clone())).collect();
+        let order = p.by_run_step();
+        for group in order.chunk_by(|&a, &b| p.run[a] == p.run[b] && p.step[a] == p.step[b]) {
+            let first = group[0];
+            let run = p.run[first];
+            if run == TELEMETRY {
+                // One sample per step index; its points share one time.
+                let values = group.iter().map(|&i| (names[p.metric[i] as usize].clone(), p.value[i])).collect();
+                events.push((p.time_s[first], Event::Telemetry { time_s: p.time_s[first], values }));
+                continue;
+            }
+            let mut values: Vec<(MetricName, f64)> = group.iter().map(|&i| (names[p.metric[i] as usize].clone(), p.value[i])).collect();
+            strip_derived(&mut values);
+            let started = meta.runs.get(run as usize).and_then(|r| r.started_s).unwrap_or(0.0);
+            let time_s = p.time_s[first];
+            events.push((started + time_s, Event::Metrics { run: run as usize, step: p.step[first], time_s, values }));
+        }
+        // Within one instant, a step's log lines follow it and a run's end comes last.
+        for l in &meta.log {
+            events.push((l.time_s, Event::Log { run: l.run, level: l.level, message: l.message.clone() }));
+        }
+        for (i, r) in meta.runs.iter().enumerate() {
+            let outcome = match r.state {
+                RunState::Finished => Some(RunOutcome::Finished),
+                RunState::Cancelled => Some(RunOutcome::Cancelled),
+                RunState::Failed => Some(RunOutcome::Failed(r.error.clone().unwrap_or_default())),
+                RunState::Pending | RunState::Running => None,
+            };
+            if let Some(outcome) = outcome {
+                events.push((r.ended_s.unwrap_or(meta.elapsed_s), Event::RunEnded { run: i, outcome }));
+            }
+        }
+        // Stable: events at one instant keep the order above.
+        events.sort_by(|a, b| a.0.total_cmp(&b.0));
+        events
+    }
+
+    /// Rebuilds the final session state by applying every event.
+    pub fn final_state(&self) -> SessionState {
+        let mut hub = crate::session::Hub::new(SessionState::new(self.meta.session.clone(), self.meta.run_records()));
+        for (t, e) in self.events() {
+            hub.apply(e, t);
+        }
+        hub.state
+    }
+}
+
+/// Drops `tokens_per_s` / `samples_per_s` when the hub derives them from the same
+/// step's counts and step time.
+pub fn strip_derived(values: &mut Vec<(MetricName, f64)>) {
+    let has = |values: &[(MetricName, f64)], n: &str| values.iter().any(|(m, _)| m == n);
+    let timed = has(values, names::STEP_TIME_S);
+    let drop_tokens = timed && has(values, names::TOKENS);
+    let drop_samples = timed && has(values, names::SAMPLES);
+    values.retain(|(m, _)| !(drop_tokens && m == names::TOKENS_PER_S || drop_samples && m == names::SAMPLES_PER_S));
+}
+
+#[cfg(test)]
+pub mod tests {
+    use super::*;
+    use crate::session::Hub;
+
+    /// A small session as live events: two runs (one fails), telemetry, a warning.
+    pub fn live_events() -> Vec<(f64, Event)> {
+        let mut ev = vec![(0.1, Event::GpuStatus(GpuStatus::Unavailable { reason: "no NVML".into() }))];
+        ev.push((0.2, Event::RunStarted { run: 0, device: "cpu".into(), threads: 1 }));
+        ev.push((0.3, Event::RunStarted { run: 1, device: "cpu".into(), threads: 1 }));
+        for step in 1..=50u64 {
+            let t = 0.3 + step as f64 * 0.05;
+            let values = vec![
+                ("loss".into(), 5.0 / step as f64),
+                ("tokens".into(), 1024.0),
+                ("samples".into(), 16.0),
+                ("step_time_s".into(), 0.05 + (step % 3) as f64 * 0.001),
+            ];
+            ev.push((t, Event::Metrics { run: 0, step, time_s: step as f64 * 0.05, values }));
+            if step <= 5 {
+                let loss = if step == 5 { f64::NAN } else { 4.0 };
+                ev.push((t, Event::Metrics { run: 1, step, time_s: step as f64 * 0.05, values: vec![("loss".into(), loss)] }));
+            }
+            if step % 10 == 0 {
+                ev.push((t, Event::Telemetry { time_s: t, values: vec![("host/cpu_pct".into(), step as f64), ("host/mem_used_bytes".into(), 1e9)] }));
+            }
+        }
+        ev.push((0.6, Event::Log { run: Some(1), level: LogLevel::Warn, message: "loss is NaN".into() }));
+        ev.sort_by(|a, b| a.0.total_cmp(&b.0));
+        ev.push((0.61, Event::RunEnded { run: 1, outcome: RunOutcome::Failed("loss became NaN".into()) }));
+        ev.push((2.9, Event::RunEnded { run: 0, outcome: RunOutcome::Finished }));
+        ev
+    }
+
+    pub fn runs() -> Vec<RunRecord> {
+        vec![RunRecord::new("a".into(), "lm".into(), "auto".into(), 50), RunRecord::new("b".into(), "lm".into(), "auto".into(), 50)]
+    }
+
+    /// The live hub state and the recording of the same events.
+    pub fn live_and_recorded() -> (SessionState, Recording) {
+        let mut hub = Hub::new(SessionState::new("demo".into(), runs()));
+        let mut rec = Recording::new(Meta::new("demo", "20260101T000000Z".into(), "# config".into(), &runs()));
+        for (t, e) in live_events() {
+            rec.record(t, &e);
+            hub.apply(e, t);
+        }
+        (hub.state, rec)
+    }
+
+    /// Points as sorted (run, metric, step, time bits, value bits): comparable with
+    /// NaN values and independent of storage order.
+    pub fn canonical(rec: &Recording) -> Vec<(String, String, u64, u64, u64)> {
+        let p = &rec.points;
+        let mut out: Vec<_> = (0..p.len())
+            .map(|i| (rec.meta.run_name(p.run[i]).to_owned(), p.metric_names[p.metric[i] as usize].clone(), p.step[i], p.time_s[i].to_bits(), p.value[i].to_bits()))
+            .collect();
+        out.sort();
+        out
+    }
+
+    pub fn same_series(a: &SessionState, b: &SessionState) {
+        assert_eq!(a.runs.len(), b.runs.len());
+        for (ra, rb) in a.runs.iter().zip(&b.runs) {
+            assert_eq!(ra.state, rb.state);
+            assert_eq!(ra.step, rb.step);
+            assert_eq!(ra.device, rb.device);
+            assert_eq!(ra.error, rb.error);
+            assert_eq!(ra.series.keys().collect::<Vec<_>>(), rb.series.keys().collect::<Vec<_>>());
+            for (name, s) in &ra.series {
+                let t = &rb.series[name];
+                assert_eq!(s.steps, t.steps, "{name}");
+                let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+                assert_eq!(bits(&s.values), bits(&t.values), "{name}");
+                assert_eq!(bits(&s.times), bits(&t.times), "{name}");
+            }
+        }
+        assert_eq!(a.telemetry, b.telemetry);
+        assert_eq!(a.gpu, b.gpu);
+    }
+
+    #[test]
+    fn replayed_events_rebuild_the_live_state() {
+        let (live, rec) = live_and_recorded();
+        let replayed = rec.final_state();
+        same_series(&live, &replayed);
+        let messages = |s: &SessionState| s.log.iter().map(|l| l.message.clone()).collect::<Vec<_>>();
+        assert_eq!(messages(&replayed), messages(&live), "the same lines, in the same order");
+        assert_eq!(replayed.runs[1].error.as_deref(), Some("loss became NaN"));
+    }
+
+    #[test]
+    fn derived_rates_are_not_stored_twice() {
+        let (_, rec) = live_and_recorded();
+        assert!(!rec.points.metric_names.iter().any(|n| n == "tokens_per_s"), "the recording holds what producers sent");
+        let mut values: Vec<(MetricName, f64)> = vec![("tokens".into(), 1.0), ("step_time_s".into(), 1.0), ("tokens_per_s".into(), 1.0), ("samples_per_s".into(), 2.0)];
+        strip_derived(&mut values);
+        assert_eq!(values.len(), 3, "samples_per_s stays: no samples to derive it from");
+    }
+}

@@ -1,0 +1,323 @@
+//! Snapshot files: the session in Parquet, long format (run, step, time_s, metric,
+//! value) with the `rlmon` JSON metadata (design.md, "Snapshot"). Written atomically
+//! (temporary file, fsync, rename, fsync of the folder), so a snapshot on disk is
+//! always whole. Reading checks everything and names what is wrong.
+use std::fs::File;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use arrow_array::types::Int32Type;
+use arrow_array::{Array, ArrayRef, DictionaryArray, Float64Array, Int32Array, Int64Array, RecordBatch, StringArray};
+use arrow_schema::{DataType, Field, Schema};
+use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+use parquet::arrow::ArrowWriter;
+use parquet::basic::{Compression, Encoding, ZstdLevel};
+use parquet::file::metadata::KeyValue;
+use parquet::file::properties::WriterProperties;
+use parquet::schema::types::ColumnPath;
+
+use super::model::{Meta, Points, Recording, FORMAT_VERSION, TELEMETRY};
+use super::BadFile;
+
+/// The key of the JSON metadata in the Parquet footer.
+pub const META_KEY: &str = "rlmon";
+/// Rows per record batch, written and read.
+const BATCH_ROWS: usize = 1 << 20;
+const PARQUET_MAGIC: &[u8; 4] = b"PAR1";
+
+fn schema() -> Arc<Schema> {
+    let dict = DataType::Dictionary(Box::new(DataType::Int32), Box::new(DataType::Utf8));
+    Arc::new(Schema::new(vec![
+        Field::new("run", dict.clone(), false),
+        Field::new("step", DataType::Int64, false),
+        Field::new("time_s", DataType::Float64, false),
+        Field::new("metric", dict, false),
+        Field::new("value", DataType::Float64, false),
+    ]))
+}
+
+/// Encodings chosen for size (docs/benchmarks.md): steps as deltas, floats split
+/// into byte streams (exponents and high mantissa bytes compress, noise does not),
+/// names as dictionaries; zstd over all.
+fn properties(meta_json: String) -> parquet::errors::Result<WriterProperties> {
+    let plain = |b: parquet::file::properties::WriterPropertiesBuilder, col: &str, enc: Encoding| {
+        b.set_column_dictionary_enabled(ColumnPath::from(col), false).set_column_encoding(ColumnPath::from(col), enc)
+    };
+    let b = WriterProperties::builder()
+        .set_compression(Compression::ZSTD(ZstdLevel::try_new(6)?))
+        .set_max_row_group_row_count(Some(BATCH_ROWS))
+        .set_key_value_metadata(Some(vec![KeyValue::new(META_KEY.into(), meta_json)]));
+    let b = plain(b, "step", Encoding::DELTA_BINARY_PACKED);
+    let b = plain(b, "time_s", Encoding::BYTE_STREAM_SPLIT);
+    let b = plain(b, "value", Encoding::BYTE_STREAM_SPLIT);
+    Ok(b.build())
+}
+
+/// Row order in the file. Both keep a series' points in step order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RowOrder {
+    /// run, metric, step: each series is one stretch of rows.
+    RunMetricStep,
+    /// run, step, metric: the metrics of one step are adjacent, so their shared
+    /// step and time repeat and compress to almost nothing.
+    RunStepMetric,
+}
+
+/// The order snapshots are written in (docs/benchmarks.md compares the two).
+pub const ROW_ORDER: RowOrder = RowOrder::RunStepMetric;
+
+fn file_order(p: &Points, order: RowOrder) -> Vec<usize> {
+    let mut rows: Vec<usize> = (0..p.len()).collect();
+    match order {
+        RowOrder::RunMetricStep => rows.sort_by_key(|&i| (p.run[i], p.metric[i], p.step[i])),
+        RowOrder::RunStepMetric => rows.sort_by_key(|&i| (p.run[i], p.step[i], p.metric[i])),
+    }
+    rows
+}
+
+/// Writes `rec` to `path` atomically: a reader sees the old file or the new one,
+/// never a part.
+pub fn write(path: &Path, rec: &Recording) -> std::io::Result<()> {
+    write_ordered(path, rec, ROW_ORDER)
+}
+
+/// [`write`] with a chosen row order (for measuring).
+pub fn write_ordered(path: &Path, rec: &Recording, order: RowOrder) -> std::io::Result<()> {
+    let dir = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("snapshot");
+    let tmp = dir.join(format!(".{name}.{}.tmp", std::process::id()));
+    let result = write_file(&tmp, rec, order).and_then(|()| std::fs::rename(&tmp, path));
+    if result.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    result?;
+    // The rename itself is durable once the folder is synced.
+    if let Ok(d) = File::open(dir) {
+        let _ = d.sync_all();
+    }
+    Ok(())
+}
+
+fn write_file(path: &Path, rec: &Recording, row_order: RowOrder) -> std::io::Result<()> {
+    let meta_json = serde_json::to_string(&rec.meta)?;
+    let props = properties(meta_json).map_err(std::io::Error::other)?;
+    let file = File::create(path)?;
+    let mut writer = ArrowWriter::try_new(file, schema(), Some(props)).map_err(std::io::Error::other)?;
+    let p = &rec.points;
+    let order = file_order(p, row_order);
+    // Dictionary values: runs in metadata order, telemetry last.
+    let mut run_names: Vec<&str> = rec.meta.runs.iter().map(|r| r.name.as_str()).collect();
+    run_names.push(&rec.meta.telemetry_run);
+    let telemetry_key = rec.meta.runs.len() as i32;
+    let run_values: ArrayRef = Arc::new(StringArray::from(run_names));
+    let metric_values: ArrayRef = Arc::new(StringArray::from_iter_values(p.metric_names.iter()));
+    for chunk in order.chunks(BATCH_ROWS) {
+        let run_keys = Int32Array::from_iter_values(chunk.iter().map(|&i| if p.run[i] == TELEMETRY { telemetry_key } else { p.run[i] as i32 }));
+        let metric_keys = Int32Array::from_iter_values(chunk.iter().map(|&i| p.metric[i] as i32));
+        let columns: Vec<ArrayRef> = vec![
+            Arc::new(DictionaryArray::<Int32Type>::try_new(run_keys, run_values.clone()).map_err(std::io::Error::other)?),
+            Arc::new(Int64Array::from_iter_values(chunk.iter().map(|&i| p.step[i] as i64))),
+            Arc::new(Float64Array::from_iter_values(chunk.iter().map(|&i| p.time_s[i]))),
+            Arc::new(DictionaryArray::<Int32Type>::try_new(metric_keys, metric_values.clone()).map_err(std::io::Error::other)?),
+            Arc::new(Float64Array::from_iter_values(chunk.iter().map(|&i| p.value[i]))),
+        ];
+        let batch = RecordBatch::try_new(schema(), columns).map_err(std::io::Error::other)?;
+        writer.write(&batch).map_err(std::io::Error::other)?;
+    }
+    let file = writer.into_inner().map_err(std::io::Error::other)?;
+    file.sync_all()
+}
+
+/// Whether a file starts like Parquet (to tell snapshots from journals and text).
+pub fn looks_like_parquet(path: &Path) -> bool {
+    let mut magic = [0u8; 4];
+    File::open(path).and_then(|mut f| f.read_exact(&mut magic)).is_ok() && &magic == PARQUET_MAGIC
+}
+
+/// Reads a snapshot; any problem comes back as a sentence about the file.
+pub fn read(path: &Path) -> Result<Recording, BadFile> {
+    let file = File::open(path).map_err(|e| BadFile(format!("cannot open: {e}")))?;
+    if !looks_like_parquet(path) {
+        return Err(BadFile("not a Parquet file (no PAR1 header)".into()));
+    }
+    let builder = ParquetRecordBatchReaderBuilder::try_new(file)
+        .map_err(|e| BadFile(format!("not a readable Parquet file (truncated or corrupted?): {e}")))?;
+    let meta = parse_meta(builder.metadata().file_metadata().key_value_metadata())?;
+    let fields = builder.schema().fields();
+    for name in ["run", "step", "time_s", "metric", "value"] {
+        if fields.find(name).is_none() {
+            return Err(BadFile(format!("no `{name}` column: not an rlmon snapshot")));
+        }
+    }
+    let reader = builder.with_batch_size(BATCH_ROWS).build().map_err(|e| BadFile(format!("unreadable: {e}")))?;
+    let mut points = Points::default();
+    for batch in reader {
+        let batch = batch.map_err(|e| BadFile(format!("corrupted data: {e}")))?;
+        append_batch(&batch, &meta, &mut points)?;
+    }
+    Ok(Recording::from_parts(meta, points))
+}
+
+/// Parses and checks the `rlmon` metadata.
+pub fn parse_meta(kv: Option<&Vec<KeyValue>>) -> Result<Meta, BadFile> {
+    let json = kv
+        .and_then(|kv| kv.iter().find(|k| k.key == META_KEY))
+        .and_then(|k| k.value.as_deref())
+        .ok_or_else(|| BadFile(format!("a Parquet file without `{META_KEY}` metadata: not an rlmon snapshot")))?;
+    let value: serde_json::Value = serde_json::from_str(json).map_err(|e| BadFile(format!("`{META_KEY}` metadata is not JSON: {e}")))?;
+    let version = value.get("format_version").and_then(serde_json::Value::as_u64);
+    match version {
+        None => return Err(BadFile("`rlmon` metadata has no format_version".into())),
+        Some(v) if v > u64::from(FORMAT_VERSION) => {
+            return Err(BadFile(format!("snapshot format version {v} is newer than this rlmon reads ({FORMAT_VERSION}); upgrade rlmon")))
+        }
+        Some(_) => {}
+    }
+    let meta: Meta = serde_json::from_value(value).map_err(|e| BadFile(format!("`rlmon` metadata is malformed: {e}")))?;
+    let mut names: Vec<&str> = meta.runs.iter().map(|r| r.name.as_str()).collect();
+    names.sort_unstable();
+    if names.windows(2).any(|w| w[0] == w[1]) {
+        return Err(BadFile("`rlmon` metadata names a run twice".into()));
+    }
+    Ok(meta)
+}
+
+/// Strings of a column that is either dictionary-encoded or plain.
+enum Names<'a> {
+    Dict { keys: &'a Int32Array, values: Vec<Option<&'a str>> },
+    Plain(&'a StringArray),
+}
+
+impl<'a> Names<'a> {
+    fn of(col: &'a ArrayRef, name: &str) -> Result<Self, BadFile> {
+        if col.null_count() > 0 {
+            return Err(BadFile(format!("column `{name}` has missing values")));
+        }
+        if let Some(d) = col.as_any().downcast_ref::<DictionaryArray<Int32Type>>() {
+            let values = d.values().as_any().downcast_ref::<StringArray>().ok_or_else(|| BadFile(format!("column `{name}` is not text")))?;
+            return Ok(Names::Dict { keys: d.keys(), values: (0..values.len()).map(|i| values.is_valid(i).then(|| values.value(i))).collect() });
+        }
+        col.as_any().downcast_ref::<StringArray>().map(Names::Plain).ok_or_else(|| BadFile(format!("column `{name}` is not text")))
+    }
+
+    /// Maps every row through `lookup`, calling it once per distinct dictionary value.
+    fn map(&self, mut lookup: impl FnMut(&str) -> Result<u32, BadFile>, out: &mut Vec<u32>) -> Result<(), BadFile> {
+        match self {
+            Names::Dict { keys, values } => {
+                let ids = values.iter().map(|v| v.map(&mut lookup).transpose()).collect::<Result<Vec<_>, _>>()?;
+                for k in keys.values() {
+                    let id = ids.get(*k as usize).copied().flatten().ok_or_else(|| BadFile("dictionary key out of range".into()))?;
+                    out.push(id);
+                }
+            }
+            Names::Plain(a) => {
+                for i in 0..a.len() {
+                    out.push(lookup(a.value(i))?);
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+fn append_batch(batch: &RecordBatch, meta: &Meta, points: &mut Points) -> Result<(), BadFile> {
+    let col = |name: &str| batch.column_by_name(name).ok_or_else(|| BadFile(format!("no `{name}` column")));
+    let floats = |name: &str| -> Result<Float64Array, BadFile> {
+        let c = col(name)?;
+        let a = c.as_any().downcast_ref::<Float64Array>().ok_or_else(|| BadFile(format!("column `{name}` is not float64")))?;
+        if a.null_count() > 0 {
+            return Err(BadFile(format!("column `{name}` has missing values")));
+        }
+        Ok(a.clone())
+    };
+    let step_col = col("step")?;
+    let steps = step_col.as_any().downcast_ref::<Int64Array>().ok_or_else(|| BadFile("column `step` is not int64".into()))?;
+    if steps.null_count() > 0 || steps.values().iter().any(|s| *s < 0) {
+        return Err(BadFile("column `step` has missing or negative values".into()));
+    }
+    let (times, values) = (floats("time_s")?, floats("value")?);
+    let (run_col, metric_col) = (col("run")?, col("metric")?);
+    Names::of(&run_col, "run")?.map(|n| meta.run_index(n).ok_or_else(|| BadFile(format!("points of run `{n}`, which the metadata does not list"))), &mut points.run)?;
+    let mut metric_ids = Vec::with_capacity(batch.num_rows());
+    Names::of(&metric_col, "metric")?.map(|n| Ok(points.metric_id(n)), &mut metric_ids)?;
+    points.metric.extend(metric_ids);
+    points.step.extend(steps.values().iter().map(|s| *s as u64));
+    points.time_s.extend(times.values().iter());
+    points.value.extend(values.values().iter());
+    Ok(())
+}
+
+/// `<dir>/<stem>.rlmon.parquet`, written atomically.
+pub fn write_in(dir: &Path, stem: &str, rec: &Recording) -> std::io::Result<PathBuf> {
+    let path = super::naming::snapshot_path(dir, stem);
+    write(&path, rec)?;
+    Ok(path)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::record::model::tests::{live_and_recorded, same_series};
+
+    #[test]
+    fn round_trip_keeps_every_point_and_the_metadata() {
+        let (live, mut rec) = live_and_recorded();
+        rec.meta.alerts = vec![serde_json::json!({"kind": "nonfinite", "severity": "critical", "run": "b", "metric": "loss", "step": 5, "time_s": 0.25, "value": null, "message": "loss is NaN"})];
+        rec.meta.markers = vec![serde_json::json!({"step": 5, "label": "nan"})];
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s.rlmon.parquet");
+        write(&path, &rec).unwrap();
+        let back = read(&path).unwrap();
+        assert_eq!(back.meta, rec.meta);
+        assert_eq!(back.points.len(), rec.points.len());
+        same_series(&live, &back.final_state());
+        // Only the finished file is left: no temporary beside it.
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
+    }
+
+    #[test]
+    fn bad_files_say_what_is_wrong() {
+        let (_, rec) = live_and_recorded();
+        let dir = tempfile::tempdir().unwrap();
+        let good = dir.path().join("good.rlmon.parquet");
+        write(&good, &rec).unwrap();
+        let bytes = std::fs::read(&good).unwrap();
+        let check = |name: &str, bytes: &[u8], needle: &str| {
+            let p = dir.path().join(name);
+            std::fs::write(&p, bytes).unwrap();
+            let err = read(&p).expect_err(name).0;
+            assert!(err.contains(needle), "{name}: {err}");
+        };
+        check("text", b"step,loss\n1,2.0\n", "not a Parquet file");
+        check("empty", b"", "not a Parquet file");
+        for cut in [5, bytes.len() / 2, bytes.len() - 3] {
+            check("truncated", &bytes[..cut], "truncated or corrupted");
+        }
+        let mut newer = rec.clone();
+        newer.meta.format_version = FORMAT_VERSION + 1;
+        write(&dir.path().join("newer"), &newer).unwrap();
+        assert!(read(&dir.path().join("newer")).unwrap_err().0.contains("newer than this rlmon reads"));
+        // Flipped bytes anywhere in the data pages: an error or (where the flip hits
+        // slack) the file still reads; never a panic.
+        for at in (4..bytes.len() - 8).step_by(97) {
+            let mut b = bytes.clone();
+            b[at] ^= 0x5a;
+            let p = dir.path().join("flipped");
+            std::fs::write(&p, &b).unwrap();
+            let _ = read(&p);
+        }
+    }
+
+    #[test]
+    fn foreign_parquet_without_metadata_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("foreign.parquet");
+        let schema = Arc::new(Schema::new(vec![Field::new("x", DataType::Int64, false)]));
+        let batch = RecordBatch::try_new(schema.clone(), vec![Arc::new(Int64Array::from(vec![1, 2, 3]))]).unwrap();
+        let mut w = ArrowWriter::try_new(File::create(&path).unwrap(), schema, None).unwrap();
+        w.write(&batch).unwrap();
+        w.close().unwrap();
+        assert!(read(&path).unwrap_err().0.contains("without `rlmon` metadata"));
+    }
+}
