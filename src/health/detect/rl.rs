@@ -20,13 +20,14 @@ pub struct RewardHacking {
     length: Window,
     entropy: Window,
     kl: Window,
+    gold: Window,
     gate: Gate,
 }
 
 impl RewardHacking {
     pub fn new(s: KindSettings) -> Self {
         let w = s.window.max(12);
-        RewardHacking { reward: Window::new(w), length: Window::new(w), entropy: Window::new(w), kl: Window::new(w), gate: Gate::new(&s), s }
+        RewardHacking { reward: Window::new(w), length: Window::new(w), entropy: Window::new(w), kl: Window::new(w), gold: Window::new(w), gate: Gate::new(&s), s }
     }
 
     pub fn observe(&mut self, p: &Point) -> Option<Raised> {
@@ -44,6 +45,11 @@ impl RewardHacking {
         }
         if let Some(k) = kl {
             self.kl.push(k);
+        }
+        // A held-out (gold) reward, when the workload reports one.
+        let gold = p.get("reward_gold");
+        if let Some(g) = gold {
+            self.gold.push(g);
         }
         if self.gate.warming() || !self.reward.is_full() || !self.length.is_full() {
             return None;
@@ -63,12 +69,13 @@ impl RewardHacking {
             }
             None => None,
         };
-        // Reward and length are required; entropy and KL must agree when logged,
-        // and at least one of them must be.
-        let corroborated = match (entropy_falls, kl_accelerates) {
-            (None, None) => false,
-            (e, k) => e.unwrap_or(true) && k.unwrap_or(true),
+        let gold_falls = match (gold.is_some() && self.gold.is_full()).then(|| halves(&self.gold)).flatten() {
+            Some((g0, g1)) => Some(mean(&g1)? < mean(&g0)? - 2.0 * std_dev(&g0)?.max(1e-12) / (g0.len() as f64).sqrt()),
+            None => None,
         };
+        // Reward and length are required, and one more sign: entropy falling, KL
+        // accelerating or a gold reward falling.
+        let corroborated = [entropy_falls, kl_accelerates, gold_falls].contains(&Some(true));
         let severity = grade(growth, self.s.warn, self.s.critical, false).filter(|_| reward_up && corroborated);
         let sev = self.gate.pass(severity, p.step)?;
         Some(Raised {
@@ -77,10 +84,11 @@ impl RewardHacking {
             step: self.gate.streak.start,
             value: length,
             message: format!(
-                "reward rising while responses grow {growth:.2}x over {} steps{}{}: likely reward hacking",
+                "reward rising while responses grow {growth:.2}x over {} steps{}{}{}: likely reward hacking",
                 self.reward.len(),
                 if entropy_falls == Some(true) { ", entropy falls" } else { "" },
-                if kl_accelerates == Some(true) { ", KL accelerates" } else { "" }
+                if kl_accelerates == Some(true) { ", KL accelerates" } else { "" },
+                if gold_falls == Some(true) { ", gold reward falls" } else { "" }
             ),
         })
     }
