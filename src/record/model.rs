@@ -259,6 +259,9 @@ impl Recording {
         }
         let names: Vec<MetricName> = p.metric_names.iter().map(|n| MetricName::Owned(n.clone())).collect();
         let order = p.by_run_step();
+        // A run's clock starts before its RunStarted is logged (model build), so its
+        // points can land after its recorded end: the end goes after the last point.
+        let mut last_point_s = vec![0.0f64; meta.runs.len()];
         for group in order.chunk_by(|&a, &b| p.run[a] == p.run[b] && p.step[a] == p.step[b]) {
             let first = group[0];
             let run = p.run[first];
@@ -272,6 +275,9 @@ impl Recording {
             strip_derived(&mut values);
             let started = meta.runs.get(run as usize).and_then(|r| r.started_s).unwrap_or(0.0);
             let time_s = p.time_s[first];
+            if let Some(last) = last_point_s.get_mut(run as usize) {
+                *last = last.max(started + time_s);
+            }
             events.push((started + time_s, Event::Metrics { run: run as usize, step: p.step[first], time_s, values }));
         }
         // Within one instant, a step's log lines follow it and a run's end comes last.
@@ -286,7 +292,8 @@ impl Recording {
                 RunState::Pending | RunState::Running => None,
             };
             if let Some(outcome) = outcome {
-                events.push((r.ended_s.unwrap_or(meta.elapsed_s), Event::RunEnded { run: i, outcome }));
+                let ended = r.ended_s.unwrap_or(meta.elapsed_s).max(last_point_s[i]);
+                events.push((ended, Event::RunEnded { run: i, outcome }));
             }
         }
         // Stable: events at one instant keep the order above.
