@@ -2,7 +2,7 @@
 //! arrive, at the recorded pace times a speed (or as fast as possible). The same
 //! display, the same summary; in the display space pauses, < > change speed, arrows
 //! seek (a seek rebuilds the state from the start, so it is exact).
-use std::io::{IsTerminal, Write};
+use std::io::IsTerminal;
 use std::path::Path;
 use std::time::Duration;
 
@@ -10,10 +10,10 @@ use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
 use tokio::time::Instant;
 
 use crate::cli::{ReplayArgs, Speed};
-use crate::error::{Result, RlmonError, EXIT_FAILURE};
+use crate::error::{Result, RlmonError};
 use crate::record::{self, Recording};
 use crate::report::summary::SessionSummary;
-use crate::session::{Event, Hub, RunState, SessionState};
+use crate::session::{Event, Hub, SessionState};
 use crate::ui::theme::Theme;
 use crate::ui::view::Action;
 use crate::ui::Source;
@@ -222,14 +222,7 @@ pub async fn replay(args: ReplayArgs) -> Result<u8> {
         crate::ui::run(&mut session, theme, args.fps).await.map_err(|e| RlmonError::Other(e.into()))?;
     }
     let summary = summary_of(session.state(), session.recording(), &args.snapshot);
-    eprint!("{}", summary.to_text());
-    if args.json {
-        let mut out = std::io::stdout().lock();
-        serde_json::to_writer(&mut out, &summary).map_err(anyhow::Error::from)?;
-        writeln!(out).ok();
-    }
-    let all_finished = summary.runs.iter().all(|r| r.state == RunState::Finished.as_str());
-    Ok(if all_finished { 0 } else { EXIT_FAILURE })
+    super::watch::report_summary(&summary, args.json)
 }
 
 #[cfg(test)]

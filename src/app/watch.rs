@@ -51,10 +51,16 @@ pub async fn watch(args: WatchArgs) -> Result<u8> {
         }
     }
     let summary = live.finish().await;
+    report_summary(&summary, args.json)
+}
+
+/// Prints the summary (text on stderr, JSON on stdout with `json`) and returns the
+/// exit code: 0 when every run finished, 1 otherwise. Shared by watch and replay.
+pub fn report_summary(summary: &crate::report::summary::SessionSummary, json: bool) -> Result<u8> {
     eprint!("{}", summary.to_text());
-    if args.json {
+    if json {
         let mut out = std::io::stdout().lock();
-        serde_json::to_writer(&mut out, &summary).map_err(anyhow::Error::from)?;
+        serde_json::to_writer(&mut out, summary).map_err(anyhow::Error::from)?;
         writeln!(out).ok();
     }
     let all_finished = summary.runs.iter().all(|r| r.state == RunState::Finished.as_str());
