@@ -39,7 +39,7 @@ pub fn render(frame: &mut Frame, area: Rect, ctx: &Ctx) {
     let block = ctx.block(PaneId::Rl, title);
     let inner = block.inner(area);
     frame.render_widget(block, area);
-    let [chart_area, values_area] = Layout::horizontal([Constraint::Min(10), Constraint::Length(VALUES_WIDTH)]).areas(inner);
+    let [chart_area, values_area] = Layout::horizontal([Constraint::Min(10), Constraint::Length(VALUES_WIDTH)]).spacing(1).areas(inner);
     let items = state
         .runs
         .iter()
