@@ -44,7 +44,8 @@ fn headless_json_summary_of_the_tiny_workload() {
     assert_eq!(out.status.code(), Some(0), "stderr: {stderr}");
     let summary: Value = serde_json::from_slice(&out.stdout).expect("stdout is exactly one JSON object");
     assert_eq!(summary["session"], "tiny");
-    assert!(summary["snapshot"].is_null());
+    let snapshot = summary["snapshot"].as_str().expect("the session is recorded");
+    assert!(Path::new(snapshot).starts_with(dir.path()) && Path::new(snapshot).exists(), "{snapshot}");
     let run = &summary["runs"][0];
     assert_eq!(run["name"], "tiny");
     assert_eq!(run["workload"], "lm");

@@ -258,6 +258,9 @@ impl Recording {
             }
         }
         let names: Vec<MetricName> = p.metric_names.iter().map(|n| MetricName::Owned(n.clone())).collect();
+        // A run's points are placed at started_s + time_s, its run-relative clock,
+        // which may run slightly ahead of the hub's: its end comes after its last point.
+        let mut last_point_s = vec![0.0f64; meta.runs.len()];
         let order = p.by_run_step();
         for group in order.chunk_by(|&a, &b| p.run[a] == p.run[b] && p.step[a] == p.step[b]) {
             let first = group[0];
@@ -272,6 +275,7 @@ impl Recording {
             strip_derived(&mut values);
             let started = meta.runs.get(run as usize).and_then(|r| r.started_s).unwrap_or(0.0);
             let time_s = p.time_s[first];
+            last_point_s[run as usize] = last_point_s[run as usize].max(started + time_s);
             events.push((started + time_s, Event::Metrics { run: run as usize, step: p.step[first], time_s, values }));
         }
         // Within one instant, a step's log lines follow it and a run's end comes last.
@@ -286,7 +290,7 @@ impl Recording {
                 RunState::Pending | RunState::Running => None,
             };
             if let Some(outcome) = outcome {
-                events.push((r.ended_s.unwrap_or(meta.elapsed_s), Event::RunEnded { run: i, outcome }));
+                events.push((r.ended_s.unwrap_or(meta.elapsed_s).max(last_point_s[i]), Event::RunEnded { run: i, outcome }));
             }
         }
         // Stable: events at one instant keep the order above.

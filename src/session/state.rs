@@ -117,6 +117,8 @@ pub struct SessionState {
     pub logged_total: u64,
     /// Seconds since session start of the newest event seen.
     pub time_s: f64,
+    /// A recorded session the charts draw under the live curves (`--baseline`).
+    pub baseline: Option<std::sync::Arc<SessionState>>,
 }
 
 impl SessionState {
@@ -129,6 +131,7 @@ impl SessionState {
             log: VecDeque::new(),
             logged_total: 0,
             time_s: 0.0,
+            baseline: None,
         }
     }
 

@@ -38,6 +38,15 @@ pub fn render(frame: &mut Frame, area: Rect, ctx: &Ctx) {
         .enumerate()
         .filter_map(|(i, r)| Some((i, reduce(r.series(metric)?, v.window, columns, transform))))
         .collect();
+    // Baseline curves (same metric, same run names), drawn first and dimmed.
+    let ghosts: Vec<(String, Reduced)> = ctx
+        .state
+        .baseline
+        .iter()
+        .flat_map(|b| b.runs.iter())
+        .filter(|b| ctx.state.runs.len() == 1 || ctx.state.runs.iter().any(|r| r.name == b.name))
+        .filter_map(|b| Some((format!("{} (baseline)", b.name), reduce(b.series(metric)?, v.window, columns, transform))))
+        .collect();
     if reduced.is_empty() {
         frame.render_widget(Paragraph::new(Span::styled(format!("no {metric} yet"), ctx.muted())), inner);
         return;
@@ -45,15 +54,18 @@ pub fn render(frame: &mut Frame, area: Rect, ctx: &Ctx) {
     // The selected run is drawn last so it stays on top.
     let mut order: Vec<&(usize, Reduced)> = reduced.iter().collect();
     order.sort_by_key(|(i, _)| *i == v.selected_run);
-    let lines: Vec<Line> = order
-        .into_iter()
+    let ghost_style = Style::default().fg(ctx.theme.muted).add_modifier(Modifier::DIM);
+    let lines: Vec<Line> = ghosts
+        .iter()
+        .map(|(label, data)| Line { label: label.clone(), data, style: ghost_style })
+        .chain(order.into_iter()
         .map(|(i, data)| {
             let mut style = Style::default().fg(ctx.theme.series_color(*i));
             if *i == v.selected_run {
                 style = style.add_modifier(Modifier::BOLD);
             }
             Line { label: ctx.state.runs[*i].name.clone(), data, style }
-        })
+        }))
         .collect();
     let unit = match metric {
         "loss" => "loss (nats/token)",
