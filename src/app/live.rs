@@ -32,6 +32,7 @@ pub struct LiveSession {
     recorder: Option<Recorder>,
     /// A snapshot asked for with `S`, not yet confirmed.
     pending_snapshot: Option<std::sync::mpsc::Receiver<std::io::Result<std::path::PathBuf>>>,
+    baseline: Option<crate::record::baseline::Baseline>,
 }
 
 impl LiveSession {
@@ -73,7 +74,7 @@ impl LiveSession {
                 None
             }
         };
-        LiveSession { hub, rx, root, run_tokens, tasks, sampler, started, recorder: None, pending_snapshot: None }
+        LiveSession { hub, rx, root, run_tokens, tasks, sampler, started, recorder: None, pending_snapshot: None, baseline: None }
     }
 
     /// Starts recording into `dir`: a journal now, a snapshot at the end. Call right
@@ -111,12 +112,29 @@ impl LiveSession {
         }
     }
 
-    /// Every event goes through here: recorded first, then applied.
+    /// Holds the runs against a recorded session; its curves go under the live ones.
+    pub fn set_baseline(&mut self, recording: &crate::record::Recording, tolerance: f64) {
+        let baseline = crate::record::baseline::Baseline::new(recording.final_state(), &self.hub.state.runs, tolerance);
+        self.hub.state.baseline = Some(baseline.state.clone());
+        self.baseline = Some(baseline);
+    }
+
+    /// Every event goes through here: recorded first, then applied, then held
+    /// against the baseline.
     fn apply(&mut self, event: Event, now: f64) {
         if let Some(r) = &self.recorder {
             r.record(now, &event);
         }
+        let stepped = match &event {
+            Event::Metrics { run, step, .. } => Some((*run, *step)),
+            _ => None,
+        };
         self.hub.apply(event, now);
+        let (Some(b), Some((run, step))) = (self.baseline.as_mut(), stepped) else { return };
+        let Some(r) = self.hub.state.runs.get(run) else { return };
+        for message in b.observe(r, run, step) {
+            self.apply(Event::Log { run: Some(run), level: LogLevel::Warn, message }, now);
+        }
     }
 
     fn report_snapshot(&mut self, now: f64) {

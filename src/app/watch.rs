@@ -12,6 +12,9 @@ use crate::report::progress::progress_line;
 use crate::session::{LogLevel, RunState, SessionState};
 use crate::ui::theme::Theme;
 
+/// Relative tokens/s shortfall against the baseline that is reported.
+pub const BASELINE_TOLERANCE: f64 = 0.05;
+
 /// How often headless mode prints a progress line per run.
 pub const PROGRESS_PERIOD: Duration = Duration::from_secs(5);
 
@@ -32,12 +35,19 @@ pub async fn watch(args: WatchArgs) -> Result<u8> {
     tracing::info!(config = %path.display(), runs = config.runs.len(), "session starting");
 
     recover_interrupted(&args.session_dir);
+    let baseline = match args.baseline.as_ref().or(config.baseline.as_ref()) {
+        Some(path) => Some(crate::record::load(path)?),
+        None => None,
+    };
 
     let config_text = config.text.clone();
     let mut live = LiveSession::start(config);
     if let Err(e) = live.record(&args.session_dir, config_text) {
         // Monitoring goes on; only the recording is lost, and the user is told.
         eprintln!("rlmon: warning: cannot record this session in {}: {e}", args.session_dir.display());
+    }
+    if let Some(recording) = &baseline {
+        live.set_baseline(recording, BASELINE_TOLERANCE);
     }
     if let Some(signals) = signals {
         run_headless(&mut live, 0, signals).await;

@@ -26,6 +26,8 @@ pub struct SessionConfig {
     /// The config text as written, kept for the snapshot's metadata.
     pub text: String,
     pub runs: Vec<RunConfig>,
+    /// A snapshot to compare against live (relative to the config's folder).
+    pub baseline: Option<PathBuf>,
 }
 
 impl SessionConfig {

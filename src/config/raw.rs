@@ -10,6 +10,8 @@ use serde::Deserialize;
 pub struct RawConfig {
     /// Session name; defaults to the config file's stem.
     pub session: Option<String>,
+    /// A recorded session to compare the live runs against (`--baseline` wins).
+    pub baseline: Option<String>,
     #[serde(rename = "run", default)]
     pub runs: Vec<RawRun>,
 }

@@ -244,7 +244,8 @@ pub(super) fn resolve(raw: RawConfig, text: &str, path: &Path) -> Result<Session
             runs.push(run);
         }
     }
-    Ok(SessionConfig { name, path: path.to_path_buf(), text: text.to_owned(), runs })
+    let baseline = raw.baseline.map(|b| base_dir.join(b));
+    Ok(SessionConfig { name, path: path.to_path_buf(), text: text.to_owned(), runs, baseline })
 }
 
 /// One `[[run]]` table: one run, or its replicas.

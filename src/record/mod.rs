@@ -6,10 +6,12 @@
 //! - `frame`: checksummed framing of journal records;
 //! - `journal`: the append-only journal and its writer thread, and recovery;
 //! - `snapshot`: Parquet files (write atomically, read with checks);
+//! - `baseline`: a recorded session held against live runs as steps arrive;
 //! - `compare`: two recorded sessions side by side (pure);
 //! - `hardware`: what the session ran on, for the metadata;
 //! - `naming`: file names and UTC timestamps.
 pub mod frame;
+pub mod baseline;
 pub mod compare;
 pub mod hardware;
 pub mod journal;

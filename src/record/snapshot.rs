@@ -238,9 +238,9 @@ fn append_batch(batch: &RecordBatch, meta: &Meta, points: &mut Points) -> Result
     }
     let (times, values) = (floats("time_s")?, floats("value")?);
     let (run_col, metric_col) = (col("run")?, col("metric")?);
-    Names::of(&run_col, "run")?.map(|n| meta.run_index(n).ok_or_else(|| BadFile(format!("points of run `{n}`, which the metadata does not list"))), &mut points.run)?;
+    Names::of(run_col, "run")?.map(|n| meta.run_index(n).ok_or_else(|| BadFile(format!("points of run `{n}`, which the metadata does not list"))), &mut points.run)?;
     let mut metric_ids = Vec::with_capacity(batch.num_rows());
-    Names::of(&metric_col, "metric")?.map(|n| Ok(points.metric_id(n)), &mut metric_ids)?;
+    Names::of(metric_col, "metric")?.map(|n| Ok(points.metric_id(n)), &mut metric_ids)?;
     points.metric.extend(metric_ids);
     points.step.extend(steps.values().iter().map(|s| *s as u64));
     points.time_s.extend(times.values().iter());

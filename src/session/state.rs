@@ -149,6 +149,8 @@ pub struct SessionState {
     pub time_s: f64,
     /// Every alert raised, oldest first.
     pub alerts: Vec<Alert>,
+    /// A recorded session the charts draw under the live curves (`--baseline`).
+    pub baseline: Option<std::sync::Arc<SessionState>>,
 }
 
 impl SessionState {
@@ -162,6 +164,7 @@ impl SessionState {
             logged_total: 0,
             time_s: 0.0,
             alerts: Vec::new(),
+            baseline: None,
         }
     }
 

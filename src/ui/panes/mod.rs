@@ -178,6 +178,8 @@ pub struct SeriesLine<'a> {
     pub color: usize,
     /// Drawn bold and on top (the selected run).
     pub bold: bool,
+    /// A baseline's curve: dimmed and drawn first, under the live ones.
+    pub ghost: bool,
 }
 
 /// Reduces each series to the pane's width with the view's window, smoothing and
@@ -191,14 +193,16 @@ pub fn series_chart(frame: &mut Frame, area: Rect, ctx: &Ctx, mut items: Vec<Ser
     let v = ctx.view;
     let transform = Transform { ema_alpha: v.smoothing.then_some(crate::ui::view::SMOOTHING_ALPHA), log10: v.log_scale };
     let columns = area.width.saturating_sub(8) as usize;
-    items.sort_by_key(|i| i.bold);
+    items.sort_by_key(|i| (!i.ghost, i.bold));
     let reduced: Vec<Reduced> = items.iter().map(|i| reduce(i.series, v.window, columns, transform)).collect();
     let lines: Vec<Line> = items
         .iter()
         .zip(&reduced)
         .map(|(i, data)| {
             let mut style = Style::default().fg(ctx.theme.series_color(i.color));
-            if i.bold {
+            if i.ghost {
+                style = Style::default().fg(ctx.theme.muted).add_modifier(Modifier::DIM);
+            } else if i.bold {
                 style = style.add_modifier(Modifier::BOLD);
             }
             Line { label: i.label.clone(), data, style }

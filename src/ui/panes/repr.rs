@@ -42,7 +42,7 @@ pub fn render(frame: &mut Frame, area: Rect, ctx: &Ctx) {
         .map(|(i, (layer, series))| {
             // The legend carries each layer's current value.
             let label = format!("{layer} {}", series.last().map_or("–".into(), value));
-            SeriesLine { label, series, color: i, bold: false }
+            SeriesLine { label, series, color: i, bold: false, ghost: false }
         })
         .collect();
     series_chart(frame, inner, ctx, items, measure.replace('_', " "), "no dimensionality measured yet");

@@ -45,7 +45,7 @@ pub fn render(frame: &mut Frame, area: Rect, ctx: &Ctx) {
         .iter()
         .enumerate()
         .filter_map(|(i, r)| {
-            Some(SeriesLine { label: r.name.clone(), series: r.series(metric)?, color: i, bold: i == ctx.view.selected_run })
+            Some(SeriesLine { label: r.name.clone(), series: r.series(metric)?, color: i, bold: i == ctx.view.selected_run, ghost: false })
         })
         .collect();
     series_chart(frame, chart_area, ctx, items, unit(metric).into(), &format!("no {metric} yet"));

@@ -30,7 +30,16 @@ pub fn render(frame: &mut Frame, area: Rect, ctx: &Ctx) {
         .runs
         .iter()
         .enumerate()
-        .filter_map(|(i, r)| Some(SeriesLine { label: r.name.clone(), series: r.series(metric)?, color: i, bold: i == v.selected_run }))
+        .filter_map(|(i, r)| Some(SeriesLine { label: r.name.clone(), series: r.series(metric)?, color: i, bold: i == v.selected_run, ghost: false }))
+        // Baseline curves (same metric, same run names, or the only run), dimmed underneath.
+        .chain(
+            ctx.state
+                .baseline
+                .iter()
+                .flat_map(|b| b.runs.iter())
+                .filter(|b| ctx.state.runs.len() == 1 || ctx.state.runs.iter().any(|r| r.name == b.name))
+                .filter_map(|b| Some(SeriesLine { label: format!("{} (baseline)", b.name), series: b.series(metric)?, color: 0, bold: false, ghost: true })),
+        )
         .collect();
     let unit = match metric {
         "loss" => "loss (nats/token)",

@@ -1,0 +1,150 @@
+//! A recorded session as a live baseline: each live run is matched to a baseline run
+//! (by name, or the only run of each), and as steps arrive the live values are held
+//! against the baseline's at the same step. Reports the first divergence of each
+//! metric (the health module's tolerance band) and a throughput regression when
+//! tokens/s over recent steps falls below the baseline's over the same steps by more
+//! than the tolerance. Pure logic: messages come back to the caller.
+use std::collections::BTreeMap;
+
+use super::compare::is_timing_or_resource;
+use crate::health::divergence::{DivergenceTracker, Tolerance};
+use crate::metrics::{names, throughput, Series};
+use crate::session::{RunRecord, SessionState};
+
+/// Steps over which tokens/s is compared, on both sides.
+pub const RATE_WINDOW: usize = 20;
+
+struct RunBaseline {
+    /// Index of the baseline run in `Baseline::state`.
+    base: usize,
+    trackers: BTreeMap<String, DivergenceTracker>,
+    throughput_reported: bool,
+}
+
+pub struct Baseline {
+    /// The baseline session, replayed to its end (charts draw its curves).
+    pub state: std::sync::Arc<SessionState>,
+    runs: Vec<Option<RunBaseline>>,
+    divergence: Tolerance,
+    tolerance: f64,
+}
+
+/// The value of `series` at `step`, if it has one.
+fn at_step(series: &Series, step: u64) -> Option<(usize, f64)> {
+    let i = series.steps.partition_point(|s| *s < step);
+    (series.steps.get(i) == Some(&step)).then(|| (i, series.values[i]))
+}
+
+impl Baseline {
+    /// Matches `live` runs to the baseline's. `tolerance`: relative slow-down that
+    /// counts as a regression.
+    pub fn new(baseline: SessionState, live: &[RunRecord], tolerance: f64) -> Self {
+        let only_one = baseline.runs.len() == 1 && live.len() == 1;
+        let runs = live
+            .iter()
+            .map(|r| {
+                let base = if only_one { Some(0) } else { baseline.runs.iter().position(|b| b.name == r.name) }?;
+                Some(RunBaseline { base, trackers: BTreeMap::new(), throughput_reported: false })
+            })
+            .collect();
+        Baseline { state: std::sync::Arc::new(baseline), runs, divergence: Tolerance::default(), tolerance }
+    }
+
+    /// The baseline run drawn under live run `run`.
+    pub fn run_for(&self, run: usize) -> Option<&RunRecord> {
+        self.runs.get(run)?.as_ref().map(|b| &self.state.runs[b.base])
+    }
+
+    /// Checks live run `run` at `step` (just applied); returns warnings to log.
+    pub fn observe(&mut self, live: &RunRecord, run: usize, step: u64) -> Vec<String> {
+        let Some(Some(rb)) = self.runs.get_mut(run) else { return Vec::new() };
+        let base = &self.state.runs[rb.base];
+        let mut out = Vec::new();
+        for (name, series) in &live.series {
+            if is_timing_or_resource(name) || series.steps.last() != Some(&step) {
+                continue;
+            }
+            let (Some(value), Some(bs)) = (series.last(), base.series(name)) else { continue };
+            let Some((_, b)) = at_step(bs, step) else { continue };
+            let tracker = rb.trackers.entry(name.clone()).or_insert_with(|| DivergenceTracker::new(self.divergence));
+            if let Some(at) = tracker.observe(step, value, b) {
+                out.push(format!("{name} diverges from the baseline at step {at} ({} vs {})", crate::report::format::value(value), crate::report::format::value(b)));
+            }
+        }
+        if !rb.throughput_reported {
+            if let Some((live_rate, base_rate)) = rates_at(live, base, step) {
+                if base_rate > 0.0 && live_rate < base_rate * (1.0 - self.tolerance) {
+                    rb.throughput_reported = true;
+                    out.push(format!(
+                        "throughput regression: {} tokens/s over steps up to {step}, baseline {} ({:.0}% slower)",
+                        crate::report::format::si(live_rate),
+                        crate::report::format::si(base_rate),
+                        100.0 * (1.0 - live_rate / base_rate)
+                    ));
+                }
+            }
+        }
+        out
+    }
+
+    /// The first divergence step found so far for run `run` and `metric`.
+    pub fn diverged_at(&self, run: usize, metric: &str) -> Option<u64> {
+        self.runs.get(run)?.as_ref()?.trackers.get(metric)?.diverged_at()
+    }
+}
+
+/// tokens/s of both runs over the same `RATE_WINDOW` steps ending at `step`, once
+/// the live run is past warm-up.
+fn rates_at(live: &RunRecord, base: &RunRecord, step: u64) -> Option<(f64, f64)> {
+    let window = |r: &RunRecord| -> Option<f64> {
+        let (tokens, secs) = (r.series(names::TOKENS)?, r.series(names::STEP_TIME_S)?);
+        let (end, _) = at_step(tokens, step)?;
+        let (end_s, _) = at_step(secs, step)?;
+        let n = RATE_WINDOW.min(end + 1).min(end_s + 1);
+        throughput::rate(&tokens.values[end + 1 - n..=end], &secs.values[end_s + 1 - n..=end_s])
+    };
+    let past_warmup = live.series(names::TOKENS)?.len() > throughput::warmup_steps(live.total_steps as usize).max(RATE_WINDOW);
+    past_warmup.then_some(())?;
+    Some((window(live)?, window(base)?))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::session::{Event, Hub};
+
+    fn session(n: u64, loss: impl Fn(u64) -> f64, step_s: f64) -> SessionState {
+        let mut hub = Hub::new(SessionState::new("s".into(), vec![RunRecord::new("r".into(), "lm".into(), "cpu".into(), n)]));
+        for step in 1..=n {
+            let values = vec![("loss".into(), loss(step)), ("tokens".into(), 1000.0), ("step_time_s".into(), step_s)];
+            hub.apply(Event::Metrics { run: 0, step, time_s: 0.0, values }, 0.0);
+        }
+        hub.state
+    }
+
+    /// Feeds `live` step by step and collects the warnings.
+    fn watch(base: SessionState, live: &SessionState) -> (Vec<String>, Baseline) {
+        let mut b = Baseline::new(base, &live.runs, 0.05);
+        let mut hub = Hub::new(SessionState::new("l".into(), vec![RunRecord::new("r".into(), "lm".into(), "cpu".into(), 100)]));
+        let mut out = Vec::new();
+        let r = &live.runs[0];
+        for (i, step) in r.series["loss"].steps.iter().enumerate() {
+            let values = ["loss", "tokens", "step_time_s"].iter().map(|m| ((*m).into(), r.series[*m].values[i])).collect();
+            hub.apply(Event::Metrics { run: 0, step: *step, time_s: 0.0, values }, 0.0);
+            out.extend(b.observe(&hub.state.runs[0], 0, *step));
+        }
+        (out, b)
+    }
+
+    #[test]
+    fn divergence_and_regression_are_reported_once_as_they_happen() {
+        let base = session(100, |s| 5.0 / s as f64, 0.1);
+        let (quiet, _) = watch(base.clone(), &base);
+        assert!(quiet.is_empty(), "{quiet:?}");
+        let live = session(100, |s| if s >= 60 { 2.0 } else { 5.0 / s as f64 }, 0.2);
+        let (warnings, b) = watch(base, &live);
+        assert_eq!(b.diverged_at(0, "loss"), Some(60));
+        assert_eq!(warnings.iter().filter(|w| w.contains("loss diverges from the baseline at step 60")).count(), 1, "{warnings:?}");
+        assert_eq!(warnings.iter().filter(|w| w.starts_with("throughput regression")).count(), 1, "{warnings:?}");
+    }
+}
