@@ -6,6 +6,7 @@
 //! any change to what is generated.
 use super::AlertKind;
 use crate::metrics::MetricName;
+use crate::workload::rng::SplitMix64;
 
 /// v2: one-step bumps are at least 3 steps apart (v1 could draw two adjacent
 /// ones, a two-step event labelled as one-step); clean series of each family get
@@ -19,21 +20,18 @@ const GIB: f64 = (1u64 << 30) as f64;
 /// Magnitudes generated per fault kind (0 = mild, 2 = severe).
 pub const MAGNITUDES: usize = 3;
 
-/// SplitMix64, kept here so that the corpus never changes with other code.
+/// The corpus's generator: the project's SplitMix64 with a fixed seed offset (the
+/// algorithm is frozen there, so corpus v2 stays the same series).
 #[derive(Debug, Clone)]
-pub struct Rng(u64);
+pub struct Rng(SplitMix64);
 
 impl Rng {
     pub fn new(seed: u64) -> Self {
-        Rng(seed ^ 0x5EED_0FC0_FFEE)
+        Rng(SplitMix64::new(seed ^ 0x5EED_0FC0_FFEE))
     }
 
     pub fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
+        self.0.next_u64()
     }
 
     /// Uniform in [0, 1).
