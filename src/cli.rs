@@ -125,6 +125,14 @@ pub struct CompareArgs {
     /// a regression
     #[arg(long, value_name = "FRACTION", default_value_t = 0.05)]
     pub tolerance: f64,
+    /// Print the text report only, without the display (automatic when stdout is
+    /// not a terminal)
+    #[arg(long)]
+    pub headless: bool,
+    /// Colour theme of the display: a built-in name (default, light, high-contrast)
+    /// or a theme file
+    #[arg(long, value_name = "NAME|PATH", default_value = "default")]
+    pub theme: String,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]

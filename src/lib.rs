@@ -28,6 +28,25 @@ pub mod workload;
 
 use clap::CommandFactory;
 
+/// `eprintln!` that never panics: a closed stderr (a terminal gone, a pipe shut)
+/// must not take a session and its recording down with it.
+#[macro_export]
+macro_rules! say {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stderr().lock(), $($arg)*);
+    }};
+}
+
+/// `print!` that never panics (`rlmon compare ... | head` closes stdout early).
+#[macro_export]
+macro_rules! out {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = write!(std::io::stdout().lock(), $($arg)*);
+    }};
+}
+
 pub use error::{Result, RlmonError};
 
 /// Runs one command; the returned code is the process exit status.
@@ -37,7 +56,7 @@ pub fn run(cli: cli::Cli) -> Result<u8> {
         cli::Command::Watch(args) => runtime()?.block_on(app::watch::watch(args)),
         cli::Command::Check(args) => app::check::check(args),
         cli::Command::Replay(args) => runtime()?.block_on(app::replay::replay(args)),
-        cli::Command::Compare(args) => app::compare::compare(args),
+        cli::Command::Compare(args) => runtime()?.block_on(app::compare::compare(args)),
         cli::Command::Export(args) => app::export::export(args),
         cli::Command::Doctor(args) => app::doctor::doctor(args),
         cli::Command::Completions { shell } => {

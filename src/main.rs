@@ -7,7 +7,7 @@ fn main() -> ExitCode {
     match rlmon::run(cli) {
         Ok(code) => ExitCode::from(code),
         Err(e) => {
-            eprintln!("rlmon: {e}");
+            rlmon::say!("rlmon: {e}");
             ExitCode::from(e.exit_code())
         }
     }

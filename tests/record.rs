@@ -122,7 +122,8 @@ fn a_killed_rlmon_leaves_a_journal_that_replays_and_is_recovered_on_next_start()
     let summary: Value = serde_json::from_slice(&out.stdout).unwrap();
     let steps = summary["runs"][0]["steps"].as_u64().unwrap();
     assert!(steps > 0, "the steps seen before the kill are there");
-    assert_eq!(summary["runs"][0]["state"], "running", "the run never ended");
+    assert_eq!(summary["runs"][0]["state"], "failed", "the run never ended");
+    assert!(summary["runs"][0]["error"].as_str().unwrap().starts_with("interrupted: rlmon stopped"), "{summary}");
     assert_eq!(out.status.code(), Some(1), "an unfinished run is not a success");
 
     // The next start finds the journal and turns it into a snapshot.
@@ -135,6 +136,36 @@ fn a_killed_rlmon_leaves_a_journal_that_replays_and_is_recovered_on_next_start()
     let out = rlmon(dir.path()).args(["replay", "--headless", "--json", "--speed", "max"]).arg(&recovered).output().unwrap();
     let again: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(again["runs"][0]["steps"].as_u64().unwrap(), steps);
+}
+
+#[test]
+fn a_live_baseline_raises_divergence_alerts_that_the_snapshot_replays() {
+    let dir = tempfile::tempdir().unwrap();
+    let base = snapshot_of(&watch(dir.path(), &config(dir.path(), "base", 7, 30)));
+    // Another seed departs from the baseline at once.
+    let path = config(dir.path(), "other", 8, 30);
+    let out = rlmon(dir.path()).args(["watch", "--headless", "--json", "--baseline"]).arg(&base).arg("--config").arg(&path).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(stderr.contains("warn run_divergence at step"), "{stderr}");
+    let live: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let alerts = live["runs"][0]["alerts"].as_array().unwrap();
+    let first = alerts.iter().find(|a| a["kind"] == "run_divergence" && a["severity"] == "warn").expect("a run_divergence warning");
+    assert!(first["message"].as_str().unwrap().contains("diverges from the baseline"), "{first}");
+
+    // The snapshot names its baseline, and a replay (which has none) raises the same alerts.
+    let snapshot = snapshot_of(&live);
+    let out = rlmon(dir.path()).args(["replay", "--headless", "--json", "--speed", "max"]).arg(&snapshot).output().unwrap();
+    let replayed: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(replayed["runs"][0]["alerts"], live["runs"][0]["alerts"]);
+    let out = rlmon(dir.path()).args(["export", "--format", "jsonl"]).arg(&snapshot).output().unwrap();
+    assert_eq!(out.status.code(), Some(0));
+
+    // The same seed as the baseline: no divergence alert.
+    let same = config(dir.path(), "same", 7, 30);
+    let out = rlmon(dir.path()).args(["watch", "--headless", "--json", "--baseline"]).arg(&base).arg("--config").arg(&same).output().unwrap();
+    let quiet: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(!quiet["runs"][0]["alerts"].as_array().unwrap().iter().any(|a| a["kind"] == "run_divergence"), "{quiet}");
 }
 
 #[test]

@@ -116,3 +116,46 @@ fn sigterm_restores_the_terminal_and_summarises() {
     assert!(screen.contains("EXIT=1") && screen.contains("cancelled"), "{screen}");
     assert!(!screen.contains("┏"), "alternate screen left:\n{screen}");
 }
+
+/// A headless session of the small config with `seed`; returns its snapshot.
+fn snapshot(dir: &Path, name: &str, seed: u64) -> std::path::PathBuf {
+    let config = dir.join(format!("{name}.toml"));
+    std::fs::write(
+        &config,
+        format!("session = \"{name}\"\n[[run]]\nname = \"small\"\nworkload = \"lm\"\ndevice = \"cpu\"\nseed = {seed}\nsteps = 40\nbatch_size = 4\n[run.model]\nlayers = 1\nd_model = 32\nheads = 2\nseq_len = 16\n"),
+    )
+    .unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_rlmon"))
+        .args(["watch", "--headless", "--json", "--config"])
+        .arg(&config)
+        .arg("--session-dir")
+        .arg(dir)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let summary: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    summary["snapshot"].as_str().unwrap().into()
+}
+
+#[test]
+fn compare_on_a_terminal_overlays_a_under_b_with_the_divergence_marked() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = snapshot(dir.path(), "a", 1);
+    let b = snapshot(dir.path(), "b", 2);
+    let command = format!(
+        "TERM=xterm-256color {} compare --tolerance 0.9 {} {}; echo EXIT=$?; sleep 60",
+        env!("CARGO_BIN_EXE_rlmon"),
+        a.display(),
+        b.display()
+    );
+    let Some(tmux) = Tmux::start("compare", &command) else { return };
+    let screen = tmux.wait_for("COMPARE", Duration::from_secs(30));
+    for needle in ["B departs from A: small", "small (A)", "run_divergence", "training · loss"] {
+        assert!(screen.contains(needle), "missing {needle:?}:\n{screen}");
+    }
+    tmux.keys(&["q"]);
+    let screen = tmux.wait_for("EXIT=", Duration::from_secs(30));
+    assert!(screen.contains("EXIT=1"), "a divergence fails the comparison:\n{screen}");
+    assert!(screen.contains("B diverges from A: run small"), "the text report follows:\n{screen}");
+    assert!(!screen.contains("┏"), "alternate screen left:\n{screen}");
+}

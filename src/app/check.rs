@@ -120,7 +120,7 @@ pub fn check(args: CheckArgs) -> Result<u8> {
         serde_json::to_writer(&mut out, &report).map_err(anyhow::Error::from)?;
         writeln!(out).ok();
     } else {
-        print!("{}", report.to_text(path));
+        crate::out!("{}", report.to_text(path));
     }
     let threshold = match args.fail_on {
         FailOn::Warn => Severity::Warn,

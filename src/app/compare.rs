@@ -1,32 +1,98 @@
 //! `rlmon compare A B`: replays both sessions (as `rlmon replay --speed max` would)
 //! and reports where B departs from A. Exit 0 when it does not, 1 on a divergence
-//! or a regression, 2 on bad input.
+//! or a regression, 2 on bad input. On a terminal (no `--json`, no `--headless`) it
+//! first shows B in the live display with A's curves dimmed under every chart and
+//! the divergences marked; the text report follows on the normal screen.
 use std::fmt::Write as _;
-use std::io::Write;
+use std::io::{IsTerminal, Write};
+use std::sync::Arc;
 
 use crate::cli::CompareArgs;
 use crate::error::{Result, RlmonError, EXIT_FAILURE};
 use crate::health::divergence::Tolerance;
-use crate::record::compare::{compare as compare_states, Comparison, Options, Ratio};
+use crate::record::compare::{alerts_on_b, compare as compare_states, Comparison, Options, Ratio};
 use crate::record::{self};
 use crate::report::format::{si, value};
+use crate::session::{Event, Hub, SessionState};
+use crate::ui::theme::Theme;
+use crate::ui::Source;
 
-pub fn compare(args: CompareArgs) -> Result<u8> {
+pub async fn compare(args: CompareArgs) -> Result<u8> {
     if !(args.tolerance.is_finite() && args.tolerance >= 0.0) {
         return Err(RlmonError::Usage(format!("--tolerance must be a fraction >= 0, not {}", args.tolerance)));
     }
     let a = record::load(&args.a)?;
     let b = record::load(&args.b)?;
     let opts = Options { tolerance: args.tolerance, divergence: Tolerance::default() };
-    let c = compare_states(&a.final_state(), &b.final_state(), &a.meta.alerts, &b.meta.alerts, opts);
+    let (state_a, state_b) = (a.final_state(), b.final_state());
+    let c = compare_states(&state_a, &state_b, &a.meta.alerts, &b.meta.alerts, opts);
+    if !args.json && !args.headless && std::io::stdout().is_terminal() {
+        let theme = Theme::resolve(&args.theme)?;
+        let mut view = CompareView::new(overlay(state_a, state_b, &c, &args), &c);
+        crate::ui::run(&mut view, theme, COMPARE_FPS).await.map_err(|e| RlmonError::Other(e.into()))?;
+    }
     if args.json {
         let mut out = std::io::stdout().lock();
         serde_json::to_writer(&mut out, &c).map_err(anyhow::Error::from)?;
         writeln!(out).ok();
     } else {
-        print!("{}", to_text(&c, args.tolerance));
+        crate::out!("{}", to_text(&c, args.tolerance));
     }
     Ok(if c.failed() { EXIT_FAILURE } else { 0 })
+}
+
+/// The compare view redraws only on keys; a low cap is plenty.
+const COMPARE_FPS: u32 = 10;
+
+/// B's session as the display shows it: A's runs as the dimmed baseline under every
+/// chart, and the comparison's divergences and regressions as alerts (markers) on B.
+pub fn overlay(a: SessionState, b: SessionState, c: &Comparison, args: &CompareArgs) -> SessionState {
+    let stem = |p: &std::path::Path| p.file_name().map_or_else(|| p.display().to_string(), |n| n.to_string_lossy().trim_end_matches(".rlmon.parquet").to_owned());
+    let alerts = alerts_on_b(c, &b);
+    let mut hub = Hub::new(b);
+    for (run, alert) in alerts {
+        let t = alert.time_s;
+        hub.apply(Event::Alert { run: Some(run), alert }, t);
+    }
+    let mut state = hub.state;
+    state.name = format!("B {} vs A {}", stem(&args.b), stem(&args.a));
+    state.baseline = Some(Arc::new(a));
+    state.baseline_label = "A".into();
+    state
+}
+
+/// A finished comparison as a display source: nothing arrives, nothing runs.
+pub struct CompareView {
+    state: SessionState,
+    badge: String,
+}
+
+impl CompareView {
+    pub fn new(state: SessionState, c: &Comparison) -> Self {
+        let verdict = match &c.first_divergence {
+            Some(d) => format!("B departs from A: {} {} @{}", d.run, d.metric, d.step),
+            None => "B agrees with A".into(),
+        };
+        let slower = if c.throughput.regression { " · SLOWER" } else { "" };
+        CompareView { state, badge: format!("COMPARE (A dimmed) · {verdict}{slower}") }
+    }
+}
+
+impl Source for CompareView {
+    async fn next(&mut self) -> bool {
+        false
+    }
+    fn state(&self) -> &SessionState {
+        &self.state
+    }
+    fn elapsed_s(&self) -> f64 {
+        self.state.time_s
+    }
+    fn cancel_all(&mut self) {}
+    fn cancel_run(&mut self, _run: usize) {}
+    fn badge(&self) -> Option<String> {
+        Some(self.badge.clone())
+    }
 }
 
 fn ratio_text(r: &Ratio, fmt: fn(f64) -> String) -> String {

@@ -65,9 +65,9 @@ pub const LIBTORCH_BUILT_FOR: &str = "2.11.0";
 pub fn doctor(args: DoctorArgs) -> Result<u8> {
     let report = DoctorReport::collect();
     if args.json {
-        println!("{}", serde_json::to_string_pretty(&report).map_err(anyhow::Error::from)?);
+        crate::out!("{}\n", serde_json::to_string_pretty(&report).map_err(anyhow::Error::from)?);
     } else {
-        print!("{}", report.to_text());
+        crate::out!("{}", report.to_text());
     }
     Ok(0)
 }

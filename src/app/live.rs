@@ -30,7 +30,7 @@ pub struct LiveSession {
     started: Instant,
     /// Journals every applied event and writes the snapshot; `None` when not recording.
     recorder: Option<Recorder>,
-    /// A snapshot asked for with `S`, not yet confirmed.
+    /// A snapshot asked for with `s`, not yet confirmed.
     pending_snapshot: Option<std::sync::mpsc::Receiver<std::io::Result<std::path::PathBuf>>>,
     baseline: Option<crate::record::baseline::Baseline>,
 }
@@ -79,10 +79,12 @@ impl LiveSession {
 
     /// Starts recording into `dir`: a journal now, a snapshot at the end. Call right
     /// after `start`, before events are received, so every event is recorded.
-    pub fn record(&mut self, dir: &std::path::Path, config_text: String) -> std::io::Result<()> {
+    /// `baseline`: the session the runs are held against, named in the metadata.
+    pub fn record(&mut self, dir: &std::path::Path, config_text: String, baseline: Option<&std::path::Path>) -> std::io::Result<()> {
         let stamp = naming::utc_stamp(std::time::SystemTime::now());
         let state = &self.hub.state;
-        let meta = Meta::new(&state.name, stamp.clone(), config_text, &state.runs);
+        let mut meta = Meta::new(&state.name, stamp.clone(), config_text, &state.runs);
+        meta.baseline = baseline.map(|p| p.display().to_string());
         self.recorder = Some(Recorder::start(dir, &naming::file_stem(&state.name, &stamp), meta)?);
         Ok(())
     }
@@ -92,7 +94,7 @@ impl LiveSession {
         self.recorder.as_ref().map(|r| r.snapshot.as_path())
     }
 
-    /// Writes the snapshot now (the `S` key); the events pane says when it is done.
+    /// Writes the snapshot now (the `s` key); the events pane says when it is done.
     pub fn snapshot_now(&mut self) {
         let finale = self.finale();
         if let Some(r) = &self.recorder {
@@ -132,8 +134,8 @@ impl LiveSession {
         self.hub.apply(event, now);
         let (Some(b), Some((run, step))) = (self.baseline.as_mut(), stepped) else { return };
         let Some(r) = self.hub.state.runs.get(run) else { return };
-        for message in b.observe(r, run, step) {
-            self.apply(Event::Log { run: Some(run), level: LogLevel::Warn, message }, now);
+        for alert in b.observe(r, run, step) {
+            self.apply(Event::Alert { run: Some(run), alert }, now);
         }
     }
 
@@ -207,8 +209,8 @@ impl LiveSession {
             let journal = recorder.journal.clone();
             match tokio::task::spawn_blocking(move || recorder.finish(finale)).await {
                 Ok(Ok(path)) => summary.snapshot = Some(path.display().to_string()),
-                Ok(Err(e)) => eprintln!("rlmon: could not write the snapshot ({e}); the session stays in {}", journal.display()),
-                Err(e) => eprintln!("rlmon: could not write the snapshot ({e}); the session stays in {}", journal.display()),
+                Ok(Err(e)) => crate::say!("rlmon: could not write the snapshot ({e}); the session stays in {}", journal.display()),
+                Err(e) => crate::say!("rlmon: could not write the snapshot ({e}); the session stays in {}", journal.display()),
             }
         }
         summary

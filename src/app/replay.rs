@@ -45,7 +45,7 @@ impl ReplaySession {
     }
 
     fn fresh_hub(rec: &Recording) -> Hub {
-        Hub::new(SessionState::new(rec.meta.session.clone(), rec.meta.run_records()))
+        rec.meta.fresh_hub()
     }
 
     pub fn recording(&self) -> &Recording {

@@ -35,16 +35,17 @@ pub async fn watch(args: WatchArgs) -> Result<u8> {
     tracing::info!(config = %path.display(), runs = config.runs.len(), "session starting");
 
     recover_interrupted(&args.session_dir);
-    let baseline = match args.baseline.as_ref().or(config.baseline.as_ref()) {
+    let baseline_path = args.baseline.clone().or_else(|| config.baseline.clone());
+    let baseline = match &baseline_path {
         Some(path) => Some(crate::record::load(path)?),
         None => None,
     };
 
     let config_text = config.text.clone();
     let mut live = LiveSession::start(config);
-    if let Err(e) = live.record(&args.session_dir, config_text) {
+    if let Err(e) = live.record(&args.session_dir, config_text, baseline_path.as_deref()) {
         // Monitoring goes on; only the recording is lost, and the user is told.
-        eprintln!("rlmon: warning: cannot record this session in {}: {e}", args.session_dir.display());
+        crate::say!("rlmon: warning: cannot record this session in {}: {e}", args.session_dir.display());
     }
     if let Some(recording) = &baseline {
         live.set_baseline(recording, BASELINE_TOLERANCE);
@@ -55,7 +56,7 @@ pub async fn watch(args: WatchArgs) -> Result<u8> {
         crate::ui::run(&mut live, theme, args.fps).await.map_err(|e| RlmonError::Other(e.into()))?;
         // The display is gone: runs cancelled by quitting finish their step; say so.
         if !live.state().all_over() {
-            eprintln!("rlmon: waiting for runs to stop (Ctrl-C again to stop waiting)");
+            crate::say!("rlmon: waiting for runs to stop (Ctrl-C again to stop waiting)");
             let seen = live.state().logged_total;
             run_headless(&mut live, seen, Signals::new()).await;
         }
@@ -67,7 +68,7 @@ pub async fn watch(args: WatchArgs) -> Result<u8> {
 /// Prints the summary (text on stderr, JSON on stdout with `json`) and returns the
 /// exit code: 0 when every run finished, 1 otherwise. Shared by watch and replay.
 pub fn report_summary(summary: &crate::report::summary::SessionSummary, json: bool) -> Result<u8> {
-    eprint!("{}", summary.to_text());
+    let _ = std::io::stderr().lock().write_all(summary.to_text().as_bytes());
     if json {
         let mut out = std::io::stdout().lock();
         serde_json::to_writer(&mut out, summary).map_err(anyhow::Error::from)?;
@@ -82,13 +83,13 @@ pub fn report_summary(summary: &crate::report::summary::SessionSummary, json: bo
 /// is, never deleted.
 fn recover_interrupted(dir: &std::path::Path) {
     for journal in crate::record::journal::interrupted(dir) {
-        eprintln!("rlmon: found an interrupted session: {}", journal.display());
+        crate::say!("rlmon: found an interrupted session: {}", journal.display());
         match crate::record::journal::convert(&journal) {
             Ok((path, r)) => {
                 let damage = r.damage.map_or(String::new(), |d| format!(" ({d})"));
-                eprintln!("rlmon: recovered {} points into {}{damage}", r.recording.points.len(), path.display());
+                crate::say!("rlmon: recovered {} points into {}{damage}", r.recording.points.len(), path.display());
             }
-            Err(e) => eprintln!("rlmon: warning: cannot recover {}: {e}; left as it is", journal.display()),
+            Err(e) => crate::say!("rlmon: warning: cannot recover {}: {e}; left as it is", journal.display()),
         }
     }
 }
@@ -104,15 +105,15 @@ pub async fn run_headless(live: &mut LiveSession, seen: u64, mut signals: Signal
             open = live.recv_and_apply() => if !open { break },
             _ = progress.tick() => {
                 for r in live.state().runs.iter().filter(|r| r.state == RunState::Running) {
-                    eprintln!("{}", progress_line(r));
+                    crate::say!("{}", progress_line(r));
                 }
             }
             signal = signals.next() => {
                 if live.is_cancelled() {
-                    eprintln!("rlmon: {signal} again: not waiting for runs to stop");
+                    crate::say!("rlmon: {signal} again: not waiting for runs to stop");
                     break;
                 }
-                eprintln!("rlmon: {signal}: cancelling runs (again to stop waiting)");
+                crate::say!("rlmon: {signal}: cancelling runs (again to stop waiting)");
                 live.cancel_all();
             }
         }
@@ -129,6 +130,6 @@ pub(crate) fn print_log(state: &SessionState, seen: u64) {
             LogLevel::Warn => "warning: ",
             LogLevel::Error => "error: ",
         };
-        eprintln!("{who} {level}{}", line.message);
+        crate::say!("{who} {level}{}", line.message);
     }
 }

@@ -1,9 +1,9 @@
 //! The alert a detector raises (design.md, "Alerts"): its JSON form is part of
 //! rlmon's interface and is written exactly as specified there.
-use serde::{Serialize, Serializer};
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 /// How bad an alert is; ordered so that `max()` gives the worst.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Severity {
     Info,
@@ -22,7 +22,7 @@ impl Severity {
 }
 
 /// Every alert kind of design.md.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum AlertKind {
     LossSpike,
@@ -95,7 +95,7 @@ impl std::fmt::Display for AlertKind {
 /// One alert. `step` is where the problem starts as far as the detector can tell
 /// (the first step of a spike, the first differing step of two replicas); the
 /// alert is raised once that is certain, usually a step or a few later.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Alert {
     pub kind: AlertKind,
     pub severity: Severity,
@@ -105,7 +105,7 @@ pub struct Alert {
     pub time_s: f64,
     /// The value that tripped the detector; non-finite values are written as null
     /// (JSON has no NaN).
-    #[serde(serialize_with = "finite_or_null")]
+    #[serde(serialize_with = "finite_or_null", deserialize_with = "null_as_nan")]
     pub value: f64,
     pub message: String,
 }
@@ -116,6 +116,11 @@ fn finite_or_null<S: Serializer>(v: &f64, s: S) -> Result<S::Ok, S::Error> {
     } else {
         s.serialize_none()
     }
+}
+
+/// Reads what `finite_or_null` wrote: null is a non-finite value (NaN).
+fn null_as_nan<'de, D: Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
+    Ok(Option::<f64>::deserialize(d)?.unwrap_or(f64::NAN))
 }
 
 #[cfg(test)]
@@ -140,6 +145,8 @@ mod tests {
             r#"{"kind":"kl_spike","severity":"warn","run":"ppo","metric":"kl","step":12,"time_s":3.5,"value":null,"message":"kl jumped"}"#
         );
         assert!(Severity::Critical > Severity::Warn && Severity::Warn > Severity::Info);
+        let back: Alert = serde_json::from_str(&json).unwrap();
+        assert!(back.value.is_nan() && back.kind == AlertKind::KlSpike && back.message == "kl jumped");
         assert!(AlertKind::ALL.iter().all(|k| AlertKind::parse(k.as_str()) == Some(*k)));
     }
 }

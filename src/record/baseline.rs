@@ -1,13 +1,15 @@
 //! A recorded session as a live baseline: each live run is matched to a baseline run
 //! (by name, or the only run of each), and as steps arrive the live values are held
-//! against the baseline's at the same step. Reports the first divergence of each
+//! against the baseline's at the same step. Raises the first divergence of each
 //! metric (the health module's tolerance band) and a throughput regression when
 //! tokens/s over recent steps falls below the baseline's over the same steps by more
-//! than the tolerance. Pure logic: messages come back to the caller.
+//! than the tolerance. Pure logic: alerts come back to the caller.
 use std::collections::BTreeMap;
 
 use super::compare::is_timing_or_resource;
 use crate::health::divergence::{DivergenceTracker, Tolerance};
+use crate::health::{Alert, AlertKind, Severity};
+use crate::report::format::{si, value as value_text};
 use crate::metrics::{names, throughput, Series};
 use crate::session::{RunRecord, SessionState};
 
@@ -55,8 +57,12 @@ impl Baseline {
         self.runs.get(run)?.as_ref().map(|b| &self.state.runs[b.base])
     }
 
-    /// Checks live run `run` at `step` (just applied); returns warnings to log.
-    pub fn observe(&mut self, live: &RunRecord, run: usize, step: u64) -> Vec<String> {
+    /// Checks live run `run` at `step` (just applied); returns the alerts it raises.
+    /// The run's first diverging metric is a `run_divergence` warning (a marker on
+    /// the charts); metrics that part later are info alerts. A throughput shortfall
+    /// beyond the tolerance is a `throughput_regression` warning, critical when it
+    /// is more than twice the tolerance; each is raised once per run.
+    pub fn observe(&mut self, live: &RunRecord, run: usize, step: u64) -> Vec<Alert> {
         let Some(Some(rb)) = self.runs.get_mut(run) else { return Vec::new() };
         let base = &self.state.runs[rb.base];
         let mut out = Vec::new();
@@ -66,21 +72,43 @@ impl Baseline {
             }
             let (Some(value), Some(bs)) = (series.last(), base.series(name)) else { continue };
             let Some((_, b)) = at_step(bs, step) else { continue };
+            let first = rb.trackers.values().all(|t| t.diverged_at().is_none());
             let tracker = rb.trackers.entry(name.clone()).or_insert_with(|| DivergenceTracker::new(self.divergence));
             if let Some(at) = tracker.observe(step, value, b) {
-                out.push(format!("{name} diverges from the baseline at step {at} ({} vs {})", crate::report::format::value(value), crate::report::format::value(b)));
+                let at_time = series.steps.iter().position(|s| *s == at).map_or(live.time_s, |i| series.times[i]);
+                out.push(Alert {
+                    kind: AlertKind::RunDivergence,
+                    severity: if first { Severity::Warn } else { Severity::Info },
+                    run: live.name.clone(),
+                    metric: name.clone(),
+                    step: at,
+                    time_s: at_time,
+                    value,
+                    message: format!("{name} diverges from the baseline at step {at} ({} vs {} at step {step})", value_text(value), value_text(b)),
+                });
             }
         }
         if !rb.throughput_reported {
             if let Some((live_rate, base_rate)) = rates_at(live, base, step) {
-                if base_rate > 0.0 && live_rate < base_rate * (1.0 - self.tolerance) {
+                let slower = 1.0 - live_rate / base_rate;
+                if base_rate > 0.0 && slower > self.tolerance {
                     rb.throughput_reported = true;
-                    out.push(format!(
-                        "throughput regression: {} tokens/s over steps up to {step}, baseline {} ({:.0}% slower)",
-                        crate::report::format::si(live_rate),
-                        crate::report::format::si(base_rate),
-                        100.0 * (1.0 - live_rate / base_rate)
-                    ));
+                    out.push(Alert {
+                        kind: AlertKind::ThroughputRegression,
+                        severity: if slower > 2.0 * self.tolerance { Severity::Critical } else { Severity::Warn },
+                        run: live.name.clone(),
+                        metric: names::TOKENS_PER_S.into(),
+                        step,
+                        time_s: live.time_s,
+                        value: live_rate,
+                        message: format!(
+                            "{} tokens/s over the {RATE_WINDOW} steps to {step}, baseline {} ({:.0}% slower, tolerance {:.0}%)",
+                            si(live_rate),
+                            si(base_rate),
+                            100.0 * slower,
+                            100.0 * self.tolerance
+                        ),
+                    });
                 }
             }
         }
@@ -122,8 +150,8 @@ mod tests {
         hub.state
     }
 
-    /// Feeds `live` step by step and collects the warnings.
-    fn watch(base: SessionState, live: &SessionState) -> (Vec<String>, Baseline) {
+    /// Feeds `live` step by step and collects the alerts.
+    fn watch(base: SessionState, live: &SessionState) -> (Vec<Alert>, Baseline) {
         let mut b = Baseline::new(base, &live.runs, 0.05);
         let mut hub = Hub::new(SessionState::new("l".into(), vec![RunRecord::new("r".into(), "lm".into(), "cpu".into(), 100)]));
         let mut out = Vec::new();
@@ -142,9 +170,17 @@ mod tests {
         let (quiet, _) = watch(base.clone(), &base);
         assert!(quiet.is_empty(), "{quiet:?}");
         let live = session(100, |s| if s >= 60 { 2.0 } else { 5.0 / s as f64 }, 0.2);
-        let (warnings, b) = watch(base, &live);
+        let (alerts, b) = watch(base, &live);
         assert_eq!(b.diverged_at(0, "loss"), Some(60));
-        assert_eq!(warnings.iter().filter(|w| w.contains("loss diverges from the baseline at step 60")).count(), 1, "{warnings:?}");
-        assert_eq!(warnings.iter().filter(|w| w.starts_with("throughput regression")).count(), 1, "{warnings:?}");
+        let divergence: Vec<_> = alerts.iter().filter(|a| a.kind == AlertKind::RunDivergence).collect();
+        assert_eq!(divergence.len(), 1, "{alerts:?}");
+        let d = divergence[0];
+        assert_eq!((d.step, d.metric.as_str(), d.severity, d.run.as_str()), (60, "loss", Severity::Warn, "r"));
+        assert!(d.message.contains("loss diverges from the baseline at step 60"), "{}", d.message);
+        // Half the baseline's tokens/s: beyond twice the 5% tolerance, so critical.
+        let slow: Vec<_> = alerts.iter().filter(|a| a.kind == AlertKind::ThroughputRegression).collect();
+        assert_eq!(slow.len(), 1, "{alerts:?}");
+        assert_eq!(slow[0].severity, Severity::Critical);
+        assert!(slow[0].message.contains("(50% slower, tolerance 5%)"), "{}", slow[0].message);
     }
 }

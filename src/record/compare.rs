@@ -5,6 +5,7 @@
 use serde::Serialize;
 
 use crate::health::divergence::{first_divergence, Tolerance};
+use crate::health::{Alert, AlertKind, Severity};
 use crate::metrics::{names, Series};
 use crate::session::{RunRecord, SessionState};
 
@@ -188,6 +189,59 @@ pub fn compare_runs(ra: &RunRecord, rb: &RunRecord, opts: Options) -> RunCompari
     }
 }
 
+/// The comparison as alerts on B's runs, for the charts' markers and the alerts
+/// pane of the compare view: per run, the earliest divergence is a `run_divergence`
+/// warning and later ones are info; a throughput regression is a warning.
+/// Returns (index of the run in `b`, alert).
+pub fn alerts_on_b(c: &Comparison, b: &SessionState) -> Vec<(usize, Alert)> {
+    let mut out = Vec::new();
+    for rc in &c.runs {
+        let Some(i) = b.runs.iter().position(|r| r.name == rc.b) else { continue };
+        let run = &b.runs[i];
+        let at = |metric: &str, step: u64| -> (f64, f64) {
+            run.series(metric)
+                .and_then(|s| s.steps.iter().position(|x| *x == step).map(|j| (s.times[j], s.values[j])))
+                .unwrap_or((run.time_s, f64::NAN))
+        };
+        let mut diverged: Vec<&MetricComparison> = rc.metrics.iter().filter(|m| m.first_divergence.is_some()).collect();
+        diverged.sort_by_key(|m| m.first_divergence);
+        for (k, m) in diverged.into_iter().enumerate() {
+            let step = m.first_divergence.unwrap_or_default();
+            let (time_s, value) = at(&m.metric, step);
+            out.push((
+                i,
+                Alert {
+                    kind: AlertKind::RunDivergence,
+                    severity: if k == 0 { Severity::Warn } else { Severity::Info },
+                    run: rc.b.clone(),
+                    metric: m.metric.clone(),
+                    step,
+                    time_s,
+                    value,
+                    message: format!("{} of B departs from A at step {step}", m.metric),
+                },
+            ));
+        }
+        if rc.tokens_per_s.regression {
+            let (a, b_rate) = (rc.tokens_per_s.a.unwrap_or(f64::NAN), rc.tokens_per_s.b.unwrap_or(f64::NAN));
+            out.push((
+                i,
+                Alert {
+                    kind: AlertKind::ThroughputRegression,
+                    severity: Severity::Warn,
+                    run: rc.b.clone(),
+                    metric: names::TOKENS_PER_S.into(),
+                    step: run.step,
+                    time_s: run.time_s,
+                    value: b_rate,
+                    message: format!("B trains at {} tokens/s, A at {} ({:.3}x)", crate::report::format::si(b_rate), crate::report::format::si(a), b_rate / a),
+                },
+            ));
+        }
+    }
+    out
+}
+
 fn alert_key(v: &serde_json::Value) -> (String, String, String) {
     let f = |k: &str| v.get(k).map(|x| x.to_string()).unwrap_or_default();
     (f("kind"), f("run"), f("metric"))
@@ -275,6 +329,21 @@ mod tests {
         assert!((c.throughput.ratio.unwrap() - 0.1 / 0.12).abs() < 1e-9);
         let within = session("x", 100, |s| 5.0 / s as f64, 0.103);
         assert!(!compare(&a, &within, &[], &[], opts()).throughput.regression, "3% slower is inside 5%");
+    }
+
+    #[test]
+    fn the_comparison_becomes_markers_on_b() {
+        let a = session("x", 100, |s| 5.0 / s as f64, 0.1);
+        let b = session("x", 100, |s| if s >= 40 { 1.0 } else { 5.0 / s as f64 }, 0.2);
+        let c = compare(&a, &b, &[], &[], opts());
+        let alerts = alerts_on_b(&c, &b);
+        let kinds: Vec<_> = alerts.iter().map(|(i, a)| (*i, a.kind, a.severity, a.metric.as_str(), a.step)).collect();
+        assert_eq!(
+            kinds,
+            vec![(0, AlertKind::RunDivergence, Severity::Warn, "loss", 40), (0, AlertKind::ThroughputRegression, Severity::Warn, "tokens_per_s", 100)]
+        );
+        assert_eq!(alerts[0].1.value, 1.0, "B's value where it departs");
+        assert!(alerts_on_b(&compare(&a, &a, &[], &[], opts()), &a).is_empty(), "nothing to mark when they agree");
     }
 
     #[test]

@@ -11,10 +11,12 @@
 //! ```
 //!
 //! Growth is bounded: when a segment passes [`SEGMENT_LIMIT`] the writer turns the
-//! session so far into a compact Parquet checkpoint and deletes the segments it
-//! covers. Recovery reads the newest checkpoint, then the segments after it, up to
-//! the first torn or corrupted frame. On a clean finish the journal becomes the
-//! snapshot and is removed.
+//! points recorded since the previous checkpoint into a compact Parquet checkpoint
+//! (with the whole metadata so far) and deletes the segment. Each compaction writes
+//! only new points, so a long run costs linear time on disk, not quadratic.
+//! Recovery reads every checkpoint in order (points) and the newest one's metadata,
+//! then the segments after it, up to the first torn or corrupted frame. On a clean
+//! finish the journal becomes the snapshot and is removed.
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, BufWriter, Write};
 use std::path::{Path, PathBuf};
@@ -35,7 +37,8 @@ const MAGIC: &[u8; 4] = b"RLMJ";
 const OWNER: &str = "owner";
 
 /// One journal record. The header is JSON (the metadata holds free-form JSON), and
-/// so is the GPU status (an internally tagged enum, which postcard cannot read);
+/// so are the GPU status (an internally tagged enum, which postcard cannot read) and
+/// alerts (their value is written as null when not finite);
 /// other events are postcard, compact and exact for every f64, NaN included.
 #[derive(Debug)]
 pub enum Record {
@@ -55,7 +58,7 @@ impl Record {
                 serde_json::to_writer(&mut out, meta)?;
                 Ok(out)
             }
-            Record::Event { t, event: event @ Event::GpuStatus(_) } => {
+            Record::Event { t, event: event @ (Event::GpuStatus(_) | Event::Alert { .. }) } => {
                 let mut out = vec![JSON_EVENT_TAG];
                 serde_json::to_writer(&mut out, &(t, event))?;
                 Ok(out)
@@ -166,6 +169,8 @@ struct Writer {
     segment_no: u32,
     out: Option<BufWriter<File>>,
     segment_bytes: u64,
+    /// Points already in checkpoints (the next checkpoint starts here).
+    checkpointed: usize,
     failed: bool,
 }
 
@@ -179,7 +184,7 @@ fn checkpoint_name(n: u32) -> String {
 
 impl Writer {
     fn open(dir: PathBuf, snapshot: PathBuf, rec: Recording) -> io::Result<Self> {
-        let mut w = Writer { dir, snapshot, rec, segment_no: 0, out: None, segment_bytes: 0, failed: false };
+        let mut w = Writer { dir, snapshot, rec, segment_no: 0, out: None, segment_bytes: 0, checkpointed: 0, failed: false };
         w.next_segment()?;
         let header = Record::Header(Box::new(w.rec.meta.clone()));
         w.append(&header)?;
@@ -212,15 +217,15 @@ impl Writer {
         Ok(())
     }
 
-    /// Replaces the segments written so far by one Parquet checkpoint.
+    /// Replaces the segments written since the last checkpoint by a Parquet
+    /// checkpoint of their points (and the metadata so far).
     fn compact(&mut self) -> io::Result<()> {
         self.sync()?;
         let covered = self.segment_no;
-        snapshot::write(&self.dir.join(checkpoint_name(covered)), &self.rec)?;
+        let part = Recording::from_parts(self.rec.meta.clone(), self.rec.points.since(self.checkpointed));
+        snapshot::write(&self.dir.join(checkpoint_name(covered)), &part)?;
+        self.checkpointed = self.rec.points.len();
         self.next_segment()?;
-        for n in 1..covered {
-            let _ = fs::remove_file(self.dir.join(checkpoint_name(n)));
-        }
         for n in 1..=covered {
             let _ = fs::remove_file(self.dir.join(segment_name(n)));
         }
@@ -352,11 +357,21 @@ pub fn recover(dir: &Path) -> Result<Recovered, BadFile> {
     if !dir.is_dir() {
         return Err(BadFile("not a journal folder".into()));
     }
-    let checkpoints = numbered(dir, "checkpoint-", naming::SNAPSHOT_SUFFIX)?;
-    let (mut recording, covered) = match checkpoints.last() {
-        Some((n, path)) => (Some(snapshot::read(path).map_err(|e| BadFile(format!("{}: {e}", path.display())))?), *n),
-        None => (None, 0),
-    };
+    // Checkpoints hold consecutive stretches of points; the newest has the metadata.
+    let mut recording: Option<Recording> = None;
+    let mut covered = 0;
+    for (n, path) in numbered(dir, "checkpoint-", naming::SNAPSHOT_SUFFIX)? {
+        let part = snapshot::read(&path).map_err(|e| BadFile(format!("{}: {e}", path.display())))?;
+        let points = match recording.take() {
+            Some(mut so_far) => {
+                so_far.points.append(&part.points);
+                so_far.points
+            }
+            None => part.points,
+        };
+        recording = Some(Recording::from_parts(part.meta, points));
+        covered = n;
+    }
     let segments: Vec<(u32, PathBuf)> = numbered(dir, "segment-", ".log")?.into_iter().filter(|(n, _)| *n > covered).collect();
     let mut events = 0;
     let mut damage = None;
@@ -391,8 +406,39 @@ pub fn recover(dir: &Path) -> Result<Recovered, BadFile> {
             damage = Some(what);
         }
     }
-    let recording = recording.ok_or_else(|| BadFile("the journal holds no session header (empty or foreign folder)".into()))?;
+    let mut recording = recording.ok_or_else(|| BadFile("the journal holds no session header (empty or foreign folder)".into()))?;
+    if !owner_alive(dir) {
+        close_interrupted(&mut recording);
+    }
     Ok(Recovered { recording, events, damage })
+}
+
+/// Reason given to runs that were going when their session stopped without ending.
+pub const INTERRUPTED: &str = "interrupted: rlmon stopped before the run ended (recovered from the journal)";
+
+/// A session whose writer is gone never wrote its ending: runs still going are
+/// marked failed as interrupted, and the alerts, markers and run summaries the
+/// snapshot would have carried are rebuilt by replaying what was recorded.
+fn close_interrupted(rec: &mut Recording) {
+    for r in rec.meta.runs.iter_mut().filter(|r| !r.state.is_over()) {
+        r.state = crate::session::RunState::Failed;
+        r.error = Some(INTERRUPTED.into());
+    }
+    let state = rec.final_state();
+    let (alerts, markers) = super::alerts_and_markers(&state);
+    let summaries = state
+        .runs
+        .iter()
+        .map(|r| serde_json::to_value(crate::report::summary::RunSummary::of(r, &state.alerts)).unwrap_or_default())
+        .collect();
+    let hardware = rec.meta.hardware.clone();
+    Finale { elapsed_s: rec.meta.elapsed_s, summaries, alerts, markers, hardware }.apply(rec);
+}
+
+/// Whether the process that wrote a journal is still running (this one included).
+fn owner_alive(dir: &Path) -> bool {
+    let owner = fs::read_to_string(dir.join(OWNER)).ok().and_then(|s| s.trim().parse::<u32>().ok());
+    owner.is_some_and(|pid| pid == std::process::id() || Path::new(&format!("/proc/{pid}")).exists())
 }
 
 /// Journals in `dir` whose writer is gone (the process that owned them is not
@@ -402,11 +448,7 @@ pub fn interrupted(dir: &Path) -> Vec<PathBuf> {
     let mut found: Vec<PathBuf> = entries
         .filter_map(|e| e.ok())
         .map(|e| e.path())
-        .filter(|p| p.is_dir() && naming::journal_stem(p).is_some())
-        .filter(|p| {
-            let owner = fs::read_to_string(p.join(OWNER)).ok().and_then(|s| s.trim().parse::<u32>().ok());
-            !owner.is_some_and(|pid| pid == std::process::id() || Path::new(&format!("/proc/{pid}")).exists())
-        })
+        .filter(|p| p.is_dir() && naming::journal_stem(p).is_some() && !owner_alive(p))
         .collect();
     found.sort();
     found
@@ -502,25 +544,62 @@ mod tests {
     }
 
     #[test]
-    fn compaction_keeps_everything_and_recovers() {
+    fn compaction_writes_only_new_points_and_recovers_everything() {
         let dir = tempfile::tempdir().unwrap();
         let journal = dir.path().join("c.rlmon.journal");
         fs::create_dir_all(&journal).unwrap();
         let mut w = Writer::open(journal.clone(), dir.path().join("c.rlmon.parquet"), Recording::new(meta())).unwrap();
         let events = live_events();
-        let half = events.len() / 2;
-        for (t, e) in events[..half].iter().cloned() {
+        let (third, two_thirds) = (events.len() / 3, 2 * events.len() / 3);
+        let mut part_points = Vec::new();
+        for (t, e) in events[..third].iter().cloned() {
             w.on_event(t, e).unwrap();
         }
         w.compact().unwrap();
-        for (t, e) in events[half..].iter().cloned() {
+        part_points.push(w.rec.points.len());
+        for (t, e) in events[third..two_thirds].iter().cloned() {
+            w.on_event(t, e).unwrap();
+        }
+        w.compact().unwrap();
+        part_points.push(w.rec.points.len() - part_points[0]);
+        for (t, e) in events[two_thirds..].iter().cloned() {
             w.on_event(t, e).unwrap();
         }
         w.sync().unwrap();
-        assert!(!journal.join(segment_name(1)).exists(), "compacted segments are removed");
+        assert!(!journal.join(segment_name(1)).exists() && !journal.join(segment_name(2)).exists(), "compacted segments are removed");
+        // Each checkpoint holds only the points of its own segment.
+        for (n, expect) in [(1, part_points[0]), (2, part_points[1])] {
+            assert_eq!(snapshot::read(&journal.join(checkpoint_name(n))).unwrap().points.len(), expect, "checkpoint {n}");
+        }
         let r = recover(&journal).unwrap();
-        assert_eq!(r.events, events.len() - half);
-        assert_eq!(r.recording.final_state().runs[0].series, live_and_recorded().0.runs[0].series);
+        assert_eq!(r.events, events.len() - two_thirds);
+        let (live, whole) = live_and_recorded();
+        assert_eq!(canonical(&r.recording), canonical(&whole));
+        assert_eq!(r.recording.final_state().runs[0].series, live.runs[0].series);
+    }
+
+    #[test]
+    fn a_recovered_session_ends_its_runs_as_interrupted() {
+        let dir = tempfile::tempdir().unwrap();
+        let rec = Recorder::start(dir.path(), "demo-3", meta()).unwrap();
+        // Run a finishes; run b is still going when rlmon dies.
+        let events: Vec<_> = live_events().into_iter().filter(|(_, e)| !matches!(e, Event::RunEnded { run: 1, .. })).collect();
+        for (t, e) in &events {
+            rec.record(*t, e);
+        }
+        let journal = rec.journal.clone();
+        drop(rec);
+        std::thread::sleep(Duration::from_millis(200));
+        fs::write(journal.join(OWNER), "999999999").unwrap();
+        let r = recover(&journal).unwrap().recording;
+        assert_eq!(r.meta.runs[0].state, crate::session::RunState::Finished);
+        assert_eq!(r.meta.runs[1].state, crate::session::RunState::Failed);
+        assert_eq!(r.meta.runs[1].error.as_deref(), Some(INTERRUPTED));
+        // The ending the snapshot would have had: summaries and the NaN alert.
+        assert_eq!(r.meta.runs[1].summary["state"], "failed");
+        assert!(r.meta.alerts.iter().any(|a| a["kind"] == "nonfinite" && a["run"] == "b"), "{:?}", r.meta.alerts);
+        let state = r.final_state();
+        assert!(state.log.iter().any(|l| l.message.contains("failed at step 5: interrupted")), "{:?}", state.log);
     }
 
     #[test]

@@ -39,7 +39,7 @@ pub fn load(path: &std::path::Path) -> crate::Result<Recording> {
     if path.is_dir() {
         let recovered = journal::recover(path).map_err(|e| bad(e.0))?;
         if let Some(damage) = &recovered.damage {
-            eprintln!("rlmon: {}: {damage}", path.display());
+            crate::say!("rlmon: {}: {damage}", path.display());
         }
         return Ok(recovered.recording);
     }

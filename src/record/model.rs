@@ -6,6 +6,7 @@ use std::collections::HashMap;
 
 use serde::{Deserialize, Serialize};
 
+use crate::health::HealthConfig;
 use crate::metrics::{names, MetricName};
 use crate::session::{Event, GpuStatus, LogLevel, RunId, RunOutcome, RunRecord, RunState, SessionState};
 
@@ -77,6 +78,21 @@ pub struct Meta {
     #[serde(default)]
     pub log: Vec<LogEntry>,
     pub telemetry_run: String,
+    /// The baseline session the runs were held against (`--baseline`), if any.
+    #[serde(default)]
+    pub baseline: Option<String>,
+    /// Alerts raised against the baseline rather than by the runs' detectors, with
+    /// when they were raised: a replay (which has no baseline) raises them again.
+    #[serde(default)]
+    pub baseline_alerts: Vec<RaisedAlert>,
+}
+
+/// An alert that arrived as an event (`Event::Alert`), kept with its session time.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RaisedAlert {
+    pub at_s: f64,
+    pub run: Option<RunId>,
+    pub alert: crate::health::Alert,
 }
 
 impl Meta {
@@ -109,12 +125,43 @@ impl Meta {
             hardware: Hardware::default(),
             log: Vec::new(),
             telemetry_run: TELEMETRY_RUN.into(),
+            baseline: None,
+            baseline_alerts: Vec::new(),
         }
     }
 
-    /// Fresh run records (as at session start) for a hub that replays this session.
+    /// Fresh run records (as at session start) for a hub that replays this session,
+    /// with the price per hour the config gave each run.
     pub fn run_records(&self) -> Vec<RunRecord> {
-        self.runs.iter().map(|r| RunRecord::new(r.name.clone(), r.workload.clone(), r.device.clone(), r.total_steps)).collect()
+        let config = self.parsed_config();
+        self.runs
+            .iter()
+            .map(|r| {
+                let mut record = RunRecord::new(r.name.clone(), r.workload.clone(), r.device.clone(), r.total_steps);
+                record.price_per_hour = config.as_ref().and_then(|c| c.runs.iter().find(|c| c.name == r.name)).and_then(|c| c.price_per_hour);
+                record
+            })
+            .collect()
+    }
+
+    /// Detector settings per run (`[run.health]` of the recorded config), so a replay
+    /// alerts as the live session did; defaults where the config no longer parses.
+    pub fn health_configs(&self) -> Vec<HealthConfig> {
+        let config = self.parsed_config();
+        self.runs
+            .iter()
+            .map(|r| config.as_ref().and_then(|c| c.runs.iter().find(|c| c.name == r.name)).map(|c| c.health.clone()).unwrap_or_default())
+            .collect()
+    }
+
+    /// A hub as at the start of the recorded session, before any event.
+    pub fn fresh_hub(&self) -> crate::session::Hub {
+        crate::session::Hub::with_health(SessionState::new(self.session.clone(), self.run_records()), &self.health_configs())
+    }
+
+    /// The recorded config text, parsed (it may name files that are gone: `None`).
+    fn parsed_config(&self) -> Option<crate::config::SessionConfig> {
+        crate::config::SessionConfig::from_str(&self.config, std::path::Path::new("recorded-config.toml")).ok()
     }
 
     pub fn run_index(&self, name: &str) -> Option<u32> {
@@ -170,6 +217,31 @@ impl Points {
         self.time_s.push(time_s);
         self.metric.push(metric);
         self.value.push(value);
+    }
+
+    /// The points from index `from` on (a checkpoint of what is new), with every
+    /// metric name so ids stay valid.
+    pub fn since(&self, from: usize) -> Points {
+        let from = from.min(self.len());
+        Points {
+            run: self.run[from..].to_vec(),
+            step: self.step[from..].to_vec(),
+            time_s: self.time_s[from..].to_vec(),
+            metric: self.metric[from..].to_vec(),
+            value: self.value[from..].to_vec(),
+            metric_names: self.metric_names.clone(),
+            metric_ids: self.metric_ids.clone(),
+        }
+    }
+
+    /// Appends `other`'s points after these, mapping its metric ids to ours.
+    pub fn append(&mut self, other: &Points) {
+        let ids: Vec<u32> = other.metric_names.iter().map(|n| self.metric_id(n)).collect();
+        self.run.extend_from_slice(&other.run);
+        self.step.extend_from_slice(&other.step);
+        self.time_s.extend_from_slice(&other.time_s);
+        self.metric.extend(other.metric.iter().map(|m| ids[*m as usize]));
+        self.value.extend_from_slice(&other.value);
     }
 
     /// Point indices ordered by run, step, then arrival: one group per logged step.
@@ -241,6 +313,7 @@ impl Recording {
                 }
                 self.meta.log.push(LogEntry { time_s: now_s, run: *run, level: *level, message: message.clone() });
             }
+            Event::Alert { run, alert } => self.meta.baseline_alerts.push(RaisedAlert { at_s: now_s, run: *run, alert: alert.clone() }),
             _ => {}
         }
     }
@@ -284,6 +357,9 @@ impl Recording {
         for l in &meta.log {
             events.push((l.time_s, Event::Log { run: l.run, level: l.level, message: l.message.clone() }));
         }
+        for a in &meta.baseline_alerts {
+            events.push((a.at_s, Event::Alert { run: a.run, alert: a.alert.clone() }));
+        }
         for (i, r) in meta.runs.iter().enumerate() {
             let outcome = match r.state {
                 RunState::Finished => Some(RunOutcome::Finished),
@@ -303,7 +379,7 @@ impl Recording {
 
     /// Rebuilds the final session state by applying every event.
     pub fn final_state(&self) -> SessionState {
-        let mut hub = crate::session::Hub::new(SessionState::new(self.meta.session.clone(), self.meta.run_records()));
+        let mut hub = self.meta.fresh_hub();
         for (t, e) in self.events() {
             hub.apply(e, t);
         }

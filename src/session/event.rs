@@ -22,6 +22,9 @@ pub enum Event {
     GpuStatus(GpuStatus),
     /// A line for the events pane / stderr: lifecycle, warnings, child output.
     Log { run: Option<RunId>, level: LogLevel, message: String },
+    /// An alert raised outside the runs' own detectors (a live run held against a
+    /// baseline session); journalled like any event so a replay raises it again.
+    Alert { run: Option<RunId>, alert: crate::health::Alert },
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

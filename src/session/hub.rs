@@ -86,6 +86,7 @@ impl Hub {
                 self.state.gpu = status;
             }
             Event::Log { run, level, message } => self.log(run, level, message, now_s),
+            Event::Alert { run, alert } => self.raise(run, alert, now_s),
         }
     }
 

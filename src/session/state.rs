@@ -149,8 +149,11 @@ pub struct SessionState {
     pub time_s: f64,
     /// Every alert raised, oldest first.
     pub alerts: Vec<Alert>,
-    /// A recorded session the charts draw under the live curves (`--baseline`).
+    /// A recorded session the charts draw under the live curves (`--baseline`, or
+    /// A under B in `rlmon compare`).
     pub baseline: Option<std::sync::Arc<SessionState>>,
+    /// What the charts' legends call the baseline ("baseline", "A").
+    pub baseline_label: String,
 }
 
 impl SessionState {
@@ -165,7 +168,16 @@ impl SessionState {
             time_s: 0.0,
             alerts: Vec::new(),
             baseline: None,
+            baseline_label: "baseline".into(),
         }
+    }
+
+    /// The baseline run drawn under run `run`: the one of the same name, or the
+    /// only baseline run when this session has one run too.
+    pub fn baseline_run(&self, run: usize) -> Option<&RunRecord> {
+        let base = self.baseline.as_deref()?;
+        let live = self.runs.get(run)?;
+        base.runs.iter().find(|b| b.name == live.name).or_else(|| (base.runs.len() == 1 && self.runs.len() == 1).then(|| &base.runs[0]))
     }
 
     pub fn all_over(&self) -> bool {

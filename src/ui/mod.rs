@@ -67,8 +67,8 @@ impl Source for LiveSession {
         LiveSession::cancel_run(self, run)
     }
     fn on_key(&mut self, key: KeyEvent) -> Option<Action> {
-        // S writes the snapshot now (s toggles the throughput chart's unit).
-        (key.kind == KeyEventKind::Press && key.code == KeyCode::Char('S')).then(|| {
+        // s (or S) writes the snapshot now.
+        (key.kind == KeyEventKind::Press && matches!(key.code, KeyCode::Char('s') | KeyCode::Char('S'))).then(|| {
             self.snapshot_now();
             Action::Redraw
         })

@@ -211,7 +211,7 @@ impl ViewState {
             KeyCode::Char('e') => self.smoothing = !self.smoothing,
             KeyCode::Char('L') => self.log_scale = !self.log_scale,
             KeyCode::Char('m') => self.training_metric = self.training_metric.next(),
-            KeyCode::Char('s') => self.show_samples = !self.show_samples,
+            KeyCode::Char('t') => self.show_samples = !self.show_samples,
             KeyCode::Char('r') => self.rl_metric = (self.rl_metric + 1) % RL_METRICS.len(),
             KeyCode::Char('d') => self.repr_metric = (self.repr_metric + 1) % REPR_METRICS.len(),
             KeyCode::Char(']') | KeyCode::Char('[') => {
@@ -387,7 +387,7 @@ mod tests {
         press(&mut v, KeyCode::Char('e'), &s);
         press(&mut v, KeyCode::Char('L'), &s);
         press(&mut v, KeyCode::Char('m'), &s);
-        press(&mut v, KeyCode::Char('s'), &s);
+        press(&mut v, KeyCode::Char('t'), &s);
         assert!(v.smoothing && v.log_scale && v.show_samples);
         assert_eq!(v.training_metric, TrainingMetric::Lr);
     }

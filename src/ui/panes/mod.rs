@@ -182,6 +182,19 @@ pub struct SeriesLine<'a> {
     pub ghost: bool,
 }
 
+/// The baseline's curves of `metric` under the session's runs (`runs`: which run
+/// indices get one), dimmed: every chart draws them, so a live run or B in a
+/// comparison is seen against its reference.
+pub fn ghost_lines<'a>(ctx: &Ctx<'a>, metric: &str, runs: impl IntoIterator<Item = usize>) -> Vec<SeriesLine<'a>> {
+    let state = ctx.state;
+    runs.into_iter()
+        .filter_map(|i| {
+            let b = state.baseline_run(i)?;
+            Some(SeriesLine { label: format!("{} ({})", b.name, state.baseline_label), series: b.series(metric)?, color: i, bold: false, ghost: true })
+        })
+        .collect()
+}
+
 /// Reduces each series to the pane's width with the view's window, smoothing and
 /// log scale, and draws them; `empty` is shown when there is nothing to draw.
 pub fn series_chart(frame: &mut Frame, area: Rect, ctx: &Ctx, mut items: Vec<SeriesLine>, y_title: String, empty: &str) {

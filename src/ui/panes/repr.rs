@@ -4,7 +4,7 @@
 use ratatui::layout::Rect;
 use ratatui::Frame;
 
-use super::{series_chart, Ctx, SeriesLine};
+use super::{ghost_lines, series_chart, Ctx, SeriesLine};
 use crate::report::format::value;
 use crate::session::state::RunRecord;
 use crate::ui::layout::PaneId;
@@ -17,8 +17,8 @@ fn has_ndt(r: &RunRecord) -> bool {
 pub fn render(frame: &mut Frame, area: Rect, ctx: &Ctx) {
     let measure = REPR_METRICS[ctx.view.repr_metric % REPR_METRICS.len()];
     let state = ctx.state;
-    let shown = state.runs.get(ctx.view.selected_run).filter(|r| has_ndt(r)).or_else(|| state.runs.iter().find(|r| has_ndt(r)));
-    let Some(run) = shown else {
+    let shown = state.runs.get(ctx.view.selected_run).filter(|r| has_ndt(r)).map(|r| (ctx.view.selected_run, r)).or_else(|| state.runs.iter().enumerate().find(|(_, r)| has_ndt(r)));
+    let Some((run_index, run)) = shown else {
         let block = ctx.block(PaneId::Repr, "representation".into());
         frame.render_widget(block, area);
         return;
@@ -36,14 +36,12 @@ pub fn render(frame: &mut Frame, area: Rect, ctx: &Ctx) {
     let block = ctx.block(PaneId::Repr, format!("representation · {measure} · {}", run.name));
     let inner = block.inner(area);
     frame.render_widget(block, area);
-    let items = lines
-        .into_iter()
-        .enumerate()
-        .map(|(i, (layer, series))| {
-            // The legend carries each layer's current value.
-            let label = format!("{layer} {}", series.last().map_or("–".into(), value));
-            SeriesLine { label, series, color: i, bold: false, ghost: false }
-        })
-        .collect();
+    let mut items: Vec<SeriesLine> = Vec::with_capacity(2 * lines.len());
+    for (i, (layer, series)) in lines.into_iter().enumerate() {
+        // The legend carries each layer's current value.
+        let label = format!("{layer} {}", series.last().map_or("–".into(), value));
+        items.push(SeriesLine { label, series, color: i, bold: false, ghost: false });
+        items.extend(ghost_lines(ctx, &format!("ndt/{layer}/{measure}"), [run_index]).into_iter().map(|g| SeriesLine { label: format!("{layer} ({})", state.baseline_label), ..g }));
+    }
     series_chart(frame, inner, ctx, items, measure.replace('_', " "), "no dimensionality measured yet");
 }

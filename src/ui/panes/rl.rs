@@ -6,7 +6,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 use ratatui::Frame;
 
-use super::{series_chart, Ctx, SeriesLine};
+use super::{ghost_lines, series_chart, Ctx, SeriesLine};
 use crate::report::format::value;
 use crate::session::state::RunRecord;
 use crate::ui::layout::PaneId;
@@ -40,7 +40,7 @@ pub fn render(frame: &mut Frame, area: Rect, ctx: &Ctx) {
     let inner = block.inner(area);
     frame.render_widget(block, area);
     let [chart_area, values_area] = Layout::horizontal([Constraint::Min(10), Constraint::Length(VALUES_WIDTH)]).spacing(1).areas(inner);
-    let items = state
+    let mut items: Vec<SeriesLine> = state
         .runs
         .iter()
         .enumerate()
@@ -48,6 +48,7 @@ pub fn render(frame: &mut Frame, area: Rect, ctx: &Ctx) {
             Some(SeriesLine { label: r.name.clone(), series: r.series(metric)?, color: i, bold: i == ctx.view.selected_run, ghost: false })
         })
         .collect();
+    items.extend(ghost_lines(ctx, metric, 0..state.runs.len()));
     series_chart(frame, chart_area, ctx, items, unit(metric).into(), &format!("no {metric} yet"));
     let Some(run) = shown else { return };
     let v = |name: &str| run.last(name).map_or("–".to_owned(), value);

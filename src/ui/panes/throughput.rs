@@ -1,4 +1,4 @@
-//! Throughput: tokens/s (or samples/s: `s`) of the selected run over steps, with step time, ETA and the
+//! Throughput: tokens/s (or samples/s: `t`) of the selected run over steps, with step time, ETA and the
 //! utilization of the GPU it runs on, so input-bound vs compute-bound shows at once;
 //! whole-run rates after warm-up, peak memory and cost when a price is configured.
 use ratatui::layout::{Constraint, Layout, Rect};
@@ -7,7 +7,7 @@ use ratatui::text::{Line as TextLine, Span};
 use ratatui::widgets::{Paragraph, Sparkline};
 use ratatui::Frame;
 
-use super::{line_chart_marked, marker_lines, Ctx, Line};
+use super::{ghost_lines, line_chart_marked, marker_lines, Ctx, Line};
 use crate::metrics::names;
 use crate::report::format::{duration, si};
 use crate::report::progress::RATE_WINDOW;
@@ -92,8 +92,15 @@ pub fn render(frame: &mut Frame, area: Rect, ctx: &Ctx) {
         return;
     };
     let transform = Transform { ema_alpha: ctx.view.smoothing.then_some(SMOOTHING_ALPHA), log10: false };
-    let reduced = reduce(series, ctx.view.window, chart_area.width.saturating_sub(8) as usize, transform);
-    let lines = [Line { label: run.name.clone(), data: &reduced, style: Style::default().fg(ctx.theme.series_color(0)) }];
+    let columns = chart_area.width.saturating_sub(8) as usize;
+    let reduced = reduce(series, ctx.view.window, columns, transform);
+    // The baseline's rate at the same steps, dimmed underneath.
+    let ghost = ghost_lines(ctx, metric, [ctx.view.selected_run]).into_iter().next().map(|g| (g.label, reduce(g.series, ctx.view.window, columns, transform)));
+    let mut lines = Vec::with_capacity(2);
+    if let Some((label, data)) = &ghost {
+        lines.push(Line { label: label.clone(), data, style: Style::default().fg(ctx.theme.muted).add_modifier(ratatui::style::Modifier::DIM) });
+    }
+    lines.push(Line { label: run.name.clone(), data: &reduced, style: Style::default().fg(ctx.theme.series_color(0)) });
     let markers = marker_lines(&ctx.alert_markers(ctx.view.selected_run), &lines);
     frame.render_widget(line_chart_marked(&lines, &markers, "step", unit.into(), false, ctx), chart_area);
 }

@@ -4,7 +4,7 @@
 use ratatui::layout::Rect;
 use ratatui::Frame;
 
-use super::{series_chart, Ctx, SeriesLine};
+use super::{ghost_lines, series_chart, Ctx, SeriesLine};
 use crate::report::format::value;
 use crate::ui::layout::PaneId;
 
@@ -25,22 +25,14 @@ pub fn render(frame: &mut Frame, area: Rect, ctx: &Ctx) {
     let inner = block.inner(area);
     frame.render_widget(block, area);
 
-    let items = ctx
+    let mut items: Vec<SeriesLine> = ctx
         .state
         .runs
         .iter()
         .enumerate()
         .filter_map(|(i, r)| Some(SeriesLine { label: r.name.clone(), series: r.series(metric)?, color: i, bold: i == v.selected_run, ghost: false }))
-        // Baseline curves (same metric, same run names, or the only run), dimmed underneath.
-        .chain(
-            ctx.state
-                .baseline
-                .iter()
-                .flat_map(|b| b.runs.iter())
-                .filter(|b| ctx.state.runs.len() == 1 || ctx.state.runs.iter().any(|r| r.name == b.name))
-                .filter_map(|b| Some(SeriesLine { label: format!("{} (baseline)", b.name), series: b.series(metric)?, color: 0, bold: false, ghost: true })),
-        )
         .collect();
+    items.extend(ghost_lines(ctx, metric, 0..ctx.state.runs.len()));
     let unit = match metric {
         "loss" => "loss (nats/token)",
         "lr" => "learning rate",
