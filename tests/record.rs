@@ -152,6 +152,7 @@ fn a_live_baseline_raises_divergence_alerts_that_the_snapshot_replays() {
     let alerts = live["runs"][0]["alerts"].as_array().unwrap();
     let first = alerts.iter().find(|a| a["kind"] == "run_divergence" && a["severity"] == "warn").expect("a run_divergence warning");
     assert!(first["message"].as_str().unwrap().contains("diverges from the baseline"), "{first}");
+    assert_eq!(first["metric"], "loss", "when metrics part at once, the loss names it: {first}");
 
     // The snapshot names its baseline, and a replay (which has none) raises the same alerts.
     let snapshot = snapshot_of(&live);

@@ -6,7 +6,7 @@
 //! than the tolerance. Pure logic: alerts come back to the caller.
 use std::collections::BTreeMap;
 
-use super::compare::is_timing_or_resource;
+use super::compare::{headline_rank, is_timing_or_resource};
 use crate::health::divergence::{DivergenceTracker, Tolerance};
 use crate::health::{Alert, AlertKind, Severity};
 use crate::report::format::{si, value as value_text};
@@ -66,27 +66,34 @@ impl Baseline {
         let Some(Some(rb)) = self.runs.get_mut(run) else { return Vec::new() };
         let base = &self.state.runs[rb.base];
         let mut out = Vec::new();
+        let before = rb.trackers.values().any(|t| t.diverged_at().is_some());
+        let mut parted = Vec::new();
         for (name, series) in &live.series {
             if is_timing_or_resource(name) || series.steps.last() != Some(&step) {
                 continue;
             }
             let (Some(value), Some(bs)) = (series.last(), base.series(name)) else { continue };
             let Some((_, b)) = at_step(bs, step) else { continue };
-            let first = rb.trackers.values().all(|t| t.diverged_at().is_none());
             let tracker = rb.trackers.entry(name.clone()).or_insert_with(|| DivergenceTracker::new(self.divergence));
             if let Some(at) = tracker.observe(step, value, b) {
                 let at_time = series.steps.iter().position(|s| *s == at).map_or(live.time_s, |i| series.times[i]);
-                out.push(Alert {
-                    kind: AlertKind::RunDivergence,
-                    severity: if first { Severity::Warn } else { Severity::Info },
-                    run: live.name.clone(),
-                    metric: name.clone(),
-                    step: at,
-                    time_s: at_time,
-                    value,
-                    message: format!("{name} diverges from the baseline at step {at} ({} vs {} at step {step})", value_text(value), value_text(b)),
-                });
+                parted.push((name, at, at_time, value, b));
             }
+        }
+        // The run's first divergence is the warning; when several metrics part at
+        // once, the objective names it.
+        parted.sort_by_key(|(name, at, ..)| (*at, headline_rank(name)));
+        for (k, (name, at, time_s, value, b)) in parted.into_iter().enumerate() {
+            out.push(Alert {
+                kind: AlertKind::RunDivergence,
+                severity: if k == 0 && !before { Severity::Warn } else { Severity::Info },
+                run: live.name.clone(),
+                metric: name.clone(),
+                step: at,
+                time_s,
+                value,
+                message: format!("{name} diverges from the baseline at step {at} ({} vs {} at step {step})", value_text(value), value_text(b)),
+            });
         }
         if !rb.throughput_reported {
             if let Some((live_rate, base_rate)) = rates_at(live, base, step) {

@@ -15,6 +15,18 @@ pub fn is_timing_or_resource(metric: &str) -> bool {
     matches!(metric, names::STEP_TIME_S | names::TOKENS_PER_S | names::SAMPLES_PER_S) || metric.starts_with("mem/")
 }
 
+/// Which metric names a divergence when several part at the same step: the
+/// objective first (loss, reward, KL), then the rest in name order.
+pub fn headline_rank(metric: &str) -> u8 {
+    match metric {
+        names::LOSS => 0,
+        "reward" => 1,
+        "kl" => 2,
+        "grad_norm" => 3,
+        _ => 4,
+    }
+}
+
 /// Whether a larger value is better (rewards, rates); otherwise smaller is.
 fn higher_is_better(metric: &str) -> bool {
     metric.contains("reward") || metric.contains("acc") || metric.ends_with("_per_s")
@@ -204,7 +216,7 @@ pub fn alerts_on_b(c: &Comparison, b: &SessionState) -> Vec<(usize, Alert)> {
                 .unwrap_or((run.time_s, f64::NAN))
         };
         let mut diverged: Vec<&MetricComparison> = rc.metrics.iter().filter(|m| m.first_divergence.is_some()).collect();
-        diverged.sort_by_key(|m| m.first_divergence);
+        diverged.sort_by_key(|m| (m.first_divergence, headline_rank(&m.metric)));
         for (k, m) in diverged.into_iter().enumerate() {
             let step = m.first_divergence.unwrap_or_default();
             let (time_s, value) = at(&m.metric, step);
@@ -259,7 +271,7 @@ pub fn compare(a: &SessionState, b: &SessionState, alerts_a: &[serde_json::Value
     let first_divergence = runs
         .iter()
         .flat_map(|r| r.metrics.iter().filter_map(move |m| Some((m.first_divergence?, r, m))))
-        .min_by_key(|(step, _, _)| *step)
+        .min_by_key(|(step, _, m)| (*step, headline_rank(&m.metric)))
         .map(|(step, r, m)| Divergence { run: r.a.clone(), metric: m.metric.clone(), step });
     let sum = |f: fn(&RunComparison) -> Option<f64>| runs.iter().map(f).sum::<Option<f64>>();
     let mut throughput = Ratio::of(sum(|r| r.tokens_per_s.a), sum(|r| r.tokens_per_s.b), opts.tolerance, true);
