@@ -18,7 +18,7 @@ fn main() {
     let points = rec.points.len();
     let dir = tempfile::tempdir().expect("temp dir");
     println!("{steps} steps x 20 metrics = {points} points");
-    for (label, order) in [("run, step, metric", RowOrder::RunStepMetric), ("run, metric, step", RowOrder::RunMetricStep)] {
+    for (label, order) in [("step blocks", RowOrder::StepBlocks), ("run, step, metric", RowOrder::RunStepMetric)] {
         let keep = std::env::var_os("RLMON_BENCH_KEEP").map(std::path::PathBuf::from);
         let file = format!("bench-{}.rlmon.parquet", label.replace(", ", "-"));
         let path = keep.unwrap_or_else(|| dir.path().to_path_buf()).join(file);

@@ -37,16 +37,30 @@ fn schema() -> Arc<Schema> {
     ]))
 }
 
+/// Rows per row group, at most (unless one step alone has more points): each
+/// group is whole steps, metric-major inside, so every series is one long stretch.
+/// Its `time_s` page (8 bytes a row, uncompressed) must stay far below Parquet's
+/// 2 GiB page limit, and readers allocate it at once.
+const GROUP_ROWS: usize = 1 << 24;
+/// zstd level: 19 saves another 1.5% and writes about 10x slower (docs/benchmarks.md).
+const ZSTD_LEVEL: i32 = 9;
+
 /// Encodings chosen for size (docs/benchmarks.md): steps as deltas, floats split
 /// into byte streams (exponents and high mantissa bytes compress, noise does not),
-/// names as dictionaries; zstd over all.
+/// names as dictionaries; zstd over all. Pages are large and not cut by row count,
+/// so zstd sees a whole series at a time and, in `time_s`, the run's times once per
+/// metric within one page, where their repeats cost almost nothing.
 fn properties(meta_json: String) -> parquet::errors::Result<WriterProperties> {
     let plain = |b: parquet::file::properties::WriterPropertiesBuilder, col: &str, enc: Encoding| {
         b.set_column_dictionary_enabled(ColumnPath::from(col), false).set_column_encoding(ColumnPath::from(col), enc)
     };
     let b = WriterProperties::builder()
-        .set_compression(Compression::ZSTD(ZstdLevel::try_new(6)?))
-        .set_max_row_group_row_count(Some(BATCH_ROWS))
+        .set_compression(Compression::ZSTD(ZstdLevel::try_new(ZSTD_LEVEL)?))
+        // Row groups end where `write_file` flushes: at block boundaries.
+        .set_max_row_group_row_count(None)
+        .set_data_page_row_count_limit(usize::MAX)
+        .set_data_page_size_limit(32 << 20)
+        .set_column_data_page_size_limit(ColumnPath::from("time_s"), GROUP_ROWS * 8)
         .set_key_value_metadata(Some(vec![KeyValue::new(META_KEY.into(), meta_json)]));
     let b = plain(b, "step", Encoding::DELTA_BINARY_PACKED);
     let b = plain(b, "time_s", Encoding::BYTE_STREAM_SPLIT);
@@ -57,23 +71,48 @@ fn properties(meta_json: String) -> parquet::errors::Result<WriterProperties> {
 /// Row order in the file. Both keep a series' points in step order.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum RowOrder {
-    /// run, metric, step: each series is one stretch of rows.
-    RunMetricStep,
-    /// run, step, metric: the metrics of one step are adjacent, so their shared
-    /// step and time repeat and compress to almost nothing.
+    /// Blocks of whole steps (one row group each, up to `GROUP_ROWS` rows); inside a
+    /// block run, metric, step: byte-stream-split sees one series at a time.
+    StepBlocks,
+    /// run, step, metric in one stretch: the metrics of one step are adjacent (the
+    /// layout before step blocks, kept for comparison).
     RunStepMetric,
 }
 
 /// The order snapshots are written in (docs/benchmarks.md compares the two).
-pub const ROW_ORDER: RowOrder = RowOrder::RunStepMetric;
+pub const ROW_ORDER: RowOrder = RowOrder::StepBlocks;
 
-fn file_order(p: &Points, order: RowOrder) -> Vec<usize> {
+/// Point indices in file order, and the row groups as ranges of them.
+fn file_order(p: &Points, order: RowOrder, group_rows: usize) -> (Vec<usize>, Vec<std::ops::Range<usize>>) {
     let mut rows: Vec<usize> = (0..p.len()).collect();
-    match order {
-        RowOrder::RunMetricStep => rows.sort_by_key(|&i| (p.run[i], p.metric[i], p.step[i])),
-        RowOrder::RunStepMetric => rows.sort_by_key(|&i| (p.run[i], p.step[i], p.metric[i])),
+    rows.sort_by_key(|&i| (p.run[i], p.step[i], p.metric[i]));
+    if order == RowOrder::RunStepMetric {
+        let groups = (0..rows.len()).step_by(group_rows).map(|s| s..(s + group_rows).min(rows.len())).collect();
+        return (rows, groups);
     }
-    rows
+    let key = |i: usize| (p.run[i], p.step[i]);
+    let mut groups = Vec::new();
+    let mut start = 0;
+    while start < rows.len() {
+        // Cut at the last step boundary that keeps the group within `group_rows`,
+        // or after the first step when that step alone is larger.
+        let mut end = (start + group_rows).min(rows.len());
+        if end < rows.len() {
+            let boundary = key(rows[end]);
+            while end > start && key(rows[end - 1]) == boundary {
+                end -= 1;
+            }
+            if end == start {
+                let first = key(rows[start]);
+                end = start + rows[start..].iter().position(|&i| key(i) != first).unwrap_or(rows.len() - start);
+            }
+        }
+        // Stable: each series keeps its step order.
+        rows[start..end].sort_by_key(|&i| (p.run[i], p.metric[i]));
+        groups.push(start..end);
+        start = end;
+    }
+    (rows, groups)
 }
 
 /// Writes `rec` to `path` atomically: a reader sees the old file or the new one,
@@ -105,25 +144,29 @@ fn write_file(path: &Path, rec: &Recording, row_order: RowOrder) -> std::io::Res
     let file = File::create(path)?;
     let mut writer = ArrowWriter::try_new(file, schema(), Some(props)).map_err(std::io::Error::other)?;
     let p = &rec.points;
-    let order = file_order(p, row_order);
+    let (order, groups) = file_order(p, row_order, GROUP_ROWS);
     // Dictionary values: runs in metadata order, telemetry last.
     let mut run_names: Vec<&str> = rec.meta.runs.iter().map(|r| r.name.as_str()).collect();
     run_names.push(&rec.meta.telemetry_run);
     let telemetry_key = rec.meta.runs.len() as i32;
     let run_values: ArrayRef = Arc::new(StringArray::from(run_names));
     let metric_values: ArrayRef = Arc::new(StringArray::from_iter_values(p.metric_names.iter()));
-    for chunk in order.chunks(BATCH_ROWS) {
-        let run_keys = Int32Array::from_iter_values(chunk.iter().map(|&i| if p.run[i] == TELEMETRY { telemetry_key } else { p.run[i] as i32 }));
-        let metric_keys = Int32Array::from_iter_values(chunk.iter().map(|&i| p.metric[i] as i32));
-        let columns: Vec<ArrayRef> = vec![
-            Arc::new(DictionaryArray::<Int32Type>::try_new(run_keys, run_values.clone()).map_err(std::io::Error::other)?),
-            Arc::new(Int64Array::from_iter_values(chunk.iter().map(|&i| p.step[i] as i64))),
-            Arc::new(Float64Array::from_iter_values(chunk.iter().map(|&i| p.time_s[i]))),
-            Arc::new(DictionaryArray::<Int32Type>::try_new(metric_keys, metric_values.clone()).map_err(std::io::Error::other)?),
-            Arc::new(Float64Array::from_iter_values(chunk.iter().map(|&i| p.value[i]))),
-        ];
-        let batch = RecordBatch::try_new(schema(), columns).map_err(std::io::Error::other)?;
-        writer.write(&batch).map_err(std::io::Error::other)?;
+    for group in groups {
+        for chunk in order[group].chunks(BATCH_ROWS) {
+            let run_keys = Int32Array::from_iter_values(chunk.iter().map(|&i| if p.run[i] == TELEMETRY { telemetry_key } else { p.run[i] as i32 }));
+            let metric_keys = Int32Array::from_iter_values(chunk.iter().map(|&i| p.metric[i] as i32));
+            let columns: Vec<ArrayRef> = vec![
+                Arc::new(DictionaryArray::<Int32Type>::try_new(run_keys, run_values.clone()).map_err(std::io::Error::other)?),
+                Arc::new(Int64Array::from_iter_values(chunk.iter().map(|&i| p.step[i] as i64))),
+                Arc::new(Float64Array::from_iter_values(chunk.iter().map(|&i| p.time_s[i]))),
+                Arc::new(DictionaryArray::<Int32Type>::try_new(metric_keys, metric_values.clone()).map_err(std::io::Error::other)?),
+                Arc::new(Float64Array::from_iter_values(chunk.iter().map(|&i| p.value[i]))),
+            ];
+            let batch = RecordBatch::try_new(schema(), columns).map_err(std::io::Error::other)?;
+            writer.write(&batch).map_err(std::io::Error::other)?;
+        }
+        // One row group per block.
+        writer.flush().map_err(std::io::Error::other)?;
     }
     let file = writer.into_inner().map_err(std::io::Error::other)?;
     file.sync_all()
@@ -307,6 +350,39 @@ mod tests {
             std::fs::write(&p, &b).unwrap();
             let _ = read(&p);
         }
+    }
+
+    #[test]
+    fn step_blocks_cut_at_step_boundaries_and_keep_series_in_step_order() {
+        let mut p = Points::default();
+        let names: Vec<u32> = ["loss", "lr", "kl"].iter().map(|n| p.metric_id(n)).collect();
+        for step in 1..=10u64 {
+            // Arrival order differs from name order; step 5 logs one extra metric.
+            for &m in names.iter().rev() {
+                p.push(0, step, step as f64, m, 0.0);
+            }
+            if step == 5 {
+                let extra = p.metric_id("reward");
+                p.push(0, step, step as f64, extra, 0.0);
+            }
+        }
+        let (rows, groups) = file_order(&p, RowOrder::StepBlocks, 7);
+        let steps_of = |r: &std::ops::Range<usize>| rows[r.clone()].iter().map(|&i| p.step[i]).collect::<std::collections::BTreeSet<_>>();
+        // Whole steps only, never over 7 rows: steps 1-2 (6), 3-4 (6), 5-6 (4 + 3), 7-8, 9-10.
+        let sizes: Vec<usize> = groups.iter().map(|g| g.len()).collect();
+        assert_eq!(sizes, vec![6, 6, 7, 6, 6]);
+        assert_eq!(steps_of(&groups[2]), [5, 6].into());
+        for g in &groups {
+            // Metric-major inside a group, each series in step order.
+            let keys: Vec<(u32, u64)> = rows[g.clone()].iter().map(|&i| (p.metric[i], p.step[i])).collect();
+            let mut sorted = keys.clone();
+            sorted.sort();
+            assert_eq!(keys, sorted);
+        }
+        // A step larger than a group is kept whole.
+        let (_, groups) = file_order(&p, RowOrder::StepBlocks, 2);
+        assert!(groups.iter().all(|g| g.len() == 3 || g.len() == 4), "{groups:?}");
+        assert_eq!(groups.iter().map(|g| g.len()).sum::<usize>(), p.len());
     }
 
     #[test]
