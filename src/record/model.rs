@@ -427,6 +427,18 @@ pub mod tests {
         ev.push((0.6, Event::Log { run: Some(1), level: LogLevel::Warn, message: "loss is NaN".into() }));
         ev.sort_by(|a, b| a.0.total_cmp(&b.0));
         ev.push((0.61, Event::RunEnded { run: 1, outcome: RunOutcome::Failed("loss became NaN".into()) }));
+        // An alert from outside the detectors (a baseline comparison).
+        let alert = crate::health::Alert {
+            kind: crate::health::AlertKind::RunDivergence,
+            severity: crate::health::Severity::Warn,
+            run: "a".into(),
+            metric: "loss".into(),
+            step: 20,
+            time_s: 1.0,
+            value: 0.25,
+            message: "loss diverges from the baseline at step 20".into(),
+        };
+        ev.push((1.3, Event::Alert { run: Some(0), alert }));
         ev.push((2.9, Event::RunEnded { run: 0, outcome: RunOutcome::Finished }));
         ev
     }
@@ -485,6 +497,9 @@ pub mod tests {
         let messages = |s: &SessionState| s.log.iter().map(|l| l.message.clone()).collect::<Vec<_>>();
         assert_eq!(messages(&replayed), messages(&live), "the same lines, in the same order");
         assert_eq!(replayed.runs[1].error.as_deref(), Some("loss became NaN"));
+        let json = |s: &SessionState| serde_json::to_value(&s.alerts).unwrap();
+        assert_eq!(json(&replayed), json(&live), "detector alerts and the baseline's alike");
+        assert!(replayed.alerts.iter().any(|a| a.kind == crate::health::AlertKind::RunDivergence));
     }
 
     #[test]
