@@ -65,6 +65,21 @@ fn a_headless_run_writes_a_snapshot_that_replays_to_the_same_summary() {
     assert_eq!(lines.len(), 30);
     assert_eq!(lines[29]["step"], 30);
     assert_eq!(lines[29]["loss"], live["runs"][0]["metrics"]["loss"]);
+
+    // rlmon check reads the snapshot and its JSONL export alike: same steps, same alerts.
+    let checked = |file: &Path| -> Value {
+        let out = rlmon(dir.path()).args(["check", "--json", "--fail-on", "critical"]).arg(file).output().unwrap();
+        assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+        serde_json::from_slice(&out.stdout).unwrap()
+    };
+    let (from_snapshot, from_jsonl) = (checked(&snapshot), checked(&jsonl));
+    assert_eq!(from_snapshot["points"], 30);
+    assert_eq!(from_jsonl["points"], 30);
+    assert_eq!(from_jsonl["skipped_lines"], 0);
+    assert_eq!(from_snapshot["runs"][0]["name"], "small");
+    assert_eq!(from_jsonl["runs"][0]["name"], "small");
+    assert_eq!(from_snapshot["runs"][0]["last_step"], from_jsonl["runs"][0]["last_step"]);
+    assert_eq!(from_snapshot["alerts"].as_array().map(Vec::len), from_jsonl["alerts"].as_array().map(Vec::len));
 }
 
 #[test]

@@ -1,6 +1,7 @@
 //! `rlmon check FILE`: the live detectors over a JSONL metrics log, fed through the
-//! same hub as a live session. Exit 0 when no alert reaches --fail-on, 1 when one
-//! does, 2 when the file cannot be read or holds no metrics.
+//! same hub as a live session, or over a recorded session (snapshot or journal),
+//! replayed with its own detector settings. Exit 0 when no alert reaches --fail-on,
+//! 1 when one does, 2 when the file cannot be read or holds no metrics.
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::io::Write as _;
@@ -103,11 +104,34 @@ impl CheckReport {
     }
 }
 
+/// The report of a recorded session: its runs replayed through the hub (alerts as
+/// live, baseline alerts included); a run's points are its logged steps.
+pub fn analyse_recording(rec: &crate::record::Recording) -> CheckReport {
+    let state = rec.final_state();
+    let mut steps = vec![0u64; state.runs.len()];
+    for (_, e) in rec.events() {
+        if let Event::Metrics { run, .. } = e {
+            steps[run] += 1;
+        }
+    }
+    let runs = state
+        .runs
+        .iter()
+        .zip(&steps)
+        .map(|(r, n)| CheckedRun { name: r.name.clone(), points: *n, last_step: r.step, worst: r.worst_alert(&state.alerts, |_| true), alerts: r.alerts.len() })
+        .collect();
+    CheckReport { runs, alerts: state.alerts, points: steps.iter().sum(), skipped_lines: 0, first_skipped: None }
+}
+
 pub fn check(args: CheckArgs) -> Result<u8> {
     let path = &args.file;
-    let text = std::fs::read(path).map_err(|e| RlmonError::Usage(format!("{}: cannot read: {e}", path.display())))?;
-    let default_run = path.file_stem().map_or_else(|| "run".into(), |s| s.to_string_lossy().into_owned());
-    let report = analyse(&text, &default_run);
+    let report = if path.is_dir() || crate::record::snapshot::looks_like_parquet(path) {
+        analyse_recording(&crate::record::load(path)?)
+    } else {
+        let text = std::fs::read(path).map_err(|e| RlmonError::Usage(format!("{}: cannot read: {e}", path.display())))?;
+        let default_run = path.file_stem().map_or_else(|| "run".into(), |s| s.to_string_lossy().into_owned());
+        analyse(&text, &default_run)
+    };
     if report.points == 0 {
         let why = match &report.first_skipped {
             Some((line, why)) => format!("{}:{line}: {why} (no metric lines in the file)", path.display()),
