@@ -11,6 +11,7 @@ use crate::health::divergence::{DivergenceTracker, Tolerance};
 use crate::health::{Alert, AlertKind, Severity};
 use crate::report::format::{si, value as value_text};
 use crate::metrics::{names, throughput, Series};
+use crate::session::state::baseline_index;
 use crate::session::{RunRecord, SessionState};
 
 /// Steps over which tokens/s is compared, on both sides.
@@ -41,20 +42,10 @@ impl Baseline {
     /// Matches `live` runs to the baseline's. `tolerance`: relative slow-down that
     /// counts as a regression.
     pub fn new(baseline: SessionState, live: &[RunRecord], tolerance: f64) -> Self {
-        let only_one = baseline.runs.len() == 1 && live.len() == 1;
-        let runs = live
-            .iter()
-            .map(|r| {
-                let base = if only_one { Some(0) } else { baseline.runs.iter().position(|b| b.name == r.name) }?;
-                Some(RunBaseline { base, trackers: BTreeMap::new(), throughput_reported: false })
-            })
+        let runs = (0..live.len())
+            .map(|i| Some(RunBaseline { base: baseline_index(&baseline.runs, live, i)?, trackers: BTreeMap::new(), throughput_reported: false }))
             .collect();
         Baseline { state: std::sync::Arc::new(baseline), runs, divergence: Tolerance::default(), tolerance }
-    }
-
-    /// The baseline run drawn under live run `run`.
-    pub fn run_for(&self, run: usize) -> Option<&RunRecord> {
-        self.runs.get(run)?.as_ref().map(|b| &self.state.runs[b.base])
     }
 
     /// Checks live run `run` at `step` (just applied); returns the alerts it raises.

@@ -126,6 +126,13 @@ impl RunRecord {
     }
 }
 
+/// Which of `base` runs stands against run `run` of `live`: the one of the same
+/// name, or the only one when both sessions have a single run.
+pub fn baseline_index(base: &[RunRecord], live: &[RunRecord], run: usize) -> Option<usize> {
+    let name = &live.get(run)?.name;
+    base.iter().position(|b| &b.name == name).or_else(|| (base.len() == 1 && live.len() == 1).then_some(0))
+}
+
 #[derive(Debug, Clone)]
 pub struct LogLine {
     pub time_s: f64,
@@ -176,8 +183,7 @@ impl SessionState {
     /// only baseline run when this session has one run too.
     pub fn baseline_run(&self, run: usize) -> Option<&RunRecord> {
         let base = self.baseline.as_deref()?;
-        let live = self.runs.get(run)?;
-        base.runs.iter().find(|b| b.name == live.name).or_else(|| (base.runs.len() == 1 && self.runs.len() == 1).then(|| &base.runs[0]))
+        baseline_index(&base.runs, &self.runs, run).map(|i| &base.runs[i])
     }
 
     pub fn all_over(&self) -> bool {
