@@ -153,6 +153,7 @@ fn compare_on_a_terminal_overlays_a_under_b_with_the_divergence_marked() {
     for needle in ["B departs from A: small", "small (A)", "run_divergence", "training · loss"] {
         assert!(screen.contains(needle), "missing {needle:?}:\n{screen}");
     }
+    assert!(!screen.contains("c cancel"), "nothing to cancel in a comparison:\n{screen}");
     tmux.keys(&["q"]);
     let screen = tmux.wait_for("EXIT=", Duration::from_secs(30));
     assert!(screen.contains("EXIT=1"), "a divergence fails the comparison:\n{screen}");

@@ -290,6 +290,7 @@ mod tests {
             "host CPU",
             "55%",
             "started on cpu",                      // events
+            "c cancel",                            // footer: a run is going
         ] {
             assert!(text.contains(needle), "missing {needle:?} in\n{text}");
         }

@@ -74,8 +74,10 @@ pub fn confirm(frame: &mut Frame, area: Rect, ctx: &Ctx, what: Confirm) {
 
 pub fn footer(frame: &mut Frame, area: Rect, ctx: &Ctx) {
     let hints = [("q", "quit"), ("?", "help"), ("Tab", "run"), ("←↑↓→", "focus"), ("Enter", "zoom"), ("space", "freeze"), ("+/-", "window"), ("e", "smooth"), ("L", "log"), ("m", "metric"), ("c", "cancel")];
+    // Cancelling only means something while a run is going (not in a replay's end or a comparison).
+    let cancellable = !ctx.state.all_over();
     let mut spans = Vec::new();
-    for (k, what) in hints {
+    for (k, what) in hints.into_iter().filter(|(k, _)| *k != "c" || cancellable) {
         spans.push(Span::styled(format!(" {k}"), Style::default().fg(ctx.theme.accent)));
         spans.push(Span::styled(format!(" {what} "), ctx.muted()));
     }
