@@ -50,7 +50,9 @@ fn a_headless_run_writes_a_snapshot_that_replays_to_the_same_summary() {
     let replayed: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(replayed["runs"], live["runs"], "same steps, same final values, same rates");
     assert_eq!(replayed["session"], "rec");
-    assert!(String::from_utf8_lossy(&out.stderr).contains("[small] finished at step 30"));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("[small] finished at step 30"), "{stderr}");
+    assert!(stderr.contains(&format!("snapshot: {}", snapshot.display())), "the text summary says where the session is: {stderr}");
 
     // Export: CSV has one row per point; JSONL one object per step.
     let out = rlmon(dir.path()).args(["export", "--format", "csv"]).arg(&snapshot).output().unwrap();

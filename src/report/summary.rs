@@ -121,6 +121,9 @@ impl SessionSummary {
         if let GpuStatus::Unavailable { reason } = &self.gpu {
             let _ = writeln!(out, "  gpu: {reason}");
         }
+        if let Some(path) = &self.snapshot {
+            let _ = writeln!(out, "  snapshot: {path}");
+        }
         out
     }
 }
