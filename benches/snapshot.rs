@@ -20,7 +20,7 @@ fn main() {
     println!("{steps} steps x 20 metrics = {points} points");
     for (label, order) in [("step blocks", RowOrder::StepBlocks), ("run, step, metric", RowOrder::RunStepMetric)] {
         let keep = std::env::var_os("RLMON_BENCH_KEEP").map(std::path::PathBuf::from);
-        let file = format!("bench-{}.rlmon.parquet", label.replace(", ", "-"));
+        let file = format!("bench-{}.rlmon.parquet", label.replace(", ", "-").replace(' ', "-"));
         let path = keep.unwrap_or_else(|| dir.path().to_path_buf()).join(file);
         let t0 = Instant::now();
         snapshot::write_ordered(&path, &rec, order).expect("write");
