@@ -1,7 +1,8 @@
 //! Snapshot size and load time on realistic curves: one run of N steps with 20
 //! metrics shaped like a real RLHF/LM run (f32 losses and rewards with noise, an f64
 //! cosine learning rate, integer token counts, wall-clock step times and times).
-//! Prints bytes per metric point for both row orders, and the load time.
+//! Prints bytes per metric point for both row orders and for journal checkpoints'
+//! faster setting, and the load time.
 //!   cargo bench --bench snapshot            (1M steps x 20 metrics = 20M points)
 //!   cargo bench --bench snapshot -- 500000  (steps)
 //!   RLMON_BENCH_KEEP=DIR keeps the files (DIR/bench-<order>.rlmon.parquet)
@@ -10,7 +11,7 @@ use std::time::Instant;
 mod common;
 
 use common::recording;
-use rlmon::record::snapshot::{self, RowOrder};
+use rlmon::record::snapshot::{self, RowOrder, Settings};
 
 fn main() {
     let steps: u64 = std::env::args().skip(1).find_map(|a| a.parse().ok()).unwrap_or(1_000_000);
@@ -18,12 +19,17 @@ fn main() {
     let points = rec.points.len();
     let dir = tempfile::tempdir().expect("temp dir");
     println!("{steps} steps x 20 metrics = {points} points");
-    for (label, order) in [("step blocks", RowOrder::StepBlocks), ("run, step, metric", RowOrder::RunStepMetric)] {
+    let layouts = [
+        ("step blocks", snapshot::SNAPSHOT),
+        ("run, step, metric", Settings { order: RowOrder::RunStepMetric, ..snapshot::SNAPSHOT }),
+        ("checkpoint (zstd 3)", snapshot::CHECKPOINT),
+    ];
+    for (label, settings) in layouts {
         let keep = std::env::var_os("RLMON_BENCH_KEEP").map(std::path::PathBuf::from);
-        let file = format!("bench-{}.rlmon.parquet", label.replace(", ", "-").replace(' ', "-"));
+        let file = format!("bench-{}.rlmon.parquet", label.replace(", ", "-").replace([' ', '(', ')'], "-"));
         let path = keep.unwrap_or_else(|| dir.path().to_path_buf()).join(file);
         let t0 = Instant::now();
-        snapshot::write_ordered(&path, &rec, order).expect("write");
+        snapshot::write_with(&path, &rec, settings).expect("write");
         let write_s = t0.elapsed().as_secs_f64();
         let bytes = std::fs::metadata(&path).expect("size").len();
         let mut loads: Vec<f64> = (0..3)
@@ -36,7 +42,7 @@ fn main() {
             .collect();
         loads.sort_by(f64::total_cmp);
         println!(
-            "order {label:<18} {bytes:>11} bytes  {:.2} bytes/point  write {write_s:.2} s  load {:.2} s (median of 3, {:.0} M points/s)",
+            "{label:<20} {bytes:>11} bytes  {:.2} bytes/point  write {write_s:.2} s  load {:.2} s (median of 3, {:.0} M points/s)",
             bytes as f64 / points as f64,
             loads[1],
             points as f64 / loads[1] / 1e6

@@ -223,7 +223,7 @@ impl Writer {
         self.sync()?;
         let covered = self.segment_no;
         let part = Recording::from_parts(self.rec.meta.clone(), self.rec.points.since(self.checkpointed));
-        snapshot::write(&self.dir.join(checkpoint_name(covered)), &part)?;
+        snapshot::write_with(&self.dir.join(checkpoint_name(covered)), &part, snapshot::CHECKPOINT)?;
         self.checkpointed = self.rec.points.len();
         self.next_segment()?;
         for n in 1..=covered {

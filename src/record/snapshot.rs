@@ -42,20 +42,32 @@ fn schema() -> Arc<Schema> {
 /// Its `time_s` page (8 bytes a row, uncompressed) must stay far below Parquet's
 /// 2 GiB page limit, and readers allocate it at once.
 const GROUP_ROWS: usize = 1 << 24;
-/// zstd level: 19 saves another 1.5% and writes about 10x slower (docs/benchmarks.md).
-const ZSTD_LEVEL: i32 = 9;
+/// How a file is written: its row order and zstd level.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Settings {
+    pub order: RowOrder,
+    pub zstd_level: i32,
+}
+
+/// Snapshots: small for keeping and sharing. zstd 19 saves another 1.5% and writes
+/// about 10x slower (docs/benchmarks.md).
+pub const SNAPSHOT: Settings = Settings { order: RowOrder::StepBlocks, zstd_level: 9 };
+/// Journal checkpoints: short-lived, written while training runs on the same cores;
+/// zstd 3 writes about 8% faster than 9 for 1.6% more bytes (level 1 loses the
+/// repeated times: 6.1 bytes/point; docs/benchmarks.md).
+pub const CHECKPOINT: Settings = Settings { order: RowOrder::StepBlocks, zstd_level: 3 };
 
 /// Encodings chosen for size (docs/benchmarks.md): steps as deltas, floats split
 /// into byte streams (exponents and high mantissa bytes compress, noise does not),
 /// names as dictionaries; zstd over all. Pages are large and not cut by row count,
 /// so zstd sees a whole series at a time and, in `time_s`, the run's times once per
 /// metric within one page, where their repeats cost almost nothing.
-fn properties(meta_json: String) -> parquet::errors::Result<WriterProperties> {
+fn properties(meta_json: String, zstd_level: i32) -> parquet::errors::Result<WriterProperties> {
     let plain = |b: parquet::file::properties::WriterPropertiesBuilder, col: &str, enc: Encoding| {
         b.set_column_dictionary_enabled(ColumnPath::from(col), false).set_column_encoding(ColumnPath::from(col), enc)
     };
     let b = WriterProperties::builder()
-        .set_compression(Compression::ZSTD(ZstdLevel::try_new(ZSTD_LEVEL)?))
+        .set_compression(Compression::ZSTD(ZstdLevel::try_new(zstd_level)?))
         // Row groups end where `write_file` flushes: at block boundaries.
         .set_max_row_group_row_count(None)
         .set_data_page_row_count_limit(usize::MAX)
@@ -78,9 +90,6 @@ pub enum RowOrder {
     /// layout before step blocks, kept for comparison).
     RunStepMetric,
 }
-
-/// The order snapshots are written in (docs/benchmarks.md compares the two).
-pub const ROW_ORDER: RowOrder = RowOrder::StepBlocks;
 
 /// Point indices in file order, and the row groups as ranges of them.
 fn file_order(p: &Points, order: RowOrder, group_rows: usize) -> (Vec<usize>, Vec<std::ops::Range<usize>>) {
@@ -118,15 +127,15 @@ fn file_order(p: &Points, order: RowOrder, group_rows: usize) -> (Vec<usize>, Ve
 /// Writes `rec` to `path` atomically: a reader sees the old file or the new one,
 /// never a part.
 pub fn write(path: &Path, rec: &Recording) -> std::io::Result<()> {
-    write_ordered(path, rec, ROW_ORDER)
+    write_with(path, rec, SNAPSHOT)
 }
 
-/// [`write`] with a chosen row order (for measuring).
-pub fn write_ordered(path: &Path, rec: &Recording, order: RowOrder) -> std::io::Result<()> {
+/// [`write`] with chosen settings (journal checkpoints, measuring).
+pub fn write_with(path: &Path, rec: &Recording, settings: Settings) -> std::io::Result<()> {
     let dir = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
     let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("snapshot");
     let tmp = dir.join(format!(".{name}.{}.tmp", std::process::id()));
-    let result = write_file(&tmp, rec, order).and_then(|()| std::fs::rename(&tmp, path));
+    let result = write_file(&tmp, rec, settings).and_then(|()| std::fs::rename(&tmp, path));
     if result.is_err() {
         let _ = std::fs::remove_file(&tmp);
     }
@@ -138,13 +147,13 @@ pub fn write_ordered(path: &Path, rec: &Recording, order: RowOrder) -> std::io::
     Ok(())
 }
 
-fn write_file(path: &Path, rec: &Recording, row_order: RowOrder) -> std::io::Result<()> {
+fn write_file(path: &Path, rec: &Recording, settings: Settings) -> std::io::Result<()> {
     let meta_json = serde_json::to_string(&rec.meta)?;
-    let props = properties(meta_json).map_err(std::io::Error::other)?;
+    let props = properties(meta_json, settings.zstd_level).map_err(std::io::Error::other)?;
     let file = File::create(path)?;
     let mut writer = ArrowWriter::try_new(file, schema(), Some(props)).map_err(std::io::Error::other)?;
     let p = &rec.points;
-    let (order, groups) = file_order(p, row_order, GROUP_ROWS);
+    let (order, groups) = file_order(p, settings.order, GROUP_ROWS);
     // Dictionary values: runs in metadata order, telemetry last.
     let mut run_names: Vec<&str> = rec.meta.runs.iter().map(|r| r.name.as_str()).collect();
     run_names.push(&rec.meta.telemetry_run);
