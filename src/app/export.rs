@@ -55,13 +55,13 @@ pub fn write_csv(rec: &Recording, out: &mut impl Write) -> io::Result<()> {
 pub fn write_jsonl(rec: &Recording, out: &mut impl Write) -> io::Result<()> {
     let p = &rec.points;
     let order = p.by_run_step();
+    let names: Vec<MetricName> = p.metric_names.iter().map(|n| MetricName::Borrowed(crate::metrics::names::intern(n))).collect();
     for group in order.chunk_by(|&a, &b| p.run[a] == p.run[b] && p.step[a] == p.step[b]) {
         let first = group[0];
         if p.run[first] == TELEMETRY {
             continue;
         }
-        let mut values: Vec<(MetricName, f64)> =
-            group.iter().map(|&i| (MetricName::Owned(p.metric_names[p.metric[i] as usize].clone()), p.value[i])).collect();
+        let mut values: Vec<(MetricName, f64)> = group.iter().map(|&i| (names[p.metric[i] as usize].clone(), p.value[i])).collect();
         strip_derived(&mut values);
         let mut obj = serde_json::Map::new();
         obj.insert("run".into(), rec.meta.run_name(p.run[first]).into());

@@ -1,5 +1,21 @@
 //! Canonical metric names (design.md, "Metric names") and the aliases accepted on input.
 
+/// A metric name as `&'static str`, each distinct name stored once per process, so
+/// replaying a recorded session (millions of points over a few dozen names) clones
+/// names for free instead of allocating one per point.
+pub fn intern(name: &str) -> &'static str {
+    use std::collections::HashSet;
+    use std::sync::{Mutex, OnceLock};
+    static NAMES: OnceLock<Mutex<HashSet<&'static str>>> = OnceLock::new();
+    let mut names = NAMES.get_or_init(Default::default).lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(known) = names.get(name) {
+        return known;
+    }
+    let leaked: &'static str = Box::leak(name.to_owned().into_boxed_str());
+    names.insert(leaked);
+    leaked
+}
+
 pub const LOSS: &str = "loss";
 pub const LR: &str = "lr";
 pub const GRAD_NORM: &str = "grad_norm";

@@ -246,9 +246,11 @@ impl Points {
 
     /// Point indices ordered by run, step, then arrival: one group per logged step.
     pub fn by_run_step(&self) -> Vec<usize> {
-        let mut order: Vec<usize> = (0..self.len()).collect();
-        order.sort_by_key(|&i| (self.run[i], self.step[i]));
-        order
+        // Keys sorted in place (no lookups through the index while sorting); the
+        // index is part of the key, so the unstable sort keeps arrival order.
+        let mut keyed: Vec<(u32, u64, usize)> = (0..self.len()).map(|i| (self.run[i], self.step[i], i)).collect();
+        keyed.sort_unstable();
+        keyed.into_iter().map(|(_, _, i)| i).collect()
     }
 }
 
@@ -330,7 +332,7 @@ impl Recording {
                 events.push((t, Event::RunStarted { run: i, device: r.device.clone(), threads }));
             }
         }
-        let names: Vec<MetricName> = p.metric_names.iter().map(|n| MetricName::Owned(n.clone())).collect();
+        let names: Vec<MetricName> = p.metric_names.iter().map(|n| MetricName::Borrowed(names::intern(n))).collect();
         let order = p.by_run_step();
         // A run's clock starts before its RunStarted is logged (model build), so its
         // points can land after its recorded end: the end goes after the last point.
