@@ -179,6 +179,15 @@ fn a_live_baseline_raises_divergence_alerts_that_the_snapshot_replays() {
     let out = rlmon(dir.path()).args(["export", "--format", "jsonl"]).arg(&snapshot).output().unwrap();
     assert_eq!(out.status.code(), Some(0));
 
+    // A run the baseline does not have is named, not silently left unchecked.
+    let renamed = dir.path().join("renamed.toml");
+    std::fs::write(&renamed, std::fs::read_to_string(config(dir.path(), "renamed", 7, 3)).unwrap().replace("name = \"small\"", "name = \"other\"")).unwrap();
+    let two = format!("{}\n[[run]]\nname = \"second\"\nworkload = \"lm\"\ndevice = \"cpu\"\nsteps = 3\nbatch_size = 4\nintra_op_threads = 1\n[run.model]\nlayers = 1\nd_model = 32\nheads = 2\nseq_len = 16\n", std::fs::read_to_string(&renamed).unwrap());
+    std::fs::write(&renamed, two).unwrap();
+    let out = rlmon(dir.path()).args(["watch", "--headless", "--baseline"]).arg(&base).arg("--config").arg(&renamed).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("the baseline has no run named other, second (its runs: small)"), "{stderr}");
+
     // The same seed as the baseline: no divergence alert.
     let same = config(dir.path(), "same", 7, 30);
     let out = rlmon(dir.path()).args(["watch", "--headless", "--json", "--baseline"]).arg(&base).arg("--config").arg(&same).output().unwrap();

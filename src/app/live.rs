@@ -117,8 +117,20 @@ impl LiveSession {
     /// Holds the runs against a recorded session; its curves go under the live ones.
     pub fn set_baseline(&mut self, recording: &crate::record::Recording, tolerance: f64) {
         let baseline = crate::record::baseline::Baseline::new(recording.final_state(), &self.hub.state.runs, tolerance);
+        let unmatched: Vec<String> = (0..self.hub.state.runs.len())
+            .filter(|i| crate::session::state::baseline_index(&baseline.state.runs, &self.hub.state.runs, *i).is_none())
+            .map(|i| self.hub.state.runs[i].name.clone())
+            .collect();
+        let base_runs: Vec<&str> = baseline.state.runs.iter().map(|r| r.name.as_str()).collect();
+        let message = (!unmatched.is_empty()).then(|| {
+            format!("the baseline has no run named {} (its runs: {}): no baseline curves or checks for it", unmatched.join(", "), base_runs.join(", "))
+        });
         self.hub.state.baseline = Some(baseline.state.clone());
         self.baseline = Some(baseline);
+        if let Some(message) = message {
+            let now = self.elapsed_s();
+            self.apply(Event::Log { run: None, level: LogLevel::Warn, message }, now);
+        }
     }
 
     /// Every event goes through here: recorded first, then applied, then held
