@@ -22,7 +22,7 @@ pub struct Cli {
 pub enum Command {
     /// Launch the runs a config describes and monitor them live
     Watch(WatchArgs),
-    /// Run the health detectors over a JSONL metrics log
+    /// Run the health detectors over a JSONL metrics log or a recorded session
     Check(CheckArgs),
     /// Play a recorded session (snapshot or journal) through the live display or headless
     Replay(ReplayArgs),
@@ -157,7 +157,8 @@ pub struct ExportArgs {
 
 #[derive(Debug, Args)]
 pub struct CheckArgs {
-    /// Metrics log: one JSON object per line (`step`, metrics, optional `run`)
+    /// Metrics log (one JSON object per line: `step`, metrics, optional `run`), or a
+    /// snapshot or journal (replayed with its recorded detector settings)
     #[arg(value_name = "FILE")]
     pub file: PathBuf,
     /// Write the report as one JSON object to stdout
