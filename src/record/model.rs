@@ -130,33 +130,22 @@ impl Meta {
         }
     }
 
-    /// Fresh run records (as at session start) for a hub that replays this session,
-    /// with the price per hour the config gave each run.
-    pub fn run_records(&self) -> Vec<RunRecord> {
-        let config = self.parsed_config();
-        self.runs
-            .iter()
-            .map(|r| {
-                let mut record = RunRecord::new(r.name.clone(), r.workload.clone(), r.device.clone(), r.total_steps);
-                record.price_per_hour = config.as_ref().and_then(|c| c.runs.iter().find(|c| c.name == r.name)).and_then(|c| c.price_per_hour);
-                record
-            })
-            .collect()
-    }
-
-    /// Detector settings per run (`[run.health]` of the recorded config), so a replay
-    /// alerts as the live session did; defaults where the config no longer parses.
-    pub fn health_configs(&self) -> Vec<HealthConfig> {
-        let config = self.parsed_config();
-        self.runs
-            .iter()
-            .map(|r| config.as_ref().and_then(|c| c.runs.iter().find(|c| c.name == r.name)).map(|c| c.health.clone()).unwrap_or_default())
-            .collect()
-    }
-
-    /// A hub as at the start of the recorded session, before any event.
+    /// A hub as at the start of the recorded session, before any event: fresh run
+    /// records with the price per hour the config gave each run, and each run's
+    /// detector settings (`[run.health]`), so a replay alerts and costs as the live
+    /// session did; defaults where the config no longer parses.
     pub fn fresh_hub(&self) -> crate::session::Hub {
-        crate::session::Hub::with_health(SessionState::new(self.session.clone(), self.run_records()), &self.health_configs())
+        let config = self.parsed_config();
+        let run_config = |name: &str| config.as_ref().and_then(|c| c.runs.iter().find(|c| c.name == name));
+        let mut records = Vec::with_capacity(self.runs.len());
+        let mut health: Vec<HealthConfig> = Vec::with_capacity(self.runs.len());
+        for r in &self.runs {
+            let mut record = RunRecord::new(r.name.clone(), r.workload.clone(), r.device.clone(), r.total_steps);
+            record.price_per_hour = run_config(&r.name).and_then(|c| c.price_per_hour);
+            records.push(record);
+            health.push(run_config(&r.name).map(|c| c.health.clone()).unwrap_or_default());
+        }
+        crate::session::Hub::with_health(SessionState::new(self.session.clone(), records), &health)
     }
 
     /// The recorded config text, parsed (it may name files that are gone: `None`).
@@ -502,6 +491,19 @@ pub mod tests {
         let json = |s: &SessionState| serde_json::to_value(&s.alerts).unwrap();
         assert_eq!(json(&replayed), json(&live), "detector alerts and the baseline's alike");
         assert!(replayed.alerts.iter().any(|a| a.kind == crate::health::AlertKind::RunDivergence));
+    }
+
+    #[test]
+    fn a_replay_uses_the_recorded_configs_detector_settings_and_prices() {
+        let (live, mut rec) = live_and_recorded();
+        assert!(live.alerts.iter().any(|a| a.kind == crate::health::AlertKind::Nonfinite && a.run == "b"));
+        rec.meta.config = "[[run]]\nname = \"a\"\nworkload = \"lm\"\nsteps = 50\nprice_per_hour = 3.6\n[[run]]\nname = \"b\"\nworkload = \"lm\"\nsteps = 50\n[run.health.nonfinite]\nenabled = false\n".into();
+        let replayed = rec.final_state();
+        assert!(!replayed.alerts.iter().any(|a| a.kind == crate::health::AlertKind::Nonfinite), "{:?}", replayed.alerts);
+        assert_eq!(replayed.runs[0].price_per_hour, Some(3.6));
+        // A config that no longer parses: default settings, as before.
+        rec.meta.config = "not = [toml".into();
+        assert!(rec.final_state().alerts.iter().any(|a| a.kind == crate::health::AlertKind::Nonfinite));
     }
 
     #[test]
