@@ -12,7 +12,7 @@ use tokio_util::sync::CancellationToken;
 use crate::config::{SessionConfig, Threads};
 use crate::record::journal::{Finale, Recorder};
 use crate::record::{hardware, naming, Meta};
-use crate::report::summary::{RunSummary, SessionSummary};
+use crate::report::summary::SessionSummary;
 use crate::session::{Event, Hub, LogLevel, RunRecord, SessionState};
 use crate::{telemetry, workload};
 
@@ -104,23 +104,13 @@ impl LiveSession {
 
     fn finale(&self) -> Finale {
         let state = &self.hub.state;
-        let (alerts, markers) = crate::record::alerts_and_markers(state);
-        Finale {
-            elapsed_s: self.elapsed_s(),
-            summaries: state.runs.iter().map(|r| serde_json::to_value(RunSummary::of(r, &state.alerts)).unwrap_or_default()).collect(),
-            alerts,
-            markers,
-            hardware: hardware::describe(&state.gpu),
-        }
+        Finale::of(state, self.elapsed_s(), hardware::describe(&state.gpu))
     }
 
     /// Holds the runs against a recorded session; its curves go under the live ones.
     pub fn set_baseline(&mut self, recording: &crate::record::Recording, tolerance: f64) {
         let baseline = crate::record::baseline::Baseline::new(recording.final_state(), &self.hub.state.runs, tolerance);
-        let unmatched: Vec<String> = (0..self.hub.state.runs.len())
-            .filter(|i| crate::session::state::baseline_index(&baseline.state.runs, &self.hub.state.runs, *i).is_none())
-            .map(|i| self.hub.state.runs[i].name.clone())
-            .collect();
+        let unmatched: Vec<String> = baseline.unmatched().map(|i| self.hub.state.runs[i].name.clone()).collect();
         let base_runs: Vec<&str> = baseline.state.runs.iter().map(|r| r.name.as_str()).collect();
         let message = (!unmatched.is_empty()).then(|| {
             format!("the baseline has no run named {} (its runs: {}): no baseline curves or checks for it", unmatched.join(", "), base_runs.join(", "))

@@ -26,6 +26,12 @@ impl Series {
         self.values.last().copied()
     }
 
+    /// Index of the point at `step`, if the series has one (steps ascend).
+    pub fn index_of(&self, step: u64) -> Option<usize> {
+        let i = self.steps.partition_point(|s| *s < step);
+        (self.steps.get(i) == Some(&step)).then_some(i)
+    }
+
     /// The last `n` values (fewer when the series is shorter).
     pub fn tail(&self, n: usize) -> &[f64] {
         &self.values[self.values.len().saturating_sub(n)..]

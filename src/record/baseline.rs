@@ -10,7 +10,7 @@ use super::compare::{headline_rank, is_timing_or_resource};
 use crate::health::divergence::{DivergenceTracker, Tolerance};
 use crate::health::{Alert, AlertKind, Severity};
 use crate::report::format::{si, value as value_text};
-use crate::metrics::{names, throughput, Series};
+use crate::metrics::{names, throughput};
 use crate::session::state::baseline_index;
 use crate::session::{RunRecord, SessionState};
 
@@ -32,11 +32,6 @@ pub struct Baseline {
     tolerance: f64,
 }
 
-/// The value of `series` at `step`, if it has one.
-fn at_step(series: &Series, step: u64) -> Option<(usize, f64)> {
-    let i = series.steps.partition_point(|s| *s < step);
-    (series.steps.get(i) == Some(&step)).then(|| (i, series.values[i]))
-}
 
 impl Baseline {
     /// Matches `live` runs to the baseline's. `tolerance`: relative slow-down that
@@ -46,6 +41,11 @@ impl Baseline {
             .map(|i| Some(RunBaseline { base: baseline_index(&baseline.runs, live, i)?, trackers: BTreeMap::new(), throughput_reported: false }))
             .collect();
         Baseline { state: std::sync::Arc::new(baseline), runs, divergence: Tolerance::default(), tolerance }
+    }
+
+    /// Live runs the baseline has no run for (not drawn against, not checked).
+    pub fn unmatched(&self) -> impl Iterator<Item = usize> + '_ {
+        self.runs.iter().enumerate().filter(|(_, b)| b.is_none()).map(|(i, _)| i)
     }
 
     /// Checks live run `run` at `step` (just applied); returns the alerts it raises.
@@ -64,10 +64,10 @@ impl Baseline {
                 continue;
             }
             let (Some(value), Some(bs)) = (series.last(), base.series(name)) else { continue };
-            let Some((_, b)) = at_step(bs, step) else { continue };
+            let Some(b) = bs.index_of(step).map(|i| bs.values[i]) else { continue };
             let tracker = rb.trackers.entry(name.clone()).or_insert_with(|| DivergenceTracker::new(self.divergence));
             if let Some(at) = tracker.observe(step, value, b) {
-                let at_time = series.steps.iter().position(|s| *s == at).map_or(live.time_s, |i| series.times[i]);
+                let at_time = series.index_of(at).map_or(live.time_s, |i| series.times[i]);
                 parted.push((name, at, at_time, value, b));
             }
         }
@@ -124,8 +124,8 @@ impl Baseline {
 fn rates_at(live: &RunRecord, base: &RunRecord, step: u64) -> Option<(f64, f64)> {
     let window = |r: &RunRecord| -> Option<f64> {
         let (tokens, secs) = (r.series(names::TOKENS)?, r.series(names::STEP_TIME_S)?);
-        let (end, _) = at_step(tokens, step)?;
-        let (end_s, _) = at_step(secs, step)?;
+        let end = tokens.index_of(step)?;
+        let end_s = secs.index_of(step)?;
         let n = RATE_WINDOW.min(end + 1).min(end_s + 1);
         throughput::rate(&tokens.values[end + 1 - n..=end], &secs.values[end_s + 1 - n..=end_s])
     };

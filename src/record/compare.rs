@@ -212,7 +212,7 @@ pub fn alerts_on_b(c: &Comparison, b: &SessionState) -> Vec<(usize, Alert)> {
         let run = &b.runs[i];
         let at = |metric: &str, step: u64| -> (f64, f64) {
             run.series(metric)
-                .and_then(|s| s.steps.iter().position(|x| *x == step).map(|j| (s.times[j], s.values[j])))
+                .and_then(|s| s.index_of(step).map(|j| (s.times[j], s.values[j])))
                 .unwrap_or((run.time_s, f64::NAN))
         };
         let mut diverged: Vec<&MetricComparison> = rc.metrics.iter().filter(|m| m.first_divergence.is_some()).collect();

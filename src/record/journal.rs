@@ -98,6 +98,18 @@ pub struct Finale {
 }
 
 impl Finale {
+    /// The ending of a session in `state`: every run's summary, the alerts and
+    /// their chart markers.
+    pub fn of(state: &crate::session::SessionState, elapsed_s: f64, hardware: super::model::Hardware) -> Self {
+        let (alerts, markers) = super::alerts_and_markers(state);
+        let summaries = state
+            .runs
+            .iter()
+            .map(|r| serde_json::to_value(crate::report::summary::RunSummary::of(r, &state.alerts)).unwrap_or_default())
+            .collect();
+        Finale { elapsed_s, summaries, alerts, markers, hardware }
+    }
+
     fn apply(self, rec: &mut Recording) {
         rec.meta.elapsed_s = rec.meta.elapsed_s.max(self.elapsed_s);
         for (r, s) in rec.meta.runs.iter_mut().zip(self.summaries) {
@@ -424,15 +436,7 @@ fn close_interrupted(rec: &mut Recording) {
         r.state = crate::session::RunState::Failed;
         r.error = Some(INTERRUPTED.into());
     }
-    let state = rec.final_state();
-    let (alerts, markers) = super::alerts_and_markers(&state);
-    let summaries = state
-        .runs
-        .iter()
-        .map(|r| serde_json::to_value(crate::report::summary::RunSummary::of(r, &state.alerts)).unwrap_or_default())
-        .collect();
-    let hardware = rec.meta.hardware.clone();
-    Finale { elapsed_s: rec.meta.elapsed_s, summaries, alerts, markers, hardware }.apply(rec);
+    Finale::of(&rec.final_state(), rec.meta.elapsed_s, rec.meta.hardware.clone()).apply(rec);
 }
 
 /// Whether the process that wrote a journal is still running (this one included).
