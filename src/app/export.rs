@@ -55,7 +55,7 @@ pub fn write_csv(rec: &Recording, out: &mut impl Write) -> io::Result<()> {
 pub fn write_jsonl(rec: &Recording, out: &mut impl Write) -> io::Result<()> {
     let p = &rec.points;
     let order = p.by_run_step();
-    let names: Vec<MetricName> = p.metric_names.iter().map(|n| MetricName::Borrowed(crate::metrics::names::intern(n))).collect();
+    let names: Vec<MetricName> = p.metric_names.iter().map(|n| MetricName::Borrowed(crate::metrics::catalog::intern(n))).collect();
     for group in order.chunk_by(|&a, &b| p.run[a] == p.run[b] && p.step[a] == p.step[b]) {
         let first = group[0];
         if p.run[first] == TELEMETRY {

@@ -8,7 +8,7 @@ use super::AlertKind;
 /// unit (see [`defaults`]); `warmup` counts points before the detector may alert,
 /// `persistence` consecutive anomalous points before it does, `cooldown` clear
 /// points before it may alert again.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct KindSettings {
     pub enabled: bool,
     pub warn: f64,
@@ -79,10 +79,27 @@ pub fn defaults(kind: AlertKind) -> KindSettings {
     }
 }
 
-/// Every kind's settings for one run.
-#[derive(Debug, Clone, PartialEq)]
+/// Every kind's settings for one run. Serialized into a snapshot's metadata, so a
+/// replay judges with the settings the live session had.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(from = "BTreeMap<AlertKind, KindSettings>", into = "BTreeMap<AlertKind, KindSettings>")]
 pub struct HealthConfig {
     kinds: BTreeMap<AlertKind, KindSettings>,
+}
+
+/// A recorded map may lack kinds added since it was written: those get defaults.
+impl From<BTreeMap<AlertKind, KindSettings>> for HealthConfig {
+    fn from(recorded: BTreeMap<AlertKind, KindSettings>) -> Self {
+        let mut c = HealthConfig::default();
+        c.kinds.extend(recorded);
+        c
+    }
+}
+
+impl From<HealthConfig> for BTreeMap<AlertKind, KindSettings> {
+    fn from(c: HealthConfig) -> Self {
+        c.kinds
+    }
 }
 
 impl Default for HealthConfig {

@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 
 use serde_json::Value;
 
-use crate::metrics::names::{self, Conversion};
+use crate::metrics::catalog::{self, Conversion};
 use crate::metrics::MetricName;
 
 /// One parsed line, before aliases are resolved.
@@ -136,7 +136,7 @@ impl Normalizer {
         let mut values: Vec<(MetricName, f64)> = Vec::with_capacity(rec.fields.len());
         let mut split_tokens = (None, None);
         for (name, v) in rec.fields {
-            match names::conversion(&name) {
+            match catalog::conversion(&name) {
                 Some(Conversion::Rename(c)) => values.push((MetricName::Borrowed(c), v)),
                 Some(Conversion::Scale(c, f)) => values.push((MetricName::Borrowed(c), v * f)),
                 Some(Conversion::Cumulative(c)) => {
@@ -145,15 +145,15 @@ impl Normalizer {
                     }
                 }
                 None => match name.as_str() {
-                    "tokens_in" => split_tokens.0 = Some(v),
-                    "tokens_out" => split_tokens.1 = Some(v),
+                    catalog::TOKENS_IN => split_tokens.0 = Some(v),
+                    catalog::TOKENS_OUT => split_tokens.1 = Some(v),
                     _ => values.push((MetricName::Owned(name), v)),
                 },
             }
         }
         if let (Some(a), Some(b)) = split_tokens {
-            if !values.iter().any(|(n, _)| n == names::TOKENS) {
-                values.push((MetricName::Borrowed(names::TOKENS), a + b));
+            if !values.iter().any(|(n, _)| n == catalog::TOKENS) {
+                values.push((MetricName::Borrowed(catalog::TOKENS), a + b));
             }
         }
         (step, time_s, values)

@@ -3,7 +3,7 @@
 pub mod cost;
 pub mod dimensionality;
 pub mod moe;
-pub mod names;
+pub mod catalog;
 pub mod series;
 pub mod throughput;
 

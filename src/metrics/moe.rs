@@ -1,6 +1,7 @@
 //! Expert load balance of one MoE layer, from the fraction of routed tokens each
 //! expert received. Loads arrive as one metric per expert, `moe/L{l}/load/E{e}`
 //! (the snapshot's flattened form of the per-layer load vector).
+use super::catalog::{self, MoeLayer};
 
 /// Summaries of one layer's loads (see ../shared design notes: effective experts,
 /// routing entropy, coefficient of variation, MaxVio, dead experts).
@@ -44,25 +45,14 @@ impl LoadStats {
     }
 }
 
-/// `moe/L{l}/load/E{e}` → `(l, e)`.
-pub fn parse_load_name(name: &str) -> Option<(usize, usize)> {
-    let rest = name.strip_prefix("moe/L")?;
-    let (layer, rest) = rest.split_once("/load/E")?;
-    Some((layer.parse().ok()?, rest.parse().ok()?))
-}
-
 /// The MoE layers and expert counts among metric names, ascending by layer.
 pub fn layers<'a>(names: impl Iterator<Item = &'a str>) -> Vec<(usize, usize)> {
     let mut experts: std::collections::BTreeMap<usize, usize> = Default::default();
-    for (layer, expert) in names.filter_map(parse_load_name) {
+    for (layer, expert) in names.filter_map(MoeLayer::parse_load) {
         let n = experts.entry(layer).or_default();
         *n = (*n).max(expert + 1);
     }
     experts.into_iter().collect()
-}
-
-pub fn load_name(layer: usize, expert: usize) -> String {
-    format!("moe/L{layer}/load/E{expert}")
 }
 
 /// The metrics derived from the loads in one step's values, per layer:
@@ -70,7 +60,7 @@ pub fn load_name(layer: usize, expert: usize) -> String {
 pub fn derive<'a>(values: impl Iterator<Item = (&'a str, f64)>) -> Vec<(String, f64)> {
     let mut layers: std::collections::BTreeMap<usize, Vec<(usize, f64)>> = Default::default();
     for (name, value) in values {
-        if let Some((layer, expert)) = parse_load_name(name) {
+        if let Some((layer, expert)) = MoeLayer::parse_load(name) {
             layers.entry(layer).or_default().push((expert, value));
         }
     }
@@ -79,11 +69,12 @@ pub fn derive<'a>(values: impl Iterator<Item = (&'a str, f64)>) -> Vec<(String, 
         loads.sort_by_key(|(e, _)| *e);
         let loads: Vec<f64> = loads.into_iter().map(|(_, v)| v).collect();
         if let Some(s) = LoadStats::from_loads(&loads) {
-            out.push((format!("moe/L{layer}/balance"), s.balance));
-            out.push((format!("moe/L{layer}/entropy_bits"), s.entropy_bits));
-            out.push((format!("moe/L{layer}/cv"), s.cv));
-            out.push((format!("moe/L{layer}/max_vio"), s.max_vio));
-            out.push((format!("moe/L{layer}/dead_experts"), s.dead as f64));
+            let l = catalog::moe(layer);
+            out.push((l.measure("balance"), s.balance));
+            out.push((l.measure("entropy_bits"), s.entropy_bits));
+            out.push((l.measure("cv"), s.cv));
+            out.push((l.measure("max_vio"), s.max_vio));
+            out.push((l.dead_experts(), s.dead as f64));
         }
     }
     out
@@ -136,7 +127,7 @@ mod tests {
         assert_eq!(get("moe/L0/balance"), Some(0.5));
         assert_eq!(get("moe/L1/balance"), Some(1.0));
         assert_eq!(get("moe/L0/dead_experts"), Some(1.0));
-        assert_eq!(parse_load_name("moe/L12/load/E3"), Some((12, 3)));
-        assert_eq!(parse_load_name("moe/L1/balance"), None);
+        assert_eq!(MoeLayer::parse_load("moe/L12/load/E3"), Some((12, 3)));
+        assert_eq!(MoeLayer::parse_load("moe/L1/balance"), None);
     }
 }

@@ -10,7 +10,7 @@ use super::compare::{headline_rank, is_timing_or_resource};
 use crate::health::divergence::{DivergenceTracker, Tolerance};
 use crate::health::{Alert, AlertKind, Severity};
 use crate::report::format::{si, value as value_text};
-use crate::metrics::{names, throughput};
+use crate::metrics::{catalog, throughput};
 use crate::session::state::baseline_index;
 use crate::session::{RunRecord, SessionState};
 
@@ -95,7 +95,7 @@ impl Baseline {
                         kind: AlertKind::ThroughputRegression,
                         severity: if slower > 2.0 * self.tolerance { Severity::Critical } else { Severity::Warn },
                         run: live.name.clone(),
-                        metric: names::TOKENS_PER_S.into(),
+                        metric: catalog::TOKENS_PER_S.into(),
                         step,
                         time_s: live.time_s,
                         value: live_rate,
@@ -123,13 +123,13 @@ impl Baseline {
 /// the live run is past warm-up.
 fn rates_at(live: &RunRecord, base: &RunRecord, step: u64) -> Option<(f64, f64)> {
     let window = |r: &RunRecord| -> Option<f64> {
-        let (tokens, secs) = (r.series(names::TOKENS)?, r.series(names::STEP_TIME_S)?);
+        let (tokens, secs) = (r.series(catalog::TOKENS)?, r.series(catalog::STEP_TIME_S)?);
         let end = tokens.index_of(step)?;
         let end_s = secs.index_of(step)?;
         let n = RATE_WINDOW.min(end + 1).min(end_s + 1);
         throughput::rate(&tokens.values[end + 1 - n..=end], &secs.values[end_s + 1 - n..=end_s])
     };
-    let past_warmup = live.series(names::TOKENS)?.len() > throughput::warmup_steps(live.total_steps as usize).max(RATE_WINDOW);
+    let past_warmup = live.series(catalog::TOKENS)?.len() > throughput::warmup_steps(live.total_steps as usize).max(RATE_WINDOW);
     past_warmup.then_some(())?;
     Some((window(live)?, window(base)?))
 }

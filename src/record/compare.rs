@@ -6,30 +6,26 @@ use serde::Serialize;
 
 use crate::health::divergence::{first_divergence, Tolerance};
 use crate::health::{Alert, AlertKind, Severity};
-use crate::metrics::{names, Series};
+use crate::metrics::{catalog, Series};
 use crate::session::{RunRecord, SessionState};
 
-/// Metrics that measure the machine rather than the training: they differ between
-/// any two runs and never count as a divergence.
-pub fn is_timing_or_resource(metric: &str) -> bool {
-    matches!(metric, names::STEP_TIME_S | names::TOKENS_PER_S | names::SAMPLES_PER_S) || metric.starts_with("mem/")
-}
+pub use catalog::is_timing_or_resource;
 
 /// Which metric names a divergence when several part at the same step: the
 /// objective first (loss, reward, KL), then the rest in name order.
 pub fn headline_rank(metric: &str) -> u8 {
     match metric {
-        names::LOSS => 0,
-        "reward" => 1,
-        "kl" => 2,
-        "grad_norm" => 3,
+        catalog::LOSS => 0,
+        catalog::REWARD => 1,
+        catalog::KL => 2,
+        catalog::GRAD_NORM => 3,
         _ => 4,
     }
 }
 
 /// Whether a larger value is better (rewards, rates); otherwise smaller is.
 fn higher_is_better(metric: &str) -> bool {
-    metric.contains("reward") || metric.contains("acc") || metric.ends_with("_per_s")
+    catalog::better(metric) == catalog::Better::Higher
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -159,12 +155,18 @@ pub fn match_runs<'a>(a: &'a SessionState, b: &'a SessionState) -> (Vec<(&'a Run
 
 /// A run's memory peak: its own memory metrics first, else none.
 fn run_memory(r: &RunRecord) -> Option<(String, f64)> {
-    ["mem/gpu_bytes", "mem/rss_bytes"].into_iter().find_map(|m| Some((m.to_owned(), peak(r.series(m))?)))
+    [catalog::MEM_GPU_BYTES, catalog::MEM_RSS_BYTES].into_iter().find_map(|m| Some((m.to_owned(), peak(r.series(m))?)))
 }
 
-/// The session's GPU memory peak (highest over GPUs), from telemetry.
-fn session_gpu_memory(s: &SessionState) -> Option<f64> {
-    s.telemetry.iter().filter(|(k, _)| k.starts_with("gpu") && k.ends_with("/mem_used_bytes")).filter_map(|(_, v)| peak(Some(v))).reduce(f64::max)
+/// The session's GPU memory peak (highest over GPUs), from telemetry, with the
+/// series it came from.
+fn session_gpu_memory(s: &SessionState) -> Option<(&str, f64)> {
+    let used = |k: &str| catalog::Gpu::parse(k).is_some_and(|(i, _)| k == catalog::gpu(i).mem_used_bytes());
+    s.telemetry
+        .iter()
+        .filter(|(k, _)| used(k))
+        .filter_map(|(k, v)| Some((k.as_str(), peak(Some(v))?)))
+        .reduce(|x, y| if y.1 > x.1 { y } else { x })
 }
 
 pub fn compare_runs(ra: &RunRecord, rb: &RunRecord, opts: Options) -> RunComparison {
@@ -195,8 +197,8 @@ pub fn compare_runs(ra: &RunRecord, rb: &RunRecord, opts: Options) -> RunCompari
         state_a: ra.state.as_str().into(),
         state_b: rb.state.as_str().into(),
         metrics,
-        tokens_per_s: Ratio::of(ra.rate(names::TOKENS, None), rb.rate(names::TOKENS, None), opts.tolerance, true),
-        samples_per_s: Ratio::of(ra.rate(names::SAMPLES, None), rb.rate(names::SAMPLES, None), opts.tolerance, true),
+        tokens_per_s: Ratio::of(ra.rate(catalog::TOKENS, None), rb.rate(catalog::TOKENS, None), opts.tolerance, true),
+        samples_per_s: Ratio::of(ra.rate(catalog::SAMPLES, None), rb.rate(catalog::SAMPLES, None), opts.tolerance, true),
         memory,
     }
 }
@@ -242,7 +244,7 @@ pub fn alerts_on_b(c: &Comparison, b: &SessionState) -> Vec<(usize, Alert)> {
                     kind: AlertKind::ThroughputRegression,
                     severity: Severity::Warn,
                     run: rc.b.clone(),
-                    metric: names::TOKENS_PER_S.into(),
+                    metric: catalog::TOKENS_PER_S.into(),
                     step: run.step,
                     time_s: run.time_s,
                     value: b_rate,
@@ -278,7 +280,10 @@ pub fn compare(a: &SessionState, b: &SessionState, alerts_a: &[serde_json::Value
     throughput.regression |= runs.iter().any(|r| r.tokens_per_s.regression);
     let mut memory = match (session_gpu_memory(a), session_gpu_memory(b)) {
         (None, None) => Memory { metric: None, peak: Ratio::of(None, None, opts.tolerance, false) },
-        (ma, mb) => Memory { metric: Some("gpu/mem_used_bytes".into()), peak: Ratio::of(ma, mb, opts.tolerance, false) },
+        (ma, mb) => {
+            let metric = mb.or(ma).map(|(name, _)| name.to_owned());
+            Memory { metric, peak: Ratio::of(ma.map(|m| m.1), mb.map(|m| m.1), opts.tolerance, false) }
+        }
     };
     if memory.metric.is_none() {
         if let Some(r) = runs.iter().find(|r| r.memory.metric.is_some()) {

@@ -7,7 +7,7 @@ use std::collections::HashMap;
 use serde::{Deserialize, Serialize};
 
 use crate::health::HealthConfig;
-use crate::metrics::{names, MetricName};
+use crate::metrics::{catalog, MetricName};
 use crate::session::{Event, GpuStatus, LogLevel, RunId, RunOutcome, RunRecord, RunState, SessionState};
 
 /// Version of the snapshot and journal formats; readers refuse newer ones.
@@ -321,7 +321,7 @@ impl Recording {
                 events.push((t, Event::RunStarted { run: i, device: r.device.clone(), threads }));
             }
         }
-        let names: Vec<MetricName> = p.metric_names.iter().map(|n| MetricName::Borrowed(names::intern(n))).collect();
+        let names: Vec<MetricName> = p.metric_names.iter().map(|n| MetricName::Borrowed(catalog::intern(n))).collect();
         let order = p.by_run_step();
         // A run's clock starts before its RunStarted is logged (model build), so its
         // points can land after its recorded end: the end goes after the last point.
@@ -382,10 +382,10 @@ impl Recording {
 /// step's counts and step time.
 pub fn strip_derived(values: &mut Vec<(MetricName, f64)>) {
     let has = |values: &[(MetricName, f64)], n: &str| values.iter().any(|(m, _)| m == n);
-    let timed = has(values, names::STEP_TIME_S);
-    let drop_tokens = timed && has(values, names::TOKENS);
-    let drop_samples = timed && has(values, names::SAMPLES);
-    values.retain(|(m, _)| !(drop_tokens && m == names::TOKENS_PER_S || drop_samples && m == names::SAMPLES_PER_S));
+    let timed = has(values, catalog::STEP_TIME_S);
+    let drop_tokens = timed && has(values, catalog::TOKENS);
+    let drop_samples = timed && has(values, catalog::SAMPLES);
+    values.retain(|(m, _)| !(drop_tokens && m == catalog::TOKENS_PER_S || drop_samples && m == catalog::SAMPLES_PER_S));
 }
 
 #[cfg(test)]

@@ -1,6 +1,6 @@
 //! One headless progress line per run: step/total, throughput, loss, ETA.
 use super::format::{duration, si, value};
-use crate::metrics::names;
+use crate::metrics::catalog;
 use crate::session::RunRecord;
 
 /// Steps over which the progress line's tokens/s is averaged.
@@ -9,10 +9,10 @@ pub const RATE_WINDOW: usize = 20;
 pub fn progress_line(r: &RunRecord) -> String {
     let pct = if r.total_steps > 0 { 100.0 * r.step as f64 / r.total_steps as f64 } else { 0.0 };
     let mut line = format!("[{}] step {}/{} ({pct:.0}%)", r.name, r.step, r.total_steps);
-    if let Some(rate) = r.rate(names::TOKENS, Some(RATE_WINDOW)) {
+    if let Some(rate) = r.rate(catalog::TOKENS, Some(RATE_WINDOW)) {
         line.push_str(&format!("  {} tok/s", si(rate)));
     }
-    if let Some(loss) = r.last(names::LOSS) {
+    if let Some(loss) = r.last(catalog::LOSS) {
         line.push_str(&format!("  loss {}", value(loss)));
     }
     if let Some(eta) = r.eta_s() {

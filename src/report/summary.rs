@@ -6,7 +6,7 @@ use std::fmt::Write as _;
 use serde::Serialize;
 
 use super::format::{duration, si, value};
-use crate::metrics::names;
+use crate::metrics::catalog;
 use crate::health::Alert;
 use crate::session::{GpuStatus, RunRecord, SessionState};
 
@@ -65,12 +65,12 @@ impl RunSummary {
             steps: r.step,
             total_steps: r.total_steps,
             intra_op_threads: r.threads,
-            tokens_per_s: r.rate(names::TOKENS, None),
-            samples_per_s: r.rate(names::SAMPLES, None),
+            tokens_per_s: r.rate(catalog::TOKENS, None),
+            samples_per_s: r.rate(catalog::SAMPLES, None),
             peak_memory_bytes: r.peak_memory_bytes(),
             cost_per_1k_samples: cost.and_then(|c| c.0),
             cost_so_far: cost.map(|c| c.1),
-            final_loss: r.last(names::LOSS).and_then(finite),
+            final_loss: r.last(catalog::LOSS).and_then(finite),
             metrics: r.series.iter().filter_map(|(k, s)| Some((k.clone(), finite(s.last()?)))).collect(),
             alerts: r.alerts.iter().filter_map(|i| alerts.get(*i).cloned()).collect(),
             error: r.error.clone(),

@@ -4,7 +4,7 @@
 use super::event::{Event, GpuStatus, LogLevel, RunId, RunOutcome};
 use super::state::{LogLine, RunState, SessionState, LOG_CAPACITY};
 use crate::health::{Alert, HealthConfig, SessionHealth, Severity};
-use crate::metrics::{moe, names, MetricName};
+use crate::metrics::{catalog, moe, MetricName};
 
 #[derive(Debug)]
 pub struct Hub {
@@ -95,8 +95,8 @@ impl Hub {
         r.step = r.step.max(step);
         r.time_s = r.time_s.max(time_s);
         let find = |name: &str| values.iter().find(|(n, _)| n == name).map(|(_, v)| *v);
-        let step_time = find(names::STEP_TIME_S).filter(|s| *s > 0.0);
-        let mut derived = [(names::TOKENS, names::TOKENS_PER_S), (names::SAMPLES, names::SAMPLES_PER_S)]
+        let step_time = find(catalog::STEP_TIME_S).filter(|s| *s > 0.0);
+        let mut derived = [(catalog::TOKENS, catalog::TOKENS_PER_S), (catalog::SAMPLES, catalog::SAMPLES_PER_S)]
             .into_iter()
             .filter_map(|(count, rate)| Some((rate.to_owned(), find(count)? / step_time?)))
             .collect::<Vec<_>>();
@@ -117,28 +117,28 @@ impl Hub {
     /// attributed to the first run on that device (host: the first run).
     fn watch_memory(&mut self, time_s: f64, values: &[(MetricName, f64)]) {
         let find = |name: &str| values.iter().find(|(n, _)| n == name).map(|(_, v)| *v);
-        let host_total = find("host/mem_total_bytes");
+        let host_total = find(catalog::host::MEM_TOTAL_BYTES);
         let mut raised = Vec::new();
         for (i, r) in self.state.runs.iter().enumerate() {
             let Some(monitor) = self.health.runs.get_mut(i) else { continue };
             if let Some(t) = host_total {
-                monitor.set_memory_total("mem/rss_bytes", t);
-                monitor.set_memory_total("host/proc_rss_bytes", t);
+                monitor.set_memory_total(catalog::MEM_RSS_BYTES, t);
+                monitor.set_memory_total(catalog::host::PROC_RSS_BYTES, t);
             }
             let gpu = r.device.strip_prefix("cuda:").and_then(|g| g.parse::<usize>().ok());
             if let Some(g) = gpu {
-                if let Some(t) = find(&format!("gpu{g}/mem_total_bytes")) {
-                    monitor.set_memory_total("mem/gpu_bytes", t);
-                    monitor.set_memory_total(&format!("gpu{g}/proc_mem_bytes"), t);
+                if let Some(t) = find(&catalog::gpu(g).mem_total_bytes()) {
+                    monitor.set_memory_total(catalog::MEM_GPU_BYTES, t);
+                    monitor.set_memory_total(&catalog::gpu(g).proc_mem_bytes(), t);
                 }
             }
             let first_on_gpu = gpu.filter(|g| !self.state.runs[..i].iter().any(|q| q.device == format!("cuda:{g}")));
             let mut watched = Vec::new();
             if i == 0 {
-                watched.push("host/proc_rss_bytes".to_owned());
+                watched.push(catalog::host::PROC_RSS_BYTES.to_owned());
             }
             if let Some(g) = first_on_gpu {
-                watched.push(format!("gpu{g}/proc_mem_bytes"));
+                watched.push(catalog::gpu(g).proc_mem_bytes());
             }
             for metric in watched {
                 if let Some(v) = find(&metric) {

@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 
 use super::event::{GpuStatus, LogLevel, RunId};
 use crate::health::{Alert, Severity};
-use crate::metrics::{names, throughput, Series};
+use crate::metrics::{catalog, throughput, Series};
 
 /// Lines kept for the events view; older ones are dropped.
 pub const LOG_CAPACITY: usize = 2_000;
@@ -89,7 +89,7 @@ impl RunRecord {
     /// `window` steps, or over the whole run after warm-up when `window` is `None`.
     pub fn rate(&self, count: &str, window: Option<usize>) -> Option<f64> {
         let counts = self.series(count)?;
-        let secs = self.series(names::STEP_TIME_S)?;
+        let secs = self.series(catalog::STEP_TIME_S)?;
         match window {
             Some(n) => throughput::rate(counts.tail(n), secs.tail(n)),
             None => throughput::run_rate(&counts.values, &secs.values),
@@ -104,7 +104,7 @@ impl RunRecord {
 
     /// Peak memory of the run: the largest `mem/gpu_bytes` or `mem/rss_bytes` seen.
     pub fn peak_memory_bytes(&self) -> Option<f64> {
-        ["mem/gpu_bytes", "mem/rss_bytes"]
+        [catalog::MEM_GPU_BYTES, catalog::MEM_RSS_BYTES]
             .iter()
             .filter_map(|m| self.series(m))
             .flat_map(|s| s.values.iter().copied().filter(|v| v.is_finite()))
@@ -115,13 +115,13 @@ impl RunRecord {
     /// the config gives a price per hour.
     pub fn cost(&self) -> Option<(Option<f64>, f64)> {
         let price = self.price_per_hour?;
-        let per_1k = self.rate(names::SAMPLES, None).and_then(|r| crate::metrics::cost::per_1k_samples(price, r));
+        let per_1k = self.rate(catalog::SAMPLES, None).and_then(|r| crate::metrics::cost::per_1k_samples(price, r));
         Some((per_1k, crate::metrics::cost::so_far(price, self.time_s)))
     }
 
     /// Seconds until the run reaches its total, from recent step times.
     pub fn eta_s(&self) -> Option<f64> {
-        let secs = self.series(names::STEP_TIME_S)?;
+        let secs = self.series(catalog::STEP_TIME_S)?;
         throughput::eta_s(self.total_steps.saturating_sub(self.step), secs.tail(20))
     }
 }
@@ -209,8 +209,8 @@ mod tests {
     fn peak_memory_and_cost_from_the_runs_series() {
         let mut r = RunRecord::new("a".into(), "lm".into(), "cpu".into(), 100);
         for step in 1..=20u64 {
-            r.series.entry(names::SAMPLES.into()).or_default().push(step, step as f64, 10.0);
-            r.series.entry(names::STEP_TIME_S.into()).or_default().push(step, step as f64, 1.0);
+            r.series.entry(catalog::SAMPLES.into()).or_default().push(step, step as f64, 10.0);
+            r.series.entry(catalog::STEP_TIME_S.into()).or_default().push(step, step as f64, 1.0);
             r.series.entry("mem/gpu_bytes".into()).or_default().push(step, step as f64, step as f64 * 1e9);
         }
         r.time_s = 1800.0;

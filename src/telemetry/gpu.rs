@@ -5,7 +5,7 @@ use nvml_wrapper::enums::device::UsedGpuMemory;
 use nvml_wrapper::error::NvmlError;
 use nvml_wrapper::Nvml;
 
-use crate::metrics::MetricName;
+use crate::metrics::{catalog, MetricName};
 use crate::session::{GpuInfo, GpuStatus};
 
 pub struct GpuSampler {
@@ -57,26 +57,27 @@ impl GpuSampler {
     pub fn sample(&self, out: &mut Vec<(MetricName, f64)>) {
         for i in 0..self.count {
             let Ok(d) = self.nvml.device_by_index(i) else { continue };
-            let mut put = |name: &str, v: Option<f64>| {
+            let g = catalog::gpu(i as usize);
+            let mut put = |name: String, v: Option<f64>| {
                 if let Some(v) = v {
-                    out.push((format!("gpu{i}/{name}").into(), v));
+                    out.push((name.into(), v));
                 }
             };
-            put("util_pct", d.utilization_rates().ok().map(|u| f64::from(u.gpu)));
+            put(g.util_pct(), d.utilization_rates().ok().map(|u| f64::from(u.gpu)));
             if let Ok(m) = d.memory_info() {
-                put("mem_used_bytes", Some(m.used as f64));
-                put("mem_total_bytes", Some(m.total as f64));
+                put(g.mem_used_bytes(), Some(m.used as f64));
+                put(g.mem_total_bytes(), Some(m.total as f64));
             }
-            put("power_w", d.power_usage().ok().map(|mw| f64::from(mw) / 1000.0));
-            put("temp_c", d.temperature(TemperatureSensor::Gpu).ok().map(f64::from));
-            put("sm_clock_mhz", d.clock_info(Clock::SM).ok().map(f64::from));
+            put(g.power_w(), d.power_usage().ok().map(|mw| f64::from(mw) / 1000.0));
+            put(g.temp_c(), d.temperature(TemperatureSensor::Gpu).ok().map(f64::from));
+            put(g.sm_clock_mhz(), d.clock_info(Clock::SM).ok().map(f64::from));
             let own = d.running_compute_processes().ok().and_then(|ps| {
                 ps.into_iter().find(|p| p.pid == self.pid).and_then(|p| match p.used_gpu_memory {
                     UsedGpuMemory::Used(b) => Some(b as f64),
                     UsedGpuMemory::Unavailable => None,
                 })
             });
-            put("proc_mem_bytes", own);
+            put(g.proc_mem_bytes(), own);
         }
     }
 }

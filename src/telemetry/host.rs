@@ -1,7 +1,7 @@
 //! Host telemetry through sysinfo: CPU %, memory, and this process's resident memory.
 use sysinfo::{Pid, ProcessRefreshKind, ProcessesToUpdate, System};
 
-use crate::metrics::MetricName;
+use crate::metrics::{catalog::host, MetricName};
 
 pub struct HostSampler {
     sys: System,
@@ -19,13 +19,13 @@ impl HostSampler {
     pub fn sample(&mut self, out: &mut Vec<(MetricName, f64)>) {
         self.sys.refresh_cpu_usage();
         self.sys.refresh_memory();
-        out.push(("host/cpu_pct".into(), f64::from(self.sys.global_cpu_usage())));
-        out.push(("host/mem_used_bytes".into(), self.sys.used_memory() as f64));
-        out.push(("host/mem_total_bytes".into(), self.sys.total_memory() as f64));
+        out.push((host::CPU_PCT.into(), f64::from(self.sys.global_cpu_usage())));
+        out.push((host::MEM_USED_BYTES.into(), self.sys.used_memory() as f64));
+        out.push((host::MEM_TOTAL_BYTES.into(), self.sys.total_memory() as f64));
         if let Some(pid) = self.pid {
             self.sys.refresh_processes_specifics(ProcessesToUpdate::Some(&[pid]), false, ProcessRefreshKind::nothing().with_memory());
             if let Some(p) = self.sys.process(pid) {
-                out.push(("host/proc_rss_bytes".into(), p.memory() as f64));
+                out.push((host::PROC_RSS_BYTES.into(), p.memory() as f64));
             }
         }
     }

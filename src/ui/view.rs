@@ -23,9 +23,9 @@ pub enum TrainingMetric {
 impl TrainingMetric {
     pub fn name(self) -> &'static str {
         match self {
-            TrainingMetric::Loss => crate::metrics::names::LOSS,
-            TrainingMetric::Lr => crate::metrics::names::LR,
-            TrainingMetric::GradNorm => crate::metrics::names::GRAD_NORM,
+            TrainingMetric::Loss => crate::metrics::catalog::LOSS,
+            TrainingMetric::Lr => crate::metrics::catalog::LR,
+            TrainingMetric::GradNorm => crate::metrics::catalog::GRAD_NORM,
         }
     }
 

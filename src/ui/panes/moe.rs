@@ -9,7 +9,7 @@ use ratatui::widgets::Paragraph;
 use ratatui::Frame;
 
 use super::{bar, Ctx};
-use crate::metrics::moe;
+use crate::metrics::{catalog, moe};
 use crate::session::state::RunRecord;
 use crate::session::SessionState;
 use crate::ui::layout::PaneId;
@@ -17,7 +17,7 @@ use crate::ui::layout::PaneId;
 /// The run the pane shows: the selected one if it has MoE metrics, else the first
 /// that has.
 pub fn shown_run(state: &SessionState, selected: usize) -> Option<&RunRecord> {
-    let has = |r: &&RunRecord| r.series.keys().any(|k| moe::parse_load_name(k).is_some());
+    let has = |r: &&RunRecord| r.series.keys().any(|k| catalog::MoeLayer::parse_load(k).is_some());
     state.runs.get(selected).filter(has).or_else(|| state.runs.iter().find(has))
 }
 
@@ -86,7 +86,7 @@ fn bars(frame: &mut Frame, area: Rect, ctx: &Ctx, run: &RunRecord, layer: usize,
     let width = rest.width.saturating_sub(16) as usize;
     let mut lines = Vec::with_capacity(experts);
     for e in 0..experts {
-        let load = run.last(&moe::load_name(layer, e)).unwrap_or(0.0);
+        let load = run.last(&catalog::moe(layer).load(e)).unwrap_or(0.0);
         let ratio = load / fair;
         lines.push(Line::from(vec![
             Span::styled(format!("E{e:<3}"), ctx.muted()),
@@ -107,7 +107,7 @@ fn heatmap(frame: &mut Frame, area: Rect, ctx: &Ctx, run: &RunRecord, layers: &[
         let fair = 1.0 / *experts as f64;
         let mut spans = vec![Span::styled(format!("L{layer:<3}"), ctx.muted())];
         for e in 0..*experts {
-            let ratio = run.last(&moe::load_name(*layer, e)).unwrap_or(0.0) / fair;
+            let ratio = run.last(&catalog::moe(*layer).load(e)).unwrap_or(0.0) / fair;
             spans.push(Span::styled(shade(ratio).repeat(2), load_color(ctx, ratio)));
         }
         if let Some(b) = run.last(&format!("moe/L{layer}/balance")) {

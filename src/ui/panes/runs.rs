@@ -7,7 +7,7 @@ use ratatui::Frame;
 
 use super::{bar, Ctx};
 use crate::health::Severity;
-use crate::metrics::names;
+use crate::metrics::catalog;
 use crate::report::format::si;
 use crate::report::progress::RATE_WINDOW;
 use crate::session::{RunRecord, RunState};
@@ -64,7 +64,7 @@ pub fn render(frame: &mut Frame, area: Rect, ctx: &Ctx) {
     let rows = ctx.state.runs.iter().enumerate().map(|(i, r)| {
         let fraction = if r.total_steps > 0 { r.step as f64 / r.total_steps as f64 } else { 0.0 };
         let progress = format!("{} {}/{}", bar(fraction, PROGRESS_CELLS), si(r.step as f64), si(r.total_steps as f64));
-        let rate = r.rate(names::TOKENS, Some(RATE_WINDOW)).map_or("-".into(), si);
+        let rate = r.rate(catalog::TOKENS, Some(RATE_WINDOW)).map_or("-".into(), si);
         let mut row = Row::new(vec![
             Cell::from(format!("{}", i + 1)),
             Cell::from(format!("{} ({})", r.name, r.workload)),

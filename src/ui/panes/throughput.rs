@@ -8,7 +8,7 @@ use ratatui::widgets::{Paragraph, Sparkline};
 use ratatui::Frame;
 
 use super::{ghost_lines, line_chart_marked, marker_lines, Ctx, Line};
-use crate::metrics::names;
+use crate::metrics::catalog;
 use crate::report::format::{duration, si};
 use crate::report::progress::RATE_WINDOW;
 use crate::session::GpuStatus;
@@ -30,16 +30,16 @@ pub fn render(frame: &mut Frame, area: Rect, ctx: &Ctx) {
         Layout::vertical([Constraint::Length(1), Constraint::Length(1), Constraint::Length(1), Constraint::Min(3)]).areas(inner);
 
     let rate = |c| run.rate(c, Some(RATE_WINDOW)).map_or("-".into(), si);
-    let step_ms = run.series(names::STEP_TIME_S).map(|s| s.tail(RATE_WINDOW)).filter(|t| !t.is_empty()).map(|t| {
+    let step_ms = run.series(catalog::STEP_TIME_S).map(|s| s.tail(RATE_WINDOW)).filter(|t| !t.is_empty()).map(|t| {
         1e3 * t.iter().sum::<f64>() / t.len() as f64
     });
     let value = |s: String| Span::styled(s, ctx.text());
     let label = |s: &'static str| Span::styled(s, ctx.muted());
     let line = TextLine::from(vec![
         label("tok/s "),
-        value(rate(names::TOKENS)),
+        value(rate(catalog::TOKENS)),
         label("  samples/s "),
-        value(rate(names::SAMPLES)),
+        value(rate(catalog::SAMPLES)),
         label("  step "),
         value(step_ms.map_or("-".into(), |ms| format!("{ms:.1} ms"))),
         label("  ETA "),
@@ -50,9 +50,9 @@ pub fn render(frame: &mut Frame, area: Rect, ctx: &Ctx) {
     // Whole-run figures: rates after warm-up, peak memory and, with a price, cost.
     let mut whole = vec![
         label("run avg tok/s "),
-        value(run.rate(names::TOKENS, None).map_or("-".into(), si)),
+        value(run.rate(catalog::TOKENS, None).map_or("-".into(), si)),
         label("  samples/s "),
-        value(run.rate(names::SAMPLES, None).map_or("-".into(), si)),
+        value(run.rate(catalog::SAMPLES, None).map_or("-".into(), si)),
     ];
     if let Some(peak) = run.peak_memory_bytes() {
         whole.extend([label("  peak mem "), value(format!("{:.2} GiB", peak / (1u64 << 30) as f64))]);
@@ -86,7 +86,7 @@ pub fn render(frame: &mut Frame, area: Rect, ctx: &Ctx) {
     }
 
     let (metric, unit) =
-        if ctx.view.show_samples { (names::SAMPLES_PER_S, "samples/s") } else { (names::TOKENS_PER_S, "tokens/s") };
+        if ctx.view.show_samples { (catalog::SAMPLES_PER_S, "samples/s") } else { (catalog::TOKENS_PER_S, "tokens/s") };
     let Some(series) = run.series(metric) else {
         frame.render_widget(Paragraph::new(Span::styled("no steps yet", ctx.muted())), chart_area);
         return;

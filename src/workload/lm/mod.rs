@@ -14,7 +14,7 @@ use tch::{Device, Kind, Tensor};
 use crate::config::faults::FaultConfig;
 use crate::config::{LmConfig, MoeConfig, NdtConfig};
 use crate::metrics::dimensionality::Dimensionality;
-use crate::metrics::{self, names, MetricName};
+use crate::metrics::{catalog, MetricName};
 use crate::session::RunOutcome;
 use crate::workload::rng::SplitMix64;
 use crate::workload::faults::FaultInjector;
@@ -58,12 +58,12 @@ pub fn train(ctx: &RunContext, cfg: &LmConfig) -> Result<RunOutcome> {
         let step_time = t0.elapsed().as_secs_f64();
         let tokens = (cfg.batch_size * cfg.model.seq_len) as f64;
         let mut values: Vec<(MetricName, f64)> = vec![
-            (names::LOSS.into(), stats.loss),
-            (names::LR.into(), lr),
-            (names::GRAD_NORM.into(), stats.grad_norm),
-            (names::TOKENS.into(), tokens),
-            (names::SAMPLES.into(), cfg.batch_size as f64),
-            (names::STEP_TIME_S.into(), step_time),
+            (catalog::LOSS.into(), stats.loss),
+            (catalog::LR.into(), lr),
+            (catalog::GRAD_NORM.into(), stats.grad_norm),
+            (catalog::TOKENS.into(), tokens),
+            (catalog::SAMPLES.into(), cfg.batch_size as f64),
+            (catalog::STEP_TIME_S.into(), step_time),
         ];
         values.extend(stats.extra);
         if ctx.emit(step, values).is_err() {
@@ -134,7 +134,7 @@ impl Trainer {
             if !collapse {
                 objective = objective + &aux * moe.aux_loss_coef + &z * moe.z_loss_coef;
             }
-            extra.push((names::MOE_AUX_LOSS.into(), aux.double_value(&[]) / out.routing.len() as f64));
+            extra.push((catalog::MOE_AUX_LOSS.into(), aux.double_value(&[]) / out.routing.len() as f64));
             extra.extend(routing_metrics(&out.routing));
         }
         self.opt.zero_grad();
@@ -179,9 +179,9 @@ fn routing_metrics(routing: &[(usize, moe::Routing)]) -> Vec<(MetricName, f64)> 
     for (layer, r) in routing {
         let loads = Vec::<f64>::try_from(r.loads.to_kind(Kind::Double)).unwrap_or_default();
         for (e, load) in loads.into_iter().enumerate() {
-            out.push((metrics::moe::load_name(*layer, e).into(), load));
+            out.push((catalog::moe(*layer).load(e).into(), load));
         }
-        out.push((format!("moe/L{layer}/dropped_frac").into(), r.dropped_frac.double_value(&[])));
+        out.push((catalog::moe(*layer).dropped_frac().into(), r.dropped_frac.double_value(&[])));
     }
     out
 }
@@ -197,7 +197,7 @@ fn dimensionality_metrics(hidden: &[(usize, Tensor)]) -> Vec<(MetricName, f64)> 
         let s: Vec<f64> = eig.into_iter().map(|l| l.max(0.0).sqrt()).collect();
         if let Some(d) = Dimensionality::from_singular_values(&s) {
             for (name, value) in d.named() {
-                out.push((format!("ndt/L{layer}/{name}").into(), value));
+                out.push((catalog::ndt(*layer).measure(name).into(), value));
             }
         }
     }

@@ -15,7 +15,7 @@ use std::time::Instant;
 use anyhow::Result;
 
 use crate::config::RlhfConfig;
-use crate::metrics::{names, MetricName};
+use crate::metrics::{catalog, MetricName};
 use crate::session::RunOutcome;
 use crate::workload::faults::FaultInjector;
 use crate::workload::lm::schedule;
@@ -65,27 +65,27 @@ pub fn train(ctx: &RunContext, cfg: &RlhfConfig) -> Result<RunOutcome> {
 /// One step's metrics under their canonical names.
 pub fn metrics(s: &StepStats, lr: f64, step_time_s: f64) -> Vec<(MetricName, f64)> {
     let mut values: Vec<(MetricName, f64)> = vec![
-        (names::REWARD.into(), s.reward),
-        (names::REWARD_STD.into(), s.reward_std),
-        (names::REWARD_GOLD.into(), s.reward_gold),
-        (names::KL.into(), s.kl),
-        (names::KL_COEF.into(), s.kl_coef),
-        (names::ENTROPY.into(), s.entropy),
-        (names::CLIP_FRAC.into(), s.clip_frac),
-        (names::APPROX_KL.into(), s.approx_kl),
-        (names::RESPONSE_LEN.into(), s.response_len),
-        (names::POLICY_LOSS.into(), s.policy_loss),
-        (names::GRAD_NORM.into(), s.grad_norm),
-        (names::TOKENS.into(), s.tokens as f64),
-        (names::SAMPLES.into(), s.samples as f64),
-        (names::STEP_TIME_S.into(), step_time_s),
-        (names::LR.into(), lr),
+        (catalog::REWARD.into(), s.reward),
+        (catalog::REWARD_STD.into(), s.reward_std),
+        (catalog::REWARD_GOLD.into(), s.reward_gold),
+        (catalog::KL.into(), s.kl),
+        (catalog::KL_COEF.into(), s.kl_coef),
+        (catalog::ENTROPY.into(), s.entropy),
+        (catalog::CLIP_FRAC.into(), s.clip_frac),
+        (catalog::APPROX_KL.into(), s.approx_kl),
+        (catalog::RESPONSE_LEN.into(), s.response_len),
+        (catalog::POLICY_LOSS.into(), s.policy_loss),
+        (catalog::GRAD_NORM.into(), s.grad_norm),
+        (catalog::TOKENS.into(), s.tokens as f64),
+        (catalog::SAMPLES.into(), s.samples as f64),
+        (catalog::STEP_TIME_S.into(), step_time_s),
+        (catalog::LR.into(), lr),
     ];
     if let Some(v) = s.value_loss {
-        values.push((names::VALUE_LOSS.into(), v));
+        values.push((catalog::VALUE_LOSS.into(), v));
     }
     if let Some(f) = s.frac_reward_zero_std {
-        values.push((names::FRAC_REWARD_ZERO_STD.into(), f));
+        values.push((catalog::FRAC_REWARD_ZERO_STD.into(), f));
     }
     values
 }
@@ -231,7 +231,7 @@ pub(crate) mod tests {
             m.iter().flatten().map(|(n, v)| (n.to_string(), v.to_bits())).collect()
         };
         assert_eq!(bits(&a), bits(&b));
-        assert!(a.iter().flatten().any(|(n, v)| n == names::KL && *v > 0.0));
+        assert!(a.iter().flatten().any(|(n, v)| n == catalog::KL && *v > 0.0));
     }
 
     #[test]

@@ -1,0 +1,535 @@
+//! The metric catalog: every metric rlmon produces, derives or reads, in one place.
+//!
+//! Each family has one entry: its name (or name pattern, `gpu{i}/util_pct`), unit
+//! and display label, which direction is better, whether same-seed replicas must
+//! agree on it, what kind of series it is (per step, cumulative on input, derived,
+//! telemetry), whether it can be negative, which pane shows it, and the aliases it is
+//! accepted under on input. Producers, panes, detectors, comparisons and the ingest
+//! path all name metrics through this module; no metric name is spelled anywhere else.
+//!
+//! Names with dimensions (GPU index, MoE layer and expert, dimensionality layer) are
+//! built by [`gpu`], [`moe`] and [`ndt`], and read back by their `parse` functions,
+//! so the string form lives only here.
+
+// ---------------------------------------------------------------- per-step names
+pub const LOSS: &str = "loss";
+pub const LR: &str = "lr";
+pub const GRAD_NORM: &str = "grad_norm";
+pub const TOKENS: &str = "tokens";
+pub const SAMPLES: &str = "samples";
+pub const STEP_TIME_S: &str = "step_time_s";
+pub const TOKENS_PER_S: &str = "tokens_per_s";
+pub const SAMPLES_PER_S: &str = "samples_per_s";
+pub const MOE_AUX_LOSS: &str = "moe/aux_loss";
+/// The run's own memory, reported by the run (or attributed from telemetry).
+pub const MEM_GPU_BYTES: &str = "mem/gpu_bytes";
+pub const MEM_RSS_BYTES: &str = "mem/rss_bytes";
+
+// RL fine-tuning.
+pub const REWARD: &str = "reward";
+pub const REWARD_STD: &str = "reward_std";
+/// The configured reward while a `reward_gaming_at` fault trains on the length reward:
+/// the held-out score that stalls while the proxy `reward` climbs.
+pub const REWARD_GOLD: &str = "reward_gold";
+pub const KL: &str = "kl";
+pub const KL_COEF: &str = "kl_coef";
+pub const ENTROPY: &str = "entropy";
+pub const CLIP_FRAC: &str = "clip_frac";
+pub const APPROX_KL: &str = "approx_kl";
+pub const RESPONSE_LEN: &str = "response_len";
+pub const POLICY_LOSS: &str = "policy_loss";
+pub const VALUE_LOSS: &str = "value_loss";
+pub const FRAC_REWARD_ZERO_STD: &str = "frac_reward_zero_std";
+
+/// Host telemetry (2 Hz, under the reserved `_telemetry` run in a snapshot).
+pub mod host {
+    pub const CPU_PCT: &str = "host/cpu_pct";
+    pub const MEM_USED_BYTES: &str = "host/mem_used_bytes";
+    pub const MEM_TOTAL_BYTES: &str = "host/mem_total_bytes";
+    /// rlmon's own resident memory (the training threads share its process).
+    pub const PROC_RSS_BYTES: &str = "host/proc_rss_bytes";
+}
+
+// ---------------------------------------------------------------- name builders
+/// The names of GPU `index`'s telemetry: `gpu(0).util_pct()` is `gpu0/util_pct`.
+pub fn gpu(index: usize) -> Gpu {
+    Gpu(index)
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Gpu(pub usize);
+
+/// The per-GPU measures, in the order the hardware pane lists them.
+pub const GPU_MEASURES: [&str; 7] = ["util_pct", "mem_used_bytes", "mem_total_bytes", "power_w", "temp_c", "sm_clock_mhz", "proc_mem_bytes"];
+
+impl Gpu {
+    /// `gpu{i}/{measure}`, `measure` one of [`GPU_MEASURES`].
+    pub fn measure(self, measure: &str) -> String {
+        format!("gpu{}/{measure}", self.0)
+    }
+    pub fn util_pct(self) -> String {
+        self.measure("util_pct")
+    }
+    pub fn mem_used_bytes(self) -> String {
+        self.measure("mem_used_bytes")
+    }
+    pub fn mem_total_bytes(self) -> String {
+        self.measure("mem_total_bytes")
+    }
+    pub fn power_w(self) -> String {
+        self.measure("power_w")
+    }
+    pub fn temp_c(self) -> String {
+        self.measure("temp_c")
+    }
+    pub fn sm_clock_mhz(self) -> String {
+        self.measure("sm_clock_mhz")
+    }
+    /// GPU memory used by rlmon's own process (its training threads).
+    pub fn proc_mem_bytes(self) -> String {
+        self.measure("proc_mem_bytes")
+    }
+
+    /// `gpu{i}/{measure}` → `(i, measure)`.
+    pub fn parse(name: &str) -> Option<(usize, &str)> {
+        let rest = name.strip_prefix("gpu")?;
+        let (index, measure) = rest.split_once('/')?;
+        Some((index.parse().ok()?, measure))
+    }
+}
+
+/// The names of MoE layer `layer`'s metrics: `moe(1).load(3)` is `moe/L1/load/E3`.
+pub fn moe(layer: usize) -> MoeLayer {
+    MoeLayer(layer)
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MoeLayer(pub usize);
+
+/// The per-layer summaries the hub derives from the loads (see `metrics::moe`).
+pub const MOE_DERIVED: [&str; 5] = ["balance", "entropy_bits", "cv", "max_vio", "dead_experts"];
+
+impl MoeLayer {
+    /// Share of the layer's routed tokens expert `e` received (before capacity drops).
+    pub fn load(self, expert: usize) -> String {
+        format!("moe/L{}/load/E{expert}", self.0)
+    }
+    pub fn dropped_frac(self) -> String {
+        self.measure("dropped_frac")
+    }
+    /// `moe/L{l}/{measure}`: `dropped_frac` or one of [`MOE_DERIVED`].
+    pub fn measure(self, measure: &str) -> String {
+        format!("moe/L{}/{measure}", self.0)
+    }
+    pub fn balance(self) -> String {
+        self.measure("balance")
+    }
+    pub fn dead_experts(self) -> String {
+        self.measure("dead_experts")
+    }
+
+    /// `moe/L{l}/load/E{e}` → `(l, e)`.
+    pub fn parse_load(name: &str) -> Option<(usize, usize)> {
+        let (layer, rest) = name.strip_prefix("moe/L")?.split_once("/load/E")?;
+        Some((layer.parse().ok()?, rest.parse().ok()?))
+    }
+
+    /// `moe/L{l}/{measure}` (not a load) → `(l, measure)`.
+    pub fn parse(name: &str) -> Option<(usize, &str)> {
+        let (layer, measure) = name.strip_prefix("moe/L")?.split_once('/')?;
+        (!measure.contains('/')).then_some(())?;
+        Some((layer.parse().ok()?, measure))
+    }
+}
+
+/// Whether `name` is any per-layer MoE metric (loads, drops, summaries).
+pub fn is_moe_layer_metric(name: &str) -> bool {
+    name.starts_with("moe/L")
+}
+
+/// The names of representation-dimensionality layer `layer`'s measures.
+pub fn ndt(layer: usize) -> NdtLayer {
+    NdtLayer(layer)
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct NdtLayer(pub usize);
+
+/// Dimensionality measures, in the order the representation pane cycles them.
+pub const NDT_MEASURES: [&str; 4] = ["stable_rank", "participation_ratio", "cum_energy_90", "nuclear_norm_ratio"];
+
+impl NdtLayer {
+    /// `ndt/L{l}/{measure}`, `measure` one of [`NDT_MEASURES`].
+    pub fn measure(self, measure: &str) -> String {
+        format!("ndt/L{}/{measure}", self.0)
+    }
+
+    /// `ndt/L{l}/{measure}` → `(l, measure)`.
+    pub fn parse(name: &str) -> Option<(usize, &str)> {
+        let (layer, measure) = name.strip_prefix("ndt/L")?.split_once('/')?;
+        Some((layer.parse().ok()?, measure))
+    }
+}
+
+/// Whether `name` is a dimensionality measure.
+pub fn is_ndt_metric(name: &str) -> bool {
+    name.starts_with("ndt/")
+}
+
+// ---------------------------------------------------------------- the entries
+/// What a metric's value is measured in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Unit {
+    /// A pure number (losses, ratios, norms).
+    Ratio,
+    /// A count within one step (tokens, samples).
+    Count,
+    Seconds,
+    Bytes,
+    PerSecond,
+    Percent,
+    Watts,
+    Celsius,
+    Megahertz,
+}
+
+/// Which way is better, for comparisons and "best" values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Better {
+    Higher,
+    Lower,
+    /// Neither (a schedule, a coefficient, a count).
+    Neither,
+}
+
+/// How a series comes about.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SeriesKind {
+    /// Reported by a run for each step.
+    PerStep,
+    /// Computed by the hub from other metrics of the step (never stored).
+    Derived,
+    /// Derived by the hub and stored with the step (MoE summaries).
+    DerivedStored,
+    /// Sampled from the machine (GPU, host), by time rather than by step.
+    Telemetry,
+}
+
+/// Which pane charts or lists a metric.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PaneHint {
+    Training,
+    Throughput,
+    Rl,
+    Moe,
+    Representation,
+    Hardware,
+    /// Kept and compared but not drawn by a pane of its own.
+    None,
+}
+
+/// One metric family.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct MetricInfo {
+    /// The name, or its pattern with `{i}`, `{l}`, `{e}` for dimensions.
+    pub pattern: &'static str,
+    /// Short label for charts and tables.
+    pub label: &'static str,
+    pub unit: Unit,
+    pub better: Better,
+    /// Same-seed replicas must agree on it bit for bit (it is a function of the
+    /// seed and the data, not of timing or memory).
+    pub replicas_agree: bool,
+    pub kind: SeriesKind,
+    /// Can be negative or cross zero (ratios to a median mean nothing then).
+    pub signed: bool,
+    pub pane: PaneHint,
+    /// Names accepted for it on input, renamed as they are (exact, case-sensitive).
+    pub aliases: &'static [&'static str],
+}
+
+const fn entry(pattern: &'static str, label: &'static str, unit: Unit, better: Better, kind: SeriesKind, pane: PaneHint) -> MetricInfo {
+    MetricInfo { pattern, label, unit, better, replicas_agree: false, kind, signed: false, pane, aliases: &[] }
+}
+
+impl MetricInfo {
+    const fn agree(mut self) -> Self {
+        self.replicas_agree = true;
+        self
+    }
+    const fn signed(mut self) -> Self {
+        self.signed = true;
+        self
+    }
+    const fn aliases(mut self, aliases: &'static [&'static str]) -> Self {
+        self.aliases = aliases;
+        self
+    }
+
+    /// Whether the metric is a timing, rate or resource measure: it differs between
+    /// identical runs, so divergence checks leave it out.
+    pub fn is_timing_or_resource(&self) -> bool {
+        matches!(self.unit, Unit::Seconds | Unit::Bytes | Unit::PerSecond) || self.kind == SeriesKind::Telemetry
+    }
+}
+
+use Better::{Higher, Lower, Neither};
+use PaneHint as P;
+use SeriesKind::{Derived, DerivedStored, PerStep, Telemetry};
+
+/// Every metric family rlmon knows. Order within a pane is the order the pane
+/// offers them in.
+pub const CATALOG: &[MetricInfo] = &[
+    entry(LOSS, "loss", Unit::Ratio, Lower, PerStep, P::Training).agree().aliases(&["train_loss", "train/loss", "lm_loss"]),
+    entry(LR, "lr", Unit::Ratio, Neither, PerStep, P::Training).agree().aliases(&["learning_rate"]),
+    entry(GRAD_NORM, "grad norm", Unit::Ratio, Neither, PerStep, P::Training).agree(),
+    entry(POLICY_LOSS, "policy loss", Unit::Ratio, Lower, PerStep, P::Training).signed(),
+    entry(VALUE_LOSS, "value loss", Unit::Ratio, Lower, PerStep, P::Training),
+    entry(TOKENS, "tokens", Unit::Count, Neither, PerStep, P::None),
+    entry(SAMPLES, "samples", Unit::Count, Neither, PerStep, P::None),
+    entry(STEP_TIME_S, "step time", Unit::Seconds, Lower, PerStep, P::Throughput).aliases(&["step_time"]),
+    entry(TOKENS_PER_S, "tokens/s", Unit::PerSecond, Higher, Derived, P::Throughput),
+    entry(SAMPLES_PER_S, "samples/s", Unit::PerSecond, Higher, Derived, P::Throughput),
+    entry(MEM_GPU_BYTES, "GPU memory", Unit::Bytes, Lower, PerStep, P::None),
+    entry(MEM_RSS_BYTES, "RSS", Unit::Bytes, Lower, PerStep, P::None),
+    // RL health, in the order the RL pane cycles them.
+    entry(REWARD, "reward", Unit::Ratio, Higher, PerStep, P::Rl).agree().signed().aliases(&["objective/scores", "reward_mean", "rewards"]),
+    entry(KL, "KL", Unit::Ratio, Lower, PerStep, P::Rl).agree().signed().aliases(&["objective/kl", "kl_mean"]),
+    entry(ENTROPY, "entropy", Unit::Ratio, Neither, PerStep, P::Rl).agree().aliases(&["objective/entropy", "entropy_mean"]),
+    entry(CLIP_FRAC, "clip frac", Unit::Ratio, Lower, PerStep, P::Rl).aliases(&["policy/clipfrac_avg", "clip_ratio/region_mean"]),
+    entry(RESPONSE_LEN, "response len", Unit::Ratio, Neither, PerStep, P::Rl).aliases(&["completions/mean_length"]),
+    entry(REWARD_STD, "reward std", Unit::Ratio, Neither, PerStep, P::None),
+    entry(REWARD_GOLD, "gold reward", Unit::Ratio, Higher, PerStep, P::None).signed(),
+    entry(KL_COEF, "KL coef", Unit::Ratio, Neither, PerStep, P::None).aliases(&["beta"]),
+    entry(APPROX_KL, "approx KL", Unit::Ratio, Lower, PerStep, P::None).signed().aliases(&["policy/approxkl_avg"]),
+    entry(FRAC_REWARD_ZERO_STD, "zero-std groups", Unit::Ratio, Lower, PerStep, P::None),
+    // MoE.
+    entry(MOE_AUX_LOSS, "aux loss", Unit::Ratio, Lower, PerStep, P::Moe),
+    entry("moe/L{l}/load/E{e}", "load", Unit::Ratio, Neither, PerStep, P::Moe),
+    entry("moe/L{l}/dropped_frac", "dropped", Unit::Ratio, Lower, PerStep, P::Moe),
+    entry("moe/L{l}/balance", "balance", Unit::Ratio, Higher, DerivedStored, P::Moe),
+    entry("moe/L{l}/entropy_bits", "entropy", Unit::Ratio, Higher, DerivedStored, P::Moe),
+    entry("moe/L{l}/cv", "CV", Unit::Ratio, Lower, DerivedStored, P::Moe),
+    entry("moe/L{l}/max_vio", "MaxVio", Unit::Ratio, Lower, DerivedStored, P::Moe),
+    entry("moe/L{l}/dead_experts", "dead", Unit::Count, Lower, DerivedStored, P::Moe),
+    // Representation dimensionality, in the order the pane cycles them.
+    entry("ndt/L{l}/stable_rank", "stable rank", Unit::Ratio, Neither, PerStep, P::Representation),
+    entry("ndt/L{l}/participation_ratio", "participation ratio", Unit::Ratio, Neither, PerStep, P::Representation),
+    entry("ndt/L{l}/cum_energy_90", "90% energy dim", Unit::Ratio, Neither, PerStep, P::Representation),
+    entry("ndt/L{l}/nuclear_norm_ratio", "nuclear norm ratio", Unit::Ratio, Neither, PerStep, P::Representation),
+    // Telemetry.
+    entry("gpu{i}/util_pct", "GPU util", Unit::Percent, Neither, Telemetry, P::Hardware),
+    entry("gpu{i}/mem_used_bytes", "VRAM used", Unit::Bytes, Neither, Telemetry, P::Hardware),
+    entry("gpu{i}/mem_total_bytes", "VRAM total", Unit::Bytes, Neither, Telemetry, P::Hardware),
+    entry("gpu{i}/power_w", "power", Unit::Watts, Neither, Telemetry, P::Hardware),
+    entry("gpu{i}/temp_c", "temperature", Unit::Celsius, Neither, Telemetry, P::Hardware),
+    entry("gpu{i}/sm_clock_mhz", "SM clock", Unit::Megahertz, Neither, Telemetry, P::Hardware),
+    entry("gpu{i}/proc_mem_bytes", "rlmon VRAM", Unit::Bytes, Lower, Telemetry, P::Hardware),
+    entry(host::CPU_PCT, "CPU", Unit::Percent, Neither, Telemetry, P::Hardware),
+    entry(host::MEM_USED_BYTES, "RAM used", Unit::Bytes, Neither, Telemetry, P::Hardware),
+    entry(host::MEM_TOTAL_BYTES, "RAM total", Unit::Bytes, Neither, Telemetry, P::Hardware),
+    entry(host::PROC_RSS_BYTES, "rlmon RSS", Unit::Bytes, Lower, Telemetry, P::Hardware),
+];
+
+/// The catalog entry for a metric name (a concrete name: `gpu0/util_pct`,
+/// `moe/L1/load/E3`), or `None` for a name rlmon does not know (a user's own metric,
+/// kept under its own name).
+pub fn info(name: &str) -> Option<&'static MetricInfo> {
+    let pattern: std::borrow::Cow<str> = if let Some((_, measure)) = Gpu::parse(name) {
+        format!("gpu{{i}}/{measure}").into()
+    } else if MoeLayer::parse_load(name).is_some() {
+        "moe/L{l}/load/E{e}".into()
+    } else if let Some((_, measure)) = MoeLayer::parse(name) {
+        format!("moe/L{{l}}/{measure}").into()
+    } else if let Some((_, measure)) = NdtLayer::parse(name) {
+        format!("ndt/L{{l}}/{measure}").into()
+    } else {
+        name.into()
+    };
+    CATALOG.iter().find(|m| m.pattern == pattern)
+}
+
+/// The metrics a pane offers, in the catalog's order (plain names only: patterns
+/// with dimensions are left out).
+pub fn in_pane(pane: PaneHint) -> impl Iterator<Item = &'static str> {
+    CATALOG.iter().filter(move |m| m.pane == pane && !m.pattern.contains('{')).map(|m| m.pattern)
+}
+
+/// Whether same-seed replicas must agree on `name`; unknown metrics (a user's own)
+/// are compared too, unless they look like timings or memory.
+pub fn replicas_agree(name: &str) -> bool {
+    match info(name) {
+        Some(m) => m.replicas_agree,
+        None => false,
+    }
+}
+
+/// Whether `name` is a timing, rate or resource measure (never a divergence).
+/// Unknown names count as timing when their name says so (`*_per_s`, `*_time*`,
+/// `mem/*`, `*_bytes`).
+pub fn is_timing_or_resource(name: &str) -> bool {
+    match info(name) {
+        Some(m) => m.is_timing_or_resource(),
+        None => name.ends_with("_per_s") || name.contains("time") || name.starts_with("mem/") || name.ends_with("_bytes"),
+    }
+}
+
+/// Which way is better for `name`. Unknown names: higher for rewards, accuracies
+/// and rates, lower otherwise (losses, errors).
+pub fn better(name: &str) -> Better {
+    match info(name) {
+        Some(m) => m.better,
+        None if name.contains("reward") || name.contains("acc") || name.ends_with("_per_s") => Higher,
+        None => Lower,
+    }
+}
+
+/// Whether `name` can be negative or cross zero.
+pub fn is_signed(name: &str) -> bool {
+    info(name).is_some_and(|m| m.signed)
+}
+
+/// Whether a run with these metric names is an RL fine-tuning run.
+pub fn is_rl_run<'a>(mut names: impl Iterator<Item = &'a str>) -> bool {
+    names.any(|n| n == KL || n == REWARD)
+}
+
+// ---------------------------------------------------------------- input names
+/// A metric name as `&'static str`, each distinct name stored once per process, so
+/// replaying a recorded session (millions of points over a few dozen names) clones
+/// names for free instead of allocating one per point.
+pub fn intern(name: &str) -> &'static str {
+    use std::collections::HashSet;
+    use std::sync::{Mutex, OnceLock};
+    static NAMES: OnceLock<Mutex<HashSet<&'static str>>> = OnceLock::new();
+    let mut names = NAMES.get_or_init(Default::default).lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(known) = names.get(name) {
+        return known;
+    }
+    let leaked: &'static str = Box::leak(name.to_owned().into_boxed_str());
+    names.insert(leaked);
+    leaked
+}
+
+/// How an input field turns into a canonical metric.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Conversion {
+    /// Same value under the canonical name.
+    Rename(&'static str),
+    /// Value times a factor (milliseconds to seconds).
+    Scale(&'static str, f64),
+    /// A running total: the metric is the difference from the previous value.
+    Cumulative(&'static str),
+}
+
+/// Prompt and completion tokens logged apart: their sum is the step's `tokens`.
+pub const TOKENS_IN: &str = "tokens_in";
+pub const TOKENS_OUT: &str = "tokens_out";
+
+/// Input names that need arithmetic, besides the plain renames of the entries'
+/// aliases.
+const CONVERSIONS: &[(&str, Conversion)] =
+    &[("wall_time_ms", Conversion::Scale(STEP_TIME_S, 1e-3)), ("num_tokens", Conversion::Cumulative(TOKENS))];
+
+/// The conversion for an input name, or `None` when the name is canonical or unknown
+/// (unknown names are kept as metrics under their own name).
+pub fn conversion(name: &str) -> Option<Conversion> {
+    if let Some((_, c)) = CONVERSIONS.iter().find(|(alias, _)| *alias == name) {
+        return Some(*c);
+    }
+    CATALOG.iter().find(|m| m.aliases.contains(&name)).map(|m| Conversion::Rename(m.pattern))
+}
+
+/// The canonical name of a metric (itself when it is not an alias).
+pub fn canonical(name: &str) -> &str {
+    match conversion(name) {
+        Some(Conversion::Rename(c) | Conversion::Scale(c, _) | Conversion::Cumulative(c)) => c,
+        None => name,
+    }
+}
+
+/// Every accepted input name with the canonical metric it becomes, for docs and
+/// `--help`: `(alias, canonical, note)`.
+pub fn input_names() -> Vec<(&'static str, &'static str, &'static str)> {
+    let mut out: Vec<_> = CATALOG.iter().flat_map(|m| m.aliases.iter().map(move |a| (*a, m.pattern, ""))).collect();
+    out.push(("wall_time_ms", STEP_TIME_S, "milliseconds, divided by 1000"));
+    out.push(("num_tokens", TOKENS, "running total: the difference is taken"));
+    out.push(("tokens_in + tokens_out", TOKENS, "summed when no tokens field is given"));
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn aliases_map_to_canonical_names() {
+        assert_eq!(canonical("train/loss"), "loss");
+        assert_eq!(canonical("objective/kl"), "kl");
+        assert_eq!(canonical("policy/approxkl_avg"), "approx_kl");
+        assert_eq!(canonical("loss"), "loss");
+        assert_eq!(canonical("my_custom_metric"), "my_custom_metric");
+    }
+
+    #[test]
+    fn conversions_carry_their_arithmetic() {
+        assert_eq!(conversion("wall_time_ms"), Some(Conversion::Scale("step_time_s", 1e-3)));
+        assert_eq!(conversion("num_tokens"), Some(Conversion::Cumulative("tokens")));
+        assert_eq!(conversion("beta"), Some(Conversion::Rename("kl_coef")));
+        assert_eq!(conversion("loss"), None);
+    }
+
+    #[test]
+    fn builders_and_parsers_round_trip() {
+        assert_eq!(gpu(3).util_pct(), "gpu3/util_pct");
+        assert_eq!(Gpu::parse("gpu3/util_pct"), Some((3, "util_pct")));
+        assert_eq!(moe(1).load(7), "moe/L1/load/E7");
+        assert_eq!(MoeLayer::parse_load("moe/L1/load/E7"), Some((1, 7)));
+        assert_eq!(MoeLayer::parse("moe/L2/balance"), Some((2, "balance")));
+        assert_eq!(MoeLayer::parse("moe/L2/load/E0"), None, "a load is not a layer summary");
+        assert_eq!(ndt(0).measure("stable_rank"), "ndt/L0/stable_rank");
+        assert_eq!(NdtLayer::parse("ndt/L4/cum_energy_90"), Some((4, "cum_energy_90")));
+    }
+
+    #[test]
+    fn every_built_name_has_an_entry() {
+        for m in GPU_MEASURES {
+            assert!(info(&gpu(2).measure(m)).is_some(), "{m}");
+        }
+        for m in MOE_DERIVED.iter().chain(&["dropped_frac"]) {
+            assert!(info(&moe(5).measure(m)).is_some(), "{m}");
+        }
+        for m in NDT_MEASURES {
+            assert!(info(&ndt(1).measure(m)).is_some(), "{m}");
+        }
+        assert_eq!(info(&moe(0).load(3)).unwrap().pane, PaneHint::Moe);
+        assert!(info("gpu0/bogus").is_none());
+    }
+
+    #[test]
+    fn entries_are_unique_and_aliases_unambiguous() {
+        let mut patterns: Vec<_> = CATALOG.iter().map(|m| m.pattern).collect();
+        patterns.sort();
+        patterns.dedup();
+        assert_eq!(patterns.len(), CATALOG.len(), "one entry per family");
+        let aliases: Vec<_> = CATALOG.iter().flat_map(|m| m.aliases.iter()).collect();
+        for a in &aliases {
+            assert!(info(a).is_none(), "alias {a} is also a canonical name");
+            assert_eq!(aliases.iter().filter(|b| b == &a).count(), 1, "alias {a} maps to one metric");
+        }
+    }
+
+    #[test]
+    fn properties_decide_comparisons() {
+        assert!(is_timing_or_resource(STEP_TIME_S) && is_timing_or_resource(TOKENS_PER_S) && is_timing_or_resource(MEM_GPU_BYTES));
+        assert!(!is_timing_or_resource(LOSS) && !is_timing_or_resource("my_metric"));
+        assert!(is_timing_or_resource("my_fwd_time_s"));
+        assert!(replicas_agree(LOSS) && replicas_agree(KL) && !replicas_agree(STEP_TIME_S));
+        assert_eq!(better(LOSS), Better::Lower);
+        assert_eq!(better(REWARD), Better::Higher);
+        assert_eq!(better("eval/accuracy"), Better::Higher);
+        assert!(is_signed(POLICY_LOSS) && !is_signed(LOSS));
+        assert_eq!(in_pane(PaneHint::Rl).collect::<Vec<_>>(), vec![REWARD, KL, ENTROPY, CLIP_FRAC, RESPONSE_LEN]);
+        assert!(is_rl_run([LOSS, KL].into_iter()) && !is_rl_run([LOSS].into_iter()));
+    }
+}
