@@ -171,11 +171,26 @@ fn a_live_baseline_raises_divergence_alerts_that_the_snapshot_replays() {
     assert!(first["message"].as_str().unwrap().contains("diverges from the baseline"), "{first}");
     assert_eq!(first["metric"], "loss", "when metrics part at once, the loss names it: {first}");
 
-    // The snapshot names its baseline, and a replay (which has none) raises the same alerts.
+    // The snapshot names its baseline: a replay reads it again and the hub raises
+    // the same alerts; `check` and `compare` judge it with the same code.
     let snapshot = snapshot_of(&live);
-    let out = rlmon(dir.path()).args(["replay", "--headless", "--json", "--speed", "max"]).arg(&snapshot).output().unwrap();
-    let replayed: Value = serde_json::from_slice(&out.stdout).unwrap();
-    assert_eq!(replayed["runs"][0]["alerts"], live["runs"][0]["alerts"]);
+    let replay = |snapshot: &std::path::Path| -> Value {
+        let out = rlmon(dir.path()).args(["replay", "--headless", "--json", "--speed", "max"]).arg(snapshot).output().unwrap();
+        serde_json::from_slice(&out.stdout).unwrap()
+    };
+    assert_eq!(replay(&snapshot)["runs"][0]["alerts"], live["runs"][0]["alerts"]);
+    let out = rlmon(dir.path()).args(["check", "--json"]).arg(&snapshot).output().unwrap();
+    let checked: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(checked["alerts"], live["runs"][0]["alerts"], "check of the snapshot");
+    let out = rlmon(dir.path()).args(["compare", "--json"]).arg(&base).arg(&snapshot).output().unwrap();
+    let compared: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(compared["first_divergence"]["metric"], first["metric"], "{compared}");
+    assert_eq!(compared["first_divergence"]["step"], first["step"], "{compared}");
+    // Without the baseline file, the replay raises the alerts recorded against it.
+    let moved = dir.path().join("moved.rlmon.parquet");
+    std::fs::rename(&base, &moved).unwrap();
+    assert_eq!(replay(&snapshot)["runs"][0]["alerts"], live["runs"][0]["alerts"], "from the recorded alerts");
+    std::fs::rename(&moved, &base).unwrap();
     let out = rlmon(dir.path()).args(["export", "--format", "jsonl"]).arg(&snapshot).output().unwrap();
     assert_eq!(out.status.code(), Some(0));
 

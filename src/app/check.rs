@@ -107,7 +107,7 @@ impl CheckReport {
 /// The report of a recorded session: its runs replayed through the hub (alerts as
 /// live, baseline alerts included); a run's points are its logged steps.
 pub fn analyse_recording(rec: &crate::record::Recording) -> CheckReport {
-    let state = rec.final_state();
+    let state = crate::record::replayed_state(rec);
     let mut steps = vec![0u64; state.runs.len()];
     for (_, e) in rec.events() {
         if let Event::Metrics { run, .. } = e {

@@ -5,15 +5,13 @@
 //! the divergences marked; the text report follows on the normal screen.
 use std::fmt::Write as _;
 use std::io::{IsTerminal, Write};
-use std::sync::Arc;
 
 use crate::cli::CompareArgs;
 use crate::error::{Result, RlmonError, EXIT_FAILURE};
-use crate::health::divergence::Tolerance;
-use crate::record::compare::{alerts_on_b, compare as compare_states, Comparison, Options, Ratio};
+use crate::record::compare::{compare as compare_recordings, Comparison, Options, Ratio};
 use crate::record::{self};
 use crate::report::format::{si, value};
-use crate::session::{Event, Hub, SessionState};
+use crate::session::SessionState;
 use crate::ui::theme::Theme;
 use crate::ui::Source;
 
@@ -23,12 +21,11 @@ pub async fn compare(args: CompareArgs) -> Result<u8> {
     }
     let a = record::load(&args.a)?;
     let b = record::load(&args.b)?;
-    let opts = Options { tolerance: args.tolerance, divergence: Tolerance::default() };
-    let (state_a, state_b) = (a.final_state(), b.final_state());
-    let c = compare_states(&state_a, &state_b, &a.meta.alerts, &b.meta.alerts, opts);
+    let opts = Options { tolerance: args.tolerance };
+    let (c, b_against_a) = compare_recordings(&a, &b, opts);
     if !args.json && !args.headless && std::io::stdout().is_terminal() {
         let theme = Theme::resolve(&args.theme)?;
-        let mut view = CompareView::new(overlay(state_a, state_b, &c, &args), &c);
+        let mut view = CompareView::new(overlay(b_against_a.state, &args), &c);
         crate::ui::run(&mut view, theme, COMPARE_FPS).await.map_err(|e| RlmonError::Other(e.into()))?;
     }
     if args.json {
@@ -45,18 +42,12 @@ pub async fn compare(args: CompareArgs) -> Result<u8> {
 const COMPARE_FPS: u32 = 10;
 
 /// B's session as the display shows it: A's runs as the dimmed baseline under every
-/// chart, and the comparison's divergences and regressions as alerts (markers) on B.
-pub fn overlay(a: SessionState, b: SessionState, c: &Comparison, args: &CompareArgs) -> SessionState {
+/// chart (the replay against A set it), and the divergences and regressions the
+/// baseline check raised as alerts (markers) on B.
+pub fn overlay(b_against_a: SessionState, args: &CompareArgs) -> SessionState {
     let stem = |p: &std::path::Path| p.file_name().map_or_else(|| p.display().to_string(), |n| n.to_string_lossy().trim_end_matches(".rlmon.parquet").to_owned());
-    let alerts = alerts_on_b(c, &b);
-    let mut hub = Hub::new(b);
-    for (run, alert) in alerts {
-        let t = alert.time_s;
-        hub.apply(Event::Alert { run: Some(run), alert }, t);
-    }
-    let mut state = hub.state;
+    let mut state = b_against_a;
     state.name = format!("B {} vs A {}", stem(&args.b), stem(&args.a));
-    state.baseline = Some(Arc::new(a));
     state.baseline_label = "A".into();
     state
 }

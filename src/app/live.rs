@@ -32,7 +32,6 @@ pub struct LiveSession {
     recorder: Option<Recorder>,
     /// A snapshot asked for with `s`, not yet confirmed.
     pending_snapshot: Option<std::sync::mpsc::Receiver<std::io::Result<std::path::PathBuf>>>,
-    baseline: Option<crate::record::baseline::Baseline>,
 }
 
 impl LiveSession {
@@ -74,17 +73,22 @@ impl LiveSession {
                 None
             }
         };
-        LiveSession { hub, rx, root, run_tokens, tasks, sampler, started, recorder: None, pending_snapshot: None, baseline: None }
+        LiveSession { hub, rx, root, run_tokens, tasks, sampler, started, recorder: None, pending_snapshot: None }
     }
 
     /// Starts recording into `dir`: a journal now, a snapshot at the end. Call right
     /// after `start`, before events are received, so every event is recorded.
-    /// `baseline`: the session the runs are held against, named in the metadata.
-    pub fn record(&mut self, dir: &std::path::Path, config_text: String, baseline: Option<&std::path::Path>) -> std::io::Result<()> {
+    /// `baseline`: the session the runs are held against and its tolerance, named in
+    /// the metadata (as an absolute path, so a replay from elsewhere finds it).
+    pub fn record(&mut self, dir: &std::path::Path, config_text: String, baseline: Option<(&std::path::Path, f64)>) -> std::io::Result<()> {
         let stamp = naming::utc_stamp(std::time::SystemTime::now());
         let state = &self.hub.state;
         let mut meta = Meta::new(&state.name, stamp.clone(), config_text, &state.runs);
-        meta.baseline = baseline.map(|p| p.display().to_string());
+        meta.record_settings(&self.hub.settings);
+        if let Some((path, tolerance)) = baseline {
+            meta.baseline = Some(std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf()).display().to_string());
+            meta.baseline_tolerance = Some(tolerance);
+        }
         self.recorder = Some(Recorder::start(dir, &naming::file_stem(&state.name, &stamp), meta)?);
         Ok(())
     }
@@ -107,38 +111,25 @@ impl LiveSession {
         Finale::of(state, self.elapsed_s(), hardware::describe(&state.gpu))
     }
 
-    /// Holds the runs against a recorded session; its curves go under the live ones.
+    /// Holds the runs against a recorded session (the hub checks every step); its
+    /// curves go under the live ones.
     pub fn set_baseline(&mut self, recording: &crate::record::Recording, tolerance: f64) {
-        let baseline = crate::record::baseline::Baseline::new(recording.final_state(), &self.hub.state.runs, tolerance);
-        let unmatched: Vec<String> = baseline.unmatched().map(|i| self.hub.state.runs[i].name.clone()).collect();
-        let base_runs: Vec<&str> = baseline.state.runs.iter().map(|r| r.name.as_str()).collect();
-        let message = (!unmatched.is_empty()).then(|| {
-            format!("the baseline has no run named {} (its runs: {}): no baseline curves or checks for it", unmatched.join(", "), base_runs.join(", "))
-        });
-        self.hub.state.baseline = Some(baseline.state.clone());
-        self.baseline = Some(baseline);
-        if let Some(message) = message {
+        let unmatched = self.hub.set_baseline(std::sync::Arc::new(recording.final_state()), tolerance);
+        if !unmatched.is_empty() {
+            let names: Vec<&str> = unmatched.iter().map(|i| self.hub.state.runs[*i].name.as_str()).collect();
+            let base_runs: Vec<&str> = recording.meta.runs.iter().map(|r| r.name.as_str()).collect();
+            let message = format!("the baseline has no run named {} (its runs: {}): no baseline curves or checks for it", names.join(", "), base_runs.join(", "));
             let now = self.elapsed_s();
             self.apply(Event::Log { run: None, level: LogLevel::Warn, message }, now);
         }
     }
 
-    /// Every event goes through here: recorded first, then applied, then held
-    /// against the baseline.
+    /// Every event goes through here: recorded first, then applied.
     fn apply(&mut self, event: Event, now: f64) {
         if let Some(r) = &self.recorder {
             r.record(now, &event);
         }
-        let stepped = match &event {
-            Event::Metrics { run, step, .. } => Some((*run, *step)),
-            _ => None,
-        };
         self.hub.apply(event, now);
-        let (Some(b), Some((run, step))) = (self.baseline.as_mut(), stepped) else { return };
-        let Some(r) = self.hub.state.runs.get(run) else { return };
-        for alert in b.observe(r, run, step) {
-            self.apply(Event::Alert { run: Some(run), alert }, now);
-        }
     }
 
     fn report_snapshot(&mut self, now: f64) {

@@ -27,6 +27,8 @@ const SPEEDS: [f64; 9] = [0.25, 0.5, 1.0, 2.0, 5.0, 10.0, 50.0, 100.0, 1000.0];
 pub struct ReplaySession {
     pub hub: Hub,
     recording: Recording,
+    /// The baseline the session was held against, read once for every seek.
+    baseline: Option<record::RecordedBaseline>,
     events: Vec<(f64, Event)>,
     /// Index of the next event to apply.
     next: usize,
@@ -39,13 +41,16 @@ pub struct ReplaySession {
 
 impl ReplaySession {
     pub fn new(recording: Recording, speed: Speed) -> Self {
-        let events = recording.events();
-        let hub = Self::fresh_hub(&recording);
-        ReplaySession { hub, recording, events, next: 0, speed, paused: false, anchor_pos: 0.0, anchor: Instant::now() }
+        let baseline = record::recorded_baseline(&recording);
+        if let (Some(path), None) = (&recording.meta.baseline, &baseline) {
+            tracing::info!("baseline {path} cannot be read: replaying the alerts recorded against it");
+        }
+        let (hub, events) = record::replay_start(&recording, baseline.as_ref());
+        ReplaySession { hub, recording, baseline, events, next: 0, speed, paused: false, anchor_pos: 0.0, anchor: Instant::now() }
     }
 
-    fn fresh_hub(rec: &Recording) -> Hub {
-        rec.meta.fresh_hub()
+    fn fresh_hub(&self) -> Hub {
+        record::replay_start(&self.recording, self.baseline.as_ref()).0
     }
 
     pub fn recording(&self) -> &Recording {
@@ -117,7 +122,7 @@ impl ReplaySession {
         let pos = pos.clamp(0.0, self.duration_s());
         let target = self.events.partition_point(|e| e.0 <= pos);
         if target < self.next {
-            self.hub = Self::fresh_hub(&self.recording);
+            self.hub = self.fresh_hub();
             self.next = 0;
         }
         while self.next < target {

@@ -9,11 +9,9 @@ use crate::cli::WatchArgs;
 use crate::config::{find_config, SessionConfig};
 use crate::error::{Result, RlmonError, EXIT_FAILURE};
 use crate::report::progress::progress_line;
+use crate::session::baseline::DEFAULT_TOLERANCE;
 use crate::session::{LogLevel, RunState, SessionState};
 use crate::ui::theme::Theme;
-
-/// Relative tokens/s shortfall against the baseline that is reported.
-pub const BASELINE_TOLERANCE: f64 = 0.05;
 
 /// How often headless mode prints a progress line per run.
 pub const PROGRESS_PERIOD: Duration = Duration::from_secs(5);
@@ -43,12 +41,12 @@ pub async fn watch(args: WatchArgs) -> Result<u8> {
 
     let config_text = config.text.clone();
     let mut live = LiveSession::start(config);
-    if let Err(e) = live.record(&args.session_dir, config_text, baseline_path.as_deref()) {
+    if let Err(e) = live.record(&args.session_dir, config_text, baseline_path.as_deref().map(|p| (p, DEFAULT_TOLERANCE))) {
         // Monitoring goes on; only the recording is lost, and the user is told.
         crate::say!("rlmon: warning: cannot record this session in {}: {e}", args.session_dir.display());
     }
     if let Some(recording) = &baseline {
-        live.set_baseline(recording, BASELINE_TOLERANCE);
+        live.set_baseline(recording, DEFAULT_TOLERANCE);
     }
     if let Some(signals) = signals {
         run_headless(&mut live, 0, signals).await;

@@ -1,27 +1,13 @@
 //! Two recorded sessions side by side: where each metric of each matched run first
-//! diverges (the health module's tolerance band over k steps), final and best
-//! values, throughput after warm-up, peak memory, and alert differences. Pure logic
-//! over replayed session states.
+//! diverges, final and best values, throughput after warm-up, peak memory, and alert
+//! differences. B is replayed through a hub holding it against A (`session::baseline`,
+//! the same check a live `--baseline` runs), so divergences and their alerts come
+//! from one piece of code; the rest is pure logic over the replayed states.
 use serde::Serialize;
 
-use crate::health::divergence::{first_divergence, Tolerance};
-use crate::health::{Alert, AlertKind, Severity};
 use crate::metrics::{catalog, Series};
-use crate::session::{RunRecord, SessionState};
-
-pub use catalog::is_timing_or_resource;
-
-/// Which metric names a divergence when several part at the same step: the
-/// objective first (loss, reward, KL), then the rest in name order.
-pub fn headline_rank(metric: &str) -> u8 {
-    match metric {
-        catalog::LOSS => 0,
-        catalog::REWARD => 1,
-        catalog::KL => 2,
-        catalog::GRAD_NORM => 3,
-        _ => 4,
-    }
-}
+use crate::session::baseline::{headline_rank, match_run, Baseline};
+use crate::session::{Hub, RunRecord, SessionState};
 
 /// Whether a larger value is better (rewards, rates); otherwise smaller is.
 fn higher_is_better(metric: &str) -> bool {
@@ -32,8 +18,6 @@ fn higher_is_better(metric: &str) -> bool {
 pub struct Options {
     /// Relative slow-down or memory growth of B that is a regression.
     pub tolerance: f64,
-    /// When two values of a metric agree.
-    pub divergence: Tolerance,
 }
 
 #[derive(Debug, Clone, Serialize, PartialEq)]
@@ -126,10 +110,6 @@ impl Comparison {
     }
 }
 
-fn pairs(s: &Series) -> Vec<(u64, f64)> {
-    s.steps.iter().copied().zip(s.values.iter().copied()).collect()
-}
-
 fn best(s: &Series, higher: bool) -> Option<f64> {
     let finite = s.values.iter().copied().filter(|v| v.is_finite());
     if higher {
@@ -143,14 +123,14 @@ fn peak(s: Option<&Series>) -> Option<f64> {
     s.and_then(|s| best(s, true))
 }
 
-/// Run pairs: by name; or the only run of each when both have exactly one.
-pub fn match_runs<'a>(a: &'a SessionState, b: &'a SessionState) -> (Vec<(&'a RunRecord, &'a RunRecord)>, Vec<String>, Vec<String>) {
-    if a.runs.len() == 1 && b.runs.len() == 1 {
-        return (vec![(&a.runs[0], &b.runs[0])], Vec::new(), Vec::new());
-    }
-    let pairs: Vec<_> = a.runs.iter().filter_map(|ra| Some((ra, b.runs.iter().find(|rb| rb.name == ra.name)?))).collect();
-    let only = |x: &SessionState, y: &SessionState| x.runs.iter().filter(|r| !y.runs.iter().any(|o| o.name == r.name)).map(|r| r.name.clone()).collect();
-    (pairs, only(a, b), only(b, a))
+/// Run pairs `(index in a, index in b)` by the baseline's matching rule, in A's
+/// order, and the names of the runs of each side left without a partner.
+pub fn match_runs(a: &SessionState, b: &SessionState) -> (Vec<(usize, usize)>, Vec<String>, Vec<String>) {
+    let mut pairs: Vec<(usize, usize)> = (0..b.runs.len()).filter_map(|j| Some((match_run(&a.runs, &b.runs, j)?, j))).collect();
+    pairs.sort();
+    let only_a = a.runs.iter().enumerate().filter(|(i, _)| !pairs.iter().any(|p| p.0 == *i)).map(|(_, r)| r.name.clone()).collect();
+    let only_b = b.runs.iter().enumerate().filter(|(j, _)| !pairs.iter().any(|p| p.1 == *j)).map(|(_, r)| r.name.clone()).collect();
+    (pairs, only_a, only_b)
 }
 
 /// A run's memory peak: its own memory metrics first, else none.
@@ -169,12 +149,14 @@ fn session_gpu_memory(s: &SessionState) -> Option<(&str, f64)> {
         .reduce(|x, y| if y.1 > x.1 { y } else { x })
 }
 
-pub fn compare_runs(ra: &RunRecord, rb: &RunRecord, opts: Options) -> RunComparison {
+/// Run `rb` (index `b_index` of the replayed B) against its partner `ra`;
+/// `baseline` is the check B was replayed under.
+fn compare_runs(ra: &RunRecord, rb: &RunRecord, b_index: usize, baseline: &Baseline, opts: Options) -> RunComparison {
     let mut metrics = Vec::new();
     for (name, sa) in &ra.series {
         let Some(sb) = rb.series(name) else { continue };
         let higher = higher_is_better(name);
-        let diverged = if is_timing_or_resource(name) { None } else { first_divergence(&pairs(sa), &pairs(sb), opts.divergence) };
+        let diverged = baseline.diverged_at(b_index, name);
         metrics.push(MetricComparison {
             metric: name.clone(),
             first_divergence: diverged,
@@ -203,59 +185,6 @@ pub fn compare_runs(ra: &RunRecord, rb: &RunRecord, opts: Options) -> RunCompari
     }
 }
 
-/// The comparison as alerts on B's runs, for the charts' markers and the alerts
-/// pane of the compare view: per run, the earliest divergence is a `run_divergence`
-/// warning and later ones are info; a throughput regression is a warning.
-/// Returns (index of the run in `b`, alert).
-pub fn alerts_on_b(c: &Comparison, b: &SessionState) -> Vec<(usize, Alert)> {
-    let mut out = Vec::new();
-    for rc in &c.runs {
-        let Some(i) = b.runs.iter().position(|r| r.name == rc.b) else { continue };
-        let run = &b.runs[i];
-        let at = |metric: &str, step: u64| -> (f64, f64) {
-            run.series(metric)
-                .and_then(|s| s.index_of(step).map(|j| (s.times[j], s.values[j])))
-                .unwrap_or((run.time_s, f64::NAN))
-        };
-        let mut diverged: Vec<&MetricComparison> = rc.metrics.iter().filter(|m| m.first_divergence.is_some()).collect();
-        diverged.sort_by_key(|m| (m.first_divergence, headline_rank(&m.metric)));
-        for (k, m) in diverged.into_iter().enumerate() {
-            let step = m.first_divergence.unwrap_or_default();
-            let (time_s, value) = at(&m.metric, step);
-            out.push((
-                i,
-                Alert {
-                    kind: AlertKind::RunDivergence,
-                    severity: if k == 0 { Severity::Warn } else { Severity::Info },
-                    run: rc.b.clone(),
-                    metric: m.metric.clone(),
-                    step,
-                    time_s,
-                    value,
-                    message: format!("{} of B departs from A at step {step}", m.metric),
-                },
-            ));
-        }
-        if rc.tokens_per_s.regression {
-            let (a, b_rate) = (rc.tokens_per_s.a.unwrap_or(f64::NAN), rc.tokens_per_s.b.unwrap_or(f64::NAN));
-            out.push((
-                i,
-                Alert {
-                    kind: AlertKind::ThroughputRegression,
-                    severity: Severity::Warn,
-                    run: rc.b.clone(),
-                    metric: catalog::TOKENS_PER_S.into(),
-                    step: run.step,
-                    time_s: run.time_s,
-                    value: b_rate,
-                    message: format!("B trains at {} tokens/s, A at {} ({:.3}x)", crate::report::format::si(b_rate), crate::report::format::si(a), b_rate / a),
-                },
-            ));
-        }
-    }
-    out
-}
-
 fn alert_key(v: &serde_json::Value) -> (String, String, String) {
     let f = |k: &str| v.get(k).map(|x| x.to_string()).unwrap_or_default();
     (f("kind"), f("run"), f("metric"))
@@ -267,9 +196,23 @@ pub fn alert_diff(a: &[serde_json::Value], b: &[serde_json::Value]) -> AlertDiff
     AlertDiff { only_a: only(a, b), only_b: only(b, a) }
 }
 
-pub fn compare(a: &SessionState, b: &SessionState, alerts_a: &[serde_json::Value], alerts_b: &[serde_json::Value], opts: Options) -> Comparison {
-    let (matched, unmatched_a, unmatched_b) = match_runs(a, b);
-    let runs: Vec<RunComparison> = matched.iter().map(|(ra, rb)| compare_runs(ra, rb, opts)).collect();
+/// Compares recorded sessions A and B. B is replayed through a hub holding it
+/// against A as a live baseline, so its divergences are found by the same check as
+/// live; returns the comparison and that hub (B's state with the baseline's alerts).
+pub fn compare(a: &super::Recording, b: &super::Recording, opts: Options) -> (Comparison, Hub) {
+    let state_a = std::sync::Arc::new(a.final_state());
+    let (mut hub, events) = super::replay_start(b, Some(&(state_a.clone(), opts.tolerance)));
+    for (t, e) in events {
+        hub.apply(e, t);
+    }
+    let baseline = hub.baseline.as_ref().expect("replay_start sets the baseline it is given");
+    let c = compare_states(&state_a, &hub.state, baseline, &a.meta.alerts, &b.meta.alerts, opts);
+    (c, hub)
+}
+
+fn compare_states(a: &SessionState, b_state: &SessionState, baseline: &Baseline, alerts_a: &[serde_json::Value], alerts_b: &[serde_json::Value], opts: Options) -> Comparison {
+    let (matched, unmatched_a, unmatched_b) = match_runs(a, b_state);
+    let runs: Vec<RunComparison> = matched.iter().map(|&(i, j)| compare_runs(&a.runs[i], &b_state.runs[j], j, baseline, opts)).collect();
     let first_divergence = runs
         .iter()
         .flat_map(|r| r.metrics.iter().filter_map(move |m| Some((m.first_divergence?, r, m))))
@@ -278,7 +221,7 @@ pub fn compare(a: &SessionState, b: &SessionState, alerts_a: &[serde_json::Value
     let sum = |f: fn(&RunComparison) -> Option<f64>| runs.iter().map(f).sum::<Option<f64>>();
     let mut throughput = Ratio::of(sum(|r| r.tokens_per_s.a), sum(|r| r.tokens_per_s.b), opts.tolerance, true);
     throughput.regression |= runs.iter().any(|r| r.tokens_per_s.regression);
-    let mut memory = match (session_gpu_memory(a), session_gpu_memory(b)) {
+    let mut memory = match (session_gpu_memory(a), session_gpu_memory(b_state)) {
         (None, None) => Memory { metric: None, peak: Ratio::of(None, None, opts.tolerance, false) },
         (ma, mb) => {
             let metric = mb.or(ma).map(|(name, _)| name.to_owned());
@@ -297,27 +240,31 @@ pub fn compare(a: &SessionState, b: &SessionState, alerts_a: &[serde_json::Value
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::session::{Event, Hub};
+    use crate::health::{AlertKind, Severity};
+    use crate::record::{Meta, Recording};
+    use crate::session::Event;
 
     /// One run of `n` steps: loss from `loss(step)`, 1000 tokens in `step_s` seconds.
-    fn session(name: &str, n: u64, loss: impl Fn(u64) -> f64, step_s: f64) -> SessionState {
+    fn session(name: &str, n: u64, loss: impl Fn(u64) -> f64, step_s: f64) -> Recording {
         let runs = vec![RunRecord::new(name.into(), "lm".into(), "cpu".into(), n)];
-        let mut hub = Hub::new(SessionState::new("s".into(), runs));
+        let mut rec = Recording::new(Meta::new("s", "20260101T000000Z".into(), String::new(), &runs));
+        rec.record(0.0, &Event::RunStarted { run: 0, device: "cpu".into(), threads: 1 });
         for step in 1..=n {
             let values = vec![("loss".into(), loss(step)), ("tokens".into(), 1000.0), ("step_time_s".into(), step_s)];
-            hub.apply(Event::Metrics { run: 0, step, time_s: step as f64 * step_s, values }, 0.0);
+            let t = step as f64 * step_s;
+            rec.record(t, &Event::Metrics { run: 0, step, time_s: t, values });
         }
-        hub.state
+        rec
     }
 
     fn opts() -> Options {
-        Options { tolerance: 0.05, divergence: Tolerance::default() }
+        Options { tolerance: 0.05 }
     }
 
     #[test]
     fn identical_runs_agree() {
         let a = session("x", 100, |s| 5.0 / s as f64, 0.1);
-        let c = compare(&a, &a, &[], &[], opts());
+        let (c, b) = compare(&a, &a, opts());
         assert_eq!(c.first_divergence, None);
         assert!(!c.throughput.regression);
         assert_eq!(c.throughput.ratio, Some(1.0));
@@ -325,13 +272,14 @@ mod tests {
         let loss = c.runs[0].metrics.iter().find(|m| m.metric == "loss").unwrap();
         assert_eq!(loss.best_a, Some(0.05));
         assert_eq!(loss.final_b, Some(0.05));
+        assert!(b.state.alerts.is_empty(), "nothing to mark when they agree: {:?}", b.state.alerts);
     }
 
     #[test]
     fn a_known_divergence_step_is_found() {
         let a = session("x", 100, |s| 5.0 / s as f64, 0.1);
         let b = session("y", 100, |s| if s >= 40 { 1.0 } else { 5.0 / s as f64 }, 0.1);
-        let c = compare(&a, &b, &[], &[], opts());
+        let (c, _) = compare(&a, &b, opts());
         assert_eq!(c.first_divergence, Some(Divergence { run: "x".into(), metric: "loss".into(), step: 40 }));
         assert!(c.failed());
     }
@@ -340,27 +288,24 @@ mod tests {
     fn slower_b_is_a_throughput_regression_and_timing_is_not_divergence() {
         let a = session("x", 100, |s| 5.0 / s as f64, 0.10);
         let b = session("x", 100, |s| 5.0 / s as f64, 0.12);
-        let c = compare(&a, &b, &[], &[], opts());
+        let (c, _) = compare(&a, &b, opts());
         assert_eq!(c.first_divergence, None, "step time differs, training does not");
         assert!(c.throughput.regression);
         assert!((c.throughput.ratio.unwrap() - 0.1 / 0.12).abs() < 1e-9);
         let within = session("x", 100, |s| 5.0 / s as f64, 0.103);
-        assert!(!compare(&a, &within, &[], &[], opts()).throughput.regression, "3% slower is inside 5%");
+        assert!(!compare(&a, &within, opts()).0.throughput.regression, "3% slower is inside 5%");
     }
 
     #[test]
-    fn the_comparison_becomes_markers_on_b() {
+    fn the_comparison_raises_the_live_baselines_alerts_on_b() {
         let a = session("x", 100, |s| 5.0 / s as f64, 0.1);
         let b = session("x", 100, |s| if s >= 40 { 1.0 } else { 5.0 / s as f64 }, 0.2);
-        let c = compare(&a, &b, &[], &[], opts());
-        let alerts = alerts_on_b(&c, &b);
-        let kinds: Vec<_> = alerts.iter().map(|(i, a)| (*i, a.kind, a.severity, a.metric.as_str(), a.step)).collect();
-        assert_eq!(
-            kinds,
-            vec![(0, AlertKind::RunDivergence, Severity::Warn, "loss", 40), (0, AlertKind::ThroughputRegression, Severity::Warn, "tokens_per_s", 100)]
-        );
-        assert_eq!(alerts[0].1.value, 1.0, "B's value where it departs");
-        assert!(alerts_on_b(&compare(&a, &a, &[], &[], opts()), &a).is_empty(), "nothing to mark when they agree");
+        let (_, hub) = compare(&a, &b, opts());
+        let kinds: Vec<_> = hub.state.alerts.iter().map(|a| (a.kind, a.severity, a.metric.as_str(), a.step)).collect();
+        // Half A's tokens/s: beyond twice the tolerance, critical, once past warm-up.
+        assert_eq!(kinds, vec![(AlertKind::ThroughputRegression, Severity::Critical, "tokens_per_s", 21), (AlertKind::RunDivergence, Severity::Warn, "loss", 40)]);
+        assert_eq!(hub.state.alerts[1].value, 1.0, "B's value where it departs");
+        assert_eq!(hub.state.runs[0].alerts, vec![0, 1], "on B's run");
     }
 
     #[test]

@@ -19,7 +19,7 @@ pub fn describe(gpu: &GpuStatus) -> Hardware {
         gpu_driver,
         cpu,
         cores: Some(crate::workload::threads::available_cores()),
-        libtorch_version: crate::app::doctor::loaded_libtorch_version(),
+        libtorch_version: crate::telemetry::libtorch::loaded_libtorch_version(),
     }
 }
 

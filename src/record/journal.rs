@@ -95,6 +95,7 @@ pub struct Finale {
     pub alerts: Vec<serde_json::Value>,
     pub markers: Vec<serde_json::Value>,
     pub hardware: super::model::Hardware,
+    pub baseline_alerts: Vec<super::model::RaisedAlert>,
 }
 
 impl Finale {
@@ -107,7 +108,7 @@ impl Finale {
             .iter()
             .map(|r| serde_json::to_value(crate::report::summary::RunSummary::of(r, &state.alerts)).unwrap_or_default())
             .collect();
-        Finale { elapsed_s, summaries, alerts, markers, hardware }
+        Finale { elapsed_s, summaries, alerts, markers, hardware, baseline_alerts: state.baseline_alerts.clone() }
     }
 
     fn apply(self, rec: &mut Recording) {
@@ -118,6 +119,7 @@ impl Finale {
         rec.meta.alerts = self.alerts;
         rec.meta.markers = self.markers;
         rec.meta.hardware = self.hardware;
+        rec.meta.baseline_alerts = self.baseline_alerts;
     }
 }
 
@@ -436,7 +438,7 @@ fn close_interrupted(rec: &mut Recording) {
         r.state = crate::session::RunState::Failed;
         r.error = Some(INTERRUPTED.into());
     }
-    Finale::of(&rec.final_state(), rec.meta.elapsed_s, rec.meta.hardware.clone()).apply(rec);
+    Finale::of(&super::replayed_state(rec), rec.meta.elapsed_s, rec.meta.hardware.clone()).apply(rec);
 }
 
 /// Whether the process that wrote a journal is still running (this one included).

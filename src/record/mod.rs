@@ -6,12 +6,10 @@
 //! - `frame`: checksummed framing of journal records;
 //! - `journal`: the append-only journal and its writer thread, and recovery;
 //! - `snapshot`: Parquet files (write atomically, read with checks);
-//! - `baseline`: a recorded session held against live runs as steps arrive;
 //! - `compare`: two recorded sessions side by side (pure);
 //! - `hardware`: what the session ran on, for the metadata;
 //! - `naming`: file names and UTC timestamps.
 pub mod frame;
-pub mod baseline;
 pub mod compare;
 pub mod hardware;
 pub mod journal;
@@ -65,4 +63,42 @@ pub fn alerts_and_markers(state: &crate::session::SessionState) -> (Vec<serde_js
         .map(|a| serde_json::json!({"run": a.run, "step": a.step, "severity": a.severity, "kind": a.kind}))
         .collect();
     (alerts, markers)
+}
+
+/// The session a recording was held against, read again from its file, and the
+/// tolerance it was judged with.
+pub type RecordedBaseline = (std::sync::Arc<crate::session::SessionState>, f64);
+
+/// The baseline `rec` was held against, when it had one and its file can still be
+/// read: a replay then judges it again with the hub's code, as live. `None`
+/// otherwise; the replay then raises the alerts recorded against it.
+pub fn recorded_baseline(rec: &Recording) -> Option<RecordedBaseline> {
+    let path = std::path::Path::new(rec.meta.baseline.as_deref()?);
+    let base = if path.is_dir() { journal::recover(path).ok()?.recording } else { snapshot::read(path).ok()? };
+    // The baseline's own baseline is not read again: only its curves matter here.
+    let tolerance = rec.meta.baseline_tolerance.unwrap_or(crate::session::baseline::DEFAULT_TOLERANCE);
+    Some((std::sync::Arc::new(base.final_state()), tolerance))
+}
+
+/// A hub as at the start of `rec`, holding its runs against `baseline`, and the
+/// events that rebuild the session in it (without the recorded baseline alerts when
+/// the hub judges the baseline itself).
+pub fn replay_start(rec: &Recording, baseline: Option<&RecordedBaseline>) -> (crate::session::Hub, Vec<(f64, crate::session::Event)>) {
+    let mut hub = rec.meta.fresh_hub();
+    let mut events = rec.events();
+    if let Some((base, tolerance)) = baseline {
+        hub.set_baseline(base.clone(), *tolerance);
+        events.retain(|(_, e)| !matches!(e, crate::session::Event::Alert { .. }));
+    }
+    (hub, events)
+}
+
+/// The final state of `rec` replayed as `rlmon replay` would: with its baseline
+/// read again when it can be.
+pub fn replayed_state(rec: &Recording) -> crate::session::SessionState {
+    let (mut hub, events) = replay_start(rec, recorded_baseline(rec).as_ref());
+    for (t, e) in events {
+        hub.apply(e, t);
+    }
+    hub.state
 }

@@ -37,6 +37,13 @@ pub struct RunMeta {
     /// The run's entry of the `--json` summary at the time of writing.
     #[serde(default)]
     pub summary: serde_json::Value,
+    /// The run's detector settings as resolved from its config, so a replay judges
+    /// with them without parsing the config again (absent in older snapshots).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub health: Option<HealthConfig>,
+    /// Hardware price per hour from the config, for cost figures.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub price_per_hour: Option<f64>,
 }
 
 /// Where the session ran, for reading numbers in context later.
@@ -81,19 +88,16 @@ pub struct Meta {
     /// The baseline session the runs were held against (`--baseline`), if any.
     #[serde(default)]
     pub baseline: Option<String>,
+    /// The tokens/s shortfall against the baseline that was a regression.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub baseline_tolerance: Option<f64>,
     /// Alerts raised against the baseline rather than by the runs' detectors, with
-    /// when they were raised: a replay (which has no baseline) raises them again.
+    /// when they were raised: a replay that cannot read the baseline raises them again.
     #[serde(default)]
     pub baseline_alerts: Vec<RaisedAlert>,
 }
 
-/// An alert that arrived as an event (`Event::Alert`), kept with its session time.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct RaisedAlert {
-    pub at_s: f64,
-    pub run: Option<RunId>,
-    pub alert: crate::health::Alert,
-}
+pub use crate::session::state::RaisedAlert;
 
 impl Meta {
     pub fn new(session: &str, started_utc: String, config: String, runs: &[RunRecord]) -> Self {
@@ -117,6 +121,8 @@ impl Meta {
                     started_s: None,
                     ended_s: None,
                     summary: serde_json::Value::Null,
+                    health: None,
+                    price_per_hour: r.price_per_hour,
                 })
                 .collect(),
             alerts: Vec::new(),
@@ -126,24 +132,36 @@ impl Meta {
             log: Vec::new(),
             telemetry_run: TELEMETRY_RUN.into(),
             baseline: None,
+            baseline_tolerance: None,
             baseline_alerts: Vec::new(),
         }
     }
 
+    /// Records each run's resolved detector settings (in run order).
+    pub fn record_settings(&mut self, settings: &[HealthConfig]) {
+        for (r, s) in self.runs.iter_mut().zip(settings) {
+            r.health = Some(s.clone());
+        }
+    }
+
     /// A hub as at the start of the recorded session, before any event: fresh run
-    /// records with the price per hour the config gave each run, and each run's
-    /// detector settings (`[run.health]`), so a replay alerts and costs as the live
-    /// session did; defaults where the config no longer parses.
+    /// records with the price per hour and the detector settings each run had, so a
+    /// replay alerts and costs as the live session did. Both come from the metadata;
+    /// a snapshot written before they were recorded falls back to parsing its config
+    /// (defaults where it no longer parses).
     pub fn fresh_hub(&self) -> crate::session::Hub {
-        let config = self.parsed_config();
+        let config = if self.runs.iter().all(|r| r.health.is_some()) { None } else { self.parsed_config() };
         let run_config = |name: &str| config.as_ref().and_then(|c| c.runs.iter().find(|c| c.name == name));
         let mut records = Vec::with_capacity(self.runs.len());
         let mut health: Vec<HealthConfig> = Vec::with_capacity(self.runs.len());
         for r in &self.runs {
             let mut record = RunRecord::new(r.name.clone(), r.workload.clone(), r.device.clone(), r.total_steps);
-            record.price_per_hour = run_config(&r.name).and_then(|c| c.price_per_hour);
+            record.price_per_hour = match &r.health {
+                Some(_) => r.price_per_hour,
+                None => run_config(&r.name).and_then(|c| c.price_per_hour),
+            };
             records.push(record);
-            health.push(run_config(&r.name).map(|c| c.health.clone()).unwrap_or_default());
+            health.push(r.health.clone().or_else(|| run_config(&r.name).map(|c| c.health.clone())).unwrap_or_default());
         }
         crate::session::Hub::with_health(SessionState::new(self.session.clone(), records), &health)
     }
@@ -504,6 +522,29 @@ pub mod tests {
         // A config that no longer parses: default settings, as before.
         rec.meta.config = "not = [toml".into();
         assert!(rec.final_state().alerts.iter().any(|a| a.kind == crate::health::AlertKind::Nonfinite));
+    }
+
+    #[test]
+    fn a_replay_judges_with_the_recorded_settings_even_when_the_config_no_longer_parses() {
+        // Live: run b's nonfinite detector off, a price on run a.
+        let mut settings = vec![HealthConfig::default(); 2];
+        settings[1].apply(crate::health::AlertKind::Nonfinite, &crate::health::KindOverride { enabled: Some(false), ..Default::default() });
+        let mut records = runs();
+        records[0].price_per_hour = Some(3.6);
+        let mut hub = Hub::with_health(SessionState::new("demo".into(), records.clone()), &settings);
+        let mut rec = Recording::new(Meta::new("demo", "20260101T000000Z".into(), "not = [toml".into(), &records));
+        rec.meta.record_settings(&hub.settings);
+        for (t, e) in live_events() {
+            rec.record(t, &e);
+            hub.apply(e, t);
+        }
+        let json = |s: &SessionState| serde_json::to_string(&s.alerts).unwrap();
+        assert!(!hub.state.alerts.iter().any(|a| a.kind == crate::health::AlertKind::Nonfinite), "off live");
+        // Through the snapshot's metadata (serialized and read back), not the config.
+        let meta: Meta = serde_json::from_str(&serde_json::to_string(&rec.meta).unwrap()).unwrap();
+        let replayed = Recording::from_parts(meta, rec.points.clone()).final_state();
+        assert_eq!(json(&replayed), json(&hub.state), "the same alerts as live");
+        assert_eq!(replayed.runs[0].price_per_hour, Some(3.6));
     }
 
     #[test]

@@ -2,14 +2,19 @@
 //! follow from others (tokens/s, samples/s) and runs the health detectors on every
 //! point. Pure in-memory work: it never blocks.
 use super::event::{Event, GpuStatus, LogLevel, RunId, RunOutcome};
-use super::state::{LogLine, RunState, SessionState, LOG_CAPACITY};
+use super::baseline::Baseline;
+use super::state::{LogLine, RaisedAlert, RunState, SessionState, LOG_CAPACITY};
 use crate::health::{Alert, HealthConfig, SessionHealth, Severity};
 use crate::metrics::{catalog, moe, MetricName};
 
-#[derive(Debug)]
 pub struct Hub {
     pub state: SessionState,
     pub health: SessionHealth,
+    /// Each run's detector settings as resolved (recorded in the snapshot so a
+    /// replay judges with them).
+    pub settings: Vec<HealthConfig>,
+    /// The session the runs are held against, when there is one.
+    pub baseline: Option<Baseline>,
 }
 
 impl Hub {
@@ -23,15 +28,28 @@ impl Hub {
     pub fn with_health(state: SessionState, configs: &[HealthConfig]) -> Self {
         let mut health = SessionHealth::new();
         let default = HealthConfig::default();
-        for (i, r) in state.runs.iter().enumerate() {
-            health.add_run(&r.name, configs.get(i).unwrap_or(&default));
+        let settings: Vec<HealthConfig> = (0..state.runs.len()).map(|i| configs.get(i).unwrap_or(&default).clone()).collect();
+        for (r, config) in state.runs.iter().zip(&settings) {
+            health.add_run(&r.name, config);
         }
-        Hub { state, health }
+        Hub { state, health, settings, baseline: None }
+    }
+
+    /// Holds the runs against `base` from now on (its curves go under theirs on the
+    /// charts); `tolerance` is the tokens/s shortfall that is a regression. Returns
+    /// the runs the baseline has no counterpart for.
+    pub fn set_baseline(&mut self, base: std::sync::Arc<SessionState>, tolerance: f64) -> Vec<RunId> {
+        let baseline = Baseline::new(base, &self.state.runs, tolerance);
+        let unmatched = baseline.unmatched().collect();
+        self.state.baseline = Some(baseline.state.clone());
+        self.baseline = Some(baseline);
+        unmatched
     }
 
     /// Adds a run discovered while reading (a log's `run` field); returns its id.
     pub fn add_run(&mut self, record: super::state::RunRecord, config: &HealthConfig) -> RunId {
         self.health.add_run(&record.name, config);
+        self.settings.push(config.clone());
         self.state.runs.push(record);
         self.state.runs.len() - 1
     }
@@ -86,7 +104,9 @@ impl Hub {
                 self.state.gpu = status;
             }
             Event::Log { run, level, message } => self.log(run, level, message, now_s),
-            Event::Alert { run, alert } => self.raise(run, alert, now_s),
+            // Alerts raised outside the hub: a baseline's, journalled by older
+            // sessions, or replayed from a snapshot whose baseline file is gone.
+            Event::Alert { run, alert } => self.raise_against_baseline(run, alert, now_s),
         }
     }
 
@@ -110,6 +130,20 @@ impl Hub {
         for alert in self.health.observe(run, step, time_s, &all) {
             self.raise(Some(run), alert, time_s);
         }
+        let baseline_alerts = match (&mut self.baseline, self.state.runs.get(run)) {
+            (Some(b), Some(r)) => b.observe(r, run, step),
+            _ => Vec::new(),
+        };
+        for alert in baseline_alerts {
+            self.raise_against_baseline(Some(run), alert, self.state.time_s);
+        }
+    }
+
+    /// Raises an alert of the baseline check and keeps it with its session time, so
+    /// a snapshot can carry it to a replay that cannot read the baseline any more.
+    fn raise_against_baseline(&mut self, run: Option<RunId>, alert: Alert, now_s: f64) {
+        self.state.baseline_alerts.push(RaisedAlert { at_s: now_s, run, alert: alert.clone() });
+        self.raise(run, alert, now_s);
     }
 
     /// Memory telemetry: totals for the runs' memory detectors, and the process's

@@ -126,11 +126,12 @@ impl RunRecord {
     }
 }
 
-/// Which of `base` runs stands against run `run` of `live`: the one of the same
-/// name, or the only one when both sessions have a single run.
-pub fn baseline_index(base: &[RunRecord], live: &[RunRecord], run: usize) -> Option<usize> {
-    let name = &live.get(run)?.name;
-    base.iter().position(|b| &b.name == name).or_else(|| (base.len() == 1 && live.len() == 1).then_some(0))
+/// An alert with the session time it was raised at (alerts carry their run's time).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RaisedAlert {
+    pub at_s: f64,
+    pub run: Option<RunId>,
+    pub alert: Alert,
 }
 
 #[derive(Debug, Clone)]
@@ -161,6 +162,8 @@ pub struct SessionState {
     pub baseline: Option<std::sync::Arc<SessionState>>,
     /// What the charts' legends call the baseline ("baseline", "A").
     pub baseline_label: String,
+    /// The alerts raised against the baseline, with the session time of each.
+    pub baseline_alerts: Vec<RaisedAlert>,
 }
 
 impl SessionState {
@@ -176,6 +179,7 @@ impl SessionState {
             alerts: Vec::new(),
             baseline: None,
             baseline_label: "baseline".into(),
+            baseline_alerts: Vec::new(),
         }
     }
 
@@ -183,7 +187,7 @@ impl SessionState {
     /// only baseline run when this session has one run too.
     pub fn baseline_run(&self, run: usize) -> Option<&RunRecord> {
         let base = self.baseline.as_deref()?;
-        baseline_index(&base.runs, &self.runs, run).map(|i| &base.runs[i])
+        super::baseline::match_run(&base.runs, &self.runs, run).map(|i| &base.runs[i])
     }
 
     pub fn all_over(&self) -> bool {

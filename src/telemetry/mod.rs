@@ -5,6 +5,7 @@
 //! zeros.
 pub mod gpu;
 pub mod host;
+pub mod libtorch;
 
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};

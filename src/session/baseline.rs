@@ -1,18 +1,42 @@
-//! A recorded session as a live baseline: each live run is matched to a baseline run
-//! (by name, or the only run of each), and as steps arrive the live values are held
+//! A recorded session held against this one: each run is matched to a baseline run
+//! (by name, or the only run of each), and as steps arrive its values are held
 //! against the baseline's at the same step. Raises the first divergence of each
 //! metric (the health module's tolerance band) and a throughput regression when
 //! tokens/s over recent steps falls below the baseline's over the same steps by more
-//! than the tolerance. Pure logic: alerts come back to the caller.
+//! than the tolerance. The hub owns it, so a live session, a replay, `compare` and
+//! `check` all judge a baseline with this code. Pure logic: alerts go to the hub.
 use std::collections::BTreeMap;
 
-use super::compare::{headline_rank, is_timing_or_resource};
+use super::state::{RunRecord, SessionState};
 use crate::health::divergence::{DivergenceTracker, Tolerance};
 use crate::health::{Alert, AlertKind, Severity};
+use crate::metrics::catalog::{self, is_timing_or_resource};
+use crate::metrics::throughput;
 use crate::report::format::{si, value as value_text};
-use crate::metrics::{catalog, throughput};
-use crate::session::state::baseline_index;
-use crate::session::{RunRecord, SessionState};
+
+/// Relative tokens/s shortfall against the baseline that is a regression, unless
+/// the user sets another (`compare --tolerance`).
+pub const DEFAULT_TOLERANCE: f64 = 0.05;
+
+/// Which of `base` runs stands against run `run` of `live`: the one of the same
+/// name, or the only one when both sessions have a single run. The one rule for
+/// the live baseline, its curves on the charts, and `compare`.
+pub fn match_run(base: &[RunRecord], live: &[RunRecord], run: usize) -> Option<usize> {
+    let name = &live.get(run)?.name;
+    base.iter().position(|b| &b.name == name).or_else(|| (base.len() == 1 && live.len() == 1).then_some(0))
+}
+
+/// Which metric names a divergence when several part at the same step: the
+/// objective first (loss, reward, KL), then the rest in name order.
+pub fn headline_rank(metric: &str) -> u8 {
+    match metric {
+        catalog::LOSS => 0,
+        catalog::REWARD => 1,
+        catalog::KL => 2,
+        catalog::GRAD_NORM => 3,
+        _ => 4,
+    }
+}
 
 /// Steps over which tokens/s is compared, on both sides.
 pub const RATE_WINDOW: usize = 20;
@@ -32,15 +56,14 @@ pub struct Baseline {
     tolerance: f64,
 }
 
-
 impl Baseline {
     /// Matches `live` runs to the baseline's. `tolerance`: relative slow-down that
     /// counts as a regression.
-    pub fn new(baseline: SessionState, live: &[RunRecord], tolerance: f64) -> Self {
+    pub fn new(baseline: std::sync::Arc<SessionState>, live: &[RunRecord], tolerance: f64) -> Self {
         let runs = (0..live.len())
-            .map(|i| Some(RunBaseline { base: baseline_index(&baseline.runs, live, i)?, trackers: BTreeMap::new(), throughput_reported: false }))
+            .map(|i| Some(RunBaseline { base: match_run(&baseline.runs, live, i)?, trackers: BTreeMap::new(), throughput_reported: false }))
             .collect();
-        Baseline { state: std::sync::Arc::new(baseline), runs, divergence: Tolerance::default(), tolerance }
+        Baseline { state: baseline, runs, divergence: Tolerance::default(), tolerance }
     }
 
     /// Live runs the baseline has no run for (not drawn against, not checked).
@@ -67,8 +90,10 @@ impl Baseline {
             let Some(b) = bs.index_of(step).map(|i| bs.values[i]) else { continue };
             let tracker = rb.trackers.entry(name.clone()).or_insert_with(|| DivergenceTracker::new(self.divergence));
             if let Some(at) = tracker.observe(step, value, b) {
-                let at_time = series.index_of(at).map_or(live.time_s, |i| series.times[i]);
-                parted.push((name, at, at_time, value, b));
+                // The alert speaks of the first diverging step, its values included.
+                let (at_time, at_value) = series.index_of(at).map_or((live.time_s, value), |i| (series.times[i], series.values[i]));
+                let at_base = bs.index_of(at).map_or(b, |i| bs.values[i]);
+                parted.push((name, at, at_time, at_value, at_base));
             }
         }
         // The run's first divergence is the warning; when several metrics part at
@@ -83,7 +108,7 @@ impl Baseline {
                 step: at,
                 time_s,
                 value,
-                message: format!("{name} diverges from the baseline at step {at} ({} vs {} at step {step})", value_text(value), value_text(b)),
+                message: format!("{name} diverges from the baseline at step {at} ({} vs {})", value_text(value), value_text(b)),
             });
         }
         if !rb.throughput_reported {
@@ -111,6 +136,11 @@ impl Baseline {
             }
         }
         out
+    }
+
+    /// The relative tokens/s shortfall that is a regression.
+    pub fn tolerance(&self) -> f64 {
+        self.tolerance
     }
 
     /// The first divergence step found so far for run `run` and `metric`.
@@ -150,7 +180,7 @@ mod tests {
 
     /// Feeds `live` step by step and collects the alerts.
     fn watch(base: SessionState, live: &SessionState) -> (Vec<Alert>, Baseline) {
-        let mut b = Baseline::new(base, &live.runs, 0.05);
+        let mut b = Baseline::new(std::sync::Arc::new(base), &live.runs, 0.05);
         let mut hub = Hub::new(SessionState::new("l".into(), vec![RunRecord::new("r".into(), "lm".into(), "cpu".into(), 100)]));
         let mut out = Vec::new();
         let r = &live.runs[0];
