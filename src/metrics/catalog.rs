@@ -107,7 +107,17 @@ pub fn moe(layer: usize) -> MoeLayer {
 pub struct MoeLayer(pub usize);
 
 /// The per-layer summaries the hub derives from the loads (see `metrics::moe`).
-pub const MOE_DERIVED: [&str; 5] = ["balance", "entropy_bits", "cv", "max_vio", "dead_experts"];
+pub const MOE_DERIVED: [&str; 5] = [MOE_BALANCE, MOE_ENTROPY_BITS, MOE_CV, MOE_MAX_VIO, MOE_DEAD_EXPERTS];
+/// exp(H)/N: 1 when balanced, 1/N when one expert takes every token.
+pub const MOE_BALANCE: &str = "balance";
+/// Routing entropy in bits (at most log2 N).
+pub const MOE_ENTROPY_BITS: &str = "entropy_bits";
+pub const MOE_CV: &str = "cv";
+/// (max - mean) / mean of the loads.
+pub const MOE_MAX_VIO: &str = "max_vio";
+/// Experts below a tenth of their fair share.
+pub const MOE_DEAD_EXPERTS: &str = "dead_experts";
+pub const MOE_DROPPED_FRAC: &str = "dropped_frac";
 
 impl MoeLayer {
     /// Share of the layer's routed tokens expert `e` received (before capacity drops).
@@ -115,17 +125,26 @@ impl MoeLayer {
         format!("moe/L{}/load/E{expert}", self.0)
     }
     pub fn dropped_frac(self) -> String {
-        self.measure("dropped_frac")
+        self.measure(MOE_DROPPED_FRAC)
     }
     /// `moe/L{l}/{measure}`: `dropped_frac` or one of [`MOE_DERIVED`].
     pub fn measure(self, measure: &str) -> String {
         format!("moe/L{}/{measure}", self.0)
     }
     pub fn balance(self) -> String {
-        self.measure("balance")
+        self.measure(MOE_BALANCE)
+    }
+    pub fn entropy_bits(self) -> String {
+        self.measure(MOE_ENTROPY_BITS)
+    }
+    pub fn cv(self) -> String {
+        self.measure(MOE_CV)
+    }
+    pub fn max_vio(self) -> String {
+        self.measure(MOE_MAX_VIO)
     }
     pub fn dead_experts(self) -> String {
-        self.measure("dead_experts")
+        self.measure(MOE_DEAD_EXPERTS)
     }
 
     /// `moe/L{l}/load/E{e}` → `(l, e)`.
@@ -496,7 +515,7 @@ mod tests {
         for m in GPU_MEASURES {
             assert!(info(&gpu(2).measure(m)).is_some(), "{m}");
         }
-        for m in MOE_DERIVED.iter().chain(&["dropped_frac"]) {
+        for m in MOE_DERIVED.iter().chain(&[MOE_DROPPED_FRAC]) {
             assert!(info(&moe(5).measure(m)).is_some(), "{m}");
         }
         for m in NDT_MEASURES {

@@ -47,13 +47,10 @@ impl Dimensionality {
         })
     }
 
+    /// Each measure under its catalog name (`catalog::NDT_MEASURES`, in that order).
     pub fn named(&self) -> [(&'static str, f64); 4] {
-        [
-            ("stable_rank", self.stable_rank),
-            ("participation_ratio", self.participation_ratio),
-            ("cum_energy_90", self.cum_energy_90),
-            ("nuclear_norm_ratio", self.nuclear_norm_ratio),
-        ]
+        let [a, b, c, d] = super::catalog::NDT_MEASURES;
+        [(a, self.stable_rank), (b, self.participation_ratio), (c, self.cum_energy_90), (d, self.nuclear_norm_ratio)]
     }
 }
 

@@ -70,10 +70,10 @@ pub fn derive<'a>(values: impl Iterator<Item = (&'a str, f64)>) -> Vec<(String, 
         let loads: Vec<f64> = loads.into_iter().map(|(_, v)| v).collect();
         if let Some(s) = LoadStats::from_loads(&loads) {
             let l = catalog::moe(layer);
-            out.push((l.measure("balance"), s.balance));
-            out.push((l.measure("entropy_bits"), s.entropy_bits));
-            out.push((l.measure("cv"), s.cv));
-            out.push((l.measure("max_vio"), s.max_vio));
+            out.push((l.balance(), s.balance));
+            out.push((l.entropy_bits(), s.entropy_bits));
+            out.push((l.cv(), s.cv));
+            out.push((l.max_vio(), s.max_vio));
             out.push((l.dead_experts(), s.dead as f64));
         }
     }

@@ -1,0 +1,91 @@
+//! The code's shape, checked: metric names are spelled only in the metric catalog,
+//! and the display, the recorder, the detectors and the session know no command.
+use std::path::{Path, PathBuf};
+
+use rlmon::metrics::catalog::{self, CATALOG};
+
+fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            rust_files(&path, out);
+        } else if path.extension().is_some_and(|e| e == "rs") {
+            out.push(path);
+        }
+    }
+}
+
+/// The file's text before its `#[cfg(test)]` module (tests may spell names).
+fn non_test_code(path: &Path) -> String {
+    let text = std::fs::read_to_string(path).unwrap();
+    match text.find("#[cfg(test)]") {
+        Some(i) => text[..i].to_owned(),
+        None => text,
+    }
+}
+
+/// String literals of a piece of Rust code (plain `"..."` ones; escapes kept).
+fn literals(code: &str) -> Vec<(usize, String)> {
+    let mut out = Vec::new();
+    for (n, line) in code.lines().enumerate() {
+        if line.trim_start().starts_with("//") {
+            continue;
+        }
+        // Between quotes: every other piece (escaped quotes are rare enough here).
+        out.extend(line.split('"').skip(1).step_by(2).map(|lit| (n + 1, lit.to_owned())));
+    }
+    out
+}
+
+/// Whether a literal spells a metric name or a piece of one.
+fn is_metric_name(lit: &str) -> bool {
+    let plain = CATALOG.iter().filter(|m| !m.pattern.contains('{')).map(|m| m.pattern);
+    let aliases = CATALOG.iter().flat_map(|m| m.aliases.iter().copied());
+    let measures = catalog::GPU_MEASURES.iter().chain(&catalog::MOE_DERIVED).chain(&catalog::NDT_MEASURES).chain(&[catalog::MOE_DROPPED_FRAC]).copied();
+    plain.chain(aliases).chain(measures).any(|n| n == lit)
+        || ["gpu{", "moe/", "ndt/", "host/", "mem/"].iter().any(|p| lit.starts_with(p))
+}
+
+#[test]
+fn metric_names_are_spelled_only_in_the_catalog() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = Vec::new();
+    rust_files(&src, &mut files);
+    let mut found = Vec::new();
+    // The config's own key names (`lr`, `kl_coef` in `[run.optimizer]`, `[run.rlhf]`)
+    // are config vocabulary that happens to coincide with metric names.
+    let config = src.join("config");
+    for file in files.iter().filter(|f| !f.ends_with("metrics/catalog.rs") && !f.starts_with(&config)) {
+        for (line, lit) in literals(&non_test_code(file)) {
+            if is_metric_name(&lit) {
+                found.push(format!("{}:{line}: \"{lit}\"", file.strip_prefix(&src).unwrap().display()));
+            }
+        }
+    }
+    assert!(found.is_empty(), "metric names outside src/metrics/catalog.rs (use the catalog):\n{}", found.join("\n"));
+}
+
+#[test]
+fn the_display_recorder_detectors_and_session_import_no_command() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut found = Vec::new();
+    for part in ["ui", "record", "health", "session"] {
+        let mut files = Vec::new();
+        rust_files(&src.join(part), &mut files);
+        for file in files {
+            for (n, line) in std::fs::read_to_string(&file).unwrap().lines().enumerate() {
+                if line.contains("crate::app") {
+                    found.push(format!("{}:{}: {}", file.strip_prefix(&src).unwrap().display(), n + 1, line.trim()));
+                }
+            }
+        }
+    }
+    assert!(found.is_empty(), "imports of crate::app:\n{}", found.join("\n"));
+}
+
+#[test]
+fn the_literal_scanner_sees_names() {
+    let code = "let a = \"loss\"; let b = format!(\"gpu{i}/util_pct\");\n// \"kl\" in a comment\nlet c = \"not a metric\";";
+    let hits: Vec<_> = literals(code).into_iter().filter(|(_, l)| is_metric_name(l)).map(|(_, l)| l).collect();
+    assert_eq!(hits, vec!["loss", "gpu{i}/util_pct"]);
+}
