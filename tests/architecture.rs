@@ -89,3 +89,12 @@ fn the_literal_scanner_sees_names() {
     let hits: Vec<_> = literals(code).into_iter().filter(|(_, l)| is_metric_name(l)).map(|(_, l)| l).collect();
     assert_eq!(hits, vec!["loss", "gpu{i}/util_pct"]);
 }
+
+#[test]
+fn the_readme_lists_the_catalog() {
+    let readme = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md")).unwrap();
+    let (start, end) = ("<!-- catalog: start -->\n", "<!-- catalog: end -->");
+    let listed = readme.split_once(start).and_then(|(_, rest)| rest.split_once(end)).map(|(table, _)| table).unwrap_or_default();
+    let table = catalog::markdown_table();
+    assert_eq!(listed, table, "README.md's metric table differs from the catalog; put this between the catalog markers:\n{table}");
+}

@@ -477,6 +477,59 @@ pub fn input_names() -> Vec<(&'static str, &'static str, &'static str)> {
     out
 }
 
+/// The catalog as a Markdown table, as the README lists it (a test keeps the two
+/// the same).
+pub fn markdown_table() -> String {
+    let mut out = String::from("| metric | label | unit | better | series | pane | accepted as |\n|---|---|---|---|---|---|---|\n");
+    for m in CATALOG {
+        let unit = match m.unit {
+            Unit::Ratio => "",
+            Unit::Count => "count",
+            Unit::Seconds => "s",
+            Unit::Bytes => "bytes",
+            Unit::PerSecond => "/s",
+            Unit::Percent => "%",
+            Unit::Watts => "W",
+            Unit::Celsius => "°C",
+            Unit::Megahertz => "MHz",
+        };
+        let better = match m.better {
+            Higher => "higher",
+            Lower => "lower",
+            Neither => "",
+        };
+        let mut series = match m.kind {
+            PerStep => "per step",
+            Derived => "derived",
+            DerivedStored => "derived, stored",
+            Telemetry => "telemetry",
+        }
+        .to_owned();
+        if m.replicas_agree {
+            series.push_str("; replicas agree");
+        }
+        if m.signed {
+            series.push_str("; signed");
+        }
+        let pane = match m.pane {
+            P::Training => "training",
+            P::Throughput => "throughput",
+            P::Rl => "RL health",
+            P::Moe => "MoE",
+            P::Representation => "representation",
+            P::Hardware => "hardware",
+            P::None => "",
+        };
+        let mut aliases: Vec<String> = m.aliases.iter().map(|a| format!("`{a}`")).collect();
+        aliases.extend(CONVERSIONS.iter().filter(|(_, c)| matches!(c, Conversion::Scale(n, _) | Conversion::Cumulative(n) if *n == m.pattern)).map(|(a, _)| format!("`{a}`")));
+        if m.pattern == TOKENS {
+            aliases.push(format!("`{TOKENS_IN}` + `{TOKENS_OUT}`"));
+        }
+        out.push_str(&format!("| `{}` | {} | {unit} | {better} | {series} | {pane} | {} |\n", m.pattern, m.label, aliases.join(", ")));
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
