@@ -157,8 +157,9 @@ pub struct ExportArgs {
 
 #[derive(Debug, Args)]
 pub struct CheckArgs {
-    /// Metrics log (one JSON object per line: `step`, metrics, optional `run`), or a
-    /// snapshot or journal (replayed with its recorded detector settings)
+    /// Metrics log (JSONL, CSV/TSV export, trainer_state.json, printed HF dicts,
+    /// Megatron / nanoGPT / DeepSpeed text log), or a snapshot or journal (replayed
+    /// with its recorded detector settings)
     #[arg(value_name = "FILE")]
     pub file: PathBuf,
     /// Write the report as one JSON object to stdout
@@ -167,6 +168,14 @@ pub struct CheckArgs {
     /// Exit 1 when an alert at or above this severity is raised
     #[arg(long, value_enum, value_name = "SEVERITY", default_value_t = FailOn::Critical)]
     pub fail_on: FailOn,
+    /// The log's format, when telling it from the file is not enough: jsonl, csv,
+    /// tsv, trainer-state, hf-log, megatron, nanogpt, deepspeed
+    #[arg(long, value_name = "FORMAT")]
+    pub format: Option<String>,
+    /// Read lines with this regex: the named group `step` is the step, every other
+    /// named group a metric (e.g. 'ep (?P<step>\d+) loss=(?P<loss>\S+)')
+    #[arg(long, value_name = "REGEX", conflicts_with = "format")]
+    pub pattern: Option<String>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]

@@ -11,21 +11,33 @@ use serde::Serialize;
 
 use crate::cli::{CheckArgs, FailOn};
 use crate::error::{Result, RlmonError, EXIT_FAILURE};
-use crate::health::{Alert, HealthConfig, Severity};
-use crate::ingest::jsonl::{parse_line, Normalizer};
+use crate::health::{Alert, AlertKind, HealthConfig, Severity};
+use crate::ingest::normalize::{Emit, Normalizer, StreamReport};
+use crate::ingest::{self, Format, Line, LineReader, SkipKind};
 use crate::session::{Event, Hub, RunRecord, SessionState};
 
 #[derive(Debug, Serialize)]
 pub struct CheckReport {
+    /// The input format read (`jsonl`, `csv`, `megatron`, ..., `snapshot`).
+    pub format: String,
     pub runs: Vec<CheckedRun>,
     pub alerts: Vec<Alert>,
-    /// Metric lines read.
+    /// Steps with metrics read, over every run.
     pub points: u64,
-    /// Lines that were not metric objects, skipped.
+    /// Lines that were not usable metric lines, skipped.
     pub skipped_lines: u64,
+    /// Skipped lines by reason: how many, and the first one's line number and message.
+    pub skipped: BTreeMap<SkipKind, Skipped>,
     /// The first skipped line and why, for the text report.
     #[serde(skip)]
     pub first_skipped: Option<(usize, String)>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Skipped {
+    pub lines: u64,
+    pub first_line: usize,
+    pub first: String,
 }
 
 #[derive(Debug, Serialize)]
@@ -36,47 +48,116 @@ pub struct CheckedRun {
     /// The worst alert severity of the run, or null.
     pub worst: Option<Severity>,
     pub alerts: usize,
+    /// What was read as what, ignored, merged or resumed (logs only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub input: Option<StreamReport>,
+    /// Detectors that could not judge this run, and why.
+    pub not_judged: Vec<NotJudged>,
 }
 
-/// Analyses log text; `default_run` names lines without a `run` field.
-pub fn analyse(text: &[u8], default_run: &str) -> CheckReport {
-    let mut hub = Hub::new(SessionState::new(default_run.to_owned(), Vec::new()));
-    let mut streams: BTreeMap<String, (usize, Normalizer, u64)> = BTreeMap::new();
-    let (mut points, mut skipped, mut first_skipped) = (0u64, 0u64, None);
-    for (i, raw) in text.split(|b| *b == b'\n').enumerate() {
-        let parsed = std::str::from_utf8(raw).map_err(|_| "not UTF-8 text".to_owned()).and_then(parse_line);
-        let rec = match parsed {
-            Ok(Some(rec)) => rec,
-            Ok(None) => continue,
-            Err(why) => {
-                skipped += 1;
-                first_skipped.get_or_insert((i + 1, why));
-                continue;
-            }
-        };
-        let name = rec.run.clone().unwrap_or_else(|| default_run.to_owned());
-        let (run, norm, count) = streams.entry(name.clone()).or_insert_with(|| {
-            let id = hub.add_run(RunRecord::new(name.clone(), "log".into(), "-".into(), 0), &HealthConfig::default());
-            (id, Normalizer::default(), 0)
-        });
-        let (step, time_s, values) = norm.point(rec);
-        *count += 1;
-        points += 1;
-        hub.apply(Event::Metrics { run: *run, step, time_s, values }, time_s);
+/// A detector whose metric the run has, but too few points of it to leave warm-up.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct NotJudged {
+    pub kind: AlertKind,
+    pub metric: String,
+    pub reason: String,
+}
+
+/// Detectors of `settings` that watch a metric `run` has, with fewer points than
+/// their warm-up: they never judged it.
+fn not_judged(run: &RunRecord, settings: &HealthConfig) -> Vec<NotJudged> {
+    let mut out = Vec::new();
+    for kind in AlertKind::ALL {
+        let s = settings.get(kind);
+        let Some(metric) = s.metric.as_deref() else { continue };
+        let Some(series) = run.series(metric) else { continue };
+        let needed = s.warmup as usize + s.persistence.max(1) as usize;
+        if s.enabled && series.len() < needed {
+            let reason = format!("not enough points: {} of {metric}, it needs {needed}", series.len());
+            out.push(NotJudged { kind, metric: metric.to_owned(), reason });
+        }
     }
+    out
+}
+
+/// Analyses log text in `format`; `default_run` names records without a run.
+pub fn analyse(text: &[u8], format: Format, default_run: &str, default_metric: Option<String>) -> std::result::Result<CheckReport, String> {
+    let format_name = format.name().to_owned();
+    let mut reader = LineReader::new(format, default_metric);
+    let mut hub = Hub::new(SessionState::new(default_run.to_owned(), Vec::new()));
+    let mut streams: BTreeMap<String, (usize, Normalizer)> = BTreeMap::new();
+    let mut skipped: BTreeMap<SkipKind, Skipped> = BTreeMap::new();
+    let feed = |hub: &mut Hub, run: usize, emits: Vec<Emit>| {
+        for e in emits {
+            match e {
+                Emit::Point(p) => hub.apply(Event::Metrics { run, step: p.step, time_s: p.time_s, values: p.values }, p.time_s),
+                Emit::Resumed(r) => {
+                    let now = hub.state.time_s;
+                    hub.resume(run, r.at_step, now);
+                }
+            }
+        }
+    };
+    ingest::read_all(text, &mut reader, |line_no, line| match line {
+        Line::Metrics(rec) => {
+            for rec in ingest::csv::split_runs(rec) {
+                let name = rec.run.clone().unwrap_or_else(|| default_run.to_owned());
+                let (run, norm) = streams.entry(name.clone()).or_insert_with(|| {
+                    let id = hub.add_run(RunRecord::new(name.clone(), "log".into(), "-".into(), 0), &HealthConfig::default());
+                    (id, Normalizer::default())
+                });
+                let (run, emits) = (*run, norm.push(rec));
+                feed(&mut hub, run, emits);
+            }
+        }
+        Line::Skip(kind, why) => {
+            let s = skipped.entry(kind).or_insert_with(|| Skipped { lines: 0, first_line: line_no, first: why });
+            s.lines += 1;
+        }
+        Line::Text => {
+            let kind = SkipKind::NotMetrics;
+            skipped.entry(kind).or_insert_with(|| Skipped { lines: 0, first_line: line_no, first: kind.as_str().into() }).lines += 1;
+        }
+        Line::Blank => {}
+    })?;
+    for (run, norm) in streams.values_mut() {
+        let emits = norm.finish();
+        feed(&mut hub, *run, emits);
+    }
+    let settings = hub.settings.clone();
     let state = hub.state;
     let runs = state
         .runs
         .iter()
-        .map(|r| CheckedRun {
-            name: r.name.clone(),
-            points: streams.get(&r.name).map_or(0, |s| s.2),
-            last_step: r.step,
-            worst: r.worst_alert(&state.alerts, |_| true),
-            alerts: r.alerts.len(),
+        .zip(&settings)
+        .map(|(r, settings)| {
+            let input = streams.get(&r.name).map(|(_, n)| n.report.clone());
+            CheckedRun {
+                name: r.name.clone(),
+                points: input.as_ref().map_or(0, |i| i.points),
+                last_step: r.step,
+                worst: r.worst_alert(&state.alerts, |_| true),
+                alerts: r.alerts.len(),
+                input,
+                not_judged: not_judged(r, settings),
+            }
         })
-        .collect();
-    CheckReport { runs, alerts: state.alerts, points, skipped_lines: skipped, first_skipped }
+        .collect::<Vec<_>>();
+    // Text logs hold other output between metric lines: that is not a skip.
+    let strict = reader.format().strict();
+    if !strict {
+        skipped.remove(&SkipKind::NotMetrics);
+    }
+    let first_skipped = skipped.values().min_by_key(|s| s.first_line).map(|s| (s.first_line, s.first.clone()));
+    Ok(CheckReport {
+        format: format_name,
+        points: runs.iter().map(|r| r.points).sum(),
+        runs,
+        alerts: state.alerts,
+        skipped_lines: skipped.values().map(|s| s.lines).sum(),
+        skipped,
+        first_skipped,
+    })
 }
 
 impl CheckReport {
@@ -85,17 +166,39 @@ impl CheckReport {
     }
 
     pub fn to_text(&self, path: &Path) -> String {
-        let mut out = format!("{}: {} points, {} run(s)", path.display(), self.points, self.runs.len());
+        let mut out = format!("{} ({}): {} points, {} run(s)", path.display(), self.format, self.points, self.runs.len());
         if self.skipped_lines > 0 {
             let _ = write!(out, ", {} line(s) skipped", self.skipped_lines);
+            let by_kind: Vec<String> = self.skipped.iter().map(|(k, s)| format!("{} {}", s.lines, k.as_str())).collect();
+            let _ = write!(out, " ({})", by_kind.join(", "));
             if let Some((line, why)) = &self.first_skipped {
-                let _ = write!(out, " (first: line {line}: {why})");
+                let _ = write!(out, "; first: line {line}: {why}");
             }
         }
         out.push('\n');
         for r in &self.runs {
             let worst = r.worst.map_or("ok", Severity::as_str);
             let _ = writeln!(out, "  {:<20} {:>7} points, last step {:>7}, {} alert(s), worst: {worst}", r.name, r.points, r.last_step, r.alerts);
+            if let Some(input) = &r.input {
+                let read: Vec<String> = input.read.iter().map(|(from, to)| if from == to { from.clone() } else { format!("{from} as {to}") }).collect();
+                let _ = writeln!(out, "    read: {}", read.join(", "));
+                for (name, close) in &input.unknown_close_to {
+                    let _ = writeln!(out, "    kept as its own name: {name} (did you mean {close}?)");
+                }
+                if !input.ignored.is_empty() {
+                    let ignored: Vec<String> = input.ignored.iter().map(|(n, c)| c.as_ref().map_or(n.clone(), |c| format!("{n} (closest: {c})"))).collect();
+                    let _ = writeln!(out, "    ignored (not numbers): {}", ignored.join(", "));
+                }
+                if input.duplicate_steps > 0 {
+                    let _ = writeln!(out, "    {} step(s) logged twice with other values (the later kept)", input.duplicate_steps);
+                }
+                for resume in &input.resumed {
+                    let _ = writeln!(out, "    resumed at step {} ({} steps discarded)", resume.at_step, resume.discarded);
+                }
+            }
+            for n in &r.not_judged {
+                let _ = writeln!(out, "    {} not judged: {}", n.kind.as_str(), n.reason);
+            }
         }
         for a in &self.alerts {
             let _ = writeln!(out, "  {:<8} {:<20} step {:>7}  {:<21} {}", a.severity.as_str(), a.run, a.step, a.kind.as_str(), a.message);
@@ -114,13 +217,24 @@ pub fn analyse_recording(rec: &crate::record::Recording) -> CheckReport {
             steps[run] += 1;
         }
     }
+    let settings = rec.meta.fresh_hub().settings;
     let runs = state
         .runs
         .iter()
         .zip(&steps)
-        .map(|(r, n)| CheckedRun { name: r.name.clone(), points: *n, last_step: r.step, worst: r.worst_alert(&state.alerts, |_| true), alerts: r.alerts.len() })
+        .zip(&settings)
+        .map(|((r, n), settings)| CheckedRun {
+            name: r.name.clone(),
+            points: *n,
+            last_step: r.step,
+            worst: r.worst_alert(&state.alerts, |_| true),
+            alerts: r.alerts.len(),
+            input: None,
+            not_judged: not_judged(r, settings),
+        })
         .collect();
-    CheckReport { runs, alerts: state.alerts, points: steps.iter().sum(), skipped_lines: 0, first_skipped: None }
+    let points = steps.iter().sum();
+    CheckReport { format: "snapshot".into(), runs, alerts: state.alerts, points, skipped_lines: 0, skipped: BTreeMap::new(), first_skipped: None }
 }
 
 pub fn check(args: CheckArgs) -> Result<u8> {
@@ -129,13 +243,21 @@ pub fn check(args: CheckArgs) -> Result<u8> {
         analyse_recording(&crate::record::load(path)?)
     } else {
         let text = std::fs::read(path).map_err(|e| RlmonError::Usage(format!("{}: cannot read: {e}", path.display())))?;
-        let default_run = path.file_stem().map_or_else(|| "run".into(), |s| s.to_string_lossy().into_owned());
-        analyse(&text, &default_run)
+        let format = match (&args.format, &args.pattern) {
+            (_, Some(p)) => Format::Pattern(ingest::text::Pattern::new(p).map_err(|e| RlmonError::Usage(format!("--pattern: {e}")))?),
+            (Some(name), None) => Format::from_name(name).ok_or_else(|| RlmonError::Usage(format!("--format {name}: not a format (one of: {})", ingest::FORMAT_NAMES.join(", "))))?,
+            (None, None) => ingest::detect(path, &String::from_utf8_lossy(&text[..text.len().min(64 * 1024)])),
+        };
+        let stem = path.file_stem().map(|s| s.to_string_lossy().into_owned());
+        let default_run = stem.clone().unwrap_or_else(|| "run".into());
+        // TensorBoard's export of one tag: `run-NAME-tag-TAG.csv`.
+        let default_metric = stem.map(|s| s.rsplit_once("-tag-").map_or(s.clone(), |(_, tag)| tag.to_owned()));
+        analyse(&text, format, &default_run, default_metric).map_err(|e| RlmonError::Usage(format!("{}: {e}", path.display())))?
     };
     if report.points == 0 {
         let why = match &report.first_skipped {
-            Some((line, why)) => format!("{}:{line}: {why} (no metric lines in the file)", path.display()),
-            None => format!("{}: no metric lines (expected one JSON object per line)", path.display()),
+            Some((line, why)) => format!("{}:{line}: {why} (no metric lines in the file, read as {})", path.display(), report.format),
+            None => format!("{}: no metric lines (read as {}; --format names another)", path.display(), report.format),
         };
         return Err(RlmonError::Usage(why));
     }
@@ -166,7 +288,7 @@ mod tests {
             log.push_str(&format!("{{\"run_id\": \"b\", \"step\": {step}, \"train_loss\": {loss}}}\n"));
         }
         log.push_str("garbage\n");
-        let r = analyse(log.as_bytes(), "x");
+        let r = analyse(log.as_bytes(), Format::Jsonl, "x", None).unwrap();
         assert_eq!((r.points, r.skipped_lines), (60, 1));
         assert_eq!(r.first_skipped.as_ref().unwrap().0, 61);
         assert_eq!(r.runs.iter().map(|r| r.name.as_str()).collect::<Vec<_>>(), vec!["a", "b"]);
@@ -183,7 +305,7 @@ mod tests {
             log.push_str(&format!("{{\"run\": \"seed7#1\", \"step\": {step}, \"loss\": 2.0}}\n"));
             log.push_str(&format!("{{\"run\": \"seed7#2\", \"step\": {step}, \"loss\": {}}}\n", 2.0 + drift));
         }
-        let r = analyse(log.as_bytes(), "x");
+        let r = analyse(log.as_bytes(), Format::Jsonl, "x", None).unwrap();
         let nd: Vec<&Alert> = r.alerts.iter().filter(|a| a.kind == crate::health::AlertKind::Nondeterminism).collect();
         assert_eq!(nd.len(), 1, "{:?}", r.alerts);
         assert_eq!((nd[0].run.as_str(), nd[0].step), ("seed7#2", 25));

@@ -1,3 +1,274 @@
-//! Reading metrics written by other programs: JSONL logs (design.md, "JSONL input").
-//! Pure parsing; the commands do the I/O.
+//! Reading metrics written by other programs: JSONL, CSV/TSV exports, Hugging Face
+//! `trainer_state.json` and its printed log dicts, and the text logs of common
+//! trainers (Megatron-LM, nanoGPT, DeepSpeed) or a user's own pattern.
+//!
+//! Every parser is a pure function of the text it is given: a line in, a [`Line`]
+//! out (metrics, plain text, or a line skipped with its reason). Reading files,
+//! tailing and retries live with the callers; what each stream read and ignored is
+//! counted by [`normalize::Normalizer`].
+pub mod csv;
+pub mod hf;
 pub mod jsonl;
+pub mod normalize;
+pub mod text;
+
+use std::path::Path;
+
+use serde::Serialize;
+
+use crate::metrics::catalog::Preset;
+
+/// A line longer than this is skipped unread: what one line may cost is bounded.
+pub const MAX_LINE_BYTES: usize = 1 << 20;
+
+/// One parsed record, before names are made canonical.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Record {
+    pub run: Option<String>,
+    pub step: Option<u64>,
+    pub time: Option<f64>,
+    /// Numeric fields as written (vectors flattened to `name/E{i}`).
+    pub fields: Vec<(String, f64)>,
+    /// Fields that were present but not numbers (strings, objects, booleans).
+    pub ignored: Vec<String>,
+    /// The names in `fields` are already canonical (a preset mapped them).
+    pub canonical: bool,
+    /// Belongs to the step before it (a line that completes the previous one).
+    pub continues: bool,
+}
+
+/// What one line of input is.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Line {
+    /// Nothing on it.
+    Blank,
+    Metrics(Record),
+    /// Not a metric line: a live command's output goes to the events pane.
+    Text,
+    /// Meant as a metric line but unusable.
+    Skip(SkipKind, String),
+}
+
+/// Why a line was skipped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SkipKind {
+    /// Not valid in the format (bad JSON, wrong column count, ...).
+    Malformed,
+    /// A record without a single numeric value.
+    NoNumbers,
+    /// Longer than [`MAX_LINE_BYTES`].
+    TooLong,
+    /// Not UTF-8 text.
+    NotText,
+    /// Not a metric line in a file that should hold only metric lines.
+    NotMetrics,
+}
+
+impl SkipKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SkipKind::Malformed => "malformed",
+            SkipKind::NoNumbers => "no numeric value",
+            SkipKind::TooLong => "over-long",
+            SkipKind::NotText => "not UTF-8",
+            SkipKind::NotMetrics => "not a metric line",
+        }
+    }
+}
+
+/// The input formats, chosen from the file (see [`detect`]) or by `--format`.
+#[derive(Debug, Clone)]
+pub enum Format {
+    Jsonl,
+    /// Delimited text with a header row (`,` or tab).
+    Csv(u8),
+    /// Hugging Face `trainer_state.json`: its `log_history`.
+    TrainerState,
+    /// The dicts the Hugging Face Trainer prints (`{'loss': 2.1, 'epoch': 0.5}`).
+    HfLog,
+    /// A trainer's text log.
+    Text(Preset),
+    /// A user's regex with named groups: `step` and metric names.
+    Pattern(text::Pattern),
+}
+
+/// Names accepted by `--format`.
+pub const FORMAT_NAMES: &[&str] = &["jsonl", "csv", "tsv", "trainer-state", "hf-log", "megatron", "nanogpt", "deepspeed"];
+
+impl Format {
+    pub fn name(&self) -> &'static str {
+        match self {
+            Format::Jsonl => "jsonl",
+            Format::Csv(b'\t') => "tsv",
+            Format::Csv(_) => "csv",
+            Format::TrainerState => "trainer-state",
+            Format::HfLog => "hf-log",
+            Format::Text(Preset::Megatron) => "megatron",
+            Format::Text(Preset::NanoGpt) => "nanogpt",
+            Format::Text(Preset::DeepSpeed) => "deepspeed",
+            Format::Pattern(_) => "pattern",
+        }
+    }
+
+    /// `--format NAME`; `None` for an unknown name.
+    pub fn from_name(name: &str) -> Option<Format> {
+        Some(match name {
+            "jsonl" | "json" => Format::Jsonl,
+            "csv" => Format::Csv(b','),
+            "tsv" => Format::Csv(b'\t'),
+            "trainer-state" | "trainer_state" => Format::TrainerState,
+            "hf-log" | "hf" => Format::HfLog,
+            "megatron" => Format::Text(Preset::Megatron),
+            "nanogpt" => Format::Text(Preset::NanoGpt),
+            "deepspeed" => Format::Text(Preset::DeepSpeed),
+            _ => return None,
+        })
+    }
+
+    /// Whether every line of such a file should be a metric line (others are
+    /// skipped and counted), rather than a log where metric lines are mixed with
+    /// other output.
+    pub fn strict(&self) -> bool {
+        matches!(self, Format::Jsonl | Format::Csv(_) | Format::TrainerState)
+    }
+}
+
+/// Chooses the format from the file name and its first lines.
+pub fn detect(path: &Path, head: &str) -> Format {
+    let name = path.file_name().map(|n| n.to_string_lossy().to_ascii_lowercase()).unwrap_or_default();
+    let first = head.lines().map(str::trim).find(|l| !l.is_empty()).unwrap_or("");
+    if name.ends_with("trainer_state.json") || (first.starts_with('{') && head.contains("\"log_history\"")) {
+        return Format::TrainerState;
+    }
+    if name.ends_with(".tsv") {
+        return Format::Csv(b'\t');
+    }
+    if name.ends_with(".csv") {
+        return Format::Csv(b',');
+    }
+    let lines = || head.lines().take(200);
+    for preset in [Preset::Megatron, Preset::NanoGpt, Preset::DeepSpeed] {
+        if lines().any(|l| text::parse(preset, l) != Line::Text) {
+            return Format::Text(preset);
+        }
+    }
+    if lines().any(|l| l.trim_start().starts_with("{'")) {
+        return Format::HfLog;
+    }
+    if !first.starts_with('{') && first.contains('\t') {
+        return Format::Csv(b'\t');
+    }
+    if !first.starts_with('{') && first.split(',').count() >= 2 && first.split(',').any(|c| c.trim().trim_matches('"').parse::<f64>().is_err()) {
+        return Format::Csv(b',');
+    }
+    Format::Jsonl
+}
+
+/// Turns the lines of one input into [`Line`]s, keeping what a format needs across
+/// lines (a CSV header).
+pub struct LineReader {
+    format: Format,
+    csv: csv::Columns,
+}
+
+impl LineReader {
+    /// `default_metric`: the metric a one-value CSV (TensorBoard's export:
+    /// `Wall time,Step,Value`) holds, from its file name.
+    pub fn new(format: Format, default_metric: Option<String>) -> Self {
+        LineReader { csv: csv::Columns::new(default_metric), format }
+    }
+
+    pub fn format(&self) -> &Format {
+        &self.format
+    }
+
+    /// One line of input, without its line break.
+    pub fn line(&mut self, raw: &[u8]) -> Line {
+        if raw.len() > MAX_LINE_BYTES {
+            return Line::Skip(SkipKind::TooLong, format!("line of {} bytes (at most {MAX_LINE_BYTES})", raw.len()));
+        }
+        let Ok(line) = std::str::from_utf8(raw) else { return Line::Skip(SkipKind::NotText, "not UTF-8 text".into()) };
+        let line = line.trim_end_matches('\r');
+        if line.trim().is_empty() {
+            return Line::Blank;
+        }
+        let parsed = match &mut self.format {
+            Format::Jsonl => jsonl::parse(line),
+            Format::Csv(delimiter) => self.csv.line(line, *delimiter),
+            Format::TrainerState => Line::Skip(SkipKind::Malformed, "trainer_state.json is read whole".into()),
+            Format::HfLog => hf::parse_printed(line),
+            Format::Text(preset) => text::parse(*preset, line),
+            Format::Pattern(p) => p.parse(line),
+        };
+        match parsed {
+            Line::Text if self.format.strict() => Line::Skip(SkipKind::NotMetrics, "not a metric line".into()),
+            other => other,
+        }
+    }
+}
+
+/// Reads a whole input, calling `f` with each line's number (from 1) and what it
+/// holds. Formats read as one document (trainer_state.json) number their records.
+pub fn read_all(text: &[u8], reader: &mut LineReader, mut f: impl FnMut(usize, Line)) -> Result<(), String> {
+    if matches!(reader.format, Format::TrainerState) {
+        let text = std::str::from_utf8(text).map_err(|_| "not UTF-8 text".to_owned())?;
+        for (i, rec) in hf::trainer_state(text)?.into_iter().enumerate() {
+            f(i + 1, rec);
+        }
+        return Ok(());
+    }
+    for (i, raw) in text.split(|b| *b == b'\n').enumerate() {
+        f(i + 1, reader.line(raw));
+    }
+    Ok(())
+}
+
+/// A number written as a string (`"1.2"`, `"nan"`, `"-inf"`), as some loggers do.
+pub fn number_in_text(s: &str) -> Option<f64> {
+    let t = s.trim();
+    match t.to_ascii_lowercase().as_str() {
+        "nan" => Some(f64::NAN),
+        "inf" | "infinity" | "+inf" | "+infinity" => Some(f64::INFINITY),
+        "-inf" | "-infinity" => Some(f64::NEG_INFINITY),
+        _ if t.is_empty() || t.len() > 64 => None,
+        _ => t.parse::<f64>().ok(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn formats_are_told_from_names_and_first_lines() {
+        let d = |name: &str, head: &str| detect(Path::new(name), head).name();
+        assert_eq!(d("m.jsonl", "{\"step\": 1, \"loss\": 2}\n"), "jsonl");
+        assert_eq!(d("x/trainer_state.json", "{\n  \"best_metric\": null,\n"), "trainer-state");
+        assert_eq!(d("export.csv", "Step,loss\n1,2\n"), "csv");
+        assert_eq!(d("log.txt", "Step,run - loss\n1,2\n"), "csv");
+        assert_eq!(d("log.txt", "step\tloss\n1\t2\n"), "tsv");
+        assert_eq!(d("train.log", "building model\n iteration        1/     100 | lm loss: 1.0E+01 |\n"), "megatron");
+        assert_eq!(d("train.log", "step 0: train loss 10.9, val loss 10.9\niter 0: loss 10.9, time 100.0ms, mfu -100.00%\n"), "nanogpt");
+        assert_eq!(d("out.txt", "Loading\n{'loss': 2.1, 'grad_norm': 0.4, 'learning_rate': 5e-05, 'epoch': 0.1}\n"), "hf-log");
+        assert_eq!(d("noise", "hello\n"), "jsonl");
+    }
+
+    #[test]
+    fn numbers_in_text() {
+        assert_eq!(number_in_text(" 1.5e-3 "), Some(1.5e-3));
+        assert!(number_in_text("NaN").unwrap().is_nan());
+        assert_eq!(number_in_text("-inf"), Some(f64::NEG_INFINITY));
+        assert_eq!(number_in_text("1.2.3"), None);
+        assert_eq!(number_in_text(""), None);
+    }
+
+    #[test]
+    fn long_and_binary_lines_are_skipped_with_a_reason() {
+        let mut r = LineReader::new(Format::Jsonl, None);
+        assert!(matches!(r.line(&vec![b'{'; MAX_LINE_BYTES + 1]), Line::Skip(SkipKind::TooLong, _)));
+        assert!(matches!(r.line(&[0xff, 0xfe, b'{']), Line::Skip(SkipKind::NotText, _)));
+        assert!(matches!(r.line(b"plain words"), Line::Skip(SkipKind::NotMetrics, _)), "a JSONL file holds only metric lines");
+        assert_eq!(r.line(b"  \r"), Line::Blank);
+    }
+}

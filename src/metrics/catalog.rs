@@ -309,6 +309,10 @@ pub const CATALOG: &[MetricInfo] = &[
     entry(STEP_TIME_S, "step time", Unit::Seconds, Lower, PerStep, P::Throughput).aliases(&["step_time"]),
     entry(TOKENS_PER_S, "tokens/s", Unit::PerSecond, Higher, Derived, P::Throughput),
     entry(SAMPLES_PER_S, "samples/s", Unit::PerSecond, Higher, Derived, P::Throughput),
+    entry(VAL_LOSS, "val loss", Unit::Ratio, Lower, PerStep, P::None).aliases(&["eval_loss", "eval/loss", "validation_loss"]),
+    entry(EVAL_TRAIN_LOSS, "train loss (eval)", Unit::Ratio, Lower, PerStep, P::None),
+    entry(STEP_AVG_S, "mean step time", Unit::Seconds, Lower, PerStep, P::None),
+    entry(TRAIN_TIME_S, "train time", Unit::Seconds, Neither, PerStep, P::None),
     entry(MEM_GPU_BYTES, "GPU memory", Unit::Bytes, Lower, PerStep, P::None),
     entry(MEM_RSS_BYTES, "RSS", Unit::Bytes, Lower, PerStep, P::None),
     // RL health, in the order the RL pane cycles them.
@@ -449,6 +453,90 @@ pub const TOKENS_OUT: &str = "tokens_out";
 /// aliases.
 const CONVERSIONS: &[(&str, Conversion)] =
     &[("wall_time_ms", Conversion::Scale(STEP_TIME_S, 1e-3)), ("num_tokens", Conversion::Cumulative(TOKENS))];
+
+/// Text-log dialects whose field names are not rlmon's: each maps the words its
+/// trainer prints to a canonical metric (and a factor for milliseconds).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Preset {
+    /// Megatron-LM: `iteration N/ M | lm loss: X | grad norm: Y | ...`.
+    Megatron,
+    /// nanoGPT: `iter N: loss X, time Yms, mfu Z%`; modded-nanogpt: `step:N/M train_loss:X step_avg:Sms`.
+    NanoGpt,
+    /// DeepSpeed: `step=N, skipped=K, lr=[X]`, throughput lines, DeepSpeed-Chat's `Step: N | Actor Loss: X`.
+    DeepSpeed,
+}
+
+/// `(preset, word as printed, conversion)`. Words not listed are kept under their own
+/// name, lower-cased with spaces as underscores.
+const PRESET_NAMES: &[(Preset, &str, Conversion)] = &[
+    (Preset::Megatron, "lm loss", Conversion::Rename(LOSS)),
+    (Preset::Megatron, "learning rate", Conversion::Rename(LR)),
+    (Preset::Megatron, "grad norm", Conversion::Rename(GRAD_NORM)),
+    (Preset::Megatron, "elapsed time per iteration (ms)", Conversion::Scale(STEP_TIME_S, 1e-3)),
+    (Preset::Megatron, "global batch size", Conversion::Rename(SAMPLES)),
+    (Preset::NanoGpt, "loss", Conversion::Rename(LOSS)),
+    (Preset::NanoGpt, "train_loss", Conversion::Rename(LOSS)),
+    (Preset::NanoGpt, "time", Conversion::Scale(STEP_TIME_S, 1e-3)),
+    (Preset::NanoGpt, "val loss", Conversion::Rename(VAL_LOSS)),
+    (Preset::NanoGpt, "val_loss", Conversion::Rename(VAL_LOSS)),
+    (Preset::NanoGpt, "train loss", Conversion::Rename(EVAL_TRAIN_LOSS)),
+    (Preset::NanoGpt, "step_avg", Conversion::Scale(STEP_AVG_S, 1e-3)),
+    (Preset::NanoGpt, "train_time", Conversion::Scale(TRAIN_TIME_S, 1e-3)),
+    (Preset::DeepSpeed, "lr", Conversion::Rename(LR)),
+    (Preset::DeepSpeed, "loss", Conversion::Rename(LOSS)),
+    (Preset::DeepSpeed, "actor loss", Conversion::Rename(POLICY_LOSS)),
+    (Preset::DeepSpeed, "critic loss", Conversion::Rename(VALUE_LOSS)),
+    (Preset::DeepSpeed, "iter time (s)", Conversion::Rename(STEP_TIME_S)),
+    (Preset::DeepSpeed, "average reward score", Conversion::Rename(REWARD)),
+];
+
+/// Loss on held-out data, as trainers print it next to the training loss.
+pub const VAL_LOSS: &str = "val_loss";
+/// The training loss re-estimated at evaluation time (nanoGPT's `train loss`).
+pub const EVAL_TRAIN_LOSS: &str = "eval_train_loss";
+/// Mean step time so far (modded-nanogpt's `step_avg`).
+pub const STEP_AVG_S: &str = "step_avg_s";
+/// Training wall time so far.
+pub const TRAIN_TIME_S: &str = "train_time_s";
+
+/// How a word printed by a trainer of `preset` becomes a metric: the preset's own
+/// table first, then the catalog's aliases, else its own name (tidied).
+pub fn preset_conversion(preset: Preset, word: &str) -> Conversion {
+    if let Some((_, _, c)) = PRESET_NAMES.iter().find(|(p, w, _)| *p == preset && w.eq_ignore_ascii_case(word)) {
+        return *c;
+    }
+    let tidy: String = word.trim().chars().map(|c| if c.is_ascii_alphanumeric() || c == '/' { c.to_ascii_lowercase() } else { '_' }).collect();
+    let tidy = tidy.trim_matches('_');
+    let tidy = intern(tidy);
+    conversion(tidy).unwrap_or(Conversion::Rename(tidy))
+}
+
+/// The catalog name closest to an unknown `name` (a likely typo or variant), when
+/// one is close: for the ingest report's "did you mean".
+pub fn closest(name: &str) -> Option<&'static str> {
+    fn distance(a: &str, b: &str) -> usize {
+        let b: Vec<char> = b.chars().collect();
+        let mut row: Vec<usize> = (0..=b.len()).collect();
+        for (i, ca) in a.chars().enumerate() {
+            let mut prev = row[0];
+            row[0] = i + 1;
+            for j in 0..b.len() {
+                let cur = row[j + 1];
+                row[j + 1] = if ca == b[j] { prev } else { 1 + prev.min(row[j]).min(row[j + 1]) };
+                prev = cur;
+            }
+        }
+        row[b.len()]
+    }
+    let lower = name.to_ascii_lowercase();
+    let names = CATALOG.iter().filter(|m| !m.pattern.contains('{')).flat_map(|m| std::iter::once(m.pattern).chain(m.aliases.iter().copied()));
+    names
+        .map(|n| (distance(&lower, n), n))
+        .filter(|(d, n)| *d > 0 && *d <= (n.len() / 4).clamp(1, 3))
+        .min()
+        .map(|(_, n)| canonical(n))
+}
 
 /// The conversion for an input name, or `None` when the name is canonical or unknown
 /// (unknown names are kept as metrics under their own name).

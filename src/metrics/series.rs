@@ -32,6 +32,17 @@ impl Series {
         (self.steps.get(i) == Some(&step)).then_some(i)
     }
 
+    /// Drops the points at `step` and after (a job resumed from an earlier step).
+    /// Returns how many were dropped.
+    pub fn truncate_from(&mut self, step: u64) -> usize {
+        let keep = self.steps.partition_point(|s| *s < step);
+        let dropped = self.len() - keep;
+        self.steps.truncate(keep);
+        self.times.truncate(keep);
+        self.values.truncate(keep);
+        dropped
+    }
+
     /// The last `n` values (fewer when the series is shorter).
     pub fn tail(&self, n: usize) -> &[f64] {
         &self.values[self.values.len().saturating_sub(n)..]

@@ -139,6 +139,35 @@ impl Hub {
         }
     }
 
+    /// The job behind `run` restarted from a checkpoint and logs `step` again: its
+    /// points from `step` on are dropped (the resumed ones replace them, as
+    /// TensorBoard does), and its detectors start over from the points kept, so the
+    /// rewind is not seen as a jump. Alerts already raised stay: they happened.
+    pub fn resume(&mut self, run: RunId, step: u64, now_s: f64) {
+        let Some(r) = self.state.runs.get_mut(run) else { return };
+        let mut dropped = 0;
+        for series in r.series.values_mut() {
+            dropped = dropped.max(series.truncate_from(step));
+        }
+        r.step = r.series.values().filter_map(|s| s.steps.last().copied()).max().unwrap_or(0);
+        // Rebuild the run's detectors from what is kept, step by step.
+        let mut points: Vec<(u64, f64, &str, f64)> = Vec::new();
+        for (name, s) in &r.series {
+            points.extend(s.steps.iter().zip(&s.times).zip(&s.values).map(|((st, t), v)| (*st, *t, name.as_str(), *v)));
+        }
+        points.sort_by_key(|p| p.0);
+        let config = self.settings.get(run).cloned().unwrap_or_default();
+        if let Some(monitor) = self.health.runs.get_mut(run) {
+            *monitor = crate::health::RunMonitor::new(&r.name, &config);
+            for group in points.chunk_by(|a, b| a.0 == b.0) {
+                let values: Vec<(MetricName, f64)> = group.iter().map(|p| (MetricName::Owned(p.2.to_owned()), p.3)).collect();
+                monitor.observe(group[0].0, group[0].1, &values);
+            }
+        }
+        let msg = format!("resumed at step {step} ({dropped} steps discarded)");
+        self.log(Some(run), LogLevel::Warn, msg, now_s);
+    }
+
     /// Raises an alert of the baseline check and keeps it with its session time, so
     /// a snapshot can carry it to a replay that cannot read the baseline any more.
     fn raise_against_baseline(&mut self, run: Option<RunId>, alert: Alert, now_s: f64) {

@@ -1,0 +1,260 @@
+//! One stream's records turned into canonical metric points: aliases renamed,
+//! milliseconds scaled, cumulative counters differenced, missing steps counted on,
+//! times made relative to the stream's first, records of one step merged (an
+//! evaluation logged apart from the training values of its step), and steps that
+//! go backwards seen as a resumed job. Everything it decides is counted in a
+//! [`StreamReport`], so a user can see what was read as what and what was not.
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+
+use super::Record;
+use crate::metrics::catalog::{self, Conversion};
+use crate::metrics::MetricName;
+
+/// What became of one stream's input.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct StreamReport {
+    /// Steps with metrics.
+    pub points: u64,
+    /// Each input name and the metric it was read as.
+    pub read: BTreeMap<String, String>,
+    /// Names rlmon does not know, kept under their own name, with the known name
+    /// they are close to (a likely typo or variant).
+    pub unknown_close_to: BTreeMap<String, String>,
+    /// Fields that were not numbers, with the known name closest to each, if any.
+    pub ignored: BTreeMap<String, Option<String>>,
+    /// Steps logged again with different values (the later value is kept).
+    pub duplicate_steps: u64,
+    /// Steps went backwards: the job was restarted from a checkpoint.
+    pub resumed: Vec<Resume>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Resume {
+    /// The first step logged again.
+    pub at_step: u64,
+    /// Steps logged before that are replaced by the resumed run's.
+    pub discarded: u64,
+}
+
+/// One step's canonical values.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Point {
+    pub step: u64,
+    pub time_s: f64,
+    pub values: Vec<(MetricName, f64)>,
+}
+
+/// What the normalizer hands on.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Emit {
+    Point(Point),
+    /// Forget this stream's points from `at_step` on: they are logged again.
+    Resumed(Resume),
+}
+
+#[derive(Debug, Default)]
+pub struct Normalizer {
+    /// The step being gathered (records of one step merge until another arrives).
+    pending: Option<Point>,
+    /// Steps handed on, ascending (for counting what a resume discards).
+    emitted: Vec<u64>,
+    first_time: Option<f64>,
+    cumulative: BTreeMap<String, f64>,
+    pub report: StreamReport,
+}
+
+impl Normalizer {
+    /// Takes one record; returns what is now complete.
+    pub fn push(&mut self, rec: Record) -> Vec<Emit> {
+        let mut out = Vec::new();
+        let last = self.pending.as_ref().map(|p| p.step).or(self.emitted.last().copied());
+        let step = match (rec.step, rec.continues) {
+            (Some(s), _) => s,
+            (None, true) => last.unwrap_or(0),
+            (None, false) => last.map_or(0, |s| s + 1),
+        };
+        let time_s = match rec.time {
+            Some(t) => t - *self.first_time.get_or_insert(t),
+            None => 0.0,
+        };
+        for name in &rec.ignored {
+            self.report.ignored.entry(name.clone()).or_insert_with(|| catalog::closest(name).map(str::to_owned));
+        }
+        let values = self.canonical(rec.fields, rec.canonical);
+        match &mut self.pending {
+            Some(p) if p.step == step => {
+                // One step logged in parts: merge; a value given twice is a duplicate.
+                let mut clashed = false;
+                for (name, v) in values {
+                    match p.values.iter_mut().find(|(n, _)| *n == name) {
+                        Some(slot) => {
+                            clashed |= slot.1.to_bits() != v.to_bits();
+                            slot.1 = v;
+                        }
+                        None => p.values.push((name, v)),
+                    }
+                }
+                p.time_s = p.time_s.max(time_s);
+                self.report.duplicate_steps += u64::from(clashed);
+                return out;
+            }
+            _ => {}
+        }
+        if let Some(p) = self.pending.take() {
+            self.emit(p, &mut out);
+        }
+        if self.emitted.last().is_some_and(|l| step <= *l) {
+            let keep = self.emitted.partition_point(|s| *s < step);
+            let resume = Resume { at_step: step, discarded: (self.emitted.len() - keep) as u64 };
+            self.emitted.truncate(keep);
+            self.report.points -= resume.discarded;
+            self.report.resumed.push(resume);
+            out.push(Emit::Resumed(resume));
+        }
+        self.pending = Some(Point { step, time_s, values });
+        out
+    }
+
+    /// The last step, once the input ends.
+    pub fn finish(&mut self) -> Vec<Emit> {
+        let mut out = Vec::new();
+        if let Some(p) = self.pending.take() {
+            self.emit(p, &mut out);
+        }
+        out
+    }
+
+    fn emit(&mut self, p: Point, out: &mut Vec<Emit>) {
+        if p.values.is_empty() {
+            return;
+        }
+        self.emitted.push(p.step);
+        self.report.points += 1;
+        out.push(Emit::Point(p));
+    }
+
+    /// Canonical names and values of a record's fields.
+    fn canonical(&mut self, fields: Vec<(String, f64)>, already: bool) -> Vec<(MetricName, f64)> {
+        let mut values: Vec<(MetricName, f64)> = Vec::with_capacity(fields.len());
+        let mut split_tokens = (None, None);
+        for (name, v) in fields {
+            let conversion = if already { None } else { catalog::conversion(&name) };
+            let read_as = match conversion {
+                Some(Conversion::Rename(c)) => {
+                    values.push((MetricName::Borrowed(c), v));
+                    c
+                }
+                Some(Conversion::Scale(c, f)) => {
+                    values.push((MetricName::Borrowed(c), v * f));
+                    c
+                }
+                Some(Conversion::Cumulative(c)) => {
+                    if let Some(prev) = self.cumulative.insert(name.clone(), v) {
+                        values.push((MetricName::Borrowed(c), v - prev));
+                    }
+                    c
+                }
+                None => match name.as_str() {
+                    catalog::TOKENS_IN => {
+                        split_tokens.0 = Some(v);
+                        catalog::TOKENS
+                    }
+                    catalog::TOKENS_OUT => {
+                        split_tokens.1 = Some(v);
+                        catalog::TOKENS
+                    }
+                    _ => {
+                        let interned = catalog::intern(&name);
+                        values.push((MetricName::Borrowed(interned), v));
+                        interned
+                    }
+                },
+            };
+            if !self.report.read.contains_key(&name) {
+                if catalog::info(read_as).is_none() {
+                    if let Some(close) = catalog::closest(&name) {
+                        self.report.unknown_close_to.insert(name.clone(), close.to_owned());
+                    }
+                }
+                self.report.read.insert(name, read_as.to_owned());
+            }
+        }
+        if let (Some(a), Some(b)) = split_tokens {
+            if !values.iter().any(|(n, _)| n == catalog::TOKENS) {
+                values.push((MetricName::Borrowed(catalog::TOKENS), a + b));
+            }
+        }
+        values
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ingest::{jsonl, Line};
+
+    fn rec(line: &str) -> Record {
+        match jsonl::parse(line) {
+            Line::Metrics(r) => r,
+            other => panic!("{other:?}"),
+        }
+    }
+
+    fn points(emits: Vec<Emit>) -> Vec<Point> {
+        emits.into_iter().filter_map(|e| if let Emit::Point(p) = e { Some(p) } else { None }).collect()
+    }
+
+    #[test]
+    fn aliases_scales_and_cumulative_counters() {
+        let mut n = Normalizer::default();
+        assert!(n.push(rec(r#"{"step": 1, "timestamp": 100.0, "train/loss": 2.0, "wall_time_ms": 250, "num_tokens": 1000}"#)).is_empty(), "held until the step is complete");
+        let p = points(n.push(rec(r#"{"timestamp": 101.5, "num_tokens": 1600, "objective/kl": 0.1, "moe/L0/load": [0.5, 0.5]}"#)));
+        assert_eq!((p[0].step, p[0].time_s), (1, 0.0));
+        assert_eq!(p[0].values, vec![("loss".into(), 2.0), ("step_time_s".into(), 0.25)]);
+        let p = points(n.finish());
+        assert_eq!((p[0].step, p[0].time_s), (2, 1.5), "a missing step counts on");
+        assert!(p[0].values.contains(&("tokens".into(), 600.0)));
+        assert!(p[0].values.contains(&("kl".into(), 0.1)));
+        assert!(p[0].values.contains(&("moe/L0/load/E1".into(), 0.5)));
+        assert_eq!(n.report.read["train/loss"], "loss");
+        assert_eq!(n.report.read["num_tokens"], "tokens");
+        assert_eq!(n.report.points, 2);
+    }
+
+    #[test]
+    fn parts_of_one_step_merge_and_a_clash_is_a_duplicate() {
+        let mut n = Normalizer::default();
+        n.push(rec(r#"{"step": 10, "loss": 2.0}"#));
+        n.push(rec(r#"{"step": 10, "eval_loss": 2.5}"#));
+        n.push(rec(r#"{"step": 10, "loss": 2.1}"#));
+        let p = points(n.finish());
+        assert_eq!(p.len(), 1);
+        assert_eq!(p[0].values, vec![("loss".into(), 2.1), ("val_loss".into(), 2.5)]);
+        assert_eq!(n.report.duplicate_steps, 1);
+    }
+
+    #[test]
+    fn steps_going_back_are_a_resume() {
+        let mut n = Normalizer::default();
+        let mut out = Vec::new();
+        for s in [1, 2, 3, 4, 5, 3, 4] {
+            out.extend(n.push(rec(&format!(r#"{{"step": {s}, "loss": {s}}}"#))));
+        }
+        out.extend(n.finish());
+        assert!(out.contains(&Emit::Resumed(Resume { at_step: 3, discarded: 3 })), "{out:?}");
+        assert_eq!(n.report.resumed, vec![Resume { at_step: 3, discarded: 3 }]);
+        assert_eq!(n.report.points, 4, "steps 1, 2, then 3, 4 again");
+    }
+
+    #[test]
+    fn unknown_and_ignored_names_are_reported_with_the_closest_known_one() {
+        let mut n = Normalizer::default();
+        n.push(rec(r#"{"step": 1, "los": 2.0, "my_metric": 3.0, "lr": "warmup"}"#));
+        n.finish();
+        assert_eq!(n.report.unknown_close_to.get("los").map(String::as_str), Some("loss"));
+        assert!(!n.report.unknown_close_to.contains_key("my_metric"));
+        assert_eq!(n.report.ignored.get("lr"), Some(&None), "lr is itself known: no other name to suggest");
+    }
+}

@@ -1,0 +1,248 @@
+//! Text logs of common trainers, read by presets, and a user's own pattern.
+//!
+//! - Megatron-LM: ` iteration   10/ 500 | consumed samples: 640 | elapsed time per
+//!   iteration (ms): 1234.5 | learning rate: 1.5E-06 | lm loss: 1.08E+01 | grad norm: 5.1 |`
+//! - nanoGPT: `iter 100: loss 2.3456, time 123.45ms, mfu 12.34%` and its evaluation
+//!   `step 100: train loss 2.34, val loss 2.45`; modded-nanogpt:
+//!   `step:100/1750 train_loss:3.9 train_time:12345ms step_avg:123.45ms`
+//! - DeepSpeed: `[Rank 0] step=10, skipped=0, lr=[0.0001], mom=[(0.9, 0.95)]`, its
+//!   throughput timer `epoch=0/micro_step=10/global_step=10, CurrSamplesPerSec=50.3,
+//!   MemAllocated=1.2GB`, and DeepSpeed-Chat's `Epoch: 0 | Step: 10 | Actor Loss: 0.12 |
+//!   Critic Loss: 0.34` with its `Average reward score: 1.2` line for the same step.
+//!
+//! Words are mapped to metrics by the catalog's preset tables
+//! (`catalog::preset_conversion`); lines a preset does not recognise are plain text.
+use regex::Regex;
+
+use super::{number_in_text, Line, Record, SkipKind};
+use crate::metrics::catalog::{self, Conversion, Preset};
+
+/// One line of a trainer's log.
+pub fn parse(preset: Preset, line: &str) -> Line {
+    let pairs = match preset {
+        Preset::Megatron => megatron(line),
+        Preset::NanoGpt => nanogpt(line),
+        Preset::DeepSpeed => deepspeed(line),
+    };
+    let Some((step, continues, pairs)) = pairs else { return Line::Text };
+    let mut rec = Record { step, canonical: true, continues, ..Default::default() };
+    for (word, value) in pairs {
+        match value_of(value) {
+            Some(v) => match catalog::preset_conversion(preset, word) {
+                Conversion::Rename(name) => rec.fields.push((name.to_owned(), v)),
+                Conversion::Scale(name, f) => rec.fields.push((name.to_owned(), v * f)),
+                // No preset word is a running total today; keep the value as written.
+                Conversion::Cumulative(name) => rec.fields.push((name.to_owned(), v)),
+            },
+            None => rec.ignored.push(word.trim().to_owned()),
+        }
+    }
+    if rec.fields.is_empty() {
+        return Line::Skip(SkipKind::NoNumbers, format!("a {preset:?} line without numbers"));
+    }
+    Line::Metrics(rec)
+}
+
+/// `(step, continues the previous step, [(word, value text)])` of a recognised line.
+type Parsed<'a> = Option<(Option<u64>, bool, Vec<(&'a str, &'a str)>)>;
+
+fn integer(s: &str) -> Option<u64> {
+    s.trim().parse().ok()
+}
+
+/// A value as printed: a number, maybe with a unit (`123.4ms`, `12.3%`, `1.2GB`), or
+/// a bracketed list whose first number counts (`[0.0001]`).
+fn value_of(text: &str) -> Option<f64> {
+    let t = text.trim().trim_start_matches('[').trim_end_matches(']');
+    let t = t.split(',').next().unwrap_or(t).trim();
+    if let Some(x) = number_in_text(t) {
+        return Some(x);
+    }
+    for (unit, factor) in [("ms", 1.0), ("%", 1.0), ("GB", 1073741824.0), ("MB", 1048576.0), ("s", 1.0)] {
+        if let Some(x) = t.strip_suffix(unit).and_then(number_in_text) {
+            return Some(x * factor);
+        }
+    }
+    None
+}
+
+/// `key: value` segments between `|`.
+fn bar_pairs(text: &str) -> Vec<(&str, &str)> {
+    text.split('|').filter_map(|seg| seg.rsplit_once(':')).map(|(k, v)| (k.trim(), v.trim())).filter(|(k, _)| !k.is_empty()).collect()
+}
+
+fn megatron(line: &str) -> Parsed<'_> {
+    let at = line.find("iteration")?;
+    let rest = &line[at + "iteration".len()..];
+    let (head, tail) = rest.split_once('|')?;
+    let (step, _total) = head.split_once('/')?;
+    let step = integer(step)?;
+    Some((Some(step), false, bar_pairs(tail)))
+}
+
+fn nanogpt(line: &str) -> Parsed<'_> {
+    let line = line.trim();
+    // modded-nanogpt: `step:N/M key:value ...`
+    if let Some(rest) = line.strip_prefix("step:") {
+        let mut tokens = rest.split_whitespace();
+        let step = integer(tokens.next()?.split('/').next()?)?;
+        let pairs = tokens.filter_map(|t| t.split_once(':')).collect();
+        return Some((Some(step), false, pairs));
+    }
+    // nanoGPT: `iter N: key value, key value` or `step N: key value, ...`
+    let rest = line.strip_prefix("iter ").or_else(|| line.strip_prefix("step "))?;
+    let (step, rest) = rest.split_once(':')?;
+    let step = integer(step)?;
+    let pairs = rest.split(',').filter_map(|p| p.trim().rsplit_once(' ')).map(|(k, v)| (k.trim(), v.trim())).collect();
+    Some((Some(step), false, pairs))
+}
+
+fn deepspeed(line: &str) -> Parsed<'_> {
+    let line = line.trim();
+    // DeepSpeed-Chat: `Epoch: 0 | Step: 10 | Actor Loss: ...`, and its reward line.
+    if line.contains("| Step:") || line.starts_with("Step:") {
+        let pairs = bar_pairs(line);
+        let step = pairs.iter().find(|(k, _)| *k == "Step").and_then(|(_, v)| integer(v))?;
+        let pairs = pairs.into_iter().filter(|(k, _)| !matches!(*k, "Step" | "Epoch")).collect();
+        return Some((Some(step), false, pairs));
+    }
+    if line.starts_with("Average reward score:") {
+        return Some((None, true, bar_pairs(line)));
+    }
+    // The engine's `step=N, skipped=K, lr=[...]` and the throughput timer's
+    // `epoch=0/micro_step=10/global_step=10, CurrSamplesPerSec=50.3, ...`.
+    let at = line.find("step=")?;
+    let body = &line[line[..at].rfind(char::is_whitespace).map_or(0, |i| i + 1)..];
+    let (first, rest) = body.split_once(',')?;
+    let step = first.rsplit('/').next().and_then(|f| f.strip_prefix("global_step=").or_else(|| f.strip_prefix("step="))).and_then(integer)?;
+    let mut pairs = Vec::new();
+    let mut depth = 0i32;
+    let mut start = 0usize;
+    for (i, c) in rest.char_indices() {
+        match c {
+            '[' | '(' => depth += 1,
+            ']' | ')' => depth -= 1,
+            ',' if depth == 0 => {
+                pairs.extend(rest[start..i].split_once('='));
+                start = i + 1;
+            }
+            _ => {}
+        }
+    }
+    pairs.extend(rest[start..].split_once('='));
+    let pairs = pairs.into_iter().map(|(k, v)| (k.trim(), v.trim())).filter(|(k, _)| *k != "mom").collect();
+    Some((Some(step), false, pairs))
+}
+
+/// A user's regex: the named group `step` gives the step, every other named group
+/// a metric of that name (aliases apply).
+#[derive(Debug, Clone)]
+pub struct Pattern {
+    regex: Regex,
+}
+
+impl Pattern {
+    /// Compiles `pattern`; an error message for a bad regex or one without named
+    /// metric groups.
+    pub fn new(pattern: &str) -> Result<Self, String> {
+        let regex = regex::RegexBuilder::new(pattern).size_limit(1 << 20).build().map_err(|e| format!("bad pattern: {e}"))?;
+        if !regex.capture_names().flatten().any(|n| n != "step") {
+            return Err("the pattern names no metric: use named groups, e.g. (?P<loss>[0-9.eE+-]+)".into());
+        }
+        Ok(Pattern { regex })
+    }
+
+    pub fn parse(&self, line: &str) -> Line {
+        let Some(caps) = self.regex.captures(line) else { return Line::Text };
+        let mut rec = Record::default();
+        for name in self.regex.capture_names().flatten() {
+            let Some(m) = caps.name(name) else { continue };
+            if name == "step" {
+                match integer(m.as_str()) {
+                    Some(s) => rec.step = Some(s),
+                    None => return Line::Skip(SkipKind::Malformed, format!("step `{}` is not a whole number", m.as_str())),
+                }
+            } else {
+                match value_of(m.as_str()) {
+                    Some(v) => rec.fields.push((name.to_owned(), v)),
+                    None => rec.ignored.push(name.to_owned()),
+                }
+            }
+        }
+        if rec.fields.is_empty() {
+            return Line::Skip(SkipKind::NoNumbers, "the pattern matched no number".into());
+        }
+        Line::Metrics(rec)
+    }
+}
+
+impl PartialEq for Pattern {
+    fn eq(&self, other: &Self) -> bool {
+        self.regex.as_str() == other.regex.as_str()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fields(preset: Preset, line: &str) -> (Option<u64>, Vec<(String, f64)>) {
+        match parse(preset, line) {
+            Line::Metrics(r) => (r.step, r.fields),
+            other => panic!("{line}: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn megatron_lines() {
+        let line = " [2024-05-01 10:00:00] iteration       20/  500000 | consumed samples:         1280 | elapsed time per iteration (ms): 1500.0 | learning rate: 3.000000E-05 | global batch size:    64 | lm loss: 9.875000E+00 | loss scale: 1.0 | grad norm: 2.500 | number of skipped iterations:   0 | number of nan iterations:   0 |";
+        let (step, f) = fields(Preset::Megatron, line);
+        assert_eq!(step, Some(20));
+        let get = |n: &str| f.iter().find(|(k, _)| k == n).map(|(_, v)| *v);
+        assert_eq!(get("loss"), Some(9.875));
+        assert_eq!(get("lr"), Some(3e-5));
+        assert_eq!(get("grad_norm"), Some(2.5));
+        assert_eq!(get("step_time_s"), Some(1.5));
+        assert_eq!(get("samples"), Some(64.0));
+        assert_eq!(get("consumed_samples"), Some(1280.0));
+        assert_eq!(parse(Preset::Megatron, "building GPT model ..."), Line::Text);
+    }
+
+    #[test]
+    fn nanogpt_and_modded_nanogpt_lines() {
+        assert_eq!(fields(Preset::NanoGpt, "iter 100: loss 2.3456, time 123.45ms, mfu 12.34%"), (Some(100), vec![("loss".into(), 2.3456), ("step_time_s".into(), 0.12345), ("mfu".into(), 12.34)]));
+        assert_eq!(fields(Preset::NanoGpt, "step 250: train loss 2.1000, val loss 2.2000"), (Some(250), vec![("eval_train_loss".into(), 2.1), ("val_loss".into(), 2.2)]));
+        let (step, f) = fields(Preset::NanoGpt, "step:1000/1750 train_loss:3.2800 train_time:120000ms step_avg:120.00ms");
+        assert_eq!(step, Some(1000));
+        assert_eq!(f, vec![("loss".into(), 3.28), ("train_time_s".into(), 120.0), ("step_avg_s".into(), 0.12)]);
+        assert_eq!(parse(Preset::NanoGpt, "number of parameters: 10.65M"), Line::Text);
+    }
+
+    #[test]
+    fn deepspeed_lines() {
+        let (step, f) = fields(Preset::DeepSpeed, "[2024-01-01 00:00:00,000] [INFO] [logging.py:96:log_dist] [Rank 0] step=10, skipped=0, lr=[0.0001], mom=[(0.9, 0.95)]");
+        assert_eq!((step, f), (Some(10), vec![("skipped".into(), 0.0), ("lr".into(), 0.0001)]));
+        let (step, f) = fields(Preset::DeepSpeed, "[Rank 0] epoch=0/micro_step=40/global_step=10, RunningAvgSamplesPerSec=52.1, CurrSamplesPerSec=50.3, MemAllocated=1.5GB, MaxMemAllocated=2GB");
+        assert_eq!(step, Some(10));
+        assert!(f.contains(&("currsamplespersec".into(), 50.3)), "{f:?}");
+        let (step, f) = fields(Preset::DeepSpeed, "Epoch: 0 | Step: 12 | PPO Epoch: 1 | Actor Loss: 0.25 | Critic Loss: 0.5 | Unsupervised Loss: 0.0");
+        assert_eq!(step, Some(12));
+        assert!(f.contains(&("policy_loss".into(), 0.25)) && f.contains(&("value_loss".into(), 0.5)), "{f:?}");
+        match parse(Preset::DeepSpeed, "Average reward score: 1.5 | EMA reward score: 1.2") {
+            Line::Metrics(r) => assert!(r.continues && r.step.is_none() && r.fields.contains(&("reward".into(), 1.5))),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_users_pattern() {
+        let p = Pattern::new(r"ep (?P<step>\d+) loss=(?P<loss>\S+) acc=(?P<acc>\S+)").unwrap();
+        match p.parse("ep 7 loss=0.5 acc=91.5%") {
+            Line::Metrics(r) => assert_eq!((r.step, r.fields), (Some(7), vec![("loss".into(), 0.5), ("acc".into(), 91.5)])),
+            other => panic!("{other:?}"),
+        }
+        assert_eq!(p.parse("unrelated"), Line::Text);
+        assert!(Pattern::new(r"(?P<step>\d+)").unwrap_err().contains("names no metric"));
+        assert!(Pattern::new(r"(").unwrap_err().starts_with("bad pattern"));
+    }
+}
