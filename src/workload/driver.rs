@@ -156,6 +156,146 @@ pub fn panic_reason(payload: &(dyn std::any::Any + Send)) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::config::{SessionConfig, DEFAULT_OPTIMIZER};
+    use crate::metrics::catalog;
+    use crate::session::Event;
+    use std::sync::{Arc, Mutex};
+    use tokio::sync::mpsc;
+    use tokio_util::sync::CancellationToken;
+
+    /// What a scripted trainer does, and what the driver did to it.
+    #[derive(Default)]
+    struct Script {
+        fail_setup: bool,
+        cancel_before_steps: bool,
+        nan_at: Option<u64>,
+        panic_at: Option<u64>,
+        /// Cancels the run from inside this step (as a user's key would, mid-step).
+        cancel_at: Option<u64>,
+        cancel: CancellationToken,
+        steps_seen: Mutex<Vec<(u64, f64)>>,
+        torn_down: Mutex<bool>,
+    }
+
+    struct Scripted {
+        script: Arc<Script>,
+        optimizer: OptimizerConfig,
+    }
+
+    impl Trainer for Scripted {
+        type Config = Arc<Script>;
+        type Prepared = ();
+        type Stats = f64;
+
+        fn prepare(_: &Arc<Script>, _: &Setup) -> Result<()> {
+            Ok(())
+        }
+
+        fn setup(script: &Arc<Script>, _: (), _: &Setup) -> Result<Self> {
+            anyhow::ensure!(!script.fail_setup, "no model today");
+            let optimizer = OptimizerConfig { lr: 1.0, warmup_steps: 2, ..DEFAULT_OPTIMIZER };
+            Ok(Scripted { script: script.clone(), optimizer })
+        }
+
+        fn before_steps(&mut self, cancelled: &dyn Fn() -> bool) -> Result<bool> {
+            if self.script.cancel_before_steps {
+                self.script.cancel.cancel();
+            }
+            Ok(!cancelled())
+        }
+
+        fn optimizer(&self) -> &OptimizerConfig {
+            &self.optimizer
+        }
+
+        fn step(&mut self, step: u64, lr: f64, _: &FaultInjector) -> f64 {
+            self.script.steps_seen.lock().unwrap().push((step, lr));
+            if self.script.panic_at == Some(step) {
+                panic!("boom at {step}");
+            }
+            if self.script.cancel_at == Some(step) {
+                self.script.cancel.cancel();
+            }
+            if self.script.nan_at == Some(step) { f64::NAN } else { 1.0 / step as f64 }
+        }
+
+        fn loss(loss: &f64) -> f64 {
+            *loss
+        }
+
+        fn metrics(&self, loss: f64, timing: StepTiming) -> Vec<(MetricName, f64)> {
+            vec![(catalog::LOSS.into(), loss), (catalog::LR.into(), timing.lr)]
+        }
+
+        fn teardown(&mut self) {
+            *self.script.torn_down.lock().unwrap() = true;
+        }
+    }
+
+    /// Drives a scripted 4-step run on the CPU; returns its outcome and the events sent.
+    fn drive_script(script: &Arc<Script>) -> (RunOutcome, Vec<Event>) {
+        let text = "[[run]]\nname = \"a\"\nworkload = \"lm\"\ndevice = \"cpu\"\nsteps = 4\nintra_op_threads = 1\n";
+        let config = SessionConfig::from_str(text, std::path::Path::new("d.toml")).unwrap().runs.remove(0);
+        let (tx, mut rx) = mpsc::channel(64);
+        let ctx = RunContext { id: 0, config, threads: 1, tx, cancel: script.cancel.clone(), started: Instant::now() };
+        let outcome = drive::<Scripted>(&ctx, script);
+        drop(ctx);
+        let mut events = Vec::new();
+        while let Ok(e) = rx.try_recv() {
+            events.push(e);
+        }
+        (outcome, events)
+    }
+
+    fn metric_steps(events: &[Event]) -> Vec<u64> {
+        events.iter().filter_map(|e| if let Event::Metrics { step, .. } = e { Some(*step) } else { None }).collect()
+    }
+
+    #[test]
+    fn a_run_starts_then_emits_every_step_at_the_scheduled_rate() {
+        let script = Arc::new(Script::default());
+        let (outcome, events) = drive_script(&script);
+        assert_eq!(outcome, RunOutcome::Finished);
+        assert!(matches!(&events[0], Event::RunStarted { device, threads: 1, .. } if device == "cpu"));
+        assert_eq!(metric_steps(&events), [1, 2, 3, 4]);
+        let lrs: Vec<f64> = script.steps_seen.lock().unwrap().iter().map(|(_, lr)| *lr).collect();
+        assert_eq!(lrs[..2], [0.5, 1.0], "linear warm-up over 2 steps");
+        assert!(lrs[3] < lrs[2] && lrs[2] < 1.0, "then the cosine decay: {lrs:?}");
+        let Event::Metrics { values, .. } = &events[1] else { panic!("metrics after the start") };
+        assert_eq!(values[1], (MetricName::from(catalog::LR), 0.5), "the step's metrics carry the rate it used");
+        assert!(*script.torn_down.lock().unwrap());
+    }
+
+    #[test]
+    fn a_non_finite_loss_fails_the_run_after_its_metrics_are_sent() {
+        let script = Arc::new(Script { nan_at: Some(2), ..Script::default() });
+        let (outcome, events) = drive_script(&script);
+        assert_eq!(outcome, RunOutcome::Failed("loss became NaN at step 2".into()));
+        assert_eq!(metric_steps(&events), [1, 2]);
+        assert!(*script.torn_down.lock().unwrap());
+    }
+
+    #[test]
+    fn cancellation_is_seen_before_the_next_step_and_during_before_steps() {
+        let script = Arc::new(Script { cancel_at: Some(2), ..Script::default() });
+        let (outcome, events) = drive_script(&script);
+        assert_eq!(outcome, RunOutcome::Cancelled);
+        assert_eq!(metric_steps(&events), [1, 2], "the step under way finishes; no step 3");
+        let script = Arc::new(Script { cancel_before_steps: true, ..Script::default() });
+        let (outcome, events) = drive_script(&script);
+        assert_eq!(outcome, RunOutcome::Cancelled);
+        assert!(matches!(events[..], [Event::RunStarted { .. }]), "started, then no step");
+    }
+
+    #[test]
+    fn errors_and_panics_become_failure_reasons() {
+        let (outcome, events) = drive_script(&Arc::new(Script { fail_setup: true, ..Script::default() }));
+        assert_eq!(outcome, RunOutcome::Failed("no model today".into()));
+        assert!(events.is_empty(), "no start without a model");
+        let (outcome, events) = drive_script(&Arc::new(Script { panic_at: Some(3), ..Script::default() }));
+        assert_eq!(outcome, RunOutcome::Failed("boom at 3".into()));
+        assert_eq!(metric_steps(&events), [1, 2]);
+    }
 
     #[test]
     fn panic_reason_keeps_the_first_line_of_torch_errors() {
