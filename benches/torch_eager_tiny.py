@@ -4,8 +4,8 @@ scripts/bench-moe.sh).
 
 Same architecture, init, batch, sequence length, optimizer, learning-rate schedule,
 clipping and thread count as the rlmon config it reads. With a [run.moe] table the
-chosen layers use the same top-k routed mixture of experts as src/workload/lm/moe.rs
-(capacity, drops, Switch aux loss, z-loss). As in rlmon, the loss and the gradient
+chosen layers use the same top-k routed mixture of experts as src/workload/common/moe.rs
+(capacity, drops, Switch aux loss, z-loss, aux-loss-free bias balancing). As in rlmon, the loss and the gradient
 norm are read back every step, and for MoE the mean aux loss and each layer's
 per-expert loads and dropped fraction. Data are random byte windows: throughput does
 not depend on the text. Prints one JSON object: {"tokens_per_s", "steps", "threads"}.
@@ -30,24 +30,30 @@ def linear(d_in, d_out, std):
 
 
 class MoeMlp(nn.Module):
-    """src/workload/lm/moe.rs: router d->N, top-k on the logits, gates = renormalised
-    router probabilities of the chosen experts, capacity ceil(cf * S * k / N) with
-    choice-major queue positions, experts fc_in (d->4d/k) -> GELU(tanh) -> fc_out."""
+    """src/workload/common/moe.rs: router d->N, top-k on the logits (plus the
+    balancing bias when bias_balancing > 0), gates = renormalised router probabilities
+    of the chosen experts, capacity ceil(cf * S * k / N) with choice-major queue
+    positions, experts fc_in (d->4d/k) -> GELU(tanh) -> fc_out."""
 
-    def __init__(self, d, experts, top_k, capacity_factor, resid_std):
+    def __init__(self, d, experts, top_k, capacity_factor, bias_step, resid_std):
         super().__init__()
         hidden = max(4 * d // top_k, 1)
         self.top_k, self.capacity_factor = top_k, capacity_factor
         self.router = linear(d, experts, INIT_STD)
         self.fc_in = nn.ModuleList(linear(d, hidden, INIT_STD) for _ in range(experts))
         self.fc_out = nn.ModuleList(linear(hidden, d, resid_std) for _ in range(experts))
+        # Aux-loss-free selection bias: a buffer, not a parameter (no gradient, no
+        # weight decay, not clipped), as in rlmon.
+        self.bias_step = bias_step
+        self.register_buffer("bias", torch.zeros(experts))
 
     def forward(self, x):
         s, d = x.shape
         n, k = len(self.fc_in), self.top_k
         logits = self.router(x).float()
         probs = logits.softmax(-1)
-        choice = logits.topk(k, -1, largest=True, sorted=True).indices  # [s, k]
+        scores = logits + self.bias if self.bias_step > 0 else logits
+        choice = scores.topk(k, -1, largest=True, sorted=True).indices  # [s, k]
         gates = probs.gather(-1, choice)
         gates = gates / gates.sum(-1, keepdim=True).clamp_min(1e-9)
         onehot = F.one_hot(choice, n).float()  # [s, k, n]
@@ -72,6 +78,15 @@ class MoeMlp(nn.Module):
             out = out + torch.zeros(s, d, dtype=h.dtype).index_copy(0, idx, h)
         return out, (loads, dropped_frac, aux_loss, z_loss)
 
+    @torch.no_grad()
+    def update_bias(self, loads):
+        """MoeMlp::update_bias: raise the bias of under-loaded experts, lower it for
+        over-loaded ones, by sign(1/N - load) * bias_step."""
+        if self.bias_step <= 0:
+            return
+        mean = 1.0 / len(self.fc_in)
+        self.bias.add_(torch.sign(mean - loads) * self.bias_step)
+
 
 class Block(nn.Module):
     def __init__(self, d, heads, resid_std, moe=None):
@@ -87,7 +102,7 @@ class Block(nn.Module):
             self.fc_out = linear(4 * d, d, resid_std)
         else:
             self.moe = MoeMlp(d, moe["experts"], moe.get("top_k", min(2, moe["experts"])),
-                              moe.get("capacity_factor", 1.25), resid_std)
+                              moe.get("capacity_factor", 1.25), moe.get("bias_balancing", 0.0), resid_std)
 
     def forward(self, x):
         b, t, d = x.shape
@@ -127,7 +142,7 @@ class Lm(nn.Module):
 
 
 def lr_at(lr, warmup, min_ratio, step, total):
-    """src/workload/lm/schedule.rs: linear warm-up, then cosine to lr * min_ratio."""
+    """src/workload/common/schedule.rs: linear warm-up, then cosine to lr * min_ratio."""
     warmup = min(warmup, total)
     if step <= warmup:
         return lr * step / warmup
@@ -155,8 +170,6 @@ def main():
     moe = run.get("moe")
     aux_coef = moe.get("aux_loss_coef", 0.01) if moe else 0.0
     z_coef = moe.get("z_loss_coef", 0.0) if moe else 0.0
-    if moe and moe.get("bias_balancing", 0.0) > 0:
-        raise SystemExit("bias_balancing is not implemented here")
 
     torch.set_num_threads(args.threads)
     torch.manual_seed(run.get("seed", 0))
@@ -191,6 +204,10 @@ def main():
         objective.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), clip, foreach=False).item()
         opt.step()
+        # After the update, as rlmon does: each MoE layer's bias follows its loads.
+        moe_layers = [block.moe for block in model.blocks if block.moe is not None]
+        for layer, (loads, _, _, _) in zip(moe_layers, routing):
+            layer.update_bias(loads)
         loss.item()
         step_times.append(time.perf_counter() - t0)
     # The same warm-up rule as rlmon's summary: skip the first 10% (at most 10 steps).

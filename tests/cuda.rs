@@ -1,8 +1,8 @@
 //! The CUDA path for real where a GPU exists; elsewhere each test says it skipped.
 use rlmon::config::{DataSource, LmConfig, ModelConfig, MoeConfig, NdtConfig, DEFAULT_OPTIMIZER};
+use rlmon::workload::driver::{Setup, Trainer};
 use rlmon::workload::faults::FaultInjector;
-use rlmon::workload::lm::{data::Corpus, Trainer};
-use rlmon::workload::rng::SplitMix64;
+use rlmon::workload::lm::LmTrainer;
 use tch::{Cuda, Device};
 
 #[test]
@@ -20,15 +20,15 @@ fn lm_trains_on_cuda_when_available() {
         moe: Some(MoeConfig { experts: 4, top_k: 2, layers: vec![0], capacity_factor: 1.25, aux_loss_coef: 0.01, z_loss_coef: 0.001, bias_balancing: 0.0 }),
         ndt: Some(NdtConfig { every: 10, layers: vec![0] }),
     };
-    let corpus = Corpus::load(&cfg.data, 0).unwrap();
-    let mut trainer = Trainer::new(&cfg, Device::Cuda(0), true).unwrap();
-    let mut rng = SplitMix64::new(0);
+    // Seed 0 for the data order, as the driver would set it up (weights unseeded).
+    let setup = Setup { device: Device::Cuda(0), seed: 0, deterministic: true };
+    let corpus = LmTrainer::prepare(&cfg, &setup).unwrap();
+    let mut trainer = LmTrainer::setup(&cfg, corpus, &setup).unwrap();
     let mut first = None;
     let mut last = 0.0;
     let faults = FaultInjector::none();
     for step in 1..=30 {
-        let (x, y) = corpus.batch(&mut rng, cfg.batch_size, cfg.model.seq_len, Device::Cuda(0));
-        let stats = trainer.step(&x, &y, 3e-3, step, &faults);
+        let stats = trainer.step(step, 3e-3, &faults);
         assert!(stats.extra.iter().any(|(n, _)| n == "moe/L0/load/E0"));
         last = stats.loss;
         first.get_or_insert(last);

@@ -17,11 +17,11 @@ pub fn seeded_init(seed: u64) -> MutexGuard<'static, ()> {
 }
 
 /// `deterministic = true`: settings libtorch needs for bitwise-repeatable runs.
-/// On CPU, a fixed intra-op thread count and seeded init suffice (the caller sets
+/// On CPU, a fixed intra-op thread count and seeded init suffice (the driver sets
 /// both). On CUDA, cuDNN autotuning is off and cuBLAS gets a fixed workspace (the
 /// variable is read when cuBLAS starts, so set it before the first CUDA call); the
-/// models also avoid kernels with atomic accumulation (see `attention` in the lm
-/// model and the MoE combine).
+/// models also avoid kernels with atomic accumulation (see `attention` in
+/// `common::model` and the MoE combine).
 pub fn apply(deterministic: bool) {
     if !deterministic {
         return;

@@ -3,15 +3,19 @@
 //! the session's bounded channel and checks its cancellation token every step.
 //! A failure inside a run (an error, NaN loss, a panic such as CUDA out of memory)
 //! ends that run as failed with the reason; other runs and rlmon go on.
+//!
+//! `driver` is the one training loop; `lm` and `rlhf` are its `Trainer`s, built from
+//! the shared model, data and schedule in `common`.
+pub mod common;
 pub mod determinism;
 pub mod device;
+pub mod driver;
 pub mod faults;
 pub mod lm;
 pub mod rlhf;
 pub mod rng;
 pub mod threads;
 
-use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::time::Instant;
 
 use tokio::sync::{mpsc, oneshot};
@@ -73,11 +77,7 @@ pub fn spawn(id: RunId, config: RunConfig, threads: usize, tx: mpsc::Sender<Even
         let thread_name = format!("{RUN_THREAD_PREFIX}{}", config.name);
         let ctx = RunContext { id, config, threads, tx: tx.clone(), cancel, started: Instant::now() };
         let spawned = std::thread::Builder::new().name(thread_name).spawn(move || {
-            let outcome = match catch_unwind(AssertUnwindSafe(|| run_workload(&ctx))) {
-                Ok(outcome) => outcome,
-                Err(payload) => RunOutcome::Failed(panic_reason(payload.as_ref())),
-            };
-            let _ = done_tx.send(outcome);
+            let _ = done_tx.send(run_workload(&ctx));
         });
         let outcome = match spawned {
             Ok(_) => done_rx.await.unwrap_or_else(|_| RunOutcome::Failed("training thread ended without a result".into())),
@@ -87,45 +87,10 @@ pub fn spawn(id: RunId, config: RunConfig, threads: usize, tx: mpsc::Sender<Even
     })
 }
 
+/// The built-in workloads: each is a `driver::Trainer`, run by the one driver.
 fn run_workload(ctx: &RunContext) -> RunOutcome {
-    let result = match &ctx.config.workload {
-        WorkloadConfig::Lm(lm_config) => lm::train(ctx, lm_config),
-        WorkloadConfig::Rlhf(rlhf_config) => rlhf::train(ctx, rlhf_config),
-    };
-    match result {
-        Ok(outcome) => outcome,
-        Err(e) => RunOutcome::Failed(format!("{e:#}")),
-    }
-}
-
-/// A one-line reason from a panic payload. libtorch errors arrive as panics whose
-/// message carries a C++ backtrace: keep the first line of the error itself.
-pub fn panic_reason(payload: &(dyn std::any::Any + Send)) -> String {
-    let raw = payload
-        .downcast_ref::<&str>()
-        .map(|s| s.to_string())
-        .or_else(|| payload.downcast_ref::<String>().cloned())
-        .unwrap_or_else(|| "panic with a non-text payload".into());
-    let raw = raw.strip_prefix("called `Result::unwrap()` on an `Err` value: ").unwrap_or(&raw);
-    // The error text may arrive Debug-escaped, with its line breaks as `\n`.
-    let first = raw.split(['\n']).flat_map(|l| l.split("\\n")).map(str::trim).find(|l| !l.is_empty()).unwrap_or("panic");
-    let first = first.trim_start_matches("Torch(\"").trim_end_matches("\")");
-    const MAX: usize = 240;
-    if first.chars().count() > MAX {
-        format!("{}…", first.chars().take(MAX).collect::<String>())
-    } else {
-        first.to_owned()
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn panic_reason_keeps_the_first_line_of_torch_errors() {
-        let msg = String::from("called `Result::unwrap()` on an `Err` value: Torch(\"CUDA out of memory. Tried to allocate 2.00 GiB\\nException raised from malloc at ...\")");
-        assert_eq!(panic_reason(&msg), "CUDA out of memory. Tried to allocate 2.00 GiB");
-        assert_eq!(panic_reason(&"plain"), "plain");
+    match &ctx.config.workload {
+        WorkloadConfig::Lm(cfg) => driver::drive::<lm::LmTrainer>(ctx, cfg),
+        WorkloadConfig::Rlhf(cfg) => driver::drive::<rlhf::trainer::RlhfTrainer>(ctx, cfg),
     }
 }

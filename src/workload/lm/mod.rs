@@ -1,80 +1,20 @@
 //! Workload `lm`: a small decoder-only transformer trained on bytes with AdamW,
 //! linear warm-up then cosine decay, and global gradient-norm clipping.
-pub mod data;
-pub mod model;
-pub mod moe;
-pub mod schedule;
-
-use std::time::Instant;
-
 use anyhow::{Context, Result};
-use tch::nn::{self, OptimizerConfig as _};
-use tch::{Device, Kind, Tensor};
+use tch::nn;
+use tch::{Kind, Tensor};
 
 use crate::config::faults::FaultConfig;
-use crate::config::{LmConfig, MoeConfig, NdtConfig};
+use crate::config::{LmConfig, OptimizerConfig};
 use crate::metrics::dimensionality::Dimensionality;
 use crate::metrics::{catalog, MetricName};
-use crate::session::RunOutcome;
-use crate::workload::rng::SplitMix64;
+use crate::workload::common::data::Corpus;
+use crate::workload::common::model::{ForwardOptions, TransformerLm};
+use crate::workload::common::moe;
+use crate::workload::common::optim::{adamw, clip_gradients};
+use crate::workload::driver::{Setup, StepTiming, Trainer};
 use crate::workload::faults::FaultInjector;
-use crate::workload::{determinism, device, RunContext};
-use data::Corpus;
-use model::{ForwardOptions, TransformerLm, NO_DECAY_GROUP};
-
-const ADAM_EPS: f64 = 1e-8;
-
-pub fn train(ctx: &RunContext, cfg: &LmConfig) -> Result<RunOutcome> {
-    // OpenMP's thread count is per calling thread: set it on the training thread.
-    tch::set_num_threads(ctx.threads as i32);
-    let device = match device::resolve(ctx.config.device) {
-        Ok(d) => d,
-        Err(reason) => return Ok(RunOutcome::Failed(reason)),
-    };
-    let seed = ctx.config.seed;
-    determinism::apply(ctx.config.deterministic);
-    let corpus = Corpus::load(&cfg.data, seed).context("loading training text")?;
-    corpus.check_fits(cfg.model.seq_len)?;
-    let mut trainer = {
-        let _init = determinism::seeded_init(seed);
-        Trainer::new(cfg, device, ctx.config.deterministic)?
-    };
-    let mut faults = FaultInjector::new(&ctx.config);
-    let mut data_rng = SplitMix64::new(seed);
-    if ctx.started(device::name(device)).is_err() {
-        return Ok(RunOutcome::Cancelled);
-    }
-
-    let total = ctx.config.steps;
-    for step in 1..=total {
-        if ctx.is_cancelled() {
-            return Ok(RunOutcome::Cancelled);
-        }
-        let t0 = Instant::now();
-        let lr = faults.lr(step, schedule::lr_at(&cfg.optimizer, step, total));
-        let (inputs, targets) = corpus.batch(&mut data_rng, cfg.batch_size, cfg.model.seq_len, device);
-        let stats = trainer.step(&inputs, &targets, lr, step, &faults);
-        faults.after_step(step, device, t0.elapsed());
-        let step_time = t0.elapsed().as_secs_f64();
-        let tokens = (cfg.batch_size * cfg.model.seq_len) as f64;
-        let mut values: Vec<(MetricName, f64)> = vec![
-            (catalog::LOSS.into(), stats.loss),
-            (catalog::LR.into(), lr),
-            (catalog::GRAD_NORM.into(), stats.grad_norm),
-            (catalog::TOKENS.into(), tokens),
-            (catalog::SAMPLES.into(), cfg.batch_size as f64),
-            (catalog::STEP_TIME_S.into(), step_time),
-        ];
-        values.extend(stats.extra);
-        if ctx.emit(step, values).is_err() {
-            return Ok(RunOutcome::Cancelled);
-        }
-        if !stats.loss.is_finite() {
-            return Ok(RunOutcome::Failed(format!("loss became {} at step {step}", stats.loss)));
-        }
-    }
-    Ok(RunOutcome::Finished)
-}
+use crate::workload::rng::SplitMix64;
 
 /// One optimisation step's observations.
 #[derive(Debug, Clone)]
@@ -86,40 +26,78 @@ pub struct StepStats {
     pub extra: Vec<(MetricName, f64)>,
 }
 
-/// Model, parameters and optimizer of one run.
-pub struct Trainer {
+/// Model, parameters, optimizer and data of one run.
+pub struct LmTrainer {
+    cfg: LmConfig,
     // Keeps the parameters alive; the optimizer and model refer to them.
     vs: nn::VarStore,
     model: TransformerLm,
     opt: nn::Optimizer,
-    grad_clip: f64,
-    moe: Option<MoeConfig>,
-    ndt: Option<NdtConfig>,
+    corpus: Corpus,
+    /// The order of training windows, fixed by the seed.
+    data_rng: SplitMix64,
 }
 
-impl Trainer {
-    pub fn new(cfg: &LmConfig, device: Device, deterministic: bool) -> Result<Self> {
-        let vs = nn::VarStore::new(device);
-        let model = TransformerLm::new(&vs.root(), &cfg.model, cfg.moe.as_ref()).deterministic(deterministic);
-        let o = &cfg.optimizer;
-        let mut opt = nn::AdamW { beta1: o.betas[0], beta2: o.betas[1], wd: o.weight_decay, eps: ADAM_EPS, amsgrad: false }
-            .build(&vs, o.lr)
-            .context("building AdamW")?;
-        opt.set_weight_decay_group(NO_DECAY_GROUP, 0.0);
-        Ok(Trainer { vs, model, opt, grad_clip: o.grad_clip, moe: cfg.moe.clone(), ndt: cfg.ndt.clone() })
+impl Trainer for LmTrainer {
+    type Config = LmConfig;
+    type Prepared = Corpus;
+    type Stats = StepStats;
+
+    fn prepare(cfg: &LmConfig, setup: &Setup) -> Result<Corpus> {
+        let corpus = Corpus::load(&cfg.data, setup.seed).context("loading training text")?;
+        corpus.check_fits(cfg.model.seq_len)?;
+        Ok(corpus)
     }
 
+    fn setup(cfg: &LmConfig, corpus: Corpus, setup: &Setup) -> Result<Self> {
+        let vs = nn::VarStore::new(setup.device);
+        let model = TransformerLm::new(&vs.root(), &cfg.model, cfg.moe.as_ref()).deterministic(setup.deterministic);
+        let opt = adamw(&vs, &cfg.optimizer)?;
+        Ok(LmTrainer { cfg: cfg.clone(), vs, model, opt, corpus, data_rng: SplitMix64::new(setup.seed) })
+    }
+
+    fn optimizer(&self) -> &OptimizerConfig {
+        &self.cfg.optimizer
+    }
+
+    /// The next window batch, then forward, backward, clip, update.
+    fn step(&mut self, step: u64, lr: f64, faults: &FaultInjector) -> StepStats {
+        let (inputs, targets) =
+            self.corpus.batch(&mut self.data_rng, self.cfg.batch_size, self.cfg.model.seq_len, self.vs.device());
+        self.step_on(&inputs, &targets, lr, step, faults)
+    }
+
+    fn loss(stats: &StepStats) -> f64 {
+        stats.loss
+    }
+
+    fn metrics(&self, stats: StepStats, timing: StepTiming) -> Vec<(MetricName, f64)> {
+        let tokens = (self.cfg.batch_size * self.cfg.model.seq_len) as f64;
+        let mut values: Vec<(MetricName, f64)> = vec![
+            (catalog::LOSS.into(), stats.loss),
+            (catalog::LR.into(), timing.lr),
+            (catalog::GRAD_NORM.into(), stats.grad_norm),
+            (catalog::TOKENS.into(), tokens),
+            (catalog::SAMPLES.into(), self.cfg.batch_size as f64),
+            (catalog::STEP_TIME_S.into(), timing.step_time_s),
+        ];
+        values.extend(stats.extra);
+        values
+    }
+}
+
+impl LmTrainer {
     pub fn parameter_count(&self) -> i64 {
         self.vs.trainable_variables().iter().map(Tensor::numel).map(|n| n as i64).sum()
     }
 
-    /// Forward, backward, clip, update at learning rate `lr` (faults already
-    /// applied to it), with the run's other faults.
-    pub fn step(&mut self, inputs: &Tensor, targets: &Tensor, lr: f64, step: u64, faults: &FaultInjector) -> StepStats {
+    /// Forward, backward, clip, update on one batch at learning rate `lr` (faults
+    /// already applied to it), with the run's other faults.
+    fn step_on(&mut self, inputs: &Tensor, targets: &Tensor, lr: f64, step: u64, faults: &FaultInjector) -> StepStats {
         faults.perturb_weights(step, &self.vs);
         self.opt.set_lr(lr);
         let collapse = FaultConfig::active(faults.cfg.router_collapse_at, step);
-        let keep_hidden: &[usize] = match &self.ndt {
+        let keep_hidden: &[usize] = match &self.cfg.ndt {
             Some(n) if step % n.every == 0 => &n.layers,
             _ => &[],
         };
@@ -127,7 +105,7 @@ impl Trainer {
         let lm_loss = faults.loss(step, self.model.cross_entropy(&out.logits, targets));
         let mut extra = Vec::new();
         let mut objective = lm_loss.shallow_clone();
-        if let (Some(moe), false) = (&self.moe, out.routing.is_empty()) {
+        if let (Some(moe), false) = (&self.cfg.moe, out.routing.is_empty()) {
             let aux = Tensor::stack(&out.routing.iter().map(|(_, r)| r.aux_loss.shallow_clone()).collect::<Vec<_>>(), 0).sum(Kind::Float);
             let z = Tensor::stack(&out.routing.iter().map(|(_, r)| r.z_loss.shallow_clone()).collect::<Vec<_>>(), 0).sum(Kind::Float);
             // The collapse fault also turns balancing off, as a broken config would.
@@ -140,7 +118,7 @@ impl Trainer {
         self.opt.zero_grad();
         objective.backward();
         faults.scale_gradients(step, &self.vs);
-        let grad_norm = self.clip_gradients();
+        let grad_norm = clip_gradients(&self.vs, self.cfg.optimizer.grad_clip);
         self.opt.step();
         if !collapse {
             for ((_, moe), (_, routing)) in self.model.moe_layers().zip(&out.routing) {
@@ -149,27 +127,6 @@ impl Trainer {
         }
         extra.extend(dimensionality_metrics(&out.hidden));
         StepStats { loss: lm_loss.double_value(&[]), grad_norm, extra }
-    }
-
-    /// Scales gradients so their global norm is at most `grad_clip`; returns the norm
-    /// before clipping.
-    fn clip_gradients(&self) -> f64 {
-        tch::no_grad(|| {
-            let grads: Vec<Tensor> =
-                self.vs.trainable_variables().iter().map(Tensor::grad).filter(Tensor::defined).collect();
-            if grads.is_empty() {
-                return 0.0;
-            }
-            let norms: Vec<Tensor> = grads.iter().map(|g| g.norm().to_kind(Kind::Float)).collect();
-            let total = Tensor::stack(&norms, 0).norm().double_value(&[]);
-            let coef = self.grad_clip / (total + 1e-6);
-            if total.is_finite() && coef < 1.0 {
-                for mut g in grads {
-                    let _ = g.g_mul_scalar_(coef);
-                }
-            }
-            total
-        })
     }
 }
 
@@ -207,7 +164,10 @@ fn dimensionality_metrics(hidden: &[(usize, Tensor)]) -> Vec<(MetricName, f64)> 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::{DataSource, ModelConfig, DEFAULT_OPTIMIZER};
+    use crate::config::{DataSource, ModelConfig, MoeConfig, NdtConfig, DEFAULT_OPTIMIZER};
+    use crate::workload::common::schedule;
+    use crate::workload::determinism;
+    use tch::Device;
 
     fn tiny() -> LmConfig {
         LmConfig {
@@ -220,19 +180,24 @@ mod tests {
         }
     }
 
+    /// A trainer on the CPU whose data order and (seeded) weights follow `seed`, set
+    /// up as the driver does it.
+    fn cpu_trainer(cfg: &LmConfig, seed: u64, deterministic: bool) -> LmTrainer {
+        let setup = Setup { device: Device::Cpu, seed, deterministic };
+        let corpus = LmTrainer::prepare(cfg, &setup).unwrap();
+        let _init = determinism::seeded_init(seed);
+        LmTrainer::setup(cfg, corpus, &setup).unwrap()
+    }
+
     #[test]
     fn a_few_steps_on_cpu_lower_the_loss() {
         tch::set_num_threads(1);
-        tch::manual_seed(0);
         let cfg = tiny();
-        let corpus = Corpus::load(&cfg.data, 0).unwrap();
-        let mut trainer = Trainer::new(&cfg, Device::Cpu, false).unwrap();
+        let mut trainer = cpu_trainer(&cfg, 0, false);
         assert!(trainer.parameter_count() > 10_000);
-        let mut rng = SplitMix64::new(0);
         let mut losses = vec![];
         for step in 1..=40 {
-            let (x, y) = corpus.batch(&mut rng, cfg.batch_size, cfg.model.seq_len, Device::Cpu);
-            let stats = trainer.step(&x, &y, schedule::lr_at(&cfg.optimizer, step, 40), step, &FaultInjector::none());
+            let stats = trainer.step(step, schedule::lr_at(&cfg.optimizer, step, 40), &FaultInjector::none());
             assert!(stats.grad_norm.is_finite() && stats.grad_norm > 0.0);
             losses.push(stats.loss);
         }
@@ -252,18 +217,8 @@ mod tests {
     }
 
     fn losses(cfg: &LmConfig, steps: u64, deterministic: bool) -> Vec<StepStats> {
-        let corpus = Corpus::load(&cfg.data, 3).unwrap();
-        let mut trainer = {
-            let _init = determinism::seeded_init(3);
-            Trainer::new(cfg, Device::Cpu, deterministic).unwrap()
-        };
-        let mut rng = SplitMix64::new(3);
-        (1..=steps)
-            .map(|step| {
-                let (x, y) = corpus.batch(&mut rng, cfg.batch_size, cfg.model.seq_len, Device::Cpu);
-                trainer.step(&x, &y, 1e-3, step, &FaultInjector::none())
-            })
-            .collect()
+        let mut trainer = cpu_trainer(cfg, 3, deterministic);
+        (1..=steps).map(|step| trainer.step(step, 1e-3, &FaultInjector::none())).collect()
     }
 
     #[test]
@@ -293,19 +248,9 @@ mod tests {
     fn faulty(cfg: &LmConfig, faults_toml: &str, steps: u64) -> Vec<StepStats> {
         let text = format!("[[run]]\nname = \"a\"\nworkload = \"lm\"\nsteps = 10\n[run.moe]\nexperts = 4\nlayers = [0]\n[run.faults]\n{faults_toml}\n");
         let run = crate::config::SessionConfig::from_str(&text, std::path::Path::new("f.toml")).unwrap().runs.remove(0);
-        let corpus = Corpus::load(&cfg.data, 3).unwrap();
-        let mut trainer = {
-            let _init = determinism::seeded_init(3);
-            Trainer::new(cfg, Device::Cpu, true).unwrap()
-        };
+        let mut trainer = cpu_trainer(cfg, 3, true);
         let injector = FaultInjector::new(&run);
-        let mut rng = SplitMix64::new(3);
-        (1..=steps)
-            .map(|step| {
-                let (x, y) = corpus.batch(&mut rng, cfg.batch_size, cfg.model.seq_len, Device::Cpu);
-                trainer.step(&x, &y, injector.lr(step, 1e-3), step, &injector)
-            })
-            .collect()
+        (1..=steps).map(|step| trainer.step(step, injector.lr(step, 1e-3), &injector)).collect()
     }
 
     #[test]

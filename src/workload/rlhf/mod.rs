@@ -1,7 +1,8 @@
-//! Workload `rlhf`: RL fine-tuning of the lm model (optionally pretrained for a few
-//! hundred steps on the synthetic corpus first) against a frozen reference copy, with
-//! a programmatic reward, by PPO or GRPO, with a KL penalty. Everything is real:
-//! sampled responses, rewards computed on their bytes, gradients through libtorch.
+//! Workload `rlhf`: RL fine-tuning of the shared byte transformer (optionally
+//! pretrained for a few hundred steps on the synthetic corpus first) against a frozen
+//! reference copy, with a programmatic reward, by PPO or GRPO, with a KL penalty.
+//! Everything is real: sampled responses, rewards computed on their bytes, gradients
+//! through libtorch. `trainer::RlhfTrainer` is the driver's `Trainer`.
 pub mod grpo;
 pub mod kl;
 pub mod policy;
@@ -10,91 +11,15 @@ pub mod reward;
 pub mod rollout;
 pub mod trainer;
 
-use std::time::Instant;
-
-use anyhow::Result;
-
-use crate::config::RlhfConfig;
-use crate::metrics::{catalog, MetricName};
-use crate::session::RunOutcome;
-use crate::workload::faults::FaultInjector;
-use crate::workload::lm::schedule;
-use crate::workload::{determinism, device, RunContext};
-use trainer::{RlhfTrainer, StepStats};
-
-pub fn train(ctx: &RunContext, cfg: &RlhfConfig) -> Result<RunOutcome> {
-    // OpenMP's thread count is per calling thread: set it on the training thread.
-    tch::set_num_threads(ctx.threads as i32);
-    let device = match device::resolve(ctx.config.device) {
-        Ok(d) => d,
-        Err(reason) => return Ok(RunOutcome::Failed(reason)),
-    };
-    let seed = ctx.config.seed;
-    determinism::apply(ctx.config.deterministic);
-    let mut trainer = {
-        let _init = determinism::seeded_init(seed);
-        RlhfTrainer::new(cfg, device, seed, ctx.config.deterministic)?
-    };
-    let mut faults = FaultInjector::new(&ctx.config);
-    if ctx.started(device::name(device)).is_err() {
-        return Ok(RunOutcome::Cancelled);
-    }
-    if !trainer.pretrain(|| ctx.is_cancelled())? {
-        return Ok(RunOutcome::Cancelled);
-    }
-
-    let total = ctx.config.steps;
-    for step in 1..=total {
-        if ctx.is_cancelled() {
-            return Ok(RunOutcome::Cancelled);
-        }
-        let t0 = Instant::now();
-        let lr = faults.lr(step, schedule::lr_at(&cfg.optimizer, step, total));
-        let stats = trainer.step(step, lr, &faults);
-        faults.after_step(step, device, t0.elapsed());
-        if ctx.emit(step, metrics(&stats, lr, t0.elapsed().as_secs_f64())).is_err() {
-            return Ok(RunOutcome::Cancelled);
-        }
-        if !stats.loss.is_finite() {
-            return Ok(RunOutcome::Failed(format!("loss became {} at step {step}", stats.loss)));
-        }
-    }
-    Ok(RunOutcome::Finished)
-}
-
-/// One step's metrics under their canonical names.
-pub fn metrics(s: &StepStats, lr: f64, step_time_s: f64) -> Vec<(MetricName, f64)> {
-    let mut values: Vec<(MetricName, f64)> = vec![
-        (catalog::REWARD.into(), s.reward),
-        (catalog::REWARD_STD.into(), s.reward_std),
-        (catalog::REWARD_GOLD.into(), s.reward_gold),
-        (catalog::KL.into(), s.kl),
-        (catalog::KL_COEF.into(), s.kl_coef),
-        (catalog::ENTROPY.into(), s.entropy),
-        (catalog::CLIP_FRAC.into(), s.clip_frac),
-        (catalog::APPROX_KL.into(), s.approx_kl),
-        (catalog::RESPONSE_LEN.into(), s.response_len),
-        (catalog::POLICY_LOSS.into(), s.policy_loss),
-        (catalog::GRAD_NORM.into(), s.grad_norm),
-        (catalog::TOKENS.into(), s.tokens as f64),
-        (catalog::SAMPLES.into(), s.samples as f64),
-        (catalog::STEP_TIME_S.into(), step_time_s),
-        (catalog::LR.into(), lr),
-    ];
-    if let Some(v) = s.value_loss {
-        values.push((catalog::VALUE_LOSS.into(), v));
-    }
-    if let Some(f) = s.frac_reward_zero_std {
-        values.push((catalog::FRAC_REWARD_ZERO_STD.into(), f));
-    }
-    values
-}
-
 #[cfg(test)]
 pub(crate) mod tests {
-    use super::*;
+    use super::trainer::{RlhfTrainer, StepStats};
     use crate::config::rlhf::DEFAULT_RLHF;
-    use crate::config::{KlEstimator, ModelConfig, RewardKind, RlAlgorithm};
+    use crate::config::{KlEstimator, ModelConfig, RewardKind, RlAlgorithm, RlhfConfig};
+    use crate::metrics::{catalog, MetricName};
+    use crate::workload::determinism;
+    use crate::workload::driver::{StepTiming, Trainer};
+    use crate::workload::faults::FaultInjector;
     use tch::{Device, Tensor};
 
     pub(crate) fn tiny_config(algorithm: RlAlgorithm) -> RlhfConfig {
@@ -221,7 +146,8 @@ pub(crate) mod tests {
                 determinism::apply(true);
                 let mut t = trainer(&cfg, 7);
                 let stats = steps(&mut t, &FaultInjector::none(), 3);
-                stats.iter().map(|s| metrics(s, 1e-3, 0.0)).collect::<Vec<_>>()
+                let timing = StepTiming { lr: 1e-3, step_time_s: 0.0 };
+                stats.into_iter().map(|s| t.metrics(s, timing)).collect::<Vec<_>>()
             })
         };
         // Concurrently, as replicas run: both share libtorch's global generator.

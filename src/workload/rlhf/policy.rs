@@ -1,10 +1,10 @@
-//! The policy (the lm model, plus a value head for PPO) and the frozen reference, and
-//! the per-token quantities both are evaluated for on sampled sequences.
+//! The policy (the shared transformer, plus a value head for PPO) and the frozen
+//! reference, and the per-token quantities both are evaluated for on sampled sequences.
 use tch::nn::{self, Module};
 use tch::{Device, Kind, Tensor};
 
 use crate::config::ModelConfig;
-use crate::workload::lm::model::{ForwardOptions, TransformerLm};
+use crate::workload::common::model::{ForwardOptions, TransformerLm};
 
 pub struct Policy {
     pub vs: nn::VarStore,
@@ -24,7 +24,7 @@ pub struct Evaluation {
 
 impl Policy {
     /// Builds fresh parameters: call under `determinism::seeded_init`.
-    /// `deterministic` selects attention without fused kernels (see the lm model).
+    /// `deterministic` selects attention without fused kernels (see `common::model`).
     pub fn new(device: Device, model: &ModelConfig, with_value_head: bool, deterministic: bool) -> Self {
         let vs = nn::VarStore::new(device);
         let lm = TransformerLm::new(&vs.root(), model, None).deterministic(deterministic);
@@ -64,24 +64,4 @@ impl Policy {
         let values = self.value_head.as_ref().map(|head| head.forward(&hidden.narrow(1, start, n)).squeeze_dim(-1));
         Evaluation { logp, entropy, values }
     }
-}
-
-/// Scales gradients so that their global L2 norm is at most `max_norm`; returns the
-/// norm before clipping.
-pub fn clip_gradients(vs: &nn::VarStore, max_norm: f64) -> f64 {
-    tch::no_grad(|| {
-        let grads: Vec<Tensor> = vs.trainable_variables().iter().map(Tensor::grad).filter(Tensor::defined).collect();
-        if grads.is_empty() {
-            return 0.0;
-        }
-        let norms: Vec<Tensor> = grads.iter().map(|g| g.norm().to_kind(Kind::Float)).collect();
-        let total = Tensor::stack(&norms, 0).norm().double_value(&[]);
-        let coef = max_norm / (total + 1e-6);
-        if total.is_finite() && coef < 1.0 {
-            for mut g in grads {
-                let _ = g.g_mul_scalar_(coef);
-            }
-        }
-        total
-    })
 }

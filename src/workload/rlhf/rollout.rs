@@ -6,8 +6,8 @@ use tch::{Device, Kind, Tensor};
 use super::reward::Response;
 use crate::config::rlhf::ARITHMETIC_PROMPT_LEN;
 use crate::config::{RewardKind, RlhfConfig};
-use crate::workload::lm::data::synthetic_text;
-use crate::workload::lm::model::TransformerLm;
+use crate::workload::common::data::synthetic_text;
+use crate::workload::common::model::TransformerLm;
 use crate::workload::rng::SplitMix64;
 
 /// Corpus text prompts are cut from (the pretraining corpus is separate and larger).

@@ -1,22 +1,22 @@
 //! One RL step: sample responses, score them, measure KL to the reference, compute
 //! advantages (PPO: GAE over per-token rewards; GRPO: relative to the group), then
 //! `epochs` passes of `minibatches` updates each.
-use anyhow::{Context, Result};
-use tch::nn::{self, OptimizerConfig as _};
+use anyhow::Result;
+use tch::nn;
 use tch::{Device, Kind, Tensor};
 
-use super::policy::{clip_gradients, Evaluation, Policy};
+use super::policy::{Evaluation, Policy};
 use super::rollout::{self, PromptSource, Rollout, SampleSettings};
 use super::{grpo, kl, ppo, reward};
 use crate::config::faults::FaultConfig;
 use crate::config::{DataSource, OptimizerConfig, RewardKind, RlAlgorithm, RlhfConfig, DEFAULT_OPTIMIZER};
+use crate::metrics::{catalog, MetricName};
+use crate::workload::common::data::Corpus;
+use crate::workload::common::optim::{adamw, clip_gradients};
+use crate::workload::common::schedule;
+use crate::workload::driver::{Setup, StepTiming, Trainer};
 use crate::workload::faults::FaultInjector;
-use crate::workload::lm::data::Corpus;
-use crate::workload::lm::model::NO_DECAY_GROUP;
-use crate::workload::lm::schedule;
 use crate::workload::rng::SplitMix64;
-
-const ADAM_EPS: f64 = 1e-8;
 /// Mixed into the seed for the pretraining data order, so it differs from prompts.
 const PRETRAIN_STREAM: u64 = 0x7072_6574_7261_696e;
 
@@ -70,58 +70,29 @@ struct Targets {
     frac_reward_zero_std: Option<f64>,
 }
 
-impl RlhfTrainer {
-    /// Builds the policy and its reference copy: call under `determinism::seeded_init`.
-    pub fn new(cfg: &RlhfConfig, device: Device, seed: u64, deterministic: bool) -> Result<Self> {
-        let policy = Policy::new(device, &cfg.model, cfg.algorithm == RlAlgorithm::Ppo, deterministic);
-        let reference = policy.frozen_copy(device, &cfg.model, deterministic);
-        let opt = adamw(&policy.vs, &cfg.optimizer)?;
-        Ok(RlhfTrainer {
-            cfg: cfg.clone(),
-            device,
-            policy,
-            reference,
-            opt,
-            kl: kl::KlController::new(cfg.kl_coef, cfg.adaptive_kl),
-            prompts: PromptSource::new(cfg, seed),
-            rng: SplitMix64::new(seed),
-            seed,
-        })
+impl Trainer for RlhfTrainer {
+    type Config = RlhfConfig;
+    /// Prompts and the pretraining corpus are generated, not read: nothing to prepare.
+    type Prepared = ();
+    type Stats = StepStats;
+
+    fn prepare(_cfg: &RlhfConfig, _setup: &Setup) -> Result<()> {
+        Ok(())
     }
 
-    pub fn policy_vars(&self) -> &nn::VarStore {
-        &self.policy.vs
+    fn setup(cfg: &RlhfConfig, _prepared: (), setup: &Setup) -> Result<Self> {
+        RlhfTrainer::new(cfg, setup.device, setup.seed, setup.deterministic)
     }
 
-    /// `pretrain_steps` of next-byte prediction on the synthetic corpus (its own
-    /// AdamW, warm-up then cosine from `pretrain_lr`); the reference then copies the
-    /// result. Returns false when cancelled part-way.
-    pub fn pretrain(&mut self, cancelled: impl Fn() -> bool) -> Result<bool> {
-        let steps = self.cfg.pretrain_steps;
-        if steps == 0 {
-            return Ok(true);
-        }
-        let corpus = Corpus::load(&DataSource::Synthetic, self.seed)?;
-        let o = OptimizerConfig { lr: self.cfg.pretrain_lr, ..DEFAULT_OPTIMIZER };
-        let mut opt = adamw(&self.policy.vs, &o)?;
-        let mut rng = SplitMix64::new(self.seed ^ PRETRAIN_STREAM);
-        for step in 1..=steps {
-            if cancelled() {
-                return Ok(false);
-            }
-            opt.set_lr(schedule::lr_at(&o, step, steps));
-            let (x, y) = corpus.batch(&mut rng, self.cfg.batch_size, self.cfg.model.seq_len, self.device);
-            let loss = self.policy.lm.loss(&x, &y);
-            opt.zero_grad();
-            loss.backward();
-            clip_gradients(&self.policy.vs, o.grad_clip);
-            opt.step();
-        }
-        self.reference.reload_from(&self.policy);
-        Ok(true)
+    fn before_steps(&mut self, cancelled: &dyn Fn() -> bool) -> Result<bool> {
+        self.pretrain(cancelled)
     }
 
-    pub fn step(&mut self, step: u64, lr: f64, faults: &FaultInjector) -> StepStats {
+    fn optimizer(&self) -> &OptimizerConfig {
+        &self.cfg.optimizer
+    }
+
+    fn step(&mut self, step: u64, lr: f64, faults: &FaultInjector) -> StepStats {
         let cfg = &self.cfg;
         faults.perturb_weights(step, &self.policy.vs);
         self.opt.set_lr(lr);
@@ -175,6 +146,89 @@ impl RlhfTrainer {
             tokens: rollout.tokens(),
             samples: rollout.lengths.len(),
         }
+    }
+
+    fn loss(stats: &StepStats) -> f64 {
+        stats.loss
+    }
+
+    fn metrics(&self, s: StepStats, timing: StepTiming) -> Vec<(MetricName, f64)> {
+        let mut values: Vec<(MetricName, f64)> = vec![
+            (catalog::REWARD.into(), s.reward),
+            (catalog::REWARD_STD.into(), s.reward_std),
+            (catalog::REWARD_GOLD.into(), s.reward_gold),
+            (catalog::KL.into(), s.kl),
+            (catalog::KL_COEF.into(), s.kl_coef),
+            (catalog::ENTROPY.into(), s.entropy),
+            (catalog::CLIP_FRAC.into(), s.clip_frac),
+            (catalog::APPROX_KL.into(), s.approx_kl),
+            (catalog::RESPONSE_LEN.into(), s.response_len),
+            (catalog::POLICY_LOSS.into(), s.policy_loss),
+            (catalog::GRAD_NORM.into(), s.grad_norm),
+            (catalog::TOKENS.into(), s.tokens as f64),
+            (catalog::SAMPLES.into(), s.samples as f64),
+            (catalog::STEP_TIME_S.into(), timing.step_time_s),
+            (catalog::LR.into(), timing.lr),
+        ];
+        if let Some(v) = s.value_loss {
+            values.push((catalog::VALUE_LOSS.into(), v));
+        }
+        if let Some(f) = s.frac_reward_zero_std {
+            values.push((catalog::FRAC_REWARD_ZERO_STD.into(), f));
+        }
+        values
+    }
+}
+
+impl RlhfTrainer {
+    /// Builds the policy and its reference copy: call under `determinism::seeded_init`.
+    pub fn new(cfg: &RlhfConfig, device: Device, seed: u64, deterministic: bool) -> Result<Self> {
+        let policy = Policy::new(device, &cfg.model, cfg.algorithm == RlAlgorithm::Ppo, deterministic);
+        let reference = policy.frozen_copy(device, &cfg.model, deterministic);
+        let opt = adamw(&policy.vs, &cfg.optimizer)?;
+        Ok(RlhfTrainer {
+            cfg: cfg.clone(),
+            device,
+            policy,
+            reference,
+            opt,
+            kl: kl::KlController::new(cfg.kl_coef, cfg.adaptive_kl),
+            prompts: PromptSource::new(cfg, seed),
+            rng: SplitMix64::new(seed),
+            seed,
+        })
+    }
+
+    pub fn policy_vars(&self) -> &nn::VarStore {
+        &self.policy.vs
+    }
+
+    /// `pretrain_steps` of next-byte prediction on the synthetic corpus (its own
+    /// AdamW, warm-up then cosine from `pretrain_lr`); the reference then copies the
+    /// result. Returns false when cancelled part-way.
+    pub fn pretrain(&mut self, cancelled: impl Fn() -> bool) -> Result<bool> {
+        let steps = self.cfg.pretrain_steps;
+        if steps == 0 {
+            return Ok(true);
+        }
+        let corpus = Corpus::load(&DataSource::Synthetic, self.seed)?;
+        let o = OptimizerConfig { lr: self.cfg.pretrain_lr, ..DEFAULT_OPTIMIZER };
+        let mut opt = adamw(&self.policy.vs, &o)?;
+        let mut rng = SplitMix64::new(self.seed ^ PRETRAIN_STREAM);
+        for step in 1..=steps {
+            if cancelled() {
+                return Ok(false);
+            }
+            opt.set_lr(schedule::lr_at(&o, step, steps));
+            let (x, y) = corpus.batch(&mut rng, self.cfg.batch_size, self.cfg.model.seq_len, self.device);
+            let loss = self.policy.lm.loss(&x, &y);
+            opt.zero_grad();
+            loss.backward();
+            clip_gradients(&self.policy.vs, o.grad_clip);
+            opt.step();
+        }
+        self.reference.reload_from(&self.policy);
+        Ok(true)
     }
 
     /// Per-token rewards `-kl_coef * kl_t`, the score added on each response's last
@@ -286,14 +340,6 @@ struct UpdateStats {
     approx_kl: f64,
     grad_norm: f64,
     loss: f64,
-}
-
-fn adamw(vs: &nn::VarStore, o: &OptimizerConfig) -> Result<nn::Optimizer> {
-    let mut opt = nn::AdamW { beta1: o.betas[0], beta2: o.betas[1], wd: o.weight_decay, eps: ADAM_EPS, amsgrad: false }
-        .build(vs, o.lr)
-        .context("building AdamW")?;
-    opt.set_weight_decay_group(NO_DECAY_GROUP, 0.0);
-    Ok(opt)
 }
 
 /// A tensor's values on the host, row-major.
