@@ -202,6 +202,7 @@ impl LineReader {
             Format::Pattern(p) => p.parse(line),
         };
         match parsed {
+            Line::Text if matches!(self.format, Format::Jsonl) => Line::Skip(SkipKind::NotMetrics, "not JSON (expected one JSON object per line)".into()),
             Line::Text if self.format.strict() => Line::Skip(SkipKind::NotMetrics, "not a metric line".into()),
             other => other,
         }

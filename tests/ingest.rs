@@ -1,0 +1,123 @@
+//! `rlmon check` on logs of other trainers and tools, without a converter
+//! (tests/fixtures/logs holds small files in each format).
+use std::path::{Path, PathBuf};
+
+use assert_cmd::Command;
+use serde_json::Value;
+
+fn fixture(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/logs").join(name)
+}
+
+/// `rlmon check --json FILE [args]`: (exit code, report).
+fn check(file: &Path, args: &[&str]) -> (i32, Value) {
+    let out = Command::cargo_bin("rlmon").unwrap().arg("check").arg("--json").arg(file).args(args).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let report = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {stderr}"));
+    (out.status.code().unwrap(), report)
+}
+
+fn read_as<'a>(run: &'a Value, field: &str) -> Option<&'a str> {
+    run["input"]["read"][field].as_str()
+}
+
+#[test]
+fn a_wandb_csv_export_gives_one_stream_per_run() {
+    let (code, r) = check(&fixture("wandb_export.csv"), &[]);
+    assert_eq!((code, r["format"].as_str()), (0, Some("csv")));
+    let runs = r["runs"].as_array().unwrap();
+    assert_eq!(runs.iter().map(|r| r["name"].as_str().unwrap()).collect::<Vec<_>>(), vec!["big-run", "small-run"]);
+    assert_eq!(read_as(&runs[0], "train/loss"), Some("loss"));
+    assert_eq!((runs[0]["points"].as_u64(), runs[1]["points"].as_u64()), (Some(200), Some(100)), "empty cells are no points");
+}
+
+#[test]
+fn a_trainer_state_json_is_read_with_its_evaluations() {
+    let (code, r) = check(&fixture("trainer_state.json"), &[]);
+    assert_eq!((code, r["format"].as_str()), (0, Some("trainer-state")));
+    let run = &r["runs"][0];
+    assert_eq!(run["points"], 50, "evaluations merge into their step");
+    assert_eq!(read_as(run, "learning_rate"), Some("lr"));
+    assert_eq!(read_as(run, "eval_loss"), Some("val_loss"));
+    assert_eq!(run["last_step"], 500);
+}
+
+#[test]
+fn a_megatron_log_is_read_and_its_grad_norm_jump_found() {
+    let (_, r) = check(&fixture("megatron.log"), &[]);
+    assert_eq!(r["format"], "megatron");
+    let run = &r["runs"][0];
+    assert_eq!(run["points"], 40);
+    for (field, metric) in [("loss", "loss"), ("lr", "lr"), ("grad_norm", "grad_norm"), ("step_time_s", "step_time_s")] {
+        assert_eq!(read_as(run, field), Some(metric), "{run}");
+    }
+    assert!(r["alerts"].as_array().unwrap().iter().any(|a| a["kind"] == "grad_explosion" && a["step"] == 300), "{r}");
+}
+
+#[test]
+fn nanogpt_logs_are_read_and_a_nan_is_critical() {
+    let (code, r) = check(&fixture("nanogpt.log"), &[]);
+    assert_eq!((code, r["format"].as_str()), (1, Some("nanogpt")));
+    let run = &r["runs"][0];
+    assert_eq!(read_as(run, "val_loss"), Some("val_loss"));
+    let nan = r["alerts"].as_array().unwrap().iter().find(|a| a["kind"] == "nonfinite").expect("the NaN loss");
+    assert_eq!((nan["step"].as_u64(), nan["metric"].as_str()), (Some(200), Some("loss")));
+    let (_, modded) = check(&fixture("modded_nanogpt.txt"), &[]);
+    assert_eq!(modded["runs"][0]["points"], 501);
+    assert_eq!(read_as(&modded["runs"][0], "loss"), Some("loss"));
+}
+
+#[test]
+fn what_was_not_read_is_said() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("odd.jsonl");
+    let mut text = String::new();
+    for step in 1..=10u64 {
+        let grad = if step == 9 { 4000.0 } else { 1.0 };
+        text.push_str(&format!("{{\"step\": {step}, \"loss\": \"{}\", \"grad_norm\": {grad}, \"los\": 1.0, \"phase\": \"train\"}}\n", 3.0 - step as f64 * 0.1));
+    }
+    text.push_str("{\"step\": 11, \"loss\": \n");
+    std::fs::write(&path, text).unwrap();
+    let (code, r) = check(&path, &[]);
+    assert_eq!(code, 0);
+    let run = &r["runs"][0];
+    assert_eq!(run["points"], 10, "\"loss\": \"2.9\" is a number");
+    assert_eq!(run["input"]["unknown_close_to"]["los"], "loss");
+    assert!(run["input"]["ignored"].as_object().unwrap().contains_key("phase"));
+    assert_eq!(r["skipped"]["malformed"]["lines"], 1);
+    assert_eq!(r["skipped"]["malformed"]["first_line"], 11);
+    let not_judged = run["not_judged"].as_array().unwrap();
+    assert!(not_judged.iter().any(|n| n["kind"] == "grad_explosion" && n["reason"].as_str().unwrap().contains("not enough points: 10 of grad_norm")), "{run}");
+}
+
+#[test]
+fn a_resumed_job_replaces_the_steps_it_logs_again() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("resumed.jsonl");
+    let mut text = String::new();
+    for step in (1..=60u64).chain(41..=80) {
+        text.push_str(&format!("{{\"step\": {step}, \"loss\": {}}}\n", 3.0 / (1.0 + step as f64 / 50.0)));
+    }
+    std::fs::write(&path, text).unwrap();
+    let (code, r) = check(&path, &[]);
+    assert_eq!(code, 0, "the rewind is not a jump: {r}");
+    let run = &r["runs"][0];
+    assert_eq!(run["input"]["resumed"][0]["at_step"], 41);
+    assert_eq!(run["input"]["resumed"][0]["discarded"], 20);
+    assert_eq!((run["points"].as_u64(), run["last_step"].as_u64()), (Some(80), Some(80)));
+    assert!(r["alerts"].as_array().unwrap().is_empty(), "{r}");
+}
+
+#[test]
+fn a_users_pattern_and_a_forced_format() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("custom.log");
+    std::fs::write(&path, (1..=30).map(|s| format!("epoch {s} | loss={:.3} | acc=91%\n", 2.0 - s as f64 * 0.01)).collect::<String>()).unwrap();
+    let (code, r) = check(&path, &["--pattern", r"epoch (?P<step>\d+) \| loss=(?P<loss>\S+) \| acc=(?P<acc>\S+)"]);
+    assert_eq!((code, r["runs"][0]["points"].as_u64()), (0, Some(30)));
+    let out = Command::cargo_bin("rlmon").unwrap().args(["check", "--format", "bogus"]).arg(&path).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("not a format (one of: jsonl, csv"), "{}", String::from_utf8_lossy(&out.stderr));
+    let out = Command::cargo_bin("rlmon").unwrap().args(["check", "--pattern", "("]).arg(&path).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+}
