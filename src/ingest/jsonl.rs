@@ -94,7 +94,19 @@ pub fn parse(line: &str) -> Line {
 /// One JSON object's record: its step, run, time and numeric fields.
 pub fn object(map: serde_json::Map<String, Value>) -> Line {
     let mut rec = Record::default();
+    // One metric per line (`{"step": 3, "name": "reward_mean", "value": 0.5}`, as
+    // RLDK's event writer emits): the pair is the metric.
+    let long = match (map.get("name"), map.get("value").and_then(number)) {
+        (Some(Value::String(name)), Some(value)) => Some((name.clone(), value)),
+        _ => None,
+    };
+    if let Some(field) = long.clone() {
+        rec.fields.push(field);
+    }
     for (key, v) in map {
+        if long.is_some() && (key == "name" || key == "value") {
+            continue;
+        }
         match key.as_str() {
             "run" | "run_id" => {
                 rec.run = match v {
@@ -103,7 +115,7 @@ pub fn object(map: serde_json::Map<String, Value>) -> Line {
                     _ => return Line::Skip(SkipKind::Malformed, format!("`{key}` must be a string")),
                 }
             }
-            "step" | "_step" | "global_step" | "iteration" => {
+            "step" | "_step" | "global_step" | "iteration" | "train/global_step" | "training/global_step" => {
                 let s = number(&v).filter(|s| s.is_finite() && *s >= 0.0 && s.fract() == 0.0 && *s < 2f64.powi(63));
                 match s {
                     Some(s) => rec.step = Some(s as u64),
@@ -111,6 +123,13 @@ pub fn object(map: serde_json::Map<String, Value>) -> Line {
                 }
             }
             "time" | "timestamp" | "time_s" | "_timestamp" => rec.time = number(&v).filter(|t| t.is_finite()),
+            // A wrapper of the metrics (RLDK's `metrics`/`data_slice`, verl's file
+            // logger's `data`): its fields as if at the top; other objects' fields
+            // under `key/`.
+            _ if v.is_object() => {
+                let prefix = if WRAPPERS.contains(&key.as_str()) { String::new() } else { format!("{key}/") };
+                flatten(&prefix, &v, 1, &mut rec);
+            }
             _ => match &v {
                 Value::Array(items) => {
                     let before = rec.fields.len();
@@ -135,6 +154,25 @@ pub fn object(map: serde_json::Map<String, Value>) -> Line {
     }
     Line::Metrics(rec)
 }
+
+/// Keys whose object holds the metrics themselves.
+const WRAPPERS: &[&str] = &["metrics", "data", "data_slice", "scalars"];
+
+/// The numeric leaves of a nested object, named `prefix` + path, two levels deep.
+fn flatten(prefix: &str, v: &Value, depth: usize, rec: &mut Record) {
+    let Value::Object(map) = v else { return };
+    for (k, inner) in map {
+        let name = format!("{prefix}{k}");
+        match inner {
+            Value::Object(_) if depth < 2 => flatten(&format!("{name}/"), inner, depth + 1, rec),
+            _ => match number(inner) {
+                Some(x) => rec.fields.push((name, x)),
+                None => rec.ignored.push(name),
+            },
+        }
+    }
+}
+
 
 /// A JSON value for a message, cut short.
 fn short(v: &Value) -> String {
@@ -183,6 +221,19 @@ mod tests {
         assert_eq!(r.step, Some(7));
         assert_eq!(r.fields, vec![("loss".to_owned(), 1.2), ("lr".to_owned(), 3e-4)]);
         assert_eq!(r.ignored, vec!["tag".to_owned()]);
+    }
+
+    #[test]
+    fn nested_and_long_formats() {
+        // RLDK's event: metrics and data slice wrapped; other objects prefixed.
+        let r = rec(r#"{"step": 4, "wall_time": 12.5, "metrics": {"reward_mean": 0.5, "kl_mean": 0.02}, "data_slice": {"tokens_in": 100, "tokens_out": 50}, "model_info": {"run_id": "x", "phase": "train"}}"#);
+        assert_eq!(r.step, Some(4));
+        assert!(r.fields.contains(&("reward_mean".into(), 0.5)) && r.fields.contains(&("tokens_out".into(), 50.0)), "{:?}", r.fields);
+        assert!(r.ignored.contains(&"model_info/phase".to_owned()));
+        // verl's file logger, and one metric per line.
+        assert_eq!(rec(r#"{"step": 2, "data": {"actor/pg_loss": 0.1}}"#).fields, vec![("actor/pg_loss".to_owned(), 0.1)]);
+        let r = rec(r#"{"time": "2025-01-01T00:00:00Z", "step": 3, "name": "reward_mean", "value": 0.7, "run_id": "a"}"#);
+        assert_eq!((r.run.as_deref(), r.fields.clone()), (Some("a"), vec![("reward_mean".to_owned(), 0.7)]));
     }
 
     #[test]

@@ -139,11 +139,26 @@ impl Normalizer {
     fn canonical(&mut self, fields: Vec<(String, f64)>, already: bool) -> Vec<(MetricName, f64)> {
         let mut values: Vec<(MetricName, f64)> = Vec::with_capacity(fields.len());
         let mut split_tokens = (None, None);
+        let mut ranks: Vec<(&'static str, usize)> = Vec::new();
         for (name, v) in fields {
-            let conversion = if already { None } else { catalog::conversion(&name) };
+            // A canonical name as written takes part in the ranking as a rename to itself.
+            let itself = catalog::info(&name).map(|m| m.pattern).filter(|p| *p == name).map(Conversion::Rename);
+            let conversion = if already { None } else { catalog::conversion(&name).or(itself) };
             let read_as = match conversion {
                 Some(Conversion::Rename(c)) => {
-                    values.push((MetricName::Borrowed(c), v));
+                    // Several names for one metric in a record: the strongest wins.
+                    let rank = catalog::alias_rank(&name);
+                    match ranks.iter().position(|(n, _)| *n == c) {
+                        Some(i) if ranks[i].1 <= rank => {}
+                        found => {
+                            values.retain(|(n, _)| *n != c);
+                            values.push((MetricName::Borrowed(c), v));
+                            match found {
+                                Some(i) => ranks[i].1 = rank,
+                                None => ranks.push((c, rank)),
+                            }
+                        }
+                    }
                     c
                 }
                 Some(Conversion::Scale(c, f)) => {
@@ -246,6 +261,22 @@ mod tests {
         assert!(out.contains(&Emit::Resumed(Resume { at_step: 3, discarded: 3 })), "{out:?}");
         assert_eq!(n.report.resumed, vec![Resume { at_step: 3, discarded: 3 }]);
         assert_eq!(n.report.points, 4, "steps 1, 2, then 3, 4 again");
+    }
+
+    #[test]
+    fn of_several_names_for_one_metric_the_strongest_wins() {
+        let mut n = Normalizer::default();
+        n.push(rec(r#"{"step": 1, "objective/entropy": 40.0, "policy/entropy_avg": 1.5}"#));
+        n.push(rec(r#"{"step": 2, "policy/entropy_avg": 1.4, "objective/entropy": 41.0, "entropy": 1.2}"#));
+        let mut p = points(n.finish());
+        p.extend(points(n.finish()));
+        let entropy = |p: &Point| p.values.iter().find(|(k, _)| k == "entropy").map(|(_, v)| *v);
+        let mut n2 = Normalizer::default();
+        let first = points(n2.push(rec(r#"{"step": 1, "objective/entropy": 40.0, "policy/entropy_avg": 1.5}"#)));
+        assert!(first.is_empty());
+        let first = points(n2.push(rec(r#"{"step": 2, "loss": 1.0}"#)));
+        assert_eq!(entropy(&first[0]), Some(1.5), "the true entropy, not TRL's per-sequence proxy");
+        assert_eq!(entropy(&p[0]), Some(1.2), "the canonical name first");
     }
 
     #[test]

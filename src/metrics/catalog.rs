@@ -299,14 +299,14 @@ use SeriesKind::{Derived, DerivedStored, PerStep, Telemetry};
 /// Every metric family rlmon knows. Order within a pane is the order the pane
 /// offers them in.
 pub const CATALOG: &[MetricInfo] = &[
-    entry(LOSS, "loss", Unit::Ratio, Lower, PerStep, P::Training).agree().aliases(&["train_loss", "train/loss", "lm_loss"]),
-    entry(LR, "lr", Unit::Ratio, Neither, PerStep, P::Training).agree().aliases(&["learning_rate"]),
-    entry(GRAD_NORM, "grad norm", Unit::Ratio, Neither, PerStep, P::Training).agree(),
-    entry(POLICY_LOSS, "policy loss", Unit::Ratio, Lower, PerStep, P::Training).signed(),
-    entry(VALUE_LOSS, "value loss", Unit::Ratio, Lower, PerStep, P::Training),
-    entry(TOKENS, "tokens", Unit::Count, Neither, PerStep, P::None),
+    entry(LOSS, "loss", Unit::Ratio, Lower, PerStep, P::Training).agree().aliases(&["train_loss", "train/loss", "lm_loss", "ppo/loss/total"]),
+    entry(LR, "lr", Unit::Ratio, Neither, PerStep, P::Training).agree().aliases(&["learning_rate", "actor/lr", "actor_lr", "ppo/learning_rate"]),
+    entry(GRAD_NORM, "grad norm", Unit::Ratio, Neither, PerStep, P::Training).agree().aliases(&["actor/grad_norm", "actor_grad_norm"]),
+    entry(POLICY_LOSS, "policy loss", Unit::Ratio, Lower, PerStep, P::Training).signed().aliases(&["actor/pg_loss", "loss/policy_avg", "ppo/loss/policy"]),
+    entry(VALUE_LOSS, "value loss", Unit::Ratio, Lower, PerStep, P::Training).aliases(&["critic/vf_loss", "loss/value_avg", "ppo/loss/value", "critic_loss"]),
+    entry(TOKENS, "tokens", Unit::Count, Neither, PerStep, P::None).aliases(&["perf/total_num_tokens", "total_num_tokens"]),
     entry(SAMPLES, "samples", Unit::Count, Neither, PerStep, P::None),
-    entry(STEP_TIME_S, "step time", Unit::Seconds, Lower, PerStep, P::Throughput).aliases(&["step_time"]),
+    entry(STEP_TIME_S, "step time", Unit::Seconds, Lower, PerStep, P::Throughput).aliases(&["step_time", "perf/time_per_step", "timing_s/step", "timing/train/total_step_time", "time/ppo/total"]),
     entry(TOKENS_PER_S, "tokens/s", Unit::PerSecond, Higher, Derived, P::Throughput),
     entry(SAMPLES_PER_S, "samples/s", Unit::PerSecond, Higher, Derived, P::Throughput),
     entry(VAL_LOSS, "val loss", Unit::Ratio, Lower, PerStep, P::None).aliases(&["eval_loss", "eval/loss", "validation_loss"]),
@@ -316,15 +316,15 @@ pub const CATALOG: &[MetricInfo] = &[
     entry(MEM_GPU_BYTES, "GPU memory", Unit::Bytes, Lower, PerStep, P::None),
     entry(MEM_RSS_BYTES, "RSS", Unit::Bytes, Lower, PerStep, P::None),
     // RL health, in the order the RL pane cycles them.
-    entry(REWARD, "reward", Unit::Ratio, Higher, PerStep, P::Rl).agree().signed().aliases(&["objective/scores", "reward_mean", "rewards"]),
-    entry(KL, "KL", Unit::Ratio, Lower, PerStep, P::Rl).agree().signed().aliases(&["objective/kl", "kl_mean"]),
-    entry(ENTROPY, "entropy", Unit::Ratio, Neither, PerStep, P::Rl).agree().aliases(&["objective/entropy", "entropy_mean"]),
-    entry(CLIP_FRAC, "clip frac", Unit::Ratio, Lower, PerStep, P::Rl).aliases(&["policy/clipfrac_avg", "clip_ratio/region_mean"]),
-    entry(RESPONSE_LEN, "response len", Unit::Ratio, Neither, PerStep, P::Rl).aliases(&["completions/mean_length"]),
-    entry(REWARD_STD, "reward std", Unit::Ratio, Neither, PerStep, P::None),
+    entry(REWARD, "reward", Unit::Ratio, Higher, PerStep, P::Rl).agree().signed().aliases(&["objective/scores", "reward_mean", "rewards", "critic/score/mean", "env/reward_mean", "ppo/mean_scores"]),
+    entry(KL, "KL", Unit::Ratio, Lower, PerStep, P::Rl).agree().signed().aliases(&["objective/kl", "kl_mean", "actor/kl_loss", "actor/reward_kl_penalty", "kl_penalty"]),
+    entry(ENTROPY, "entropy", Unit::Ratio, Neither, PerStep, P::Rl).agree().aliases(&["policy/entropy_avg", "ppo/policy/entropy", "actor/entropy", "entropy_mean", "entropy_loss", "approx_entropy", "objective/entropy"]),
+    entry(CLIP_FRAC, "clip frac", Unit::Ratio, Lower, PerStep, P::Rl).aliases(&["policy/clipfrac_avg", "clip_ratio/region_mean", "clip_ratio", "actor/pg_clipfrac", "ppo_clip_ratio", "ppo/policy/clipfrac"]),
+    entry(RESPONSE_LEN, "response len", Unit::Ratio, Neither, PerStep, P::Rl).aliases(&["completions/mean_length", "completion_length", "response_length/mean", "response_length", "tokens/responses_len_mean", "mean_gen_tokens_per_sample"]),
+    entry(REWARD_STD, "reward std", Unit::Ratio, Neither, PerStep, P::None).aliases(&["env/reward_std", "ppo/std_scores"]),
     entry(REWARD_GOLD, "gold reward", Unit::Ratio, Higher, PerStep, P::None).signed(),
-    entry(KL_COEF, "KL coef", Unit::Ratio, Neither, PerStep, P::None).aliases(&["beta"]),
-    entry(APPROX_KL, "approx KL", Unit::Ratio, Lower, PerStep, P::None).signed().aliases(&["policy/approxkl_avg"]),
+    entry(KL_COEF, "KL coef", Unit::Ratio, Neither, PerStep, P::None).aliases(&["beta", "objective/kl_coef", "actor/kl_coef", "actor/reward_kl_penalty_coeff"]),
+    entry(APPROX_KL, "approx KL", Unit::Ratio, Lower, PerStep, P::None).signed().aliases(&["policy/approxkl_avg", "ppo/policy/approxkl", "actor/ppo_kl", "ppo_kl"]),
     entry(FRAC_REWARD_ZERO_STD, "zero-std groups", Unit::Ratio, Lower, PerStep, P::None),
     // MoE.
     entry(MOE_AUX_LOSS, "aux loss", Unit::Ratio, Lower, PerStep, P::Moe),
@@ -451,8 +451,16 @@ pub const TOKENS_OUT: &str = "tokens_out";
 
 /// Input names that need arithmetic, besides the plain renames of the entries'
 /// aliases.
-const CONVERSIONS: &[(&str, Conversion)] =
-    &[("wall_time_ms", Conversion::Scale(STEP_TIME_S, 1e-3)), ("num_tokens", Conversion::Cumulative(TOKENS))];
+const CONVERSIONS: &[(&str, Conversion)] = &[
+    ("wall_time_ms", Conversion::Scale(STEP_TIME_S, 1e-3)),
+    // TRL: tokens and episodes seen so far.
+    ("num_tokens", Conversion::Cumulative(TOKENS)),
+    ("episode", Conversion::Cumulative(SAMPLES)),
+];
+
+/// Prefixes loggers put before a trainer's own names (the Hugging Face W&B callback,
+/// NeMo-RL, OpenRLHF): `train/kl` is read as `kl` when `kl` is known.
+const INPUT_PREFIXES: &[&str] = &["train/"];
 
 /// Text-log dialects whose field names are not rlmon's: each maps the words its
 /// trainer prints to a canonical metric (and a factor for milliseconds).
@@ -544,7 +552,22 @@ pub fn conversion(name: &str) -> Option<Conversion> {
     if let Some((_, c)) = CONVERSIONS.iter().find(|(alias, _)| *alias == name) {
         return Some(*c);
     }
-    CATALOG.iter().find(|m| m.aliases.contains(&name)).map(|m| Conversion::Rename(m.pattern))
+    if let Some(m) = CATALOG.iter().find(|m| m.aliases.contains(&name)) {
+        return Some(Conversion::Rename(m.pattern));
+    }
+    let rest = INPUT_PREFIXES.iter().find_map(|p| name.strip_prefix(p))?;
+    match conversion(rest) {
+        Some(c) => Some(c),
+        None => CATALOG.iter().find(|m| m.pattern == rest).map(|m| Conversion::Rename(m.pattern)),
+    }
+}
+
+/// How strongly an input name stands for its metric when a record has several that
+/// map to one (TRL's PPO logs `policy/entropy_avg` and the proxy `objective/entropy`):
+/// the canonical name first, then aliases in the catalog's order.
+pub fn alias_rank(name: &str) -> usize {
+    let name = INPUT_PREFIXES.iter().find_map(|p| name.strip_prefix(p)).filter(|rest| conversion(rest).is_some() || info(rest).is_some()).unwrap_or(name);
+    CATALOG.iter().find_map(|m| m.aliases.iter().position(|a| *a == name)).map_or(0, |i| i + 1)
 }
 
 /// The canonical name of a metric (itself when it is not an alias).
@@ -637,6 +660,11 @@ mod tests {
         assert_eq!(conversion("num_tokens"), Some(Conversion::Cumulative("tokens")));
         assert_eq!(conversion("beta"), Some(Conversion::Rename("kl_coef")));
         assert_eq!(conversion("loss"), None);
+        assert_eq!(conversion("train/kl"), Some(Conversion::Rename("kl")), "a logger's prefix");
+        assert_eq!(conversion("train/actor_lr"), Some(Conversion::Rename("lr")));
+        assert_eq!(conversion("train/my_metric"), None);
+        assert!(alias_rank("policy/entropy_avg") < alias_rank("objective/entropy"));
+        assert_eq!(alias_rank("entropy"), 0);
     }
 
     #[test]
