@@ -127,6 +127,12 @@ impl MoeLayer {
     pub fn dead_experts(self) -> String {
         self.measure("dead_experts")
     }
+    pub fn entropy_bits(self) -> String {
+        self.measure("entropy_bits")
+    }
+    pub fn max_vio(self) -> String {
+        self.measure("max_vio")
+    }
 
     /// `moe/L{l}/load/E{e}` → `(l, e)`.
     pub fn parse_load(name: &str) -> Option<(usize, usize)> {
