@@ -113,7 +113,7 @@ use Scope::{Focused, Global, Pane, Source};
 pub const KEYS: &[Binding] = &[
     bind(&[Char('q'), Ctrl('c')], Global, A::Quit, "quit (asks while runs are going; q or y again confirms)", Yes("quit")),
     bind(&[Char('?')], Global, A::Help, "this help (any key closes it)", Yes("help")),
-    bind(&[Char('s'), Char('S')], Source, A::Source(SourceAction::Snapshot), "write the session snapshot now (the events pane says where)", No),
+    bind(&[Char('s'), Char('S')], Source, A::Source(SourceAction::Snapshot), "live: write the session snapshot now (the events pane says where)", No),
     bind(&[Char(' ')], Source, A::Source(SourceAction::TogglePause), "replay: pause / resume", Yes("pause")),
     bind(&[Char('<')], Source, A::Source(SourceAction::Slower), "replay: slower / faster", Yes("speed")),
     bind(&[Char('>')], Source, A::Source(SourceAction::Faster), "replay: slower / faster", No),

@@ -14,7 +14,7 @@ use crate::ui::layout::{MIN_HEIGHT, MIN_WIDTH};
 use crate::ui::screen::Screen;
 use crate::ui::view::Confirm;
 
-const HELP_WIDTH: u16 = 110;
+const HELP_WIDTH: u16 = 120;
 
 fn centered(area: Rect, width: u16, height: u16) -> Rect {
     let [v] = Layout::vertical([Constraint::Length(height.min(area.height))]).flex(Flex::Center).areas(area);
