@@ -205,7 +205,9 @@ fn over_time(frame: &mut Frame, area: Rect, ctx: &Ctx, run: &RunRecord, layer: u
     let rows: Vec<_> = (0..experts).map(|e| run.series(&l.load(e)).map(|s| (column_means(s, ctx.view.window, strip), s.last()))).collect();
     let range = rows.iter().flatten().find_map(|((_, range), _)| *range);
     let steps = range.map_or("no steps yet".to_owned(), |(a, b)| format!("share of tokens per expert, steps {a}–{b}"));
-    let [top, middle, axis] = Layout::vertical([Constraint::Length(2), Constraint::Min(0), Constraint::Length(1)]).areas(area);
+    // Header, the rows that fit, and the step axis right under them.
+    let rows_height = (experts as u16).min(area.height.saturating_sub(3));
+    let [top, middle, axis] = Layout::vertical([Constraint::Length(2), Constraint::Length(rows_height), Constraint::Length(1)]).areas(area);
     let header = vec![
         Line::from(vec![Span::styled(place, ctx.text()), Span::styled(steps, ctx.text())]),
         Line::from(Span::styled(SHADE_LEGEND, ctx.muted())),

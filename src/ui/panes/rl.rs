@@ -85,9 +85,9 @@ impl Pane for RlHealth {
         let percent = |name: &str, decimals: usize| run.last(name).map_or("–".into(), |c| format!("{:.*}%", decimals, c * 100.0));
         let row = |label: &str, text: String| Line::from(vec![Span::styled(format!("{label:<10}"), ctx.muted()), Span::styled(text, ctx.text())]);
         let mut lines = vec![
-            row("reward", format!("{} ± {}", v(catalog::REWARD), v(catalog::REWARD_STD))),
-            row("kl", format!("{}  β {}", v(catalog::KL), v(catalog::KL_COEF))),
-            row("entropy", format!("{} nats", v(catalog::ENTROPY))),
+            row(catalog::REWARD, format!("{} ± {}", v(catalog::REWARD), v(catalog::REWARD_STD))),
+            row(catalog::KL, format!("{}  β {}", v(catalog::KL), v(catalog::KL_COEF))),
+            row(catalog::ENTROPY, format!("{} nats", v(catalog::ENTROPY))),
             row("clip frac", percent(catalog::CLIP_FRAC, 1)),
             row("resp len", format!("{} tok", v(catalog::RESPONSE_LEN))),
             row("approx kl", v(catalog::APPROX_KL)),

@@ -104,8 +104,8 @@ fn render(frame: &mut Frame, area: Rect, ctx: &Ctx, samples: bool) {
         }
     }
 
-    let (metric, unit) =
-        if samples { (catalog::SAMPLES_PER_S, "samples/s") } else { (catalog::TOKENS_PER_S, "tokens/s") };
+    let metric = if samples { catalog::SAMPLES_PER_S } else { catalog::TOKENS_PER_S };
+    let unit = catalog::info(metric).map_or(metric, |m| m.label);
     let Some(series) = run.series(metric) else {
         frame.render_widget(Paragraph::new(Span::styled("no steps yet", ctx.muted())), chart_area);
         return;
