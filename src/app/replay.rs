@@ -1,7 +1,7 @@
 //! `rlmon replay`: plays a recorded session through a hub, as live events would
 //! arrive, at the recorded pace times a speed (or as fast as possible). The same
-//! display, the same summary; in the display space pauses, < > change speed, arrows
-//! seek (a seek rebuilds the state from the start, so it is exact).
+//! display, the same summary; in the display it takes the pause, speed and seek
+//! actions (a seek rebuilds the state from the start, so it is exact).
 use std::io::IsTerminal;
 use std::path::Path;
 use std::time::Duration;
@@ -14,7 +14,7 @@ use crate::record::{self, Recording};
 use crate::report::summary::SessionSummary;
 use crate::session::{Event, Hub, SessionState};
 use crate::ui::theme::Theme;
-use crate::app::signals::Signals;
+use super::signals::Signals;
 use crate::ui::{Source, SourceAction};
 
 /// Events applied per display wake-up at `max` speed, so keys stay responsive.

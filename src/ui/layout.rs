@@ -14,14 +14,14 @@
 //! └ footer: key hints ──────────────────────────────────────────────────────────┘
 //! ```
 //! Compact layout (smaller terminals, down to 80x24): the runs list over the whole
-//! width, and one pane at a time under it (`n` / `p` cycle, arrows move across the
-//! grid above, Enter zooms):
+//! width, and one pane at a time under it (the next / previous pane actions cycle,
+//! focus moves across the grid above, zoom still zooms):
 //! ```text
 //! ┌ header ──────────────────────────────────┐
 //! ├ runs: # run device step tok/s state ─────┤
 //! ├ the focused pane (training, ...) ────────┤
 //! │                                          │
-//! └ footer: key hints, n/p pane ─────────────┘
+//! └ footer: key hints, pane cycling ──────────┘
 //! ```
 //! Panes sit on a grid (row, column). Adding a pane is one file under `panes/`
 //! implementing `Pane`, its name in `PaneId` and one line in `PANES`; its keys go in

@@ -1,6 +1,6 @@
 //! Alerts: newest first, one line each (severity, run, step, kind, message);
-//! acknowledged ones dimmed. Focused: j/k select, Enter jumps the charts to the
-//! alert's step, a / A acknowledge. The acknowledged set lives here; the header and
+//! acknowledged ones dimmed. Focused, it selects a row, jumps the charts to the
+//! selected alert's step, and acknowledges one alert or all. The acknowledged set lives here; the header and
 //! the runs list read it too (through `Ctx`).
 use std::collections::BTreeSet;
 

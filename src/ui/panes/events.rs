@@ -1,5 +1,5 @@
 //! Events: run lifecycle, warnings and errors, newest at the bottom; scrolls with
-//! j/k when focused, PageUp/PageDown, or the mouse wheel.
+//! by line (when focused), by page, or with the mouse wheel.
 use ratatui::layout::Rect;
 use ratatui::style::Style;
 use ratatui::text::{Line, Span};
@@ -12,7 +12,7 @@ use crate::session::{LogLevel, SessionState};
 use crate::ui::layout::PaneId;
 use crate::ui::view::ViewState;
 
-/// Lines PageUp / PageDown scroll.
+/// Lines a page scrolls.
 const PAGE: usize = 10;
 
 #[derive(Debug, Default)]

@@ -34,7 +34,7 @@ use crate::report::format;
 use crate::session::SessionState;
 
 /// A key-table action addressed to a pane. Verbs are shared so that a new pane can
-/// usually reuse them: `NextMetric` is `m` on the training pane and `r` on RL health.
+/// usually reuse them: `NextMetric` cycles the training chart's metric and RL health's.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum PaneAction {
     /// Cycle what the pane plots.

@@ -1,12 +1,12 @@
 //! MoE: expert load balance of the selected run (or the first run with MoE
-//! metrics), in three modes that `b` cycles:
+//! metrics), in three modes that its mode action cycles:
 //! - bars: one layer's per-expert share of routed tokens against the fair share 1/N,
 //!   with balance, routing entropy, dropped tokens and dead experts;
 //! - heatmap: every layer x expert at once, shaded by load relative to 1/N;
 //! - over time: one layer's experts as rows and the step window as columns, each
 //!   cell shaded by the expert's mean share there, so a collapse shows as it develops.
 //!
-//! `[` / `]` choose the layer.
+//! The layer actions choose the layer bars and over-time show.
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::Style;
 use ratatui::text::{Line, Span};

@@ -1,5 +1,5 @@
 //! Representation: per-layer dimensionality of the shown run's activations over
-//! steps (`d` cycles the catalog's measures: stable rank, participation ratio,
+//! steps (cycling the catalog's measures: stable rank, participation ratio,
 //! 90%-energy dimension, nuclear norm ratio); one line per measured layer.
 use ratatui::layout::Rect;
 use ratatui::Frame;

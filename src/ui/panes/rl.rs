@@ -1,4 +1,4 @@
-//! RL health: one RL metric over steps for every run that has it (`r` cycles the
+//! RL health: one RL metric over steps for every run that has it (cycling the
 //! catalog's RL metrics: reward, KL, entropy, clip fraction, response length), and
 //! the shown run's current values with units, KL next to its penalty coefficient.
 use ratatui::layout::{Constraint, Layout, Rect};

@@ -1,4 +1,4 @@
-//! Throughput: tokens/s (or samples/s: `t`) of the selected run over steps, with step time, ETA and the
+//! Throughput: tokens/s (or samples/s, its other mode) of the selected run over steps, with step time, ETA and the
 //! utilization of the GPU it runs on, so input-bound vs compute-bound shows at once;
 //! whole-run rates after warm-up, peak memory and cost when a price is configured.
 use ratatui::layout::{Constraint, Layout, Rect};

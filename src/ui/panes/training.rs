@@ -1,5 +1,5 @@
-//! Training: loss (or lr, or grad norm: `m`) over steps for every run, the selected
-//! one bold; log scale (`L`) here, EMA smoothing (`e`) as on every chart. The
+//! Training: loss (or lr, or grad norm: its metric cycles) over steps for every run,
+//! the selected one bold; a log scale of its own, EMA smoothing as on every chart. The
 //! selected run's alerts are vertical markers (as on every `series_chart`).
 use ratatui::layout::Rect;
 use ratatui::Frame;
