@@ -8,7 +8,7 @@ use ratatui::backend::TestBackend;
 use ratatui::Terminal;
 use rlmon::session::{Event, Hub, RunRecord, SessionState};
 use rlmon::ui::theme::Theme;
-use rlmon::ui::view::ViewState;
+use rlmon::ui::Screen;
 
 fn session(steps: u64) -> SessionState {
     let mut hub = Hub::new(SessionState::new("bench".into(), vec![RunRecord::new("run".into(), "lm".into(), "cpu".into(), steps)]));
@@ -30,7 +30,7 @@ fn session(steps: u64) -> SessionState {
 
 fn main() {
     let theme = Theme::built_in("default").unwrap();
-    let view = ViewState::default();
+    let screen = Screen::default();
     println!("| points per series | median frame | p90 frame |");
     println!("|---:|---:|---:|");
     for steps in [1_000u64, 100_000, 1_000_000] {
@@ -39,7 +39,7 @@ fn main() {
         let mut times: Vec<f64> = (0..30)
             .map(|_| {
                 let t = Instant::now();
-                terminal.draw(|f| rlmon::ui::draw(f, &state, &view, &theme)).unwrap();
+                terminal.draw(|f| rlmon::ui::draw(f, &state, &screen, &theme)).unwrap();
                 t.elapsed().as_secs_f64() * 1e3
             })
             .collect();

@@ -43,7 +43,8 @@ fn is_metric_name(lit: &str) -> bool {
     let aliases = CATALOG.iter().flat_map(|m| m.aliases.iter().copied());
     let measures = catalog::GPU_MEASURES.iter().chain(&catalog::MOE_DERIVED).chain(&catalog::NDT_MEASURES).chain(&[catalog::MOE_DROPPED_FRAC]).copied();
     plain.chain(aliases).chain(measures).any(|n| n == lit)
-        || ["gpu{", "moe/", "ndt/", "host/", "mem/"].iter().any(|p| lit.starts_with(p))
+        || ["moe/", "ndt/", "host/", "mem/"].iter().any(|p| lit.starts_with(p))
+        || (lit.starts_with("gpu{") && lit.contains('/'))
 }
 
 #[test]

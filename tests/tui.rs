@@ -11,13 +11,17 @@ struct Tmux {
 
 impl Tmux {
     fn start(name: &str, command: &str) -> Option<Tmux> {
+        Self::start_sized(name, command, (120, 40))
+    }
+
+    fn start_sized(name: &str, command: &str, (width, height): (u16, u16)) -> Option<Tmux> {
         if Command::new("tmux").arg("-V").output().is_err() {
             eprintln!("skipped: tmux is not installed");
             return None;
         }
         let socket = format!("rlmon-test-{}-{name}", std::process::id());
         let status = Command::new("tmux")
-            .args(["-L", &socket, "new-session", "-d", "-x", "120", "-y", "40", command])
+            .args(["-L", &socket, "new-session", "-d", "-x", &width.to_string(), "-y", &height.to_string(), command])
             .status()
             .unwrap();
         assert!(status.success());
@@ -55,10 +59,15 @@ impl Drop for Tmux {
 }
 
 fn command(dir: &Path, steps: u64) -> String {
+    command_with(dir, steps, "")
+}
+
+/// `extra`: more of the run's config (an `[run.moe]` table).
+fn command_with(dir: &Path, steps: u64, extra: &str) -> String {
     let config = dir.join("tui.toml");
     std::fs::write(
         &config,
-        format!("[[run]]\nname = \"small\"\nworkload = \"lm\"\ndevice = \"cpu\"\nsteps = {steps}\nbatch_size = 4\n[run.model]\nlayers = 1\nd_model = 32\nheads = 2\nseq_len = 16\n"),
+        format!("[[run]]\nname = \"small\"\nworkload = \"lm\"\ndevice = \"cpu\"\nsteps = {steps}\nbatch_size = 4\n[run.model]\nlayers = 1\nd_model = 32\nheads = 2\nseq_len = 16\n{extra}"),
     )
     .unwrap();
     format!(
@@ -83,6 +92,38 @@ fn help_then_quit_after_runs_finish() {
     assert!(screen.contains("EXIT=0"), "{screen}");
     assert!(screen.contains("small            finished  30/30 steps"), "summary on the normal screen:\n{screen}");
     assert!(!screen.contains("┏"), "alternate screen left:\n{screen}");
+}
+
+#[test]
+fn compact_layout_at_80x24_keeps_the_runs_columns_and_cycles_panes() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some(tmux) = Tmux::start_sized("compact", &command(dir.path(), 30), (80, 24)) else { return };
+    let screen = tmux.wait_for("1 finished", Duration::from_secs(120));
+    for needle in ["step", "tok/s", "30/30", "training · loss", "n/p pane"] {
+        assert!(screen.contains(needle), "missing {needle:?}:\n{screen}");
+    }
+    assert!(!screen.contains("hardware"), "one pane at a time:\n{screen}");
+    tmux.keys(&["n"]);
+    let screen = tmux.wait_for("hardware", Duration::from_secs(10));
+    assert!(!screen.contains("training · loss") && screen.contains("small (lm)"), "{screen}");
+    tmux.keys(&["q"]);
+    assert!(tmux.wait_for("EXIT=", Duration::from_secs(30)).contains("EXIT=0"));
+}
+
+#[test]
+fn moe_load_over_steps_at_160x48() {
+    let dir = tempfile::tempdir().unwrap();
+    let moe = "[run.moe]\nexperts = 4\ntop_k = 1\nlayers = [0]\n";
+    let Some(tmux) = Tmux::start_sized("moe", &command_with(dir.path(), 30, moe), (160, 48)) else { return };
+    let screen = tmux.wait_for("1 finished", Duration::from_secs(120));
+    assert!(screen.contains("moe · small · bars"), "{screen}");
+    tmux.keys(&["b", "b"]);
+    let screen = tmux.wait_for("moe · small · over steps", Duration::from_secs(10));
+    for needle in ["L0 [1/1] share of tokens per expert, steps 1–30", "E0", "E3"] {
+        assert!(screen.contains(needle), "missing {needle:?}:\n{screen}");
+    }
+    tmux.keys(&["q"]);
+    assert!(tmux.wait_for("EXIT=", Duration::from_secs(30)).contains("EXIT=0"));
 }
 
 #[test]

@@ -6,6 +6,7 @@
 use std::fmt::Write as _;
 use std::io::{IsTerminal, Write};
 
+use super::signals::Signals;
 use crate::cli::CompareArgs;
 use crate::error::{Result, RlmonError, EXIT_FAILURE};
 use crate::record::compare::{compare as compare_recordings, Comparison, Options, Ratio};
@@ -26,7 +27,7 @@ pub async fn compare(args: CompareArgs) -> Result<u8> {
     if !args.json && !args.headless && std::io::stdout().is_terminal() {
         let theme = Theme::resolve(&args.theme)?;
         let mut view = CompareView::new(overlay(b_against_a.state, &args), &c);
-        crate::ui::run(&mut view, theme, COMPARE_FPS).await.map_err(|e| RlmonError::Other(e.into()))?;
+        crate::ui::run(&mut view, theme, COMPARE_FPS, Signals::new().next()).await.map_err(|e| RlmonError::Other(e.into()))?;
     }
     if args.json {
         let mut out = std::io::stdout().lock();
@@ -79,8 +80,6 @@ impl Source for CompareView {
     fn elapsed_s(&self) -> f64 {
         self.state.time_s
     }
-    fn cancel_all(&mut self) {}
-    fn cancel_run(&mut self, _run: usize) {}
     fn badge(&self) -> Option<String> {
         Some(self.badge.clone())
     }

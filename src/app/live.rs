@@ -209,3 +209,35 @@ impl LiveSession {
         summary
     }
 }
+
+/// The display's view of a live session: it cancels runs and, when recording,
+/// writes the snapshot on demand.
+impl crate::ui::Source for LiveSession {
+    async fn next(&mut self) -> bool {
+        self.recv_and_apply().await
+    }
+    fn state(&self) -> &SessionState {
+        LiveSession::state(self)
+    }
+    fn elapsed_s(&self) -> f64 {
+        LiveSession::elapsed_s(self)
+    }
+    fn accepts(&self, action: crate::ui::SourceAction) -> bool {
+        use crate::ui::SourceAction::*;
+        match action {
+            CancelAll | CancelRun(_) => true,
+            Snapshot => self.snapshot_path().is_some(),
+            _ => false,
+        }
+    }
+    fn act(&mut self, action: crate::ui::SourceAction) -> bool {
+        use crate::ui::SourceAction::*;
+        match action {
+            CancelAll => self.cancel_all(),
+            CancelRun(run) => self.cancel_run(run),
+            Snapshot => self.snapshot_now(),
+            _ => return false,
+        }
+        true
+    }
+}

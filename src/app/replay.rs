@@ -1,12 +1,11 @@
 //! `rlmon replay`: plays a recorded session through a hub, as live events would
 //! arrive, at the recorded pace times a speed (or as fast as possible). The same
-//! display, the same summary; in the display space pauses, < > change speed, arrows
-//! seek (a seek rebuilds the state from the start, so it is exact).
+//! display, the same summary; in the display it takes the pause, speed and seek
+//! actions (a seek rebuilds the state from the start, so it is exact).
 use std::io::IsTerminal;
 use std::path::Path;
 use std::time::Duration;
 
-use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
 use tokio::time::Instant;
 
 use crate::cli::{ReplayArgs, Speed};
@@ -15,8 +14,8 @@ use crate::record::{self, Recording};
 use crate::report::summary::SessionSummary;
 use crate::session::{Event, Hub, SessionState};
 use crate::ui::theme::Theme;
-use crate::ui::view::Action;
-use crate::ui::Source;
+use super::signals::Signals;
+use crate::ui::{Source, SourceAction};
 
 /// Events applied per display wake-up at `max` speed, so keys stay responsive.
 const MAX_SPEED_BATCH: usize = 20_000;
@@ -164,32 +163,26 @@ impl Source for ReplaySession {
         self.position_s()
     }
 
-    fn cancel_all(&mut self) {}
+    fn accepts(&self, action: SourceAction) -> bool {
+        use SourceAction::*;
+        matches!(action, TogglePause | Slower | Faster | SeekBy(_) | SeekStart | SeekEnd)
+    }
 
-    fn cancel_run(&mut self, _run: usize) {}
-
-    fn on_key(&mut self, key: KeyEvent) -> Option<Action> {
-        if key.kind != KeyEventKind::Press {
-            return None;
-        }
-        let step = self.duration_s() * if key.modifiers.contains(KeyModifiers::SHIFT) { 0.10 } else { 0.01 };
+    fn act(&mut self, action: SourceAction) -> bool {
         let pos = self.position_s();
-        match key.code {
-            KeyCode::Char('q') => return Some(Action::Quit),
-            KeyCode::Char('c') if key.modifiers.contains(KeyModifiers::CONTROL) => return Some(Action::Quit),
-            KeyCode::Char(' ') => {
+        match action {
+            SourceAction::TogglePause => {
                 self.paused = !self.paused;
                 self.re_anchor(pos);
             }
-            KeyCode::Char('<') => self.change_speed(-1),
-            KeyCode::Char('>') => self.change_speed(1),
-            KeyCode::Left => self.seek(pos - step),
-            KeyCode::Right => self.seek(pos + step),
-            KeyCode::Home => self.seek(0.0),
-            KeyCode::End => self.seek(f64::INFINITY),
-            _ => return None,
+            SourceAction::Slower => self.change_speed(-1),
+            SourceAction::Faster => self.change_speed(1),
+            SourceAction::SeekBy(fraction) => self.seek(pos + fraction * self.duration_s()),
+            SourceAction::SeekStart => self.seek(0.0),
+            SourceAction::SeekEnd => self.seek(f64::INFINITY),
+            SourceAction::CancelAll | SourceAction::CancelRun(_) | SourceAction::Snapshot => return false,
         }
-        Some(Action::Redraw)
+        true
     }
 
     fn badge(&self) -> Option<String> {
@@ -224,7 +217,7 @@ pub async fn replay(args: ReplayArgs) -> Result<u8> {
         }
         super::watch::print_log(session.state(), logged);
     } else {
-        crate::ui::run(&mut session, theme, args.fps).await.map_err(|e| RlmonError::Other(e.into()))?;
+        crate::ui::run(&mut session, theme, args.fps, Signals::new().next()).await.map_err(|e| RlmonError::Other(e.into()))?;
     }
     let summary = summary_of(session.state(), session.recording(), &args.snapshot);
     super::watch::report_summary(&summary, args.json)
@@ -261,16 +254,15 @@ mod tests {
     }
 
     #[test]
-    fn speed_keys_step_through_the_table() {
+    fn speed_actions_step_through_the_table() {
         let (_, rec) = live_and_recorded();
         let mut r = ReplaySession::new(rec, Speed::Times(1.0));
-        let key = |c| KeyEvent::new(KeyCode::Char(c), KeyModifiers::NONE);
-        r.on_key(key('>'));
+        r.act(SourceAction::Faster);
         assert_eq!(r.speed, Speed::Times(2.0));
-        r.on_key(key('<'));
-        r.on_key(key('<'));
+        r.act(SourceAction::Slower);
+        r.act(SourceAction::Slower);
         assert_eq!(r.speed, Speed::Times(0.5));
-        r.on_key(key(' '));
+        r.act(SourceAction::TogglePause);
         assert!(r.badge().unwrap().starts_with("PAUSED 0.5x"));
     }
 }

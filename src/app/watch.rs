@@ -51,12 +51,15 @@ pub async fn watch(args: WatchArgs) -> Result<u8> {
     if let Some(signals) = signals {
         run_headless(&mut live, 0, signals).await;
     } else {
-        crate::ui::run(&mut live, theme, args.fps).await.map_err(|e| RlmonError::Other(e.into()))?;
+        // Signals (SIGTERM, SIGHUP; Ctrl-C is a key in the display) leave the display;
+        // the same listeners then serve the wait below.
+        let mut signals = Signals::new();
+        crate::ui::run(&mut live, theme, args.fps, signals.next()).await.map_err(|e| RlmonError::Other(e.into()))?;
         // The display is gone: runs cancelled by quitting finish their step; say so.
         if !live.state().all_over() {
             crate::say!("rlmon: waiting for runs to stop (Ctrl-C again to stop waiting)");
             let seen = live.state().logged_total;
-            run_headless(&mut live, seen, Signals::new()).await;
+            run_headless(&mut live, seen, signals).await;
         }
     }
     let summary = live.finish().await;

@@ -190,6 +190,32 @@ fn reduce_by_column(series: &Series, range: std::ops::Range<usize>, (x0, x1): (u
     Reduced { points, x_bounds: [x0 as f64, x1 as f64], y_bounds }
 }
 
+/// The part of `series` inside `window` as `columns` means, for a strip of cells
+/// (one per column, left to right): the window's points are split into `columns`
+/// runs of consecutive points; with fewer points than columns a point spans several
+/// columns, so no column is empty. Returns the means (`None` where every point was
+/// non-finite) and the first and last step shown.
+pub fn column_means(series: &Series, window: Window, columns: usize) -> (Vec<Option<f64>>, Option<(u64, u64)>) {
+    let (Some(&first), Some(&last)) = (series.steps.first(), series.steps.last()) else { return (Vec::new(), None) };
+    let (x0, x1) = x_range(window, first, last);
+    let start = first_at_or_after(&series.steps, x0);
+    let end = first_at_or_after(&series.steps, x1.saturating_add(1)).max(start);
+    let n = end - start;
+    if n == 0 || columns == 0 {
+        return (Vec::new(), None);
+    }
+    let values = &series.values[start..end];
+    let means = (0..columns)
+        .map(|c| {
+            let from = c * n / columns;
+            let cell = &values[from..((c + 1) * n / columns).max(from + 1)];
+            let (sum, count) = cell.iter().filter(|v| v.is_finite()).fold((0.0, 0usize), |(s, k), v| (s + v, k + 1));
+            (count > 0).then(|| sum / count as f64)
+        })
+        .collect();
+    (means, Some((series.steps[start], series.steps[end - 1])))
+}
+
 /// Y bounds with a little headroom, never empty.
 pub fn pad_bounds(lo: f64, hi: f64) -> [f64; 2] {
     if !(lo.is_finite() && hi.is_finite()) {
@@ -257,6 +283,21 @@ mod tests {
         let r = reduce(&s, Window::Last(50), 50, Transform { ema_alpha: Some(0.1), log10: false });
         // Still catching up from the zeros before the window: below 10 at its start.
         assert!(r.points.first().unwrap().1 < 10.0 && r.points.first().unwrap().1 > 9.0);
+    }
+
+    #[test]
+    fn column_means_split_the_window_without_gaps() {
+        let s = series(10, |i| i as f64);
+        let (means, range) = column_means(&s, Window::All, 5);
+        assert_eq!(means, vec![Some(1.5), Some(3.5), Some(5.5), Some(7.5), Some(9.5)]);
+        assert_eq!(range, Some((1, 10)));
+        let (means, range) = column_means(&s, Window::Last(3), 8);
+        assert_eq!(range, Some((7, 10)));
+        let expected = [7.0, 7.0, 8.0, 8.0, 9.0, 9.0, 10.0, 10.0].map(Some);
+        assert_eq!(means, expected, "fewer points than columns: each spans two");
+        let (means, _) = column_means(&series(4, |i| if i < 3 { f64::NAN } else { 1.0 }), Window::All, 2);
+        assert_eq!(means, vec![None, Some(1.0)]);
+        assert_eq!(column_means(&Series::default(), Window::All, 10), (Vec::new(), None));
     }
 
     #[test]

@@ -1,5 +1,6 @@
 //! The screen, as data.
 //!
+//! Normal layout (120 columns and 30 rows or more):
 //! ```text
 //! ┌ header: session · elapsed · runs by state · alerts · GPU badge · FROZEN ──────┐
 //! ├ runs ─────────────────────────────┬ throughput ─────────────────────────────┤
@@ -12,10 +13,23 @@
 //! │ lifecycle, warnings, child output │ newest first: severity run step kind msg│
 //! └ footer: key hints ──────────────────────────────────────────────────────────┘
 //! ```
-//! Panes sit on a grid (row, column); adding a pane is one file under `panes/` and
-//! one entry in `PANES`. Optional panes (the workload row) appear only when some
-//! run has their metrics; a row with no visible pane takes no space.
+//! Compact layout (smaller terminals, down to 80x24): the runs list over the whole
+//! width, and one pane at a time under it (the next / previous pane actions cycle,
+//! focus moves across the grid above, zoom still zooms):
+//! ```text
+//! ┌ header ──────────────────────────────────┐
+//! ├ runs: # run device step tok/s state ─────┤
+//! ├ the focused pane (training, ...) ────────┤
+//! │                                          │
+//! └ footer: key hints, pane cycling ──────────┘
+//! ```
+//! Panes sit on a grid (row, column). Adding a pane is one file under `panes/`
+//! implementing `Pane`, its name in `PaneId` and one line in `PANES`; its keys go in
+//! the key table (`keys.rs`). A pane whose `visible` says no takes no space; a row
+//! with no visible pane takes none either.
 use ratatui::layout::{Constraint, Layout, Rect};
+
+use super::panes::{self, Pane};
 
 pub const HEADER_HEIGHT: u16 = 1;
 pub const FOOTER_HEIGHT: u16 = 1;
@@ -27,6 +41,13 @@ pub const LEFT_COLUMN_PERCENT: u16 = 45;
 /// Below this the layout cannot show its panes: a one-line message instead.
 pub const MIN_WIDTH: u16 = 80;
 pub const MIN_HEIGHT: u16 = 24;
+/// Below either of these the compact layout shows one pane at a time: the grid would
+/// squeeze every chart to a few rows and drop the runs list's columns.
+pub const COMPACT_BELOW_WIDTH: u16 = 120;
+pub const COMPACT_BELOW_HEIGHT: u16 = 30;
+/// Rows of the compact layout's runs list around its run rows: borders, the column
+/// header, and the selected run's failure reason.
+const COMPACT_RUNS_CHROME: u16 = 4;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum PaneId {
@@ -41,47 +62,31 @@ pub enum PaneId {
     Alerts,
 }
 
-/// A pane's title and place on the grid; the last row holds events and alerts.
+/// A pane's title, place on the grid and constructor; the last row holds events and alerts.
 pub struct PaneSpec {
     pub id: PaneId,
     pub title: &'static str,
     pub row: u8,
     pub col: u8,
-    /// Shown only when some run has the metrics this pane draws.
-    pub optional: bool,
+    pub make: fn() -> Box<dyn Pane>,
 }
 
-const fn pane(id: PaneId, title: &'static str, row: u8, col: u8, optional: bool) -> PaneSpec {
-    PaneSpec { id, title, row, col, optional }
+const fn pane(id: PaneId, title: &'static str, row: u8, col: u8, make: fn() -> Box<dyn Pane>) -> PaneSpec {
+    PaneSpec { id, title, row, col, make }
 }
 
+/// Every pane, in the order the compact layout cycles them.
 pub const PANES: &[PaneSpec] = &[
-    pane(PaneId::Runs, "runs", 0, 0, false),
-    pane(PaneId::Throughput, "throughput", 0, 1, false),
-    pane(PaneId::Training, "training", 1, 0, false),
-    pane(PaneId::Hardware, "hardware", 1, 1, false),
-    pane(PaneId::Rl, "rl health", 2, 0, true),
-    pane(PaneId::Moe, "moe", 2, 1, true),
-    pane(PaneId::Repr, "representation", 2, 2, true),
-    pane(PaneId::Events, "events", 3, 0, false),
-    pane(PaneId::Alerts, "alerts", 3, 1, false),
+    pane(PaneId::Runs, "runs", 0, 0, || Box::new(panes::runs::Runs)),
+    pane(PaneId::Throughput, "throughput", 0, 1, || Box::<panes::throughput::Throughput>::default()),
+    pane(PaneId::Training, "training", 1, 0, || Box::<panes::training::Training>::default()),
+    pane(PaneId::Hardware, "hardware", 1, 1, || Box::new(panes::hardware::Hardware)),
+    pane(PaneId::Rl, "rl health", 2, 0, || Box::<panes::rl::RlHealth>::default()),
+    pane(PaneId::Moe, "moe", 2, 1, || Box::<panes::moe::Moe>::default()),
+    pane(PaneId::Repr, "representation", 2, 2, || Box::<panes::repr::Representation>::default()),
+    pane(PaneId::Events, "events", 3, 0, || Box::<panes::events::Events>::default()),
+    pane(PaneId::Alerts, "alerts", 3, 1, || Box::<panes::alerts::Alerts>::default()),
 ];
-
-/// Which panes to show for this session's metrics: the fixed ones always, the
-/// optional ones when any run has what they draw.
-pub fn visible_panes(state: &crate::session::SessionState) -> Vec<PaneId> {
-    let any = |pred: &dyn Fn(&str) -> bool| state.runs.iter().any(|r| r.series.keys().any(|k| pred(k)));
-    PANES
-        .iter()
-        .filter(|p| match p.id {
-            PaneId::Rl => any(&|k| k == "kl" || k == "reward"),
-            PaneId::Moe => any(&|k| k.starts_with("moe/L")),
-            PaneId::Repr => any(&|k| k.starts_with("ndt/")),
-            _ => !p.optional,
-        })
-        .map(|p| p.id)
-        .collect()
-}
 
 impl PaneId {
     pub fn spec(self) -> &'static PaneSpec {
@@ -107,6 +112,31 @@ impl PaneId {
             .filter(|p| dy != 0 || p.col as i8 == col)
             .map_or(self, |p| p.id)
     }
+
+    /// The visible pane `step` places after this one in `PANES` order, cycling and
+    /// skipping the runs list (the compact layout always shows it).
+    pub fn cycle(self, step: isize, visible: &[PaneId]) -> PaneId {
+        let ring: Vec<PaneId> = PANES.iter().map(|p| p.id).filter(|id| *id != PaneId::Runs && visible.contains(id)).collect();
+        if ring.is_empty() {
+            return self;
+        }
+        let n = ring.len() as isize;
+        match ring.iter().position(|id| *id == self) {
+            Some(i) => ring[(i as isize + step).rem_euclid(n) as usize],
+            None => ring[if step > 0 { 0 } else { ring.len() - 1 }],
+        }
+    }
+}
+
+/// How the body is divided.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Arrangement {
+    /// Every visible pane on the grid.
+    Grid,
+    /// One pane takes the whole body.
+    Zoomed(PaneId),
+    /// The runs list (with room for `runs` rows) over one large pane.
+    Compact { shown: PaneId, runs: u16 },
 }
 
 /// Areas of the fixed parts and of every pane.
@@ -121,14 +151,33 @@ pub fn too_small(area: Rect) -> bool {
     area.width < MIN_WIDTH || area.height < MIN_HEIGHT
 }
 
-/// Splits the screen among the `visible` panes; with `zoomed`, the one pane takes
-/// the whole body.
-pub fn areas(area: Rect, zoomed: Option<PaneId>, visible: &[PaneId]) -> Areas {
+/// Whether a screen of this size gets the compact layout.
+pub fn is_compact(area: Rect) -> bool {
+    area.width < COMPACT_BELOW_WIDTH || area.height < COMPACT_BELOW_HEIGHT
+}
+
+/// Splits the screen among the `visible` panes as `arrangement` says.
+pub fn areas(area: Rect, arrangement: Arrangement, visible: &[PaneId]) -> Areas {
     let [header, body, footer] =
         Layout::vertical([Constraint::Length(HEADER_HEIGHT), Constraint::Min(0), Constraint::Length(FOOTER_HEIGHT)]).areas(area);
-    if let Some(id) = zoomed {
-        return Areas { header, footer, panes: vec![(id, body)] };
-    }
+    let panes = match arrangement {
+        Arrangement::Zoomed(id) => vec![(id, body)],
+        Arrangement::Compact { shown, runs } => {
+            // The runs list keeps every run's row while it can, up to a third of the body.
+            let runs_height = (runs + COMPACT_RUNS_CHROME).min((body.height / 3).max(COMPACT_RUNS_CHROME + 1));
+            let [top, rest] = Layout::vertical([Constraint::Length(runs_height), Constraint::Min(0)]).areas(body);
+            if shown == PaneId::Runs {
+                vec![(PaneId::Runs, body)]
+            } else {
+                vec![(PaneId::Runs, top), (shown, rest)]
+            }
+        }
+        Arrangement::Grid => grid(body, visible),
+    };
+    Areas { header, footer, panes }
+}
+
+fn grid(body: Rect, visible: &[PaneId]) -> Vec<(PaneId, Rect)> {
     let shown: Vec<&PaneSpec> = PANES.iter().filter(|p| visible.contains(&p.id)).collect();
     let mut rows: Vec<u8> = shown.iter().map(|p| p.row).collect();
     rows.dedup();
@@ -151,7 +200,7 @@ pub fn areas(area: Rect, zoomed: Option<PaneId>, visible: &[PaneId]) -> Areas {
             panes.push((p.id, *r));
         }
     }
-    Areas { header, footer, panes }
+    panes
 }
 
 #[cfg(test)]
@@ -162,7 +211,7 @@ mod tests {
     fn every_pane_gets_an_area_inside_the_screen() {
         let screen = Rect::new(0, 0, 120, 40);
         let all: Vec<PaneId> = PANES.iter().map(|p| p.id).collect();
-        let a = areas(screen, None, &all);
+        let a = areas(screen, Arrangement::Grid, &all);
         assert_eq!(a.panes.len(), PANES.len());
         for (_, r) in &a.panes {
             assert!(r.width > 10 && r.height >= 5, "{r:?}");
@@ -175,19 +224,19 @@ mod tests {
 
     #[test]
     fn zoom_gives_the_body_to_one_pane() {
-        let a = areas(Rect::new(0, 0, 100, 30), Some(PaneId::Training), &[]);
+        let a = areas(Rect::new(0, 0, 100, 30), Arrangement::Zoomed(PaneId::Training), &[]);
         assert_eq!(a.panes, vec![(PaneId::Training, Rect::new(0, 1, 100, 28))]);
     }
 
     #[test]
     fn hidden_optional_panes_take_no_space() {
         let fixed = [PaneId::Runs, PaneId::Throughput, PaneId::Training, PaneId::Hardware, PaneId::Events];
-        let a = areas(Rect::new(0, 0, 100, 30), None, &fixed);
+        let a = areas(Rect::new(0, 0, 100, 30), Arrangement::Grid, &fixed);
         assert_eq!(a.panes.len(), 5);
         let bottom = |a: &Areas| a.panes.iter().map(|(_, r)| r.bottom()).max().unwrap();
         assert_eq!(bottom(&a), 29, "the panes fill the body");
         let with_moe = [&fixed[..4], &[PaneId::Moe, PaneId::Events]].concat();
-        let b = areas(Rect::new(0, 0, 100, 30), None, &with_moe);
+        let b = areas(Rect::new(0, 0, 100, 30), Arrangement::Grid, &with_moe);
         let moe = b.panes.iter().find(|(p, _)| *p == PaneId::Moe).unwrap().1;
         assert_eq!(moe.width, 100, "alone in its row, MoE takes the width");
     }
@@ -199,5 +248,25 @@ mod tests {
         let with_rl = [PaneId::Runs, PaneId::Throughput, PaneId::Training, PaneId::Hardware, PaneId::Rl, PaneId::Events];
         assert_eq!(PaneId::Hardware.neighbour(0, 1, &with_rl), PaneId::Rl);
         assert_eq!(PaneId::Rl.neighbour(1, 0, &with_rl), PaneId::Rl, "nothing to its right");
+    }
+
+    #[test]
+    fn compact_gives_the_runs_list_its_rows_and_one_pane_the_rest() {
+        let screen = Rect::new(0, 0, 80, 24);
+        assert!(is_compact(screen) && !is_compact(Rect::new(0, 0, 160, 48)) && is_compact(Rect::new(0, 0, 160, 24)));
+        let a = areas(screen, Arrangement::Compact { shown: PaneId::Training, runs: 3 }, &[]);
+        assert_eq!(a.panes, vec![(PaneId::Runs, Rect::new(0, 1, 80, 7)), (PaneId::Training, Rect::new(0, 8, 80, 15))]);
+        let many = areas(screen, Arrangement::Compact { shown: PaneId::Events, runs: 40 }, &[]);
+        assert_eq!(many.panes[1].1.height, 15, "many runs: the list is capped and scrolls out of view");
+    }
+
+    #[test]
+    fn cycling_skips_the_runs_list_and_hidden_panes() {
+        let fixed = [PaneId::Runs, PaneId::Throughput, PaneId::Training, PaneId::Hardware, PaneId::Events, PaneId::Alerts];
+        assert_eq!(PaneId::Throughput.cycle(1, &fixed), PaneId::Training);
+        assert_eq!(PaneId::Alerts.cycle(1, &fixed), PaneId::Throughput, "wraps");
+        assert_eq!(PaneId::Throughput.cycle(-1, &fixed), PaneId::Alerts);
+        assert_eq!(PaneId::Hardware.cycle(1, &fixed), PaneId::Events, "RL, MoE, representation hidden");
+        assert_eq!(PaneId::Runs.cycle(1, &fixed), PaneId::Throughput);
     }
 }

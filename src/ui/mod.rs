@@ -1,116 +1,76 @@
-//! The live terminal interface. Producers never touch the terminal: this loop drains
-//! the session's events and input, and draws at most `fps` times a second, only when
-//! something changed. Drawing reads the session state and the view state.
+//! The live terminal interface. It depends only on a [`Source`] of session state
+//! and on the user's input: keys become actions through the key table (`keys.rs`)
+//! before any source sees them. Producers never touch the terminal: this loop drains
+//! the source's events and the input, and draws at most `fps` times a second, only
+//! when something changed. Drawing reads the session state, the view and the panes.
 pub mod chart;
+pub mod keys;
 pub mod layout;
 pub mod panes;
+pub mod screen;
 pub mod terminal;
 pub mod theme;
 pub mod view;
 
+use std::fmt::Display;
+use std::future::Future;
 use std::io;
 use std::time::Duration;
 
-use ratatui::crossterm::event::{self, Event as InputEvent, KeyCode, KeyEvent, KeyEventKind};
+use ratatui::crossterm::event::{self, Event as InputEvent};
 use ratatui::crossterm::{execute, terminal::BeginSynchronizedUpdate, terminal::EndSynchronizedUpdate};
 use ratatui::layout::Rect;
-use ratatui::Frame;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
-use crate::app::live::LiveSession;
-use crate::app::signals::Signals;
 use crate::session::SessionState;
-use layout::PaneId;
-use panes::Ctx;
+pub use screen::{draw, Screen};
 use terminal::TerminalGuard;
 use theme::Theme;
-use view::{Action, ViewState};
+use view::{Controls, Outcome};
 
 /// How long the input thread waits for a key before checking whether to stop.
 const INPUT_POLL: Duration = Duration::from_millis(100);
 
-/// What the display shows and drives: a live session, or a replay of a recorded one.
+/// What a source is asked to do, by a key or by the display.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum SourceAction {
+    /// Stop every run (quitting, or a signal).
+    CancelAll,
+    CancelRun(usize),
+    /// Write the session snapshot now.
+    Snapshot,
+    /// Pause or resume playback.
+    TogglePause,
+    Slower,
+    Faster,
+    /// Move playback by this fraction of the session (negative: back).
+    SeekBy(f64),
+    SeekStart,
+    SeekEnd,
+}
+
+/// What the display shows and drives: a live session, a replay of a recorded one,
+/// or a comparison. Sources live with the commands (app/); the display knows only this.
 pub trait Source {
     /// Waits for the next events and applies them; `false` once none will come.
-    fn next(&mut self) -> impl std::future::Future<Output = bool>;
+    fn next(&mut self) -> impl Future<Output = bool>;
     fn state(&self) -> &SessionState;
     /// Seconds since session start, for the header clock.
     fn elapsed_s(&self) -> f64;
-    fn cancel_all(&mut self);
-    fn cancel_run(&mut self, run: usize);
-    /// Keys the source handles itself (replay: pause, speed, seek), before the
-    /// view's keys; `None` leaves the key to the view.
-    fn on_key(&mut self, _key: KeyEvent) -> Option<Action> {
-        None
+    /// Whether it takes `action`; the display offers only the keys of actions its
+    /// source takes, and asks before quitting only a source that takes `CancelAll`.
+    fn accepts(&self, _action: SourceAction) -> bool {
+        false
     }
-    /// A badge for the header (replay position and speed).
+    /// Carries out an action it accepts; `true` when the screen should be redrawn.
+    fn act(&mut self, _action: SourceAction) -> bool {
+        false
+    }
+    /// A badge for the header (replay position and speed, the comparison's verdict).
     fn badge(&self) -> Option<String> {
         None
     }
-}
-
-impl Source for LiveSession {
-    async fn next(&mut self) -> bool {
-        self.recv_and_apply().await
-    }
-    fn state(&self) -> &SessionState {
-        LiveSession::state(self)
-    }
-    fn elapsed_s(&self) -> f64 {
-        LiveSession::elapsed_s(self)
-    }
-    fn cancel_all(&mut self) {
-        LiveSession::cancel_all(self)
-    }
-    fn cancel_run(&mut self, run: usize) {
-        LiveSession::cancel_run(self, run)
-    }
-    fn on_key(&mut self, key: KeyEvent) -> Option<Action> {
-        // s (or S) writes the snapshot now.
-        (key.kind == KeyEventKind::Press && matches!(key.code, KeyCode::Char('s') | KeyCode::Char('S'))).then(|| {
-            self.snapshot_now();
-            Action::Redraw
-        })
-    }
-}
-
-/// Draws the whole screen for `state` as `view` says.
-pub fn draw(frame: &mut Frame, state: &SessionState, view: &ViewState, theme: &Theme) {
-    let area = frame.area();
-    if layout::too_small(area) {
-        panes::overlay::too_small(frame, area);
-        return;
-    }
-    let ctx = Ctx { state, view, theme };
-    let areas = layout::areas(area, view.zoomed.then_some(view.focus), &layout::visible_panes(state));
-    panes::header::render(frame, areas.header, &ctx);
-    for (id, rect) in &areas.panes {
-        panes::render(frame, *id, *rect, &ctx);
-    }
-    panes::overlay::footer(frame, areas.footer, &ctx);
-    if let Some(c) = view.confirm {
-        panes::overlay::confirm(frame, area, &ctx, c);
-    } else if view.help {
-        panes::overlay::help(frame, area, &ctx);
-    }
-}
-
-/// Records where panes and run rows are, so clicks can be mapped back.
-fn record_areas(view: &mut ViewState, area: Rect, n_runs: usize, visible: &[PaneId]) {
-    if layout::too_small(area) {
-        view.pane_areas.clear();
-        view.run_rows.clear();
-        return;
-    }
-    let areas = layout::areas(area, view.zoomed.then_some(view.focus), visible);
-    view.run_rows = areas
-        .panes
-        .iter()
-        .find(|(id, _)| *id == PaneId::Runs)
-        .map(|(_, r)| panes::runs::row_areas(*r, n_runs))
-        .unwrap_or_default();
-    view.pane_areas = areas.panes;
 }
 
 /// Reads terminal input on its own thread (crossterm's reads block).
@@ -134,14 +94,16 @@ fn spawn_input(tx: mpsc::Sender<InputEvent>, stop: CancellationToken) -> io::Res
 }
 
 /// Runs the interface until the user quits (cancelling runs that are still going) or
-/// a signal arrives. The terminal is restored on every way out.
-pub async fn run(live: &mut impl Source, theme: Theme, fps: u32) -> io::Result<()> {
+/// `interrupted` completes (a signal: its output names it in the log). The terminal
+/// is restored on every way out.
+pub async fn run<S: Source, I: Display>(source: &mut S, theme: Theme, fps: u32, interrupted: impl Future<Output = I>) -> io::Result<()> {
     let mut guard = TerminalGuard::enter()?;
     let stop_input = CancellationToken::new();
     let (input_tx, mut input_rx) = mpsc::channel(256);
     let input = spawn_input(input_tx, stop_input.clone())?;
-    let mut signals = Signals::new();
-    let mut view = ViewState::default();
+    tokio::pin!(interrupted);
+    let mut screen = Screen::new(Controls::of(source));
+    let cancels_runs = screen.view.controls.cancels_runs;
     let mut frame_tick = tokio::time::interval(Duration::from_secs_f64(1.0 / f64::from(fps.max(1))));
     frame_tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
     let mut dirty = true;
@@ -150,54 +112,52 @@ pub async fn run(live: &mut impl Source, theme: Theme, fps: u32) -> io::Result<(
 
     let result = loop {
         tokio::select! {
-            open = live.next(), if producers_open => {
+            open = source.next(), if producers_open => {
                 producers_open = open;
-                dirty |= view.frozen.is_none();
+                dirty |= screen.view.frozen.is_none();
             }
             input = input_rx.recv() => {
-                let action = match input {
-                    Some(InputEvent::Key(key)) if view.confirm.is_none() && !view.help => match live.on_key(key) {
-                        Some(action) => action,
-                        None => view.on_key(key, live.state()),
-                    },
-                    Some(InputEvent::Key(key)) => view.on_key(key, live.state()),
-                    Some(InputEvent::Mouse(m)) => view.on_mouse(m),
-                    Some(InputEvent::Resize(..)) => Action::Redraw,
-                    Some(_) => Action::None,
+                let outcome = match input {
+                    Some(InputEvent::Key(key)) => screen.on_key(key, source.state()),
+                    Some(InputEvent::Mouse(m)) => screen.on_mouse(m, source.state()),
+                    Some(InputEvent::Resize(..)) => Outcome::Redraw,
+                    Some(_) => Outcome::None,
                     None => break Err(io::Error::other("terminal input closed")),
                 };
-                match action {
-                    Action::Quit => {
-                        live.cancel_all();
+                match outcome {
+                    Outcome::Quit => {
+                        if cancels_runs {
+                            source.act(SourceAction::CancelAll);
+                        }
                         break Ok(());
                     }
-                    Action::CancelRun(i) => live.cancel_run(i),
-                    Action::Redraw | Action::None => {}
+                    Outcome::Source(action) => dirty |= source.act(action),
+                    Outcome::Redraw => dirty = true,
+                    Outcome::None => {}
                 }
-                dirty |= action != Action::None;
             }
-            signal = signals.next() => {
+            signal = &mut interrupted => {
                 tracing::info!("{signal}: leaving the display and cancelling runs");
-                live.cancel_all();
+                if cancels_runs {
+                    source.act(SourceAction::CancelAll);
+                }
                 break Ok(());
             }
             _ = frame_tick.tick() => {
                 // The header clock moves once a second even when nothing else does.
-                let second = live.elapsed_s() as u64;
-                if second != shown_second && view.frozen.is_none() {
+                let second = source.elapsed_s() as u64;
+                if second != shown_second && screen.view.frozen.is_none() {
                     shown_second = second;
                     dirty = true;
                 }
                 if dirty {
                     dirty = false;
-                    view.badge = live.badge();
+                    screen.view.badge = source.badge();
                     let area = guard.terminal.size().map(|s| Rect::new(0, 0, s.width, s.height))?;
-                    let n_runs = live.state().runs.len();
-                    let visible = layout::visible_panes(view.frozen.as_deref().unwrap_or(live.state()));
-                    record_areas(&mut view, area, n_runs, &visible);
-                    let state: &SessionState = view.frozen.as_deref().unwrap_or(live.state());
+                    screen.record_areas(area, source.state());
+                    let state: &SessionState = screen.view.frozen.as_deref().unwrap_or(source.state());
                     let _ = execute!(io::stdout(), BeginSynchronizedUpdate);
-                    let drawn = guard.terminal.draw(|f| draw(f, state, &view, &theme));
+                    let drawn = guard.terminal.draw(|f| draw(f, state, &screen, &theme));
                     let _ = execute!(io::stdout(), EndSynchronizedUpdate);
                     drawn?;
                 }
@@ -215,9 +175,20 @@ mod tests {
     use ratatui::backend::TestBackend;
     use ratatui::Terminal;
 
+    use super::layout::PaneId;
     use super::panes::test_support::screen;
     use super::*;
     use crate::session::{Event, GpuInfo, GpuStatus, Hub, RunOutcome, RunRecord};
+    use view::{Confirm, ViewState};
+
+    /// What a live session's display is told about its source.
+    fn live_controls() -> Controls {
+        Controls { cancels_runs: true, takes: vec![SourceAction::Snapshot] }
+    }
+
+    fn live_screen(view: ViewState) -> Screen {
+        Screen { view: ViewState { controls: live_controls(), ..view }, ..Screen::default() }
+    }
 
     /// A session with one running run (100 steps of metrics), one failed run and a
     /// GPU, built through the hub as live events would.
@@ -263,17 +234,17 @@ mod tests {
         hub.state
     }
 
-    fn render(state: &SessionState, view: &ViewState, w: u16, h: u16) -> String {
+    fn render(state: &SessionState, s: &Screen, w: u16, h: u16) -> String {
         let mut terminal = Terminal::new(TestBackend::new(w, h)).unwrap();
         let theme = Theme::built_in("default").unwrap();
-        terminal.draw(|f| draw(f, state, view, &theme)).unwrap();
+        terminal.draw(|f| draw(f, state, s, &theme)).unwrap();
         screen(&terminal)
     }
 
     #[test]
     fn every_pane_shows_live_values() {
         let s = session(false);
-        let text = render(&s, &ViewState::default(), 140, 40);
+        let text = render(&s, &live_screen(ViewState::default()), 140, 40);
         for needle in [
             "demo",                               // header: session
             "1 running · 0 finished · 1 failed",   // header: runs by state
@@ -300,14 +271,14 @@ mod tests {
     fn selected_failed_run_shows_its_reason() {
         let s = session(false);
         let view = ViewState { selected_run: 1, ..ViewState::default() };
-        let text = render(&s, &view, 140, 40);
+        let text = render(&s, &live_screen(view), 140, 40);
         assert!(text.contains("beta failed: loss became NaN at step 3"), "{text}");
     }
 
     #[test]
     fn hardware_pane_shows_gpu_figures() {
         let s = session(true);
-        let text = render(&s, &ViewState::default(), 140, 40);
+        let text = render(&s, &Screen::default(), 140, 40);
         for needle in ["GPU NVIDIA H100", "gpu0 util", "87%", "20.0/80.0 GiB", "312 W", "64 °C", "GPU util 87%"] {
             assert!(text.contains(needle), "missing {needle:?} in\n{text}");
         }
@@ -315,7 +286,7 @@ mod tests {
 
     #[test]
     fn small_terminal_gets_one_line_instead_of_garbage() {
-        let text = render(&session(false), &ViewState::default(), 60, 20);
+        let text = render(&session(false), &Screen::default(), 60, 20);
         assert!(text.starts_with("terminal too small: 60x20, rlmon needs 80x24"), "{text}");
         assert_eq!(text.lines().filter(|l| !l.is_empty()).count(), 1);
     }
@@ -324,29 +295,28 @@ mod tests {
     fn overlays_and_badges() {
         let s = session(false);
         let view = ViewState { help: true, ..ViewState::default() };
-        assert!(render(&s, &view, 120, 40).contains("freeze the display (training continues)"));
+        let text = render(&s, &live_screen(view), 120, 40);
+        assert!(text.contains("freeze the display (training continues)"), "{text}");
         let view = ViewState { frozen: Some(Box::new(s.clone())), ..ViewState::default() };
-        assert!(render(&s, &view, 120, 40).starts_with(" FROZEN "));
-        let view = ViewState { confirm: Some(view::Confirm::Quit), ..ViewState::default() };
-        assert!(render(&s, &view, 120, 40).contains("1 run(s) still going"));
+        assert!(render(&s, &live_screen(view), 120, 40).starts_with(" FROZEN "));
+        let view = ViewState { confirm: Some(Confirm::Quit), ..ViewState::default() };
+        assert!(render(&s, &live_screen(view), 120, 40).contains("1 run(s) still going"));
     }
 
     #[test]
     fn zoom_and_toggles_change_the_training_pane() {
         let s = session(false);
-        let view = ViewState {
-            zoomed: true,
-            focus: PaneId::Training,
-            smoothing: true,
-            log_scale: true,
-            training_metric: view::TrainingMetric::GradNorm,
-            ..ViewState::default()
-        };
-        let text = render(&s, &view, 120, 40);
+        let mut zoomed = Screen::default();
+        zoomed.view = ViewState { zoomed: true, focus: PaneId::Training, smoothing: true, ..ViewState::default() };
+        let training = zoomed.panes.of_mut::<panes::training::Training>().unwrap();
+        training.log_scale = true;
+        training.metric = 2;
+        let text = render(&s, &zoomed, 120, 40);
         assert!(text.contains("training · grad_norm · EMA · log"), "{text}");
         assert!(!text.contains("hardware"), "zoomed: one pane only");
-        let view = ViewState { show_samples: true, ..ViewState::default() };
-        assert!(render(&s, &view, 120, 40).contains("samples/s"));
+        let mut samples = Screen::default();
+        samples.panes.of_mut::<panes::throughput::Throughput>().unwrap().samples = true;
+        assert!(render(&s, &samples, 120, 40).contains("samples/s"));
     }
 
     #[test]
@@ -356,15 +326,15 @@ mod tests {
         hub.apply(Event::Metrics { run: 0, step: 101, time_s: 4.1, values: vec![("loss".into(), f64::NAN)] }, 4.1);
         hub.apply(Event::Metrics { run: 0, step: 102, time_s: 4.2, values: vec![("loss".into(), 1.2)] }, 4.2);
         let s = hub.state;
-        let text = render(&s, &ViewState::default(), 140, 40);
+        let text = render(&s, &Screen::default(), 140, 40);
         for needle in ["alerts 1", "alerts · 1 open of 1", "CRIT alpha @101 nonfinite: loss is NaN at step 101", "running CRIT"] {
             assert!(text.contains(needle), "missing {needle:?} in\n{text}");
         }
         // The marker: cells in the critical colour inside the training pane.
         let theme = Theme::built_in("default").unwrap();
         let mut terminal = Terminal::new(TestBackend::new(140, 40)).unwrap();
-        terminal.draw(|f| draw(f, &s, &ViewState::default(), &theme)).unwrap();
-        let areas = layout::areas(Rect::new(0, 0, 140, 40), None, &layout::visible_panes(&s));
+        terminal.draw(|f| draw(f, &s, &Screen::default(), &theme)).unwrap();
+        let areas = Screen::default().areas(Rect::new(0, 0, 140, 40), &s);
         let training = areas.panes.iter().find(|(p, _)| *p == PaneId::Training).unwrap().1;
         let buf = terminal.backend().buffer();
         let marked = (training.y + 1..training.bottom() - 1)
@@ -372,9 +342,9 @@ mod tests {
             .count();
         assert!(marked >= 3, "a vertical marker spans several rows, found {marked}");
         // Acknowledged: the header and runs list stop counting it.
-        let mut view = ViewState::default();
-        view.acknowledged.insert(0);
-        let text = render(&s, &view, 140, 40);
+        let mut acked = Screen::default();
+        acked.panes.of_mut::<panes::alerts::Alerts>().unwrap().acknowledged.insert(0);
+        let text = render(&s, &acked, 140, 40);
         assert!(text.contains("alerts 0") && text.contains("alerts · 0 open of 1"), "{text}");
     }
 
@@ -382,12 +352,12 @@ mod tests {
     fn click_selects_the_run_under_the_pointer() {
         use ratatui::crossterm::event::{KeyModifiers, MouseButton, MouseEvent, MouseEventKind};
         let s = session(false);
-        let mut view = ViewState::default();
-        record_areas(&mut view, Rect::new(0, 0, 120, 40), s.runs.len(), &layout::visible_panes(&s));
-        let (_, row) = view.run_rows[1];
+        let mut screen = Screen::default();
+        screen.record_areas(Rect::new(0, 0, 120, 40), &s);
+        let (_, row) = screen.view.run_rows[1];
         let click = MouseEvent { kind: MouseEventKind::Down(MouseButton::Left), column: row.x + 2, row: row.y, modifiers: KeyModifiers::NONE };
-        view.on_mouse(click);
-        assert_eq!(view.selected_run, 1);
-        assert_eq!(view.focus, PaneId::Runs);
+        screen.on_mouse(click, &s);
+        assert_eq!(screen.view.selected_run, 1);
+        assert_eq!(screen.view.focus, PaneId::Runs);
     }
 }

@@ -7,7 +7,8 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Paragraph, Sparkline};
 use ratatui::Frame;
 
-use super::{bar, Ctx};
+use super::{bar, Ctx, Pane};
+use crate::metrics::catalog::{self, host};
 use crate::metrics::Series;
 use crate::report::format::si;
 use crate::session::GpuStatus;
@@ -48,7 +49,16 @@ fn sparkline_row(frame: &mut Frame, area: Rect, ctx: &Ctx, label: &str, series: 
     }
 }
 
-pub fn render(frame: &mut Frame, area: Rect, ctx: &Ctx) {
+/// GPU and host telemetry; no state of its own.
+pub struct Hardware;
+
+impl Pane for Hardware {
+    fn render(&self, frame: &mut Frame, area: Rect, ctx: &Ctx) {
+        render(frame, area, ctx)
+    }
+}
+
+fn render(frame: &mut Frame, area: Rect, ctx: &Ctx) {
     let block = ctx.block(PaneId::Hardware, "hardware".into());
     let inner = block.inner(area);
     frame.render_widget(block, area);
@@ -57,24 +67,24 @@ pub fn render(frame: &mut Frame, area: Rect, ctx: &Ctx) {
     match &ctx.state.gpu {
         GpuStatus::Available { gpus, .. } => {
             for g in gpus {
-                let p = format!("gpu{}/", g.index);
-                let util = last(ctx, &format!("{p}util_pct"));
+                let gpu = catalog::gpu(g.index as usize);
+                let util = last(ctx, &gpu.util_pct());
                 lines.push(meter(ctx, format!("gpu{} util", g.index), util.map(|u| u / 100.0), util.map_or("-".into(), |u| format!("{u:.0}%  {}", g.name))));
-                let used = last(ctx, &format!("{p}mem_used_bytes"));
-                let total = last(ctx, &format!("{p}mem_total_bytes")).unwrap_or(g.mem_total_bytes as f64);
+                let used = last(ctx, &gpu.mem_used_bytes());
+                let total = last(ctx, &gpu.mem_total_bytes()).unwrap_or(g.mem_total_bytes as f64);
                 lines.push(meter(ctx, "  VRAM".into(), used.map(|u| u / total.max(1.0)), used.map_or("-".into(), |u| format!("{}/{} GiB", gib(u), gib(total)))));
-                let figure = |key: &str, unit: &str| last(ctx, &format!("{p}{key}")).map_or("-".into(), |v| format!("{v:.0} {unit}"));
+                let figure = |key: String, unit: &str| last(ctx, &key).map_or("-".into(), |v| format!("{v:.0} {unit}"));
                 lines.push(Line::from(vec![
                     Span::styled("  power  ", ctx.muted()),
-                    Span::styled(figure("power_w", "W"), ctx.text()),
+                    Span::styled(figure(gpu.power_w(), "W"), ctx.text()),
                     Span::styled("  temp ", ctx.muted()),
-                    Span::styled(figure("temp_c", "°C"), ctx.text()),
+                    Span::styled(figure(gpu.temp_c(), "°C"), ctx.text()),
                     Span::styled("  SM ", ctx.muted()),
-                    Span::styled(figure("sm_clock_mhz", "MHz"), ctx.text()),
+                    Span::styled(figure(gpu.sm_clock_mhz(), "MHz"), ctx.text()),
                     Span::styled("  rlmon ", ctx.muted()),
-                    Span::styled(last(ctx, &format!("{p}proc_mem_bytes")).map_or("-".into(), |b| format!("{} GiB", gib(b))), ctx.text()),
+                    Span::styled(last(ctx, &gpu.proc_mem_bytes()).map_or("-".into(), |b| format!("{} GiB", gib(b))), ctx.text()),
                 ]));
-                sparks.push((format!("gpu{} %", g.index), format!("{p}util_pct"), 100));
+                sparks.push((format!("gpu{} %", g.index), gpu.util_pct(), 100));
             }
         }
         GpuStatus::Unavailable { reason } => {
@@ -82,15 +92,15 @@ pub fn render(frame: &mut Frame, area: Rect, ctx: &Ctx) {
         }
         GpuStatus::Unknown => lines.push(Line::from(Span::styled("GPU      probing…", ctx.muted()))),
     }
-    let cpu = last(ctx, "host/cpu_pct");
+    let cpu = last(ctx, host::CPU_PCT);
     lines.push(meter(ctx, "host CPU".into(), cpu.map(|c| c / 100.0), cpu.map_or("-".into(), |c| format!("{c:.0}%"))));
-    let used = last(ctx, "host/mem_used_bytes");
-    let total = last(ctx, "host/mem_total_bytes");
+    let used = last(ctx, host::MEM_USED_BYTES);
+    let total = last(ctx, host::MEM_TOTAL_BYTES);
     let fraction = used.zip(total).map(|(u, t)| u / t.max(1.0));
     lines.push(meter(ctx, "host RAM".into(), fraction, used.zip(total).map_or("-".into(), |(u, t)| format!("{}/{} GiB", gib(u), gib(t)))));
-    let rss = last(ctx, "host/proc_rss_bytes");
+    let rss = last(ctx, host::PROC_RSS_BYTES);
     lines.push(Line::from(vec![Span::styled("rlmon RSS", ctx.muted()), Span::styled(rss.map_or(" -".into(), |b| format!(" {}B", si(b))), ctx.text())]));
-    sparks.push(("CPU %".into(), "host/cpu_pct".into(), 100));
+    sparks.push(("CPU %".into(), host::CPU_PCT.into(), 100));
 
     let text_height = (lines.len() as u16).min(inner.height);
     let [text_area, spark_area] = Layout::vertical([Constraint::Length(text_height), Constraint::Min(0)]).areas(inner);

@@ -9,30 +9,43 @@ use super::Ctx;
 use crate::health::Severity;
 use crate::report::format::duration;
 use crate::session::{GpuStatus, RunState};
+use crate::ui::layout::COMPACT_BELOW_WIDTH;
 
 pub fn render(frame: &mut Frame, area: Rect, ctx: &Ctx) {
     let s = ctx.state;
     let t = ctx.theme;
+    // A narrow header keeps what matters (runs going, alerts, the GPU) in view: no
+    // name tag, no zero counts, no reason after NO GPU (the hardware pane has it).
+    let narrow = area.width < COMPACT_BELOW_WIDTH;
     let sep = || Span::styled(" │ ", ctx.muted());
-    let mut spans = vec![
-        Span::styled(" rlmon ", Style::default().fg(t.accent).add_modifier(Modifier::BOLD)),
-        sep(),
+    let mut spans = Vec::new();
+    if narrow {
+        spans.push(Span::raw(" "));
+    } else {
+        spans.extend([Span::styled(" rlmon ", Style::default().fg(t.accent).add_modifier(Modifier::BOLD)), sep()]);
+    }
+    spans.extend([
         Span::styled(s.name.clone(), ctx.text().add_modifier(Modifier::BOLD)),
         sep(),
         Span::styled(duration(s.time_s), ctx.text()),
         sep(),
-    ];
+    ]);
     let counts = [
         (RunState::Running, t.accent),
         (RunState::Finished, t.ok),
         (RunState::Failed, t.critical),
         (RunState::Cancelled, t.warn),
     ];
-    for (i, (state, color)) in counts.into_iter().enumerate() {
-        if i > 0 {
+    let mut first = true;
+    for (state, color) in counts {
+        let n = s.count(state.clone());
+        if narrow && n == 0 {
+            continue;
+        }
+        if !first {
             spans.push(Span::styled(" · ", ctx.muted()));
         }
-        let n = s.count(state.clone());
+        first = false;
         let style = if n > 0 { Style::default().fg(color) } else { ctx.muted() };
         spans.push(Span::styled(format!("{n} {}", state.as_str()), style));
     }
@@ -50,7 +63,9 @@ pub fn render(frame: &mut Frame, area: Rect, ctx: &Ctx) {
         }
         GpuStatus::Unavailable { reason } => {
             spans.push(Span::styled("NO GPU", Style::default().fg(t.warn).add_modifier(Modifier::BOLD)));
-            spans.push(Span::styled(format!(" {reason}"), ctx.muted()));
+            if !narrow {
+                spans.push(Span::styled(format!(" {reason}"), ctx.muted()));
+            }
         }
         GpuStatus::Unknown => spans.push(Span::styled("GPU ?", ctx.muted())),
     }

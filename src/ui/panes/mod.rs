@@ -1,4 +1,8 @@
-//! One file per pane, each `render(frame, area, &Ctx)`; shared drawing helpers here.
+//! The panes. Each is a component: a type in its own file that owns its state (the
+//! metric it plots, its mode, its scroll or selection), carries out the key-table
+//! actions addressed to it, and draws itself from `&self`, the session state and the
+//! global view (read-only). `Panes` holds one of each, built from the layout's
+//! `PANES` table; the header and the overlays are fixed parts, not panes.
 pub mod alerts;
 pub mod events;
 pub mod hardware;
@@ -11,6 +15,9 @@ pub mod runs;
 pub mod throughput;
 pub mod training;
 
+use std::any::Any;
+use std::collections::BTreeSet;
+
 use ratatui::layout::Rect;
 use ratatui::style::{Color, Modifier, Style};
 use ratatui::symbols::Marker;
@@ -19,18 +26,114 @@ use ratatui::widgets::{Axis, Block, BorderType, Chart, Dataset, GraphType};
 use ratatui::Frame;
 
 use super::chart::Reduced;
-use super::layout::PaneId;
+use super::layout::{PaneId, PANES};
 use super::theme::Theme;
 use super::view::ViewState;
 use crate::health::Severity;
 use crate::report::format;
 use crate::session::SessionState;
 
-/// What every pane draws from. Panes only read.
+/// A key-table action addressed to a pane. Verbs are shared so that a new pane can
+/// usually reuse them: `NextMetric` cycles the training chart's metric and RL health's.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PaneAction {
+    /// Cycle what the pane plots.
+    NextMetric,
+    /// Cycle how the pane shows it (throughput: tokens or samples; MoE: bars, heatmap, over time).
+    NextMode,
+    LogScale,
+    NextLayer,
+    PrevLayer,
+    /// Scroll or select upwards (older events, newer alerts), and downwards.
+    Up,
+    Down,
+    PageUp,
+    PageDown,
+    /// Act on the selected item (an alert: jump to its step).
+    Open,
+    Acknowledge,
+    AcknowledgeAll,
+}
+
+/// What a pane's action asks of the display.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Reaction {
+    /// Not the pane's, or nothing to do: no redraw.
+    Ignored,
+    /// The pane changed: redraw.
+    Changed,
+    /// Select `run` and show the steps around `step` (an alert's).
+    Jump { run: Option<usize>, step: u64 },
+}
+
+/// A pane of the screen.
+pub trait Pane: Any {
+    /// Whether it has something to show for this session (optional panes: RL health,
+    /// MoE, representation appear only with their metrics).
+    fn visible(&self, _state: &SessionState) -> bool {
+        true
+    }
+
+    /// Carries out a key-table action bound in this pane's scope; `state` is the
+    /// state on screen (the frozen one while frozen).
+    fn act(&mut self, _action: PaneAction, _state: &SessionState, _view: &ViewState) -> Reaction {
+        Reaction::Ignored
+    }
+
+    /// Draws the pane. Read-only: everything it shows comes from `self` and `ctx`.
+    fn render(&self, frame: &mut Frame, area: Rect, ctx: &Ctx);
+}
+
+/// One of each pane, in `PANES` order.
+pub struct Panes {
+    list: Vec<(PaneId, Box<dyn Pane>)>,
+}
+
+impl Default for Panes {
+    fn default() -> Self {
+        Panes { list: PANES.iter().map(|p| (p.id, (p.make)())).collect() }
+    }
+}
+
+static NONE_ACKNOWLEDGED: BTreeSet<usize> = BTreeSet::new();
+
+impl Panes {
+    pub fn get(&self, id: PaneId) -> &dyn Pane {
+        self.list.iter().find(|(p, _)| *p == id).map(|(_, pane)| pane.as_ref()).expect("every pane is in PANES")
+    }
+
+    pub fn get_mut(&mut self, id: PaneId) -> &mut dyn Pane {
+        self.list.iter_mut().find(|(p, _)| *p == id).map(|(_, pane)| pane.as_mut()).expect("every pane is in PANES")
+    }
+
+    /// The pane of type `P`, for reading or setting its state.
+    pub fn of<P: Pane>(&self) -> Option<&P> {
+        self.list.iter().find_map(|(_, pane)| (pane.as_ref() as &dyn Any).downcast_ref::<P>())
+    }
+
+    pub fn of_mut<P: Pane>(&mut self) -> Option<&mut P> {
+        self.list.iter_mut().find_map(|(_, pane)| (pane.as_mut() as &mut dyn Any).downcast_mut::<P>())
+    }
+
+    /// The panes to show for this session, in `PANES` order.
+    pub fn visible(&self, state: &SessionState) -> Vec<PaneId> {
+        self.list.iter().filter(|(_, pane)| pane.visible(state)).map(|(id, _)| *id).collect()
+    }
+
+    /// Alerts the user acknowledged (the alerts pane keeps them; the header and the
+    /// runs list stop counting them too).
+    pub fn acknowledged(&self) -> &BTreeSet<usize> {
+        self.of::<alerts::Alerts>().map_or(&NONE_ACKNOWLEDGED, |a| &a.acknowledged)
+    }
+}
+
+/// What every pane draws from, besides itself. Panes only read.
 pub struct Ctx<'a> {
     pub state: &'a SessionState,
     pub view: &'a ViewState,
     pub theme: &'a Theme,
+    /// Indices of acknowledged alerts: no longer open.
+    pub acknowledged: &'a BTreeSet<usize>,
 }
 
 impl Ctx<'_> {
@@ -62,7 +165,7 @@ impl Ctx<'_> {
 
     /// Whether alert `i` (an index into the session's alerts) is still open.
     pub fn alert_open(&self, i: usize) -> bool {
-        !self.view.acknowledged.contains(&i)
+        !self.acknowledged.contains(&i)
     }
 
     /// (step, colour) of every alert of run `run`, for the markers on its charts.
@@ -96,21 +199,6 @@ fn bounds(lines: &[Line]) -> ([f64; 2], [f64; 2]) {
         y = [0.0, 1.0];
     }
     (x, y)
-}
-
-/// Draws the pane `id` into `area`.
-pub fn render(frame: &mut Frame, id: PaneId, area: Rect, ctx: &Ctx) {
-    match id {
-        PaneId::Runs => runs::render(frame, area, ctx),
-        PaneId::Throughput => throughput::render(frame, area, ctx),
-        PaneId::Training => training::render(frame, area, ctx),
-        PaneId::Hardware => hardware::render(frame, area, ctx),
-        PaneId::Rl => rl::render(frame, area, ctx),
-        PaneId::Moe => moe::render(frame, area, ctx),
-        PaneId::Repr => repr::render(frame, area, ctx),
-        PaneId::Events => events::render(frame, area, ctx),
-        PaneId::Alerts => alerts::render(frame, area, ctx),
-    }
 }
 
 /// One line of a chart: its label, reduced points and style.
@@ -195,16 +283,17 @@ pub fn ghost_lines<'a>(ctx: &Ctx<'a>, metric: &str, runs: impl IntoIterator<Item
         .collect()
 }
 
-/// Reduces each series to the pane's width with the view's window, smoothing and
-/// log scale, and draws them; `empty` is shown when there is nothing to draw.
-pub fn series_chart(frame: &mut Frame, area: Rect, ctx: &Ctx, mut items: Vec<SeriesLine>, y_title: String, empty: &str) {
+/// Reduces each series to the pane's width with the view's window and smoothing (and
+/// `log10`, the pane's log scale), and draws them; `empty` is shown when there is
+/// nothing to draw.
+pub fn series_chart(frame: &mut Frame, area: Rect, ctx: &Ctx, mut items: Vec<SeriesLine>, y_title: String, log10: bool, empty: &str) {
     use crate::ui::chart::{reduce, Transform};
     if items.is_empty() {
         frame.render_widget(ratatui::widgets::Paragraph::new(Span::styled(empty.to_owned(), ctx.muted())), area);
         return;
     }
     let v = ctx.view;
-    let transform = Transform { ema_alpha: v.smoothing.then_some(crate::ui::view::SMOOTHING_ALPHA), log10: v.log_scale };
+    let transform = Transform { ema_alpha: v.smoothing.then_some(crate::ui::view::SMOOTHING_ALPHA), log10 };
     let columns = area.width.saturating_sub(8) as usize;
     items.sort_by_key(|i| (!i.ghost, i.bold));
     let reduced: Vec<Reduced> = items.iter().map(|i| reduce(i.series, v.window, columns, transform)).collect();
@@ -223,7 +312,7 @@ pub fn series_chart(frame: &mut Frame, area: Rect, ctx: &Ctx, mut items: Vec<Ser
         .collect();
     // Alert markers of the selected run, coloured by severity.
     let markers = marker_lines(&ctx.alert_markers(v.selected_run), &lines);
-    frame.render_widget(line_chart_marked(&lines, &markers, "step", y_title, v.log_scale, ctx), area);
+    frame.render_widget(line_chart_marked(&lines, &markers, "step", y_title, log10, ctx), area);
 }
 
 /// A text bar `▰▰▰▱▱` of `width` cells for a fraction in [0, 1].

@@ -5,7 +5,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Cell, Paragraph, Row, Table};
 use ratatui::Frame;
 
-use super::{bar, Ctx};
+use super::{bar, Ctx, Pane};
 use crate::health::Severity;
 use crate::metrics::catalog;
 use crate::report::format::si;
@@ -59,7 +59,16 @@ fn state_cell<'a>(r: &RunRecord, ctx: &Ctx) -> Cell<'a> {
     Cell::from(Line::from(spans))
 }
 
-pub fn render(frame: &mut Frame, area: Rect, ctx: &Ctx) {
+/// The runs list; no state of its own (the selected run is global).
+pub struct Runs;
+
+impl Pane for Runs {
+    fn render(&self, frame: &mut Frame, area: Rect, ctx: &Ctx) {
+        render(frame, area, ctx)
+    }
+}
+
+fn render(frame: &mut Frame, area: Rect, ctx: &Ctx) {
     let header = Row::new(["#", "run", "device", "step", "tok/s", "state · alert"]).style(ctx.muted().add_modifier(Modifier::BOLD));
     let rows = ctx.state.runs.iter().enumerate().map(|(i, r)| {
         let fraction = if r.total_steps > 0 { r.step as f64 / r.total_steps as f64 } else { 0.0 };

@@ -1,4 +1,4 @@
-//! Throughput: tokens/s (or samples/s: `t`) of the selected run over steps, with step time, ETA and the
+//! Throughput: tokens/s (or samples/s, its other mode) of the selected run over steps, with step time, ETA and the
 //! utilization of the GPU it runs on, so input-bound vs compute-bound shows at once;
 //! whole-run rates after warm-up, peak memory and cost when a price is configured.
 use ratatui::layout::{Constraint, Layout, Rect};
@@ -7,21 +7,41 @@ use ratatui::text::{Line as TextLine, Span};
 use ratatui::widgets::{Paragraph, Sparkline};
 use ratatui::Frame;
 
-use super::{ghost_lines, line_chart_marked, marker_lines, Ctx, Line};
+use super::{ghost_lines, line_chart_marked, marker_lines, Ctx, Line, Pane, PaneAction, Reaction};
 use crate::metrics::catalog;
 use crate::report::format::{duration, si};
 use crate::report::progress::RATE_WINDOW;
-use crate::session::GpuStatus;
+use crate::session::{GpuStatus, SessionState};
 use crate::ui::chart::{reduce, Transform};
 use crate::ui::layout::PaneId;
-use crate::ui::view::SMOOTHING_ALPHA;
+use crate::ui::view::{ViewState, SMOOTHING_ALPHA};
 
 /// The GPU index of a device name like `cuda:1`.
 pub fn gpu_index(device: &str) -> Option<usize> {
     device.strip_prefix("cuda:")?.parse().ok()
 }
 
-pub fn render(frame: &mut Frame, area: Rect, ctx: &Ctx) {
+#[derive(Debug, Default)]
+pub struct Throughput {
+    /// The chart plots samples/s instead of tokens/s.
+    pub samples: bool,
+}
+
+impl Pane for Throughput {
+    fn act(&mut self, action: PaneAction, _: &SessionState, _: &ViewState) -> Reaction {
+        match action {
+            PaneAction::NextMode => self.samples = !self.samples,
+            _ => return Reaction::Ignored,
+        }
+        Reaction::Changed
+    }
+
+    fn render(&self, frame: &mut Frame, area: Rect, ctx: &Ctx) {
+        render(frame, area, ctx, self.samples)
+    }
+}
+
+fn render(frame: &mut Frame, area: Rect, ctx: &Ctx, samples: bool) {
     let block = ctx.block(PaneId::Throughput, format!("throughput · {}", ctx.view.window.label()));
     let inner = block.inner(area);
     frame.render_widget(block, area);
@@ -66,8 +86,7 @@ pub fn render(frame: &mut Frame, area: Rect, ctx: &Ctx) {
     // the loop is waiting on input or the host, not on the GPU.
     match (&ctx.state.gpu, gpu_index(&run.device)) {
         (GpuStatus::Available { .. }, Some(i)) => {
-            let key = format!("gpu{i}/util_pct");
-            let series = ctx.state.telemetry.get(&key);
+            let series = ctx.state.telemetry.get(&catalog::gpu(i).util_pct());
             let now = series.and_then(|s| s.last()).map_or("-".into(), |u| format!("{u:.0}%"));
             let [l, spark] = Layout::horizontal([Constraint::Length(16), Constraint::Min(1)]).areas(gpu_row);
             frame.render_widget(Paragraph::new(TextLine::from(vec![label("GPU util "), value(now)])), l);
@@ -85,8 +104,8 @@ pub fn render(frame: &mut Frame, area: Rect, ctx: &Ctx) {
         }
     }
 
-    let (metric, unit) =
-        if ctx.view.show_samples { (catalog::SAMPLES_PER_S, "samples/s") } else { (catalog::TOKENS_PER_S, "tokens/s") };
+    let metric = if samples { catalog::SAMPLES_PER_S } else { catalog::TOKENS_PER_S };
+    let unit = catalog::info(metric).map_or(metric, |m| m.label);
     let Some(series) = run.series(metric) else {
         frame.render_widget(Paragraph::new(Span::styled("no steps yet", ctx.muted())), chart_area);
         return;

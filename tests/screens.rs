@@ -1,0 +1,195 @@
+//! Whole screens as the user sees them, snapshotted with insta: a live session, a
+//! replay, a comparison and the help overlay, at 80x24 (the compact layout) and
+//! 160x48 (the grid). Every session is built through the hub from synthetic events
+//! with fixed times, so a frame never depends on the wall clock. A change that moves
+//! text shows up here in review: `INSTA_UPDATE=always cargo test --release --test
+//! screens` rewrites the snapshots under tests/snapshots/, to be read like code.
+use ratatui::backend::TestBackend;
+use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use ratatui::Terminal;
+use rlmon::app::compare::{overlay, CompareView};
+use rlmon::app::replay::ReplaySession;
+use rlmon::cli::{CompareArgs, Speed};
+use rlmon::record::compare::{compare, Options};
+use rlmon::record::{Meta, Recording};
+use rlmon::session::{Event, GpuStatus, Hub, RunOutcome, RunRecord, SessionState};
+use rlmon::ui::theme::Theme;
+use rlmon::ui::view::Controls;
+use rlmon::ui::{draw, Screen, Source, SourceAction};
+
+const SIZES: [(u16, u16); 2] = [(80, 24), (160, 48)];
+const STEPS: u64 = 60;
+const STEP_S: f64 = 0.5;
+
+fn runs() -> Vec<RunRecord> {
+    vec![
+        RunRecord::new("lm-tiny".into(), "lm".into(), "cpu".into(), STEPS),
+        RunRecord::new("ppo".into(), "rlhf".into(), "cpu".into(), 2 * STEPS),
+        RunRecord::new("moe".into(), "lm".into(), "cpu".into(), 2 * STEPS),
+    ]
+}
+
+/// The events of a session: an lm run that finishes, an RLHF run and an MoE run
+/// whose layer 1 slowly collapses onto expert 0, on a machine without NVML.
+/// `loss_shift` moves the lm run's loss (a second session to compare with).
+fn events(loss_shift: f64) -> Vec<(f64, Event)> {
+    let mut out = vec![(0.0, Event::GpuStatus(GpuStatus::Unavailable { reason: "NVML unavailable: libnvidia-ml.so.1 not found".into() }))];
+    for run in 0..3 {
+        out.push((0.0, Event::RunStarted { run, device: "cpu".into(), threads: 1 }));
+    }
+    for step in 1..=STEPS {
+        let t = step as f64 * STEP_S;
+        let x = step as f64;
+        let common = |loss: f64| -> Vec<(rlmon::metrics::MetricName, f64)> {
+            vec![("loss".into(), loss), ("lr".into(), 1e-3), ("grad_norm".into(), 0.8 + 0.1 * (x / 5.0).sin()), ("tokens".into(), 2048.0), ("samples".into(), 8.0), ("step_time_s".into(), 0.25)]
+        };
+        out.push((t, Event::Metrics { run: 0, step, time_s: t, values: common(4.0 * (-x / 25.0).exp() + 1.5 + loss_shift) }));
+        let mut rl = common(0.7 - x / 200.0);
+        rl.extend([
+            ("reward".into(), 0.2 + x / 100.0),
+            ("reward_std".into(), 0.3),
+            ("kl".into(), 0.002 * x),
+            ("kl_coef".into(), 0.05),
+            ("entropy".into(), 2.0 - x / 120.0),
+            ("clip_frac".into(), 0.05),
+            ("response_len".into(), 30.0 + x / 4.0),
+        ]);
+        out.push((t, Event::Metrics { run: 1, step, time_s: t, values: rl }));
+        let mut moe = common(3.0 * (-x / 30.0).exp() + 2.0);
+        moe.extend([("moe/aux_loss".into(), 1.01), ("moe/L0/dropped_frac".into(), 0.02), ("moe/L1/dropped_frac".into(), 0.02 + x / 600.0)]);
+        // Layer 1: expert 0's share grows from a fair 25% to 85%.
+        let hog = 0.25 + 0.6 * (x / STEPS as f64);
+        for e in 0..4 {
+            moe.push((format!("moe/L0/load/E{e}").into(), 0.25));
+            moe.push((format!("moe/L1/load/E{e}").into(), if e == 0 { hog } else { (1.0 - hog) / 3.0 }));
+        }
+        out.push((t, Event::Metrics { run: 2, step, time_s: t, values: moe }));
+        if step % 4 == 0 {
+            let tele = vec![("host/cpu_pct".into(), 40.0 + (x / 3.0).sin() * 10.0), ("host/mem_used_bytes".into(), 6e9), ("host/mem_total_bytes".into(), 16e9)];
+            out.push((t, Event::Telemetry { time_s: t, values: tele }));
+        }
+    }
+    out.push((STEPS as f64 * STEP_S, Event::RunEnded { run: 0, outcome: RunOutcome::Finished }));
+    out
+}
+
+fn session(loss_shift: f64) -> SessionState {
+    let mut hub = Hub::new(SessionState::new("screens".into(), runs()));
+    for (t, e) in events(loss_shift) {
+        hub.apply(e, t);
+    }
+    hub.state
+}
+
+/// A live session as the display sees it: it can cancel runs and write a snapshot.
+/// (A real `LiveSession` starts training; the display only needs its answers.)
+struct Live(SessionState);
+
+impl Source for Live {
+    async fn next(&mut self) -> bool {
+        false
+    }
+    fn state(&self) -> &SessionState {
+        &self.0
+    }
+    fn elapsed_s(&self) -> f64 {
+        self.0.time_s
+    }
+    fn accepts(&self, action: SourceAction) -> bool {
+        matches!(action, SourceAction::CancelAll | SourceAction::CancelRun(_) | SourceAction::Snapshot)
+    }
+}
+
+/// The screen for `source`, as `ui::run` sets it up.
+fn screen_for(source: &impl Source) -> Screen {
+    let mut screen = Screen::new(Controls::of(source));
+    screen.view.badge = source.badge();
+    screen
+}
+
+fn press(screen: &mut Screen, source: &impl Source, code: KeyCode) {
+    screen.on_key(KeyEvent::new(code, KeyModifiers::NONE), source.state());
+}
+
+/// The frame's text, one line per row, trailing spaces trimmed.
+fn frame(source: &impl Source, screen: &Screen, (w, h): (u16, u16)) -> String {
+    let mut terminal = Terminal::new(TestBackend::new(w, h)).unwrap();
+    let theme = Theme::built_in("default").unwrap();
+    terminal.draw(|f| draw(f, source.state(), screen, &theme)).unwrap();
+    let buf = terminal.backend().buffer();
+    (0..h).map(|y| (0..w).map(|x| buf[(x, y)].symbol()).collect::<String>().trim_end().to_owned()).collect::<Vec<_>>().join("\n")
+}
+
+fn snapshot(name: &str, source: &impl Source, screen: &Screen) {
+    for size in SIZES {
+        let text = frame(source, screen, size);
+        insta::assert_snapshot!(format!("{name}_{}x{}", size.0, size.1), text);
+    }
+}
+
+#[test]
+fn live_session() {
+    let live = Live(session(0.0));
+    snapshot("live", &live, &screen_for(&live));
+}
+
+#[test]
+fn live_session_moe_load_over_time() {
+    let live = Live(session(0.0));
+    let mut screen = screen_for(&live);
+    // Select the MoE run, show the MoE pane (compact: `n` cycles to it), pick
+    // layer 1 and its over-time mode.
+    press(&mut screen, &live, KeyCode::Char('3'));
+    while screen.view.shown != rlmon::ui::layout::PaneId::Moe {
+        press(&mut screen, &live, KeyCode::Char('n'));
+    }
+    for key in [']', 'b', 'b'] {
+        press(&mut screen, &live, KeyCode::Char(key));
+    }
+    snapshot("live_moe_over_time", &live, &screen);
+}
+
+#[test]
+fn live_session_compact_cycles_panes() {
+    let live = Live(session(0.0));
+    let mut screen = screen_for(&live);
+    press(&mut screen, &live, KeyCode::Char('n'));
+    let text = frame(&live, &screen, (80, 24));
+    insta::assert_snapshot!("live_compact_next_pane_80x24", text);
+}
+
+#[test]
+fn help_overlay() {
+    let live = Live(session(0.0));
+    let mut screen = screen_for(&live);
+    press(&mut screen, &live, KeyCode::Char('?'));
+    snapshot("help", &live, &screen);
+}
+
+/// The session of `events(loss_shift)` as recorded.
+fn recording(loss_shift: f64) -> Recording {
+    let mut recording = Recording::new(Meta::new("screens", "20260101T000000Z".into(), "# config".into(), &runs()));
+    for (t, e) in events(loss_shift) {
+        recording.record(t, &e);
+    }
+    recording
+}
+
+#[test]
+fn replay_paused_half_way() {
+    let mut replay = ReplaySession::new(recording(0.0), Speed::Times(2.0));
+    replay.act(SourceAction::TogglePause);
+    replay.seek(STEPS as f64 * STEP_S / 2.0);
+    assert_eq!(replay.badge().as_deref(), Some("PAUSED 2x 50%"));
+    snapshot("replay", &replay, &screen_for(&replay));
+}
+
+#[test]
+fn compare_b_over_a() {
+    let (c, b_against_a) = compare(&recording(0.0), &recording(0.3), Options { tolerance: 0.05 });
+    let args = CompareArgs { a: "a.rlmon.parquet".into(), b: "b.rlmon.parquet".into(), json: false, tolerance: 0.05, headless: false, theme: "default".into() };
+    let state = overlay(b_against_a.state, &args);
+    assert_eq!((state.baseline.is_some(), state.baseline_label.as_str()), (true, "A"));
+    let view = CompareView::new(state, &c);
+    snapshot("compare", &view, &screen_for(&view));
+}
