@@ -110,6 +110,10 @@ pub struct MoeLayer(pub usize);
 pub const MOE_DERIVED: [&str; 5] = ["balance", "entropy_bits", "cv", "max_vio", "dead_experts"];
 
 impl MoeLayer {
+    /// Measures [`MoeLayer::parse`] returns, as matched by readers (the detectors).
+    pub const BALANCE: &'static str = "balance";
+    pub const DROPPED_FRAC: &'static str = "dropped_frac";
+
     /// Share of the layer's routed tokens expert `e` received (before capacity drops).
     pub fn load(self, expert: usize) -> String {
         format!("moe/L{}/load/E{expert}", self.0)
