@@ -2,6 +2,7 @@
 //! replicas that must agree (nondeterminism), and memory telemetry. The hub feeds
 //! it live; `rlmon check` feeds it from a log: both see the same alerts.
 use std::collections::{BTreeMap, VecDeque};
+use std::sync::OnceLock;
 
 use super::config::{HealthConfig, KindSettings};
 use super::detect::trend::MemoryLeak;
@@ -112,6 +113,15 @@ type Pending = VecDeque<(u64, f64)>;
 /// waiting for the other.
 type Compared = (DivergenceTracker, Pending, Pending);
 
+/// The metrics two runs that should agree are compared on: the catalog's
+/// [`catalog::replicas_agree`] names, listed once, so that testing every value of
+/// every step costs a few string comparisons. Only plain names: no metric family
+/// with dimensions (GPU, layer, expert) has to agree (tested below).
+fn compared_metrics() -> &'static [&'static str] {
+    static NAMES: OnceLock<Vec<&'static str>> = OnceLock::new();
+    NAMES.get_or_init(|| catalog::CATALOG.iter().map(|m| m.pattern).filter(|p| !p.contains('{') && catalog::replicas_agree(p)).collect())
+}
+
 /// Two runs that should agree, compared step by step as their points arrive.
 #[derive(Debug, Clone)]
 pub struct PairMonitor {
@@ -120,9 +130,8 @@ pub struct PairMonitor {
     pub a: usize,
     pub b: usize,
     tol: Tolerance,
-    /// Every metric seen: compared when same-seed runs must agree on it (the
-    /// catalog says, once per name), else `None`.
-    metrics: BTreeMap<String, Option<Compared>>,
+    /// The compared metrics seen so far.
+    metrics: BTreeMap<String, Compared>,
     done: bool,
 }
 
@@ -137,15 +146,12 @@ impl PairMonitor {
         if self.done || (run != self.a && run != self.b) {
             return None;
         }
-        for (name, v) in values {
-            let metric = match self.metrics.get_mut(name.as_ref()) {
+        let compared = compared_metrics();
+        for (name, v) in values.iter().filter(|(n, _)| compared.contains(&n.as_ref())) {
+            let (tracker, pa, pb) = match self.metrics.get_mut(name.as_ref()) {
                 Some(known) => known,
-                None => {
-                    let compared = catalog::replicas_agree(name).then(|| (DivergenceTracker::new(self.tol), VecDeque::new(), VecDeque::new()));
-                    self.metrics.entry(name.to_string()).or_insert(compared)
-                }
+                None => self.metrics.entry(name.to_string()).or_insert_with(|| (DivergenceTracker::new(self.tol), VecDeque::new(), VecDeque::new())),
             };
-            let Some((tracker, pa, pb)) = metric else { continue };
             let (mine, theirs) = if run == self.a { (pa, pb) } else { (pb, pa) };
             // Steps the partner skipped can never pair up.
             while theirs.front().is_some_and(|(s, _)| *s < step) {
@@ -271,6 +277,15 @@ mod tests {
             assert!(m.observe(step, 0.0, &vals(f64::NAN)).is_empty());
             assert!(m.observe_memory("host/proc_rss_bytes", step, 0.0, 1e6 * (1 + step) as f64).is_none());
         }
+    }
+
+    #[test]
+    fn compared_metrics_are_every_name_replicas_must_agree_on() {
+        assert!(catalog::CATALOG.iter().filter(|m| m.pattern.contains('{')).all(|m| !m.replicas_agree), "a dimensioned family must agree: compare it too");
+        for name in [catalog::LOSS, catalog::GRAD_NORM, catalog::KL, catalog::REWARD, catalog::ENTROPY, catalog::LR] {
+            assert!(compared_metrics().contains(&name), "{name}");
+        }
+        assert!(!compared_metrics().contains(&catalog::TOKENS_PER_S));
     }
 
     #[test]

@@ -134,8 +134,9 @@ impl MoeLayer {
 
     /// `moe/L{l}/load/E{e}` → `(l, e)`.
     pub fn parse_load(name: &str) -> Option<(usize, usize)> {
-        let (layer, rest) = name.strip_prefix("moe/L")?.split_once("/load/E")?;
-        Some((layer.parse().ok()?, rest.parse().ok()?))
+        // Split at a byte, not a substring: this runs on every value of every step.
+        let (layer, rest) = name.strip_prefix("moe/L")?.split_once('/')?;
+        Some((layer.parse().ok()?, rest.strip_prefix("load/E")?.parse().ok()?))
     }
 
     /// `moe/L{l}/{measure}` (not a load) → `(l, measure)`.
