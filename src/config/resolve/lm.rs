@@ -49,7 +49,7 @@ pub(super) fn resolve_model(c: &Checker, i: usize, raw: RawModel) -> Result<Mode
         seq_len: positive("seq_len", raw.seq_len, d.seq_len)?,
         vocab: positive("vocab", raw.vocab, d.vocab)?,
     };
-    if m.d_model % m.heads != 0 {
+    if !m.d_model.is_multiple_of(m.heads) {
         return Err(c.err(&at("heads"), format!("model.heads ({}) must divide model.d_model ({})", m.heads, m.d_model)));
     }
     if m.vocab < MIN_VOCAB {
