@@ -1,11 +1,13 @@
-//! Accuracy of the health detectors on the generated corpus (`health::synth`),
-//! scored by `health::score`, next to a trivial fixed z-score baseline.
+//! Accuracy of the health detectors on the generated corpus (`health_eval::synth`),
+//! scored by `health_eval::score`, next to a trivial fixed z-score baseline.
 //! Defaults were tuned on the tune split (seeds 0..10); the test split (seeds
 //! 1000..1010) is the one reported.
 //!
 //! cargo bench --bench health_accuracy [-- tune|test|both]
-use rlmon::health::score::{run_baseline, run_rlmon, score, table};
-use rlmon::health::synth::{corpus, GENERATOR_VERSION};
+mod health_eval;
+
+use health_eval::score::{run_baseline, run_rlmon, score, table};
+use health_eval::synth::{corpus, GENERATOR_VERSION};
 
 fn main() {
     let which = std::env::args().skip(1).find(|a| !a.starts_with('-')).unwrap_or_else(|| "test".into());

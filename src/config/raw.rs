@@ -1,5 +1,6 @@
 //! The config file as written. Field names are the file's keys (snake_case); unknown
-//! keys are rejected so that a typo never silently falls back to a default.
+//! keys are rejected so that a typo never silently falls back to a default. Nothing
+//! here is checked or defaulted: that is `resolve`'s work.
 use std::fmt;
 
 use serde::de::{self, Deserializer, Visitor};
@@ -43,7 +44,7 @@ pub struct RawRun {
     /// Settings for bitwise-repeatable runs.
     pub deterministic: Option<bool>,
     pub faults: Option<RawFaults>,
-    pub rlhf: Option<super::rlhf::RawRlhf>,
+    pub rlhf: Option<RawRlhf>,
     pub moe: Option<RawMoe>,
     pub ndt: Option<RawNdt>,
     /// Price of the run's hardware per hour, for cost figures.
@@ -158,6 +159,62 @@ pub enum RawDataSource {
 pub struct RawData {
     pub source: RawDataSource,
     pub path: Option<String>,
+}
+
+/// `[run.rlhf]`: the RL fine-tuning keys of `workload = "rlhf"`.
+#[derive(Debug, Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+pub struct RawRlhf {
+    pub algorithm: Option<RawAlgorithm>,
+    pub reward: Option<RawReward>,
+    /// The text `reward = "target"` counts.
+    pub target: Option<String>,
+    pub kl_coef: Option<f64>,
+    pub kl_estimator: Option<RawKlEstimator>,
+    pub adaptive_kl: Option<RawAdaptiveKl>,
+    pub group_size: Option<u64>,
+    pub prompt_len: Option<u64>,
+    pub max_new_tokens: Option<u64>,
+    /// One character that ends a response.
+    pub stop: Option<String>,
+    pub temperature: Option<f64>,
+    pub clip_range: Option<f64>,
+    pub gamma: Option<f64>,
+    pub lambda: Option<f64>,
+    pub vf_coef: Option<f64>,
+    pub epochs: Option<u64>,
+    pub minibatches: Option<u64>,
+    pub pretrain_steps: Option<u64>,
+    pub pretrain_lr: Option<f64>,
+}
+
+#[derive(Debug, Deserialize, Clone, Copy, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum RawAlgorithm {
+    Ppo,
+    Grpo,
+}
+
+#[derive(Debug, Deserialize, Clone, Copy, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum RawKlEstimator {
+    K1,
+    K3,
+}
+
+#[derive(Debug, Deserialize, Clone, Copy, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum RawReward {
+    Target,
+    Arithmetic,
+    Length,
+}
+
+#[derive(Debug, Deserialize, Clone, Copy)]
+#[serde(deny_unknown_fields)]
+pub struct RawAdaptiveKl {
+    pub target: f64,
+    pub horizon: Option<f64>,
 }
 
 /// `intra_op_threads = "auto"` or a positive integer.

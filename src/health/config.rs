@@ -3,6 +3,7 @@
 use std::collections::BTreeMap;
 
 use super::AlertKind;
+use crate::metrics::catalog;
 
 /// The settings of one alert kind. `warn` and `critical` are in the kind's own
 /// unit (see [`defaults`]); `warmup` counts points before the detector may alert,
@@ -46,22 +47,22 @@ pub fn defaults(kind: AlertKind) -> KindSettings {
         // Ratio of the value to its trailing median (on top of a robust z-score of 4
         // on the log scale). Two anomalous steps in a row: a one-step bump that
         // recovers is reported as info only.
-        LossSpike => k(1.4, 3.0, 20, 2, 20, 100, Some("loss")),
-        GradExplosion => k(2.5, 10.0, 20, 2, 20, 100, Some("grad_norm")),
-        KlSpike => k(3.0, 10.0, 20, 2, 20, 100, Some("kl")),
+        LossSpike => k(1.4, 3.0, 20, 2, 20, 100, Some(catalog::LOSS)),
+        GradExplosion => k(2.5, 10.0, 20, 2, 20, 100, Some(catalog::GRAD_NORM)),
+        KlSpike => k(3.0, 10.0, 20, 2, 20, 100, Some(catalog::KL)),
         // Ratio of the recent median to the trailing median, below which gradients vanish.
-        GradVanishing => k(0.01, 1e-4, 20, 5, 20, 100, Some("grad_norm")),
+        GradVanishing => k(0.01, 1e-4, 20, 5, 20, 100, Some(catalog::GRAD_NORM)),
         // Smoothed loss over its best smoothed value since warm-up, while rising.
-        LossDivergence => k(1.5, 3.0, 50, 5, 50, 20, Some("loss")),
+        LossDivergence => k(1.5, 3.0, 50, 5, 50, 20, Some(catalog::LOSS)),
         // Recent KL level over its median of the last `window` points, while rising.
-        KlRunaway => k(2.0, 5.0, 50, 5, 50, 200, Some("kl")),
+        KlRunaway => k(2.0, 5.0, 50, 5, 50, 200, Some(catalog::KL)),
         // Growth of response length between the two halves of the window, while
         // reward rises, entropy falls and KL accelerates.
-        RewardHacking => k(1.15, 1.5, 60, 5, 60, 60, Some("reward")),
+        RewardHacking => k(1.15, 1.5, 60, 5, 60, 60, Some(catalog::REWARD)),
         // Recent reward_std over its trailing median, with reward at its ceiling.
-        RewardSaturation => k(0.15, 0.03, 40, 5, 50, 100, Some("reward")),
+        RewardSaturation => k(0.15, 0.03, 40, 5, 50, 100, Some(catalog::REWARD)),
         // Recent entropy over its level `window` points ago.
-        EntropyCollapse => k(0.3, 0.1, 30, 3, 50, 150, Some("entropy")),
+        EntropyCollapse => k(0.3, 0.1, 30, 3, 50, 150, Some(catalog::ENTROPY)),
         // Points until the memory trend reaches the total.
         MemoryLeak => k(5000.0, 500.0, 60, 5, 200, 60, None),
         // Effective experts exp(H)/N of one MoE layer. A fresh router is unbalanced
@@ -69,7 +70,7 @@ pub fn defaults(kind: AlertKind) -> KindSettings {
         // step 20) before its balancing (aux loss or bias) takes hold, hence the long warm-up.
         ExpertCollapse => k(0.5, 0.25, 100, 5, 50, 0, None),
         // Recent throughput over its trailing median.
-        ThroughputRegression => k(0.7, 0.4, 20, 2, 30, 100, Some("tokens_per_s")),
+        ThroughputRegression => k(0.7, 0.4, 20, 2, 30, 100, Some(catalog::TOKENS_PER_S)),
         // Always critical, at the step it happens.
         Nonfinite => k(0.0, 0.0, 0, 1, 50, 0, None),
         // Consecutive disagreeing steps between two runs (divergence.rs's `k`);

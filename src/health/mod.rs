@@ -6,9 +6,7 @@ pub mod config;
 pub mod detect;
 pub mod divergence;
 pub mod monitor;
-pub mod score;
 pub mod stats;
-pub mod synth;
 
 pub use alert::{Alert, AlertKind, Severity};
 pub use config::{HealthConfig, KindOverride, KindSettings};

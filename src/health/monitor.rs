@@ -2,153 +2,125 @@
 //! replicas that must agree (nondeterminism), and memory telemetry. The hub feeds
 //! it live; `rlmon check` feeds it from a log: both see the same alerts.
 use std::collections::{BTreeMap, VecDeque};
+use std::sync::OnceLock;
 
-use super::config::HealthConfig;
-use super::detect::moe::ExpertCollapse;
-use super::detect::rl::{EntropyCollapse, RewardHacking, RewardSaturation};
-use super::detect::spike::{Direction, Spike};
-use super::detect::trend::{KlRunaway, LossDivergence, MemoryLeak, ThroughputRegression, KL_FLOOR};
-use super::detect::{Point, Raised};
+use super::config::{HealthConfig, KindSettings};
+use super::detect::trend::MemoryLeak;
+use super::detect::{self, Detector, Point, Raised};
 use super::divergence::{DivergenceTracker, Tolerance};
-use super::stats::Cooldown;
 use super::{Alert, AlertKind, Severity};
-use crate::metrics::MetricName;
+use crate::metrics::{catalog, MetricName};
 
-/// Per-run memory metrics watched for leaks.
-pub const RUN_MEMORY_METRICS: [&str; 2] = ["mem/gpu_bytes", "mem/rss_bytes"];
+/// Per-run memory metrics watched for leaks, from the run's own points.
+pub const RUN_MEMORY_METRICS: [&str; 2] = [catalog::MEM_GPU_BYTES, catalog::MEM_RSS_BYTES];
 
 /// The detectors of one run.
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub struct RunMonitor {
     pub run: String,
     config: HealthConfig,
-    spikes: Vec<(AlertKind, Spike)>,
-    divergence: LossDivergence,
-    kl_runaway: KlRunaway,
-    hacking: RewardHacking,
-    saturation: RewardSaturation,
-    entropy: EntropyCollapse,
-    moe: ExpertCollapse,
-    throughput: ThroughputRegression,
-    memory: BTreeMap<String, MemoryLeak>,
-    /// Memory available to this run (GPU or host), from telemetry.
-    memory_total: BTreeMap<String, f64>,
-    nonfinite: BTreeMap<String, Cooldown>,
+    /// The enabled per-point detectors, in the order their alerts come out.
+    detectors: Vec<Box<dyn Detector>>,
+    /// Memory leaks; `None` when the kind is disabled.
+    memory: Option<MemoryWatch>,
 }
 
 impl RunMonitor {
     pub fn new(run: &str, config: &HealthConfig) -> Self {
-        let c = |k| config.get(k).clone();
+        let leaks = config.get(AlertKind::MemoryLeak);
         RunMonitor {
             run: run.to_owned(),
-            spikes: vec![
-                (AlertKind::LossSpike, Spike::new(c(AlertKind::LossSpike), Direction::Up, 0.0, "jumped")),
-                (AlertKind::GradExplosion, Spike::new(c(AlertKind::GradExplosion), Direction::Up, 0.0, "exploded")),
-                (AlertKind::KlSpike, Spike::new(c(AlertKind::KlSpike), Direction::Up, KL_FLOOR, "spiked")),
-                (AlertKind::GradVanishing, Spike::new(c(AlertKind::GradVanishing), Direction::Down, 0.0, "vanished")),
-            ],
-            divergence: LossDivergence::new(c(AlertKind::LossDivergence)),
-            kl_runaway: KlRunaway::new(c(AlertKind::KlRunaway)),
-            hacking: RewardHacking::new(c(AlertKind::RewardHacking)),
-            saturation: RewardSaturation::new(c(AlertKind::RewardSaturation)),
-            entropy: EntropyCollapse::new(c(AlertKind::EntropyCollapse)),
-            moe: ExpertCollapse::new(c(AlertKind::ExpertCollapse)),
-            throughput: ThroughputRegression::new(c(AlertKind::ThroughputRegression)),
-            memory: BTreeMap::new(),
-            memory_total: BTreeMap::new(),
-            nonfinite: BTreeMap::new(),
             config: config.clone(),
+            detectors: detect::for_run(config),
+            memory: leaks.enabled.then(|| MemoryWatch::new(leaks.clone())),
         }
     }
 
     /// The memory `metric` (a run or telemetry memory series) may grow to.
     pub fn set_memory_total(&mut self, metric: &str, total: f64) {
-        self.memory_total.insert(metric.to_owned(), total);
+        if let Some(m) = &mut self.memory {
+            m.totals.insert(metric.to_owned(), total);
+        }
     }
 
-    /// Sets the baseline throughput (tokens/s) regressions are also judged against.
-    pub fn set_throughput_baseline(&mut self, rate: f64) {
-        self.throughput.set_baseline(rate);
-    }
-
-    /// The alerts raised by one step's values, in a stable order.
+    /// The alerts raised by one step's values, in a stable order: the detectors'
+    /// order, then memory leaks.
     pub fn observe(&mut self, step: u64, time_s: f64, values: &[(MetricName, f64)]) -> Vec<Alert> {
         let p = Point { step, time_s, values };
-        let mut raised: Vec<(AlertKind, Raised)> = Vec::new();
-        let nonfinite = self.config.get(AlertKind::Nonfinite).clone();
-        if nonfinite.enabled {
-            // Every metric that turns NaN/Inf at this step, in one alert: loss and
-            // gradients usually break together, and that is one event.
-            let mut broken: Vec<(&MetricName, f64)> = Vec::new();
-            for (name, v) in values {
-                let gate = self.nonfinite.entry(name.to_string()).or_insert_with(|| Cooldown::new(nonfinite.cooldown));
-                if gate.gate((!v.is_finite()).then_some(Severity::Critical)).is_some() {
-                    broken.push((name, *v));
-                }
-            }
-            if let Some(&(first, value)) = broken.first() {
-                let what = |v: f64| if v.is_nan() { "NaN" } else { "infinite" };
-                let list: Vec<String> = broken.iter().map(|(n, v)| format!("{n} is {}", what(*v))).collect();
-                let message = format!("{} at step {step}", list.join(", "));
-                raised.push((AlertKind::Nonfinite, Raised { severity: Severity::Critical, metric: first.to_string(), step, value, message }));
+        let mut alerts = Vec::new();
+        for d in &mut self.detectors {
+            let kind = d.kind();
+            for r in d.observe(&p) {
+                alerts.push(alert(&self.run, kind, r, time_s));
             }
         }
-        for (kind, spike) in &mut self.spikes {
-            if let Some(r) = spike.observe(&p) {
-                raised.push((*kind, r));
-            }
-        }
-        let mut push = |kind, r: Option<Raised>| {
-            if let Some(r) = r {
-                raised.push((kind, r));
-            }
-        };
-        push(AlertKind::LossDivergence, self.divergence.observe(&p));
-        push(AlertKind::KlRunaway, self.kl_runaway.observe(&p));
-        push(AlertKind::RewardHacking, self.hacking.observe(&p));
-        push(AlertKind::RewardSaturation, self.saturation.observe(&p));
-        push(AlertKind::EntropyCollapse, self.entropy.observe(&p));
-        push(AlertKind::ThroughputRegression, self.throughput.observe(&p));
-        for r in self.moe.observe(&p) {
-            raised.push((AlertKind::ExpertCollapse, r));
-        }
-        for metric in RUN_MEMORY_METRICS {
-            if let Some(v) = p.get(metric) {
-                let total = self.memory_total.get(metric).copied();
-                if let Some(r) = self.memory_series(metric).observe(step, v, total) {
-                    raised.push((AlertKind::MemoryLeak, r));
+        if let Some(m) = &mut self.memory {
+            for metric in RUN_MEMORY_METRICS {
+                if let Some(r) = p.get(metric).and_then(|v| m.observe(metric, step, v)) {
+                    alerts.push(alert(&self.run, AlertKind::MemoryLeak, r, time_s));
                 }
             }
         }
-        raised.into_iter().map(|(kind, r)| self.alert(kind, r, time_s)).collect()
+        alerts
     }
 
     /// One sample of a telemetry memory series attributed to this run
     /// (`gpu0/proc_mem_bytes` for a run on cuda:0, `host/proc_rss_bytes`).
     pub fn observe_memory(&mut self, metric: &str, sample: u64, time_s: f64, bytes: f64) -> Option<Alert> {
-        let total = self.memory_total.get(metric).copied();
-        let r = self.memory_series(metric).observe(sample, bytes, total)?;
-        Some(self.alert(AlertKind::MemoryLeak, r, time_s))
-    }
-
-    fn memory_series(&mut self, metric: &str) -> &mut MemoryLeak {
-        let settings = self.config.get(AlertKind::MemoryLeak).clone();
-        self.memory.entry(metric.to_owned()).or_insert_with(|| MemoryLeak::new(settings, metric))
-    }
-
-    fn alert(&self, kind: AlertKind, r: Raised, time_s: f64) -> Alert {
-        Alert { kind, severity: r.severity, run: self.run.clone(), metric: r.metric, step: r.step, time_s, value: r.value, message: r.message }
+        let r = self.memory.as_mut()?.observe(metric, sample, bytes)?;
+        Some(alert(&self.run, AlertKind::MemoryLeak, r, time_s))
     }
 }
 
-/// Metrics compared between runs that should agree: the ones a seed fixes (not
-/// timings or memory).
-pub const COMPARED_METRICS: [&str; 6] = ["loss", "grad_norm", "kl", "reward", "entropy", "lr"];
+fn alert(run: &str, kind: AlertKind, r: Raised, time_s: f64) -> Alert {
+    Alert { kind, severity: r.severity, run: run.to_owned(), metric: r.metric, step: r.step, time_s, value: r.value, message: r.message }
+}
+
+/// Memory leaks of one run, one detector per series. Not a [`Detector`]: besides
+/// the run's own memory metrics it is fed process memory from telemetry, between
+/// steps and counted in samples, and the totals it judges against come from
+/// telemetry too; the hub reaches it through [`RunMonitor::observe_memory`] and
+/// [`RunMonitor::set_memory_total`].
+#[derive(Debug, Clone)]
+struct MemoryWatch {
+    settings: KindSettings,
+    series: BTreeMap<String, MemoryLeak>,
+    /// Memory available to each series (GPU or host), from telemetry.
+    totals: BTreeMap<String, f64>,
+}
+
+impl MemoryWatch {
+    fn new(settings: KindSettings) -> Self {
+        MemoryWatch { settings, series: BTreeMap::new(), totals: BTreeMap::new() }
+    }
+
+    fn observe(&mut self, metric: &str, sample: u64, bytes: f64) -> Option<Raised> {
+        let total = self.totals.get(metric).copied();
+        // Looked up before inserting: one allocation per series, not per sample.
+        if !self.series.contains_key(metric) {
+            self.series.insert(metric.to_owned(), MemoryLeak::new(self.settings.clone(), metric));
+        }
+        self.series.get_mut(metric)?.observe(sample, bytes, total)
+    }
+}
 
 /// Values one run has and its partner has not reached yet.
 const MAX_PENDING: usize = 10_000;
 
 type Pending = VecDeque<(u64, f64)>;
+
+/// One compared metric of a pair: the tracker, and values of `a` and of `b`
+/// waiting for the other.
+type Compared = (DivergenceTracker, Pending, Pending);
+
+/// The metrics two runs that should agree are compared on: the catalog's
+/// [`catalog::replicas_agree`] names, listed once, so that testing every value of
+/// every step costs a few string comparisons. Only plain names: no metric family
+/// with dimensions (GPU, layer, expert) has to agree (tested below).
+fn compared_metrics() -> &'static [&'static str] {
+    static NAMES: OnceLock<Vec<&'static str>> = OnceLock::new();
+    NAMES.get_or_init(|| catalog::CATALOG.iter().map(|m| m.pattern).filter(|p| !p.contains('{') && catalog::replicas_agree(p)).collect())
+}
 
 /// Two runs that should agree, compared step by step as their points arrive.
 #[derive(Debug, Clone)]
@@ -158,14 +130,14 @@ pub struct PairMonitor {
     pub a: usize,
     pub b: usize,
     tol: Tolerance,
-    /// Per metric: the tracker, and values of `a` and of `b` waiting for the other.
-    trackers: BTreeMap<String, (DivergenceTracker, Pending, Pending)>,
+    /// The compared metrics seen so far.
+    metrics: BTreeMap<String, Compared>,
     done: bool,
 }
 
 impl PairMonitor {
     pub fn new(kind: AlertKind, a: usize, b: usize, tol: Tolerance) -> Self {
-        PairMonitor { kind, a, b, tol, trackers: BTreeMap::new(), done: false }
+        PairMonitor { kind, a, b, tol, metrics: BTreeMap::new(), done: false }
     }
 
     /// Values of run `run` (either of the pair) at `step`; the first divergence
@@ -174,10 +146,12 @@ impl PairMonitor {
         if self.done || (run != self.a && run != self.b) {
             return None;
         }
-        for (name, v) in values.iter().filter(|(n, _)| COMPARED_METRICS.contains(&n.as_ref())) {
-            let tol = self.tol;
-            let (tracker, pa, pb) =
-                self.trackers.entry(name.to_string()).or_insert_with(|| (DivergenceTracker::new(tol), VecDeque::new(), VecDeque::new()));
+        let compared = compared_metrics();
+        for (name, v) in values.iter().filter(|(n, _)| compared.contains(&n.as_ref())) {
+            let (tracker, pa, pb) = match self.metrics.get_mut(name.as_ref()) {
+                Some(known) => known,
+                None => self.metrics.entry(name.to_string()).or_insert_with(|| (DivergenceTracker::new(self.tol), VecDeque::new(), VecDeque::new())),
+            };
             let (mine, theirs) = if run == self.a { (pa, pb) } else { (pb, pa) };
             // Steps the partner skipped can never pair up.
             while theirs.front().is_some_and(|(s, _)| *s < step) {
@@ -210,7 +184,7 @@ pub fn replica_of(name: &str) -> Option<(&str, u32)> {
 }
 
 /// The health of a whole session: one monitor per run, and pairs of replicas.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Default)]
 pub struct SessionHealth {
     pub runs: Vec<RunMonitor>,
     pairs: Vec<PairMonitor>,
@@ -288,6 +262,30 @@ mod tests {
         let a = m.observe(1, 0.1, &both);
         assert_eq!(a.len(), 1, "one alert for one broken step");
         assert_eq!(a[0].message, "loss is NaN, grad_norm is infinite at step 1");
+    }
+
+    #[test]
+    fn a_disabled_kind_raises_nothing() {
+        use crate::health::KindOverride;
+        let off = KindOverride { enabled: Some(false), ..Default::default() };
+        let mut cfg = HealthConfig::default();
+        cfg.apply(AlertKind::Nonfinite, &off);
+        cfg.apply(AlertKind::MemoryLeak, &off);
+        let mut m = RunMonitor::new("a", &cfg);
+        m.set_memory_total("host/proc_rss_bytes", 1e9);
+        for step in 0..200u64 {
+            assert!(m.observe(step, 0.0, &vals(f64::NAN)).is_empty());
+            assert!(m.observe_memory("host/proc_rss_bytes", step, 0.0, 1e6 * (1 + step) as f64).is_none());
+        }
+    }
+
+    #[test]
+    fn compared_metrics_are_every_name_replicas_must_agree_on() {
+        assert!(catalog::CATALOG.iter().filter(|m| m.pattern.contains('{')).all(|m| !m.replicas_agree), "a dimensioned family must agree: compare it too");
+        for name in [catalog::LOSS, catalog::GRAD_NORM, catalog::KL, catalog::REWARD, catalog::ENTROPY, catalog::LR] {
+            assert!(compared_metrics().contains(&name), "{name}");
+        }
+        assert!(!compared_metrics().contains(&catalog::TOKENS_PER_S));
     }
 
     #[test]

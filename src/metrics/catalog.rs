@@ -120,6 +120,10 @@ pub const MOE_DEAD_EXPERTS: &str = "dead_experts";
 pub const MOE_DROPPED_FRAC: &str = "dropped_frac";
 
 impl MoeLayer {
+    /// Measures [`MoeLayer::parse`] returns, as matched by readers (the detectors).
+    pub const BALANCE: &'static str = "balance";
+    pub const DROPPED_FRAC: &'static str = "dropped_frac";
+
     /// Share of the layer's routed tokens expert `e` received (before capacity drops).
     pub fn load(self, expert: usize) -> String {
         format!("moe/L{}/load/E{expert}", self.0)
@@ -149,8 +153,9 @@ impl MoeLayer {
 
     /// `moe/L{l}/load/E{e}` → `(l, e)`.
     pub fn parse_load(name: &str) -> Option<(usize, usize)> {
-        let (layer, rest) = name.strip_prefix("moe/L")?.split_once("/load/E")?;
-        Some((layer.parse().ok()?, rest.parse().ok()?))
+        // Split at a byte, not a substring: this runs on every value of every step.
+        let (layer, rest) = name.strip_prefix("moe/L")?.split_once('/')?;
+        Some((layer.parse().ok()?, rest.strip_prefix("load/E")?.parse().ok()?))
     }
 
     /// `moe/L{l}/{measure}` (not a load) → `(l, measure)`.

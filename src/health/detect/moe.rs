@@ -3,10 +3,11 @@
 //! `moe/L{l}/balance`; dead experts; dropped tokens.
 use std::collections::BTreeMap;
 
-use super::{grade, Point, Raised};
+use super::{grade, Detector, Point, Raised};
 use crate::health::config::KindSettings;
 use crate::health::stats::{Cooldown, Streak};
-use crate::health::Severity;
+use crate::health::{AlertKind, Severity};
+use crate::metrics::catalog::{self, MoeLayer};
 
 /// Dropped-token fraction that is a warning on its own.
 pub const DROPPED_WARN: f64 = 0.2;
@@ -21,7 +22,7 @@ struct Layer {
 #[derive(Debug, Clone)]
 pub struct ExpertCollapse {
     s: KindSettings,
-    layers: BTreeMap<u32, Layer>,
+    layers: BTreeMap<usize, Layer>,
 }
 
 /// Routing summary of one layer at one step.
@@ -50,19 +51,18 @@ pub fn balance(loads: &[f64]) -> Option<LayerBalance> {
 type LayerValues = (Vec<f64>, Option<f64>, Option<f64>);
 
 /// Per-layer loads, balances and dropped fractions found among a step's values.
-fn layers_of(p: &Point) -> BTreeMap<u32, LayerValues> {
-    let mut out: BTreeMap<u32, LayerValues> = BTreeMap::new();
+fn layers_of(p: &Point) -> BTreeMap<usize, LayerValues> {
+    let mut out: BTreeMap<usize, LayerValues> = BTreeMap::new();
     for (name, v) in p.values {
-        let Some(rest) = name.strip_prefix("moe/L") else { continue };
-        let Some((layer, what)) = rest.split_once('/') else { continue };
-        let Ok(layer) = layer.parse::<u32>() else { continue };
-        let entry = out.entry(layer).or_default();
-        if what.starts_with("load/E") {
-            entry.0.push(*v);
-        } else if what == "balance" {
-            entry.1 = Some(*v);
-        } else if what == "dropped_frac" {
-            entry.2 = Some(*v);
+        if let Some((layer, _expert)) = MoeLayer::parse_load(name) {
+            out.entry(layer).or_default().0.push(*v);
+        } else if let Some((layer, measure)) = MoeLayer::parse(name) {
+            let entry = out.entry(layer).or_default();
+            if measure == MoeLayer::BALANCE {
+                entry.1 = Some(*v);
+            } else if measure == MoeLayer::DROPPED_FRAC {
+                entry.2 = Some(*v);
+            }
         }
     }
     out
@@ -74,10 +74,7 @@ impl ExpertCollapse {
     }
 
     /// Alerts for every layer that collapses at this step.
-    pub fn observe(&mut self, p: &Point) -> Vec<Raised> {
-        if !self.s.enabled {
-            return Vec::new();
-        }
+    pub fn check(&mut self, p: &Point) -> Vec<Raised> {
         let mut out = Vec::new();
         for (l, (loads, given_balance, dropped)) in layers_of(p) {
             let summary = balance(&loads);
@@ -88,8 +85,8 @@ impl ExpertCollapse {
                 continue;
             }
             let mut severity = bal.and_then(|b| grade(b, self.s.warn, self.s.critical, true));
-            if let Some(b) = summary.filter(|b| b.experts >= 2 && b.dead * 2 >= b.experts) {
-                let _ = b;
+            // Half the experts or more dead is a collapse whatever the balance says.
+            if summary.is_some_and(|b| b.experts >= 2 && b.dead * 2 >= b.experts) {
                 severity = Some(Severity::Critical);
             }
             if severity.is_none() && dropped.is_some_and(|d| d >= DROPPED_WARN) {
@@ -109,7 +106,7 @@ impl ExpertCollapse {
             }
             out.push(Raised {
                 severity: sev,
-                metric: format!("moe/L{l}/balance"),
+                metric: catalog::moe(l).balance(),
                 step: layer.streak.start,
                 value: bal.or(dropped).unwrap_or(f64::NAN),
                 message,
@@ -119,11 +116,20 @@ impl ExpertCollapse {
     }
 }
 
+impl Detector for ExpertCollapse {
+    fn kind(&self) -> AlertKind {
+        AlertKind::ExpertCollapse
+    }
+
+    fn observe(&mut self, p: &Point) -> Vec<Raised> {
+        self.check(p)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::health::config::defaults;
-    use crate::health::AlertKind;
     use crate::metrics::MetricName;
 
     #[test]
@@ -146,7 +152,7 @@ mod tests {
                 let load = if step >= 150 { if bad { 0.85 } else { 0.05 } } else { 0.25 };
                 v.push((format!("moe/L1/load/E{e}").into(), load));
             }
-            alerts.extend(d.observe(&Point { step, time_s: 0.0, values: &v }).into_iter().map(|r| (step, r)));
+            alerts.extend(d.check(&Point { step, time_s: 0.0, values: &v }).into_iter().map(|r| (step, r)));
         }
         assert_eq!(alerts.len(), 1, "{alerts:?}");
         assert_eq!((alerts[0].0, alerts[0].1.step), (154, 150));

@@ -1,8 +1,9 @@
 //! RL fine-tuning health: reward hacking, reward saturation, entropy collapse.
-use super::{grade, Gate, Point, Raised};
+use super::{grade, Detector, Gate, Point, Raised};
 use crate::health::config::KindSettings;
 use crate::health::stats::{index_slope, mean, median, std_dev, Window};
-
+use crate::health::AlertKind;
+use crate::metrics::catalog;
 
 /// Means of the older and newer halves of a window.
 fn halves(w: &Window) -> Option<(Vec<f64>, Vec<f64>)> {
@@ -30,16 +31,13 @@ impl RewardHacking {
         RewardHacking { reward: Window::new(w), length: Window::new(w), entropy: Window::new(w), kl: Window::new(w), gold: Window::new(w), gate: Gate::new(&s), s }
     }
 
-    pub fn observe(&mut self, p: &Point) -> Option<Raised> {
-        let reward = p.get(self.s.metric.as_deref().unwrap_or("reward"))?;
-        let length = p.get("response_len")?;
-        if !self.s.enabled {
-            return None;
-        }
+    pub fn check(&mut self, p: &Point) -> Option<Raised> {
+        let reward = p.get(self.s.metric.as_deref().unwrap_or(catalog::REWARD))?;
+        let length = p.get(catalog::RESPONSE_LEN)?;
         self.reward.push(reward);
         self.length.push(length);
-        let entropy = p.get("entropy");
-        let kl = p.get("kl");
+        let entropy = p.get(catalog::ENTROPY);
+        let kl = p.get(catalog::KL);
         if let Some(e) = entropy {
             self.entropy.push(e);
         }
@@ -47,7 +45,7 @@ impl RewardHacking {
             self.kl.push(k);
         }
         // A held-out (gold) reward, when the workload reports one.
-        let gold = p.get("reward_gold");
+        let gold = p.get(catalog::REWARD_GOLD);
         if let Some(g) = gold {
             self.gold.push(g);
         }
@@ -80,7 +78,7 @@ impl RewardHacking {
         let sev = self.gate.pass(severity, p.step)?;
         Some(Raised {
             severity: sev,
-            metric: "response_len".into(),
+            metric: catalog::RESPONSE_LEN.into(),
             step: self.gate.streak.start,
             value: length,
             message: format!(
@@ -112,13 +110,13 @@ impl RewardSaturation {
         RewardSaturation { metric: s.metric.clone().unwrap_or_default(), spread: Window::new(w), reward: Window::new(w), gate: Gate::new(&s), s }
     }
 
-    pub fn observe(&mut self, p: &Point) -> Option<Raised> {
+    pub fn check(&mut self, p: &Point) -> Option<Raised> {
         let reward = p.get(&self.metric)?;
-        if !reward.is_finite() || !self.s.enabled {
+        if !reward.is_finite() {
             return None;
         }
         // reward_std when logged; else the step-to-step change of the reward.
-        let spread = match p.get("reward_std") {
+        let spread = match p.get(catalog::REWARD_STD) {
             Some(s) => s.abs(),
             None => self.reward.last().map_or(f64::NAN, |prev| (reward - prev).abs()),
         };
@@ -164,9 +162,9 @@ impl EntropyCollapse {
         EntropyCollapse { metric: s.metric.clone().unwrap_or_default(), window: Window::new(s.window.max(3 * ENTROPY_RECENT)), gate: Gate::new(&s), s }
     }
 
-    pub fn observe(&mut self, p: &Point) -> Option<Raised> {
+    pub fn check(&mut self, p: &Point) -> Option<Raised> {
         let x = p.get(&self.metric)?;
-        if !x.is_finite() || !self.s.enabled {
+        if !x.is_finite() {
             return None;
         }
         self.window.push(x);
@@ -191,11 +189,40 @@ impl EntropyCollapse {
     }
 }
 
+impl Detector for RewardHacking {
+    fn kind(&self) -> AlertKind {
+        AlertKind::RewardHacking
+    }
+
+    fn observe(&mut self, p: &Point) -> Vec<Raised> {
+        self.check(p).into_iter().collect()
+    }
+}
+
+impl Detector for RewardSaturation {
+    fn kind(&self) -> AlertKind {
+        AlertKind::RewardSaturation
+    }
+
+    fn observe(&mut self, p: &Point) -> Vec<Raised> {
+        self.check(p).into_iter().collect()
+    }
+}
+
+impl Detector for EntropyCollapse {
+    fn kind(&self) -> AlertKind {
+        AlertKind::EntropyCollapse
+    }
+
+    fn observe(&mut self, p: &Point) -> Vec<Raised> {
+        self.check(p).into_iter().collect()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::health::config::defaults;
-    use crate::health::AlertKind;
     use crate::metrics::MetricName;
 
     fn wiggle(i: usize) -> f64 {
@@ -217,10 +244,10 @@ mod tests {
     #[test]
     fn reward_hacking_needs_the_whole_pattern() {
         let mut d = RewardHacking::new(defaults(AlertKind::RewardHacking));
-        let alerts: Vec<_> = (0..400).filter_map(|i| d.observe(&Point { step: i as u64, time_s: 0.0, values: &rl_point(i, Some(250)) }).map(|r| (i, r))).collect();
+        let alerts: Vec<_> = (0..400).filter_map(|i| d.check(&Point { step: i as u64, time_s: 0.0, values: &rl_point(i, Some(250)) }).map(|r| (i, r))).collect();
         assert!(!alerts.is_empty() && alerts[0].0 > 250 && alerts[0].0 < 300, "{alerts:?}");
         let mut d = RewardHacking::new(defaults(AlertKind::RewardHacking));
-        assert!((0..400).all(|i| d.observe(&Point { step: i as u64, time_s: 0.0, values: &rl_point(i, None) }).is_none()));
+        assert!((0..400).all(|i| d.check(&Point { step: i as u64, time_s: 0.0, values: &rl_point(i, None) }).is_none()));
     }
 
     #[test]
@@ -237,10 +264,10 @@ mod tests {
                 ("reward_std".into(), if sat { 0.005 } else { 0.3 * wiggle(i + 3) }),
             ];
             let p = Point { step: i as u64, time_s: 0.0, values: &v };
-            if let Some(r) = e.observe(&p) {
+            if let Some(r) = e.check(&p) {
                 got.0.get_or_insert((i, r));
             }
-            if let Some(r) = s.observe(&p) {
+            if let Some(r) = s.check(&p) {
                 got.1.get_or_insert((i, r));
             }
         }

@@ -2,10 +2,10 @@
 //! grad_vanishing): a robust z-score of log(value) against the trailing median and
 //! MAD, gated by a ratio so that tiny-variance series do not alert on tiny moves
 //! and noisy ones (gradient norms) do not alert on their own tails.
-use super::{grade, Point, Raised};
+use super::{grade, Detector, Point, Raised};
 use crate::health::config::KindSettings;
 use crate::health::stats::{median_mad, Cooldown, Streak, Window, MAD_TO_SIGMA};
-use crate::health::Severity;
+use crate::health::{AlertKind, Severity};
 
 /// Robust z-score needed on top of the ratio threshold.
 pub const SPIKE_Z: f64 = 4.0;
@@ -21,6 +21,7 @@ pub enum Direction {
 
 #[derive(Debug, Clone)]
 pub struct Spike {
+    kind: AlertKind,
     settings: KindSettings,
     metric: String,
     direction: Direction,
@@ -35,9 +36,11 @@ pub struct Spike {
 }
 
 impl Spike {
-    pub fn new(settings: KindSettings, direction: Direction, floor: f64, what: &'static str) -> Self {
+    /// `what` is the verb of the alert's message ("jumped", "vanished").
+    pub fn new(kind: AlertKind, settings: KindSettings, direction: Direction, floor: f64, what: &'static str) -> Self {
         let metric = settings.metric.clone().unwrap_or_default();
         Spike {
+            kind,
             window: Window::new(settings.window.max(8)),
             cooldown: Cooldown::new(settings.cooldown),
             settings,
@@ -50,9 +53,9 @@ impl Spike {
         }
     }
 
-    pub fn observe(&mut self, p: &Point) -> Option<Raised> {
+    pub fn check(&mut self, p: &Point) -> Option<Raised> {
         let x = p.get(&self.metric)?;
-        if !x.is_finite() || !self.settings.enabled {
+        if !x.is_finite() {
             return None;
         }
         let y = (x.max(0.0) + self.floor).max(1e-300).ln();
@@ -93,11 +96,20 @@ impl Spike {
     }
 }
 
+impl Detector for Spike {
+    fn kind(&self) -> AlertKind {
+        self.kind
+    }
+
+    fn observe(&mut self, p: &Point) -> Vec<Raised> {
+        self.check(p).into_iter().collect()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::health::config::defaults;
-    use crate::health::AlertKind;
     use crate::metrics::MetricName;
 
     fn run(det: &mut Spike, values: &[f64]) -> Vec<(u64, Raised)> {
@@ -105,7 +117,7 @@ mod tests {
         for (i, v) in values.iter().enumerate() {
             let vals: Vec<(MetricName, f64)> = vec![("loss".into(), *v)];
             let p = Point { step: i as u64, time_s: i as f64, values: &vals };
-            if let Some(r) = det.observe(&p) {
+            if let Some(r) = det.check(&p) {
                 out.push((i as u64, r));
             }
         }
@@ -119,7 +131,7 @@ mod tests {
 
     #[test]
     fn lasting_spike_alerts_once_a_step_after_onset() {
-        let mut d = Spike::new(defaults(AlertKind::LossSpike), Direction::Up, 0.0, "jumped");
+        let mut d = Spike::new(AlertKind::LossSpike, defaults(AlertKind::LossSpike), Direction::Up, 0.0, "jumped");
         let mut v = noisy(200);
         for x in &mut v[120..140] {
             *x *= 2.0;
@@ -132,7 +144,7 @@ mod tests {
 
     #[test]
     fn one_step_bump_is_info_only() {
-        let mut d = Spike::new(defaults(AlertKind::LossSpike), Direction::Up, 0.0, "jumped");
+        let mut d = Spike::new(AlertKind::LossSpike, defaults(AlertKind::LossSpike), Direction::Up, 0.0, "jumped");
         let mut v = noisy(200);
         v[150] *= 5.0;
         let alerts = run(&mut d, &v);
@@ -142,7 +154,7 @@ mod tests {
 
     #[test]
     fn huge_spike_is_critical_and_warmup_is_quiet() {
-        let mut d = Spike::new(defaults(AlertKind::LossSpike), Direction::Up, 0.0, "jumped");
+        let mut d = Spike::new(AlertKind::LossSpike, defaults(AlertKind::LossSpike), Direction::Up, 0.0, "jumped");
         let mut v = noisy(100);
         v[3] = 100.0;
         v[4] = 100.0;
@@ -158,7 +170,7 @@ mod tests {
     fn vanishing_gradients_alert_downwards() {
         let mut s = defaults(AlertKind::GradVanishing);
         s.metric = Some("loss".into());
-        let mut d = Spike::new(s, Direction::Down, 0.0, "fell");
+        let mut d = Spike::new(AlertKind::GradVanishing, s, Direction::Down, 0.0, "fell");
         let mut v = noisy(200);
         for x in &mut v[100..] {
             *x *= 1e-3;

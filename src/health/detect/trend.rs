@@ -1,9 +1,10 @@
 //! Slow, persistent changes: loss divergence, KL runaway (and a KL controller that
 //! does not react), memory leaks, throughput regressions.
-use super::{grade, Gate, Point, Raised};
+use super::{grade, Detector, Gate, Point, Raised};
 use crate::health::config::KindSettings;
 use crate::health::stats::{index_slope, median, Window};
-use crate::health::Severity;
+use crate::health::{AlertKind, Severity};
+use crate::metrics::catalog;
 
 /// KL below this (nats) is noise around a fresh policy, whatever its ratio.
 pub const KL_FLOOR: f64 = 0.01;
@@ -23,9 +24,9 @@ impl LossDivergence {
         LossDivergence { metric: s.metric.clone().unwrap_or_default(), recent: Window::new(s.window.max(5)), best: f64::INFINITY, gate: Gate::new(&s), s }
     }
 
-    pub fn observe(&mut self, p: &Point) -> Option<Raised> {
+    pub fn check(&mut self, p: &Point) -> Option<Raised> {
         let x = p.get(&self.metric)?;
-        if !x.is_finite() || x <= 0.0 || !self.s.enabled {
+        if !x.is_finite() || x <= 0.0 {
             return None;
         }
         self.recent.push(x.ln());
@@ -78,12 +79,12 @@ impl KlRunaway {
         }
     }
 
-    pub fn observe(&mut self, p: &Point) -> Option<Raised> {
+    pub fn check(&mut self, p: &Point) -> Option<Raised> {
         let x = p.get(&self.metric)?;
-        if let Some(c) = p.get("kl_coef") {
+        if let Some(c) = p.get(catalog::KL_COEF) {
             self.coef.push(c);
         }
-        if !x.is_finite() || !self.s.enabled {
+        if !x.is_finite() {
             return None;
         }
         self.history.push(x);
@@ -108,7 +109,7 @@ impl KlRunaway {
         let sev = self.gate.pass(severity, p.step)?;
         let mut message = format!("{} running away: {level:.4}, {growth:.1}x its median {reference:.4} over the last {} steps", self.metric, all.len());
         if coef_flat {
-            message.push_str(&format!("; kl_coef stuck at {:.4}", self.coef.last().unwrap_or(0.0)));
+            message.push_str(&format!("; {} stuck at {:.4}", catalog::KL_COEF, self.coef.last().unwrap_or(0.0)));
         }
         Some(Raised { severity: sev, metric: self.metric.clone(), step: self.gate.streak.start, value: x, message })
     }
@@ -130,7 +131,7 @@ impl MemoryLeak {
 
     /// One sample of the series, with the memory it can use (if known).
     pub fn observe(&mut self, step: u64, bytes: f64, total: Option<f64>) -> Option<Raised> {
-        if !bytes.is_finite() || !self.s.enabled {
+        if !bytes.is_finite() {
             return None;
         }
         self.window.push(bytes);
@@ -168,14 +169,13 @@ impl MemoryLeak {
     }
 }
 
-/// Throughput that falls below its own recent past (and, when one is set, below
-/// a baseline rate).
+/// Throughput that falls below its own recent past. (A baseline session's rate is
+/// compared by the hub, which has both runs.)
 #[derive(Debug, Clone)]
 pub struct ThroughputRegression {
     s: KindSettings,
     metric: String,
     window: Window,
-    baseline: Option<f64>,
     gate: Gate,
 }
 
@@ -188,21 +188,14 @@ impl ThroughputRegression {
         ThroughputRegression {
             metric: s.metric.clone().unwrap_or_default(),
             window: Window::new(s.window.max(20) + RECENT_POINTS),
-            baseline: None,
             gate: Gate::new(&s),
             s,
         }
     }
 
-    /// A reference rate from a baseline session: regressions are also judged
-    /// against it.
-    pub fn set_baseline(&mut self, rate: f64) {
-        self.baseline = (rate.is_finite() && rate > 0.0).then_some(rate);
-    }
-
-    pub fn observe(&mut self, p: &Point) -> Option<Raised> {
+    pub fn check(&mut self, p: &Point) -> Option<Raised> {
         let x = p.get(&self.metric)?;
-        if !x.is_finite() || !self.s.enabled {
+        if !x.is_finite() {
             return None;
         }
         self.window.push(x);
@@ -211,11 +204,7 @@ impl ThroughputRegression {
         }
         let w = self.window.to_vec();
         let recent = median(&w[w.len() - RECENT_POINTS..])?;
-        let past = median(&w[..w.len() - RECENT_POINTS])?;
-        let reference = match self.baseline {
-            Some(b) => past.max(b),
-            None => past,
-        };
+        let reference = median(&w[..w.len() - RECENT_POINTS])?;
         if reference <= 0.0 {
             return None;
         }
@@ -231,11 +220,40 @@ impl ThroughputRegression {
     }
 }
 
+impl Detector for LossDivergence {
+    fn kind(&self) -> AlertKind {
+        AlertKind::LossDivergence
+    }
+
+    fn observe(&mut self, p: &Point) -> Vec<Raised> {
+        self.check(p).into_iter().collect()
+    }
+}
+
+impl Detector for KlRunaway {
+    fn kind(&self) -> AlertKind {
+        AlertKind::KlRunaway
+    }
+
+    fn observe(&mut self, p: &Point) -> Vec<Raised> {
+        self.check(p).into_iter().collect()
+    }
+}
+
+impl Detector for ThroughputRegression {
+    fn kind(&self) -> AlertKind {
+        AlertKind::ThroughputRegression
+    }
+
+    fn observe(&mut self, p: &Point) -> Vec<Raised> {
+        self.check(p).into_iter().collect()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::health::config::defaults;
-    use crate::health::AlertKind;
     use crate::metrics::MetricName;
 
     fn feed(values: impl Iterator<Item = Vec<(MetricName, f64)>>, mut f: impl FnMut(&Point) -> Option<Raised>) -> Vec<(u64, Raised)> {
@@ -257,7 +275,7 @@ mod tests {
             let v = if i < 200 { base } else { base * (0.01 * (i - 200) as f64).exp() };
             vec![("loss".into(), v)]
         });
-        let alerts = feed(series, |p| d.observe(p));
+        let alerts = feed(series, |p| d.check(p));
         assert_eq!(alerts.len(), 2, "warn then critical: {alerts:?}");
         assert!(alerts[0].0 > 200 && alerts[0].0 < 280, "{alerts:?}");
         assert_eq!(alerts[0].1.severity, Severity::Warn);
@@ -271,7 +289,7 @@ mod tests {
             let v = if i < 300 { ramp } else { ramp * (0.03 * (i - 300) as f64).exp() };
             vec![("kl".into(), v * wiggle(i)), ("kl_coef".into(), 0.1)]
         });
-        let alerts = feed(series, |p| d.observe(p));
+        let alerts = feed(series, |p| d.check(p));
         assert_eq!(alerts.len(), 1, "{alerts:?}");
         assert!(alerts[0].0 > 300 && alerts[0].1.severity == Severity::Critical, "{alerts:?}");
         assert!(alerts[0].1.message.contains("kl_coef stuck"));
@@ -304,7 +322,7 @@ mod tests {
             }
             vec![("tokens_per_s".into(), v)]
         });
-        let alerts = feed(series, |p| d.observe(p));
+        let alerts = feed(series, |p| d.check(p));
         assert_eq!(alerts.len(), 1, "{alerts:?}");
         assert!(alerts[0].0 >= 201 && alerts[0].0 <= 205, "{alerts:?}");
     }

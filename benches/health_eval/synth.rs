@@ -4,9 +4,10 @@
 //! checkpoint steps, the early KL ramp of RL, MoE router warm-up, allocator
 //! warm-up). Same version and seed, same series: change `GENERATOR_VERSION` with
 //! any change to what is generated.
-use super::AlertKind;
-use crate::metrics::MetricName;
-use crate::workload::rng::SplitMix64;
+use rlmon::health::detect::moe::balance;
+use rlmon::health::AlertKind;
+use rlmon::metrics::{catalog, MetricName};
+use rlmon::workload::rng::SplitMix64;
 
 /// v2: one-step bumps are at least 3 steps apart (v1 could draw two adjacent
 /// ones, a two-step event labelled as one-step); clean series of each family get
@@ -200,14 +201,14 @@ fn pretrain(rng: &mut Rng, benign: &mut Vec<Benign>) -> Columns {
     }
     let tokens = 4096.0;
     let mut c = Columns::new();
-    c.add("loss", loss);
-    c.add("grad_norm", grad);
-    c.add("lr", lr);
-    c.add("tokens", vec![tokens; n]);
-    c.add("samples", vec![16.0; n]);
-    c.add("tokens_per_s", st.iter().map(|s| tokens / s).collect());
-    c.add("step_time_s", st);
-    c.add("mem/gpu_bytes", mem);
+    c.add(catalog::LOSS, loss);
+    c.add(catalog::GRAD_NORM, grad);
+    c.add(catalog::LR, lr);
+    c.add(catalog::TOKENS, vec![tokens; n]);
+    c.add(catalog::SAMPLES, vec![16.0; n]);
+    c.add(catalog::TOKENS_PER_S, st.iter().map(|s| tokens / s).collect());
+    c.add(catalog::STEP_TIME_S, st);
+    c.add(catalog::MEM_GPU_BYTES, mem);
     c
 }
 
@@ -236,12 +237,12 @@ fn rl(rng: &mut Rng, benign: &mut Vec<Benign>) -> Columns {
         len_walk += 0.002 * rng.noise();
         len[t] = len0 * len_walk.exp() * (1.0 + 0.03 * rng.noise());
     }
-    c.add("kl", kl);
-    c.add("kl_coef", coef);
-    c.add("reward", reward);
-    c.add("reward_std", rstd);
-    c.add("entropy", ent);
-    c.add("response_len", len);
+    c.add(catalog::KL, kl);
+    c.add(catalog::KL_COEF, coef);
+    c.add(catalog::REWARD, reward);
+    c.add(catalog::REWARD_STD, rstd);
+    c.add(catalog::ENTROPY, ent);
+    c.add(catalog::RESPONSE_LEN, len);
     c
 }
 
@@ -269,10 +270,10 @@ fn softmax(logits: &[f64]) -> Vec<f64> {
 }
 
 /// Effective-experts target of each expert_collapse magnitude.
-const COLLAPSE_BALANCE: [f64; MAGNITUDES] = [0.4, 0.25, 0.13];
+pub const COLLAPSE_BALANCE: [f64; MAGNITUDES] = [0.4, 0.25, 0.13];
 
 /// Loads whose balance exp(H)/N is about `target`: one expert takes share `p`.
-fn collapsed_loads(target: f64) -> Vec<f64> {
+pub fn collapsed_loads(target: f64) -> Vec<f64> {
     // Bisection on the hot expert's share.
     let (mut lo, mut hi) = (1.0 / MOE_EXPERTS as f64, 1.0);
     let loads = |p: f64| {
@@ -281,7 +282,7 @@ fn collapsed_loads(target: f64) -> Vec<f64> {
     };
     for _ in 0..60 {
         let mid = 0.5 * (lo + hi);
-        let b = super::detect::moe::balance(&loads(mid)).map_or(0.0, |b| b.balance);
+        let b = balance(&loads(mid)).map_or(0.0, |b| b.balance);
         if b > target {
             lo = mid;
         } else {
@@ -315,7 +316,7 @@ pub fn generate(kind: Option<AlertKind>, family: Family, magnitude: usize, seed:
                 let factor = [1.6, 2.5, 5.0][m];
                 let len = rng.int(5, 40) as usize;
                 let recovers = rng.uniform() < 0.7;
-                let loss = c.get_mut("loss");
+                let loss = c.get_mut(catalog::LOSS);
                 for (t, v) in loss.iter_mut().enumerate().skip(o) {
                     let since = (t - o) as f64;
                     let f = if since < len as f64 || !recovers { factor } else { 1.0 + (factor - 1.0) * (-(since - len as f64) / 10.0).exp() };
@@ -324,12 +325,12 @@ pub fn generate(kind: Option<AlertKind>, family: Family, magnitude: usize, seed:
             }
             LossDivergence => {
                 let r = [0.005, 0.01, 0.03][m];
-                for (t, v) in c.get_mut("loss").iter_mut().enumerate().skip(o) {
+                for (t, v) in c.get_mut(catalog::LOSS).iter_mut().enumerate().skip(o) {
                     *v *= (r * (t - o) as f64).exp();
                 }
             }
             Nonfinite => {
-                let (metric, value, lasting) = [("grad_norm", f64::INFINITY, false), ("loss", f64::NAN, false), ("loss", f64::NAN, true)][m];
+                let (metric, value, lasting) = [(catalog::GRAD_NORM, f64::INFINITY, false), (catalog::LOSS, f64::NAN, false), (catalog::LOSS, f64::NAN, true)][m];
                 let col = c.get_mut(metric);
                 let end = if lasting { n } else { o + 1 };
                 for v in &mut col[o..end] {
@@ -339,71 +340,71 @@ pub fn generate(kind: Option<AlertKind>, family: Family, magnitude: usize, seed:
             GradExplosion => {
                 let factor = [4.0, 10.0, 100.0][m];
                 let len = rng.int(10, 60) as usize;
-                for v in c.get_mut("grad_norm").iter_mut().skip(o).take(len) {
+                for v in c.get_mut(catalog::GRAD_NORM).iter_mut().skip(o).take(len) {
                     *v *= factor;
                 }
             }
             GradVanishing => {
                 let factor = [10f64.powf(-2.5), 1e-4, 1e-6][m];
-                for v in c.get_mut("grad_norm").iter_mut().skip(o) {
+                for v in c.get_mut(catalog::GRAD_NORM).iter_mut().skip(o) {
                     *v *= factor;
                 }
             }
             KlSpike => {
                 let factor = [4.0, 8.0, 20.0][m];
                 let len = rng.int(3, 20) as usize;
-                for v in c.get_mut("kl").iter_mut().skip(o).take(len) {
+                for v in c.get_mut(catalog::KL).iter_mut().skip(o).take(len) {
                     *v = (*v).max(0.02) * factor;
                 }
             }
             KlRunaway => {
                 let r = [0.01, 0.02, 0.05][m];
-                for (t, v) in c.get_mut("kl").iter_mut().enumerate().skip(o) {
+                for (t, v) in c.get_mut(catalog::KL).iter_mut().enumerate().skip(o) {
                     *v *= (r * (t - o) as f64).exp();
                 }
                 if rng.uniform() < 0.5 {
-                    let frozen = c.get_mut("kl_coef")[o];
-                    for v in c.get_mut("kl_coef").iter_mut().skip(o) {
+                    let frozen = c.get_mut(catalog::KL_COEF)[o];
+                    for v in c.get_mut(catalog::KL_COEF).iter_mut().skip(o) {
                         *v = frozen;
                     }
                 }
             }
             RewardHacking => {
                 let r = [0.008, 0.015, 0.03][m];
-                for (t, v) in c.get_mut("response_len").iter_mut().enumerate().skip(o) {
+                for (t, v) in c.get_mut(catalog::RESPONSE_LEN).iter_mut().enumerate().skip(o) {
                     *v *= (r * (t - o) as f64).exp();
                 }
-                for (t, v) in c.get_mut("reward").iter_mut().enumerate().skip(o) {
+                for (t, v) in c.get_mut(catalog::REWARD).iter_mut().enumerate().skip(o) {
                     *v += 0.5 * r * (t - o) as f64;
                 }
-                for (t, v) in c.get_mut("entropy").iter_mut().enumerate().skip(o) {
+                for (t, v) in c.get_mut(catalog::ENTROPY).iter_mut().enumerate().skip(o) {
                     *v *= (-0.5 * r * (t - o) as f64).exp();
                 }
-                for (t, v) in c.get_mut("kl").iter_mut().enumerate().skip(o) {
+                for (t, v) in c.get_mut(catalog::KL).iter_mut().enumerate().skip(o) {
                     *v *= (2.0 * r * (t - o) as f64).exp();
                 }
             }
             RewardSaturation => {
                 let factor = [0.1, 0.05, 0.01][m];
-                let ceiling = c.get_mut("reward")[o] + 0.3;
-                for (t, v) in c.get_mut("reward").iter_mut().enumerate().skip(o) {
+                let ceiling = c.get_mut(catalog::REWARD)[o] + 0.3;
+                for (t, v) in c.get_mut(catalog::REWARD).iter_mut().enumerate().skip(o) {
                     let a = (-((t - o) as f64) / 5.0).exp();
                     *v = ceiling + (*v - ceiling) * a * 0.2;
                 }
-                for (t, v) in c.get_mut("reward_std").iter_mut().enumerate().skip(o) {
+                for (t, v) in c.get_mut(catalog::REWARD_STD).iter_mut().enumerate().skip(o) {
                     let a = (-((t - o) as f64) / 5.0).exp();
                     *v *= factor + (1.0 - factor) * a;
                 }
             }
             EntropyCollapse => {
                 let r = [0.03, 0.06, 0.15][m];
-                for (t, v) in c.get_mut("entropy").iter_mut().enumerate().skip(o) {
+                for (t, v) in c.get_mut(catalog::ENTROPY).iter_mut().enumerate().skip(o) {
                     *v = (*v * (-r * (t - o) as f64).exp()).max(0.01);
                 }
             }
             MemoryLeak => {
                 let full_in = [3000.0, 1500.0, 500.0][m];
-                let mem = c.get_mut("mem/gpu_bytes");
+                let mem = c.get_mut(catalog::MEM_GPU_BYTES);
                 let slope = (MEM_TOTAL - mem[o]) / full_in;
                 for (t, v) in mem.iter_mut().enumerate().skip(o) {
                     *v = (*v + slope * (t - o) as f64).min(MEM_TOTAL);
@@ -423,12 +424,12 @@ pub fn generate(kind: Option<AlertKind>, family: Family, magnitude: usize, seed:
             }
             ThroughputRegression => {
                 let factor = [0.6, 0.45, 0.25][m];
-                let tokens = c.get_mut("tokens")[0];
-                for v in c.get_mut("step_time_s").iter_mut().skip(o) {
+                let tokens = c.get_mut(catalog::TOKENS)[0];
+                for v in c.get_mut(catalog::STEP_TIME_S).iter_mut().skip(o) {
                     *v /= factor;
                 }
-                let st = c.get_mut("step_time_s").clone();
-                for (t, v) in c.get_mut("tokens_per_s").iter_mut().enumerate() {
+                let st = c.get_mut(catalog::STEP_TIME_S).clone();
+                for (t, v) in c.get_mut(catalog::TOKENS_PER_S).iter_mut().enumerate() {
                     *v = tokens / st[t];
                 }
             }
@@ -448,7 +449,7 @@ pub fn generate(kind: Option<AlertKind>, family: Family, magnitude: usize, seed:
             let mut cols = Vec::new();
             for (l, steps) in layers.iter().enumerate() {
                 for e in 0..MOE_EXPERTS {
-                    cols.push((format!("moe/L{l}/load/E{e}"), steps.iter().map(|s| s[e]).collect()));
+                    cols.push((catalog::moe(l).load(e), steps.iter().map(|s| s[e]).collect()));
                 }
             }
             cols
@@ -466,14 +467,14 @@ pub fn generate(kind: Option<AlertKind>, family: Family, magnitude: usize, seed:
 /// drifting away from `onset` by `drift` relative per 10 steps.
 fn pair(c: &Columns, rng: &mut Rng, noise: f64, drift: Option<(usize, f64)>) -> Columns {
     let mut p = Columns::new();
-    for name in ["loss", "grad_norm", "lr"] {
+    for name in [catalog::LOSS, catalog::GRAD_NORM, catalog::LR] {
         let i = c.names.iter().position(|n| *n == name).expect("pretrain column");
         let values = c.data[i]
             .iter()
             .enumerate()
             .map(|(t, v)| {
                 let d = drift.filter(|(o, _)| t >= *o).map_or(0.0, |(o, d)| d * (1.0 + (t - o) as f64 / 10.0));
-                let n = if name == "lr" { 0.0 } else { noise * rng.noise() };
+                let n = if name == catalog::LR { 0.0 } else { noise * rng.noise() };
                 v * (1.0 + n + d)
             })
             .collect();
@@ -497,29 +498,4 @@ pub fn corpus(seeds: std::ops::Range<u64>) -> Vec<Case> {
         }
     }
     cases
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn same_seed_same_series_and_faults_sit_after_warmup() {
-        let a = generate(Some(AlertKind::LossSpike), Family::Pretrain, 1, 7);
-        let b = generate(Some(AlertKind::LossSpike), Family::Pretrain, 1, 7);
-        assert_eq!(a.steps, b.steps);
-        let onset = a.fault.as_ref().unwrap().onset;
-        assert!((250..=400).contains(&onset));
-        let c = generate(None, Family::Moe, 0, 7);
-        assert!(c.fault.is_none() && c.benign.iter().any(|b| b.what == "one_step_bump"));
-        assert!(c.steps[0].iter().any(|(n, _)| n == "moe/L2/load/E7"));
-    }
-
-    #[test]
-    fn collapsed_loads_hit_their_balance() {
-        for target in COLLAPSE_BALANCE {
-            let b = super::super::detect::moe::balance(&collapsed_loads(target)).unwrap().balance;
-            assert!((b - target).abs() < 1e-6, "{b} vs {target}");
-        }
-    }
 }

@@ -1,183 +1,33 @@
-//! `workload = "rlhf"`: the `[run.rlhf]` table as written and as resolved. The
-//! shared keys (`batch_size`, `[run.model]`, `[run.optimizer]`) are resolved by the
-//! caller and passed in.
-use serde::Deserialize;
+//! `workload = "rlhf"`: the keys it shares with lm (RL's own optimizer defaults)
+//! and the `[run.rlhf]` table.
+use super::lm::{resolve_model, resolve_optimizer};
+use crate::config::checker::{Checker, Seg};
+use crate::config::error::ConfigError;
+use crate::config::raw::{RawAlgorithm, RawKlEstimator, RawReward, RawRlhf, RawRun};
+use crate::config::resolved::lm::{ModelConfig, OptimizerConfig};
+use crate::config::resolved::rlhf::{AdaptiveKl, KlEstimator, RewardKind, RlAlgorithm, RlhfConfig, DEFAULT_RLHF, RLHF_OPTIMIZER};
 
-use super::resolve::{Checker, Seg};
-use super::{ConfigError, ModelConfig, OptimizerConfig};
-
-#[derive(Debug, Deserialize, Default)]
-#[serde(deny_unknown_fields)]
-pub struct RawRlhf {
-    pub algorithm: Option<RlAlgorithm>,
-    pub reward: Option<RawReward>,
-    /// The text `reward = "target"` counts.
-    pub target: Option<String>,
-    pub kl_coef: Option<f64>,
-    pub kl_estimator: Option<KlEstimator>,
-    pub adaptive_kl: Option<RawAdaptiveKl>,
-    pub group_size: Option<u64>,
-    pub prompt_len: Option<u64>,
-    pub max_new_tokens: Option<u64>,
-    /// One character that ends a response.
-    pub stop: Option<String>,
-    pub temperature: Option<f64>,
-    pub clip_range: Option<f64>,
-    pub gamma: Option<f64>,
-    pub lambda: Option<f64>,
-    pub vf_coef: Option<f64>,
-    pub epochs: Option<u64>,
-    pub minibatches: Option<u64>,
-    pub pretrain_steps: Option<u64>,
-    pub pretrain_lr: Option<f64>,
-}
-
-#[derive(Debug, Deserialize, Clone, Copy, PartialEq, Eq)]
-#[serde(rename_all = "snake_case")]
-pub enum RawReward {
-    Target,
-    Arithmetic,
-    Length,
-}
-
-#[derive(Debug, Deserialize, Clone, Copy)]
-#[serde(deny_unknown_fields)]
-pub struct RawAdaptiveKl {
-    pub target: f64,
-    pub horizon: Option<f64>,
-}
-
-/// How the policy is updated.
-#[derive(Debug, Deserialize, Clone, Copy, PartialEq, Eq)]
-#[serde(rename_all = "snake_case")]
-pub enum RlAlgorithm {
-    /// Clipped surrogate objective, value head, GAE; KL penalty in the per-token reward.
-    Ppo,
-    /// Group-relative advantages over `group_size` samples per prompt, no value head;
-    /// KL penalty as a loss term.
-    Grpo,
-}
-
-/// Estimator of KL(policy ‖ reference) per sampled token, with r = p_ref / p_policy.
-#[derive(Debug, Deserialize, Clone, Copy, PartialEq, Eq)]
-#[serde(rename_all = "snake_case")]
-pub enum KlEstimator {
-    /// -log r: unbiased, high variance, can be negative per token.
-    K1,
-    /// (r - 1) - log r: unbiased, low variance, never negative.
-    K3,
-}
-
-/// The programmatic reward of a response.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum RewardKind {
-    /// Bytes covered by occurrences of this text, over `max_new_tokens`.
-    Target(Vec<u8>),
-    /// Prompts are `a + b = ` (two-digit numbers); the reward is the fraction of the
-    /// sum's digits the response gets right, in place.
-    Arithmetic,
-    /// Response length over `max_new_tokens`: easy to game by never stopping.
-    Length,
-}
-
-/// Ziegler et al.'s proportional controller: the coefficient moves towards the value
-/// that keeps `kl` at `target`, by at most 20% per `horizon` samples.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct AdaptiveKl {
-    /// In the units of the `kl` metric (nats per response: summed over its tokens).
-    pub target: f64,
-    /// Samples over which the coefficient can change by the maximum step.
-    pub horizon: f64,
-}
-
-#[derive(Debug, Clone, PartialEq)]
-pub struct RlhfConfig {
-    pub model: ModelConfig,
-    pub optimizer: OptimizerConfig,
-    /// Responses sampled per step (for GRPO, prompts x group_size).
-    pub batch_size: usize,
-    pub algorithm: RlAlgorithm,
-    pub reward: RewardKind,
-    pub kl_coef: f64,
-    pub kl_estimator: KlEstimator,
-    pub adaptive_kl: Option<AdaptiveKl>,
-    pub group_size: usize,
-    /// Bytes of corpus text per prompt (arithmetic prompts are always `ARITHMETIC_PROMPT_LEN`).
-    pub prompt_len: usize,
-    pub max_new_tokens: usize,
-    pub stop: u8,
-    pub temperature: f64,
-    pub clip_range: f64,
-    pub gamma: f64,
-    pub lambda: f64,
-    pub vf_coef: f64,
-    /// Passes over each batch, each split into `minibatches` updates.
-    pub epochs: usize,
-    pub minibatches: usize,
-    /// Supervised steps on the synthetic corpus before RL (the reference copies the result).
-    pub pretrain_steps: u64,
-    pub pretrain_lr: f64,
-}
-
-impl RlhfConfig {
-    /// Prompt length in bytes for this reward.
-    pub fn prompt_bytes(&self) -> usize {
-        match self.reward {
-            RewardKind::Arithmetic => ARITHMETIC_PROMPT_LEN,
-            _ => self.prompt_len,
+/// A run of `workload = "rlhf"`; the lm-only tables are mistakes here. Takes the
+/// keys it reads out of `raw`.
+pub(super) fn resolve(c: &Checker, i: usize, raw: &mut RawRun, batch_size: usize) -> Result<RlhfConfig, ConfigError> {
+    let at = |key: &'static str| [Seg::Key("run"), Seg::Index(i), Seg::Key(key)];
+    if raw.data.is_some() {
+        return Err(c.err(&at("data"), "workload = \"rlhf\" takes its prompts and pretraining text from the synthetic corpus: remove [run.data]"));
+    }
+    for (key, set) in [("moe", raw.moe.is_some()), ("ndt", raw.ndt.is_some())] {
+        if set {
+            return Err(c.err(&at(key), format!("[run.{key}] applies to workload = \"lm\", not \"rlhf\"")));
         }
     }
-}
-
-/// `"12 + 34 = "`: the synthetic corpus's addition format with two-digit operands.
-pub const ARITHMETIC_PROMPT_LEN: usize = 10;
-
-/// RL fine-tuning wants a small constant learning rate and no weight decay.
-pub const RLHF_OPTIMIZER: OptimizerConfig =
-    OptimizerConfig { lr: 3e-4, betas: [0.9, 0.95], weight_decay: 0.0, warmup_steps: 0, grad_clip: 1.0, min_lr_ratio: 1.0 };
-
-pub const DEFAULT_RLHF: RlhfDefaults = RlhfDefaults {
-    kl_coef: 0.05,
-    adaptive_horizon: 10_000.0,
-    group_size: 4,
-    prompt_len: 16,
-    max_new_tokens: 24,
-    stop: b'.',
-    temperature: 1.0,
-    clip_range: 0.2,
-    gamma: 1.0,
-    lambda: 0.95,
-    vf_coef: 0.1,
-    epochs: 2,
-    minibatches: 1,
-    pretrain_steps: 0,
-    pretrain_lr: 3e-3,
-    target: b"e",
-};
-
-/// Values used when a key of `[run.rlhf]` is left out.
-pub struct RlhfDefaults {
-    pub kl_coef: f64,
-    pub adaptive_horizon: f64,
-    pub group_size: u64,
-    pub prompt_len: u64,
-    pub max_new_tokens: u64,
-    pub stop: u8,
-    pub temperature: f64,
-    pub clip_range: f64,
-    pub gamma: f64,
-    pub lambda: f64,
-    pub vf_coef: f64,
-    pub epochs: u64,
-    pub minibatches: u64,
-    pub pretrain_steps: u64,
-    pub pretrain_lr: f64,
-    pub target: &'static [u8],
+    let model = resolve_model(c, i, raw.model.take().unwrap_or_default())?;
+    let optimizer = resolve_optimizer(c, i, raw.optimizer.take().unwrap_or_default(), RLHF_OPTIMIZER)?;
+    resolve_table(c, i, raw.rlhf.take().unwrap_or_default(), model, optimizer, batch_size)
 }
 
 const MAX_EPOCHS: u64 = 64;
 
-pub(super) fn resolve(
+/// The `[run.rlhf]` table, for the already resolved model and optimizer.
+fn resolve_table(
     c: &Checker,
     i: usize,
     raw: RawRlhf,
@@ -188,7 +38,10 @@ pub(super) fn resolve(
     let at = |key: &'static str| [Seg::Key("run"), Seg::Index(i), Seg::Key("rlhf"), Seg::Key(key)];
     let err = |key: &'static str, msg: String| c.err(&at(key), msg);
     let d = DEFAULT_RLHF;
-    let algorithm = raw.algorithm.unwrap_or(RlAlgorithm::Ppo);
+    let algorithm = match raw.algorithm {
+        None | Some(RawAlgorithm::Ppo) => RlAlgorithm::Ppo,
+        Some(RawAlgorithm::Grpo) => RlAlgorithm::Grpo,
+    };
     let positive = |key: &'static str, v: Option<u64>, default: u64| -> Result<usize, ConfigError> {
         match v {
             Some(0) => Err(err(key, format!("rlhf.{key} must be at least 1"))),
@@ -260,7 +113,10 @@ pub(super) fn resolve(
         algorithm,
         reward,
         kl_coef: in_range("kl_coef", raw.kl_coef, d.kl_coef, |v| v >= 0.0, "zero or positive")?,
-        kl_estimator: raw.kl_estimator.unwrap_or(KlEstimator::K1),
+        kl_estimator: match raw.kl_estimator {
+            None | Some(RawKlEstimator::K1) => KlEstimator::K1,
+            Some(RawKlEstimator::K3) => KlEstimator::K3,
+        },
         adaptive_kl,
         group_size: match algorithm {
             RlAlgorithm::Grpo => positive("group_size", raw.group_size, d.group_size)?,

@@ -6,11 +6,12 @@
 //! gradient explosion) are counted apart, as collateral.
 use std::collections::BTreeMap;
 
-use super::detect::moe::balance;
-use super::monitor::SessionHealth;
-use super::stats::{mean, std_dev, Window};
+use rlmon::health::detect::moe::balance;
+use rlmon::health::stats::{mean, std_dev, Window};
+use rlmon::health::{Alert, AlertKind, HealthConfig, SessionHealth, Severity};
+use rlmon::metrics::catalog;
+
 use super::synth::{Case, MEM_TOTAL, STEPS};
-use super::{Alert, AlertKind, HealthConfig, Severity};
 
 /// Alerts of one case with the step at which each was raised.
 pub type Raised = Vec<(u64, Alert)>;
@@ -28,7 +29,7 @@ pub fn run_rlmon(case: &Case) -> Raised {
         (h.add_run("run#1", &cfg), h.add_run("run#2", &cfg))
     };
     for r in &mut h.runs {
-        r.set_memory_total("mem/gpu_bytes", MEM_TOTAL);
+        r.set_memory_total(catalog::MEM_GPU_BYTES, MEM_TOTAL);
     }
     let mut out = Vec::new();
     for (t, values) in case.steps.iter().enumerate() {
@@ -47,20 +48,20 @@ pub fn run_rlmon(case: &Case) -> Raised {
 /// agree alert on the first step whose values are not identical.
 pub fn run_baseline(case: &Case) -> Raised {
     const Z: f64 = 4.0;
-    // (kind, metric, +1 up / -1 down)
-    let watched: [(AlertKind, &str, f64); 12] = [
-        (AlertKind::LossSpike, "loss", 1.0),
-        (AlertKind::LossDivergence, "loss", 1.0),
-        (AlertKind::GradExplosion, "grad_norm", 1.0),
-        (AlertKind::GradVanishing, "grad_norm", -1.0),
-        (AlertKind::KlSpike, "kl", 1.0),
-        (AlertKind::KlRunaway, "kl", 1.0),
-        (AlertKind::RewardHacking, "response_len", 1.0),
-        (AlertKind::RewardSaturation, "reward_std", -1.0),
-        (AlertKind::EntropyCollapse, "entropy", -1.0),
-        (AlertKind::MemoryLeak, "mem/gpu_bytes", 1.0),
-        (AlertKind::ExpertCollapse, "balance", -1.0),
-        (AlertKind::ThroughputRegression, "tokens_per_s", -1.0),
+    // (kind, metric (`None`: the worst MoE layer balance), +1 up / -1 down)
+    let watched: [(AlertKind, Option<&str>, f64); 12] = [
+        (AlertKind::LossSpike, Some(catalog::LOSS), 1.0),
+        (AlertKind::LossDivergence, Some(catalog::LOSS), 1.0),
+        (AlertKind::GradExplosion, Some(catalog::GRAD_NORM), 1.0),
+        (AlertKind::GradVanishing, Some(catalog::GRAD_NORM), -1.0),
+        (AlertKind::KlSpike, Some(catalog::KL), 1.0),
+        (AlertKind::KlRunaway, Some(catalog::KL), 1.0),
+        (AlertKind::RewardHacking, Some(catalog::RESPONSE_LEN), 1.0),
+        (AlertKind::RewardSaturation, Some(catalog::REWARD_STD), -1.0),
+        (AlertKind::EntropyCollapse, Some(catalog::ENTROPY), -1.0),
+        (AlertKind::MemoryLeak, Some(catalog::MEM_GPU_BYTES), 1.0),
+        (AlertKind::ExpertCollapse, None, -1.0),
+        (AlertKind::ThroughputRegression, Some(catalog::TOKENS_PER_S), -1.0),
     ];
     let mut windows: BTreeMap<AlertKind, (Window, u64)> = watched.iter().map(|(k, _, _)| (*k, (Window::new(50), 0))).collect();
     let mut out = Vec::new();
@@ -85,19 +86,22 @@ pub fn run_baseline(case: &Case) -> Raised {
         }
         let worst_balance = (0..8)
             .filter_map(|l| {
-                let loads: Vec<f64> = (0..8).filter_map(|e| get(&format!("moe/L{l}/load/E{e}"))).collect();
+                let loads: Vec<f64> = (0..8).filter_map(|e| get(&catalog::moe(l).load(e))).collect();
                 balance(&loads).map(|b| b.balance)
             })
             .reduce(f64::min);
         for (kind, metric, dir) in watched {
-            let x = if metric == "balance" { worst_balance } else { get(metric) };
+            let x = match metric {
+                Some(name) => get(name),
+                None => worst_balance,
+            };
             let Some(x) = x.filter(|x| x.is_finite()) else { continue };
             let (w, quiet) = windows.get_mut(&kind).expect("window per kind");
             if w.is_full() {
                 let v = w.to_vec();
                 let (m, s) = (mean(&v).unwrap_or(0.0), std_dev(&v).unwrap_or(0.0));
                 if s > 0.0 && dir * (x - m) / s > Z && step >= *quiet {
-                    out.push((step, alert(kind, step, metric, x)));
+                    out.push((step, alert(kind, step, metric.unwrap_or(catalog::MoeLayer::BALANCE), x)));
                     *quiet = step + 20;
                 }
             }
@@ -107,7 +111,7 @@ pub fn run_baseline(case: &Case) -> Raised {
             let differs = p[t].iter().any(|(n, v)| get(n).is_some_and(|a| a != *v));
             if differs {
                 let kind = if case.fault.as_ref().is_some_and(|f| f.kind == AlertKind::RunDivergence) { AlertKind::RunDivergence } else { AlertKind::Nondeterminism };
-                out.push((step, alert(kind, step, "loss", f64::NAN)));
+                out.push((step, alert(kind, step, catalog::LOSS, f64::NAN)));
                 pair_done = true;
             }
         }
@@ -237,20 +241,4 @@ pub fn table(title: &str, s: &Scores) -> String {
         out.push_str(&format!("false alarms by nearest benign event: {}\n", causes.join(", ")));
     }
     out
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::health::synth::{generate, Family};
-
-    #[test]
-    fn scorer_counts_hits_latency_and_false_alarms() {
-        let cases = vec![generate(Some(AlertKind::Nonfinite), Family::Pretrain, 2, 3), generate(None, Family::Pretrain, 0, 3)];
-        let s = score(&cases, run_rlmon);
-        let nf = &s.kinds[&AlertKind::Nonfinite];
-        assert_eq!((nf.cases, nf.detected), (1, 1));
-        assert_eq!(nf.latencies, vec![0], "NaN is caught at its step");
-        assert!(s.clean_steps > STEPS);
-    }
 }

@@ -1,0 +1,8 @@
+// The benchmark and the harness's tests each use part of this module.
+#![allow(dead_code)]
+//! The evaluation harness of the health detectors: a seeded corpus of metric
+//! series with labelled faults and benign events (`synth`), and a scorer that
+//! runs the detectors over it as the hub does (`score`). Used by
+//! benches/health_accuracy.rs; its tests run from tests/health_eval.rs.
+pub mod score;
+pub mod synth;

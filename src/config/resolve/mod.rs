@@ -1,0 +1,113 @@
+//! Turns the raw file into checked settings, filling defaults: the session and run
+//! keys here, each workload's and each run table's in its own file. Every check
+//! that fails points at the key that caused it.
+mod faults;
+mod health;
+mod lm;
+mod rlhf;
+
+use std::path::Path;
+
+use super::checker::{Checker, Seg};
+use super::error::ConfigError;
+use super::raw::{RawConfig, RawRun, RawThreads, RawWorkload};
+use super::resolved::{DeviceRequest, Replica, RunConfig, SessionConfig, Threads, WorkloadConfig, DEFAULT_BATCH_SIZE};
+
+const MAX_THREADS: u64 = 1024;
+/// More copies of one run than this is a typo, not an experiment.
+const MAX_REPLICAS: u64 = 64;
+
+/// A whole config file.
+pub(super) fn session(raw: RawConfig, text: &str, path: &Path) -> Result<SessionConfig, ConfigError> {
+    let checker = Checker::new(path, text);
+    let name = match raw.session {
+        Some(name) if name.trim().is_empty() => {
+            return Err(checker.err(&[Seg::Key("session")], "session name must not be empty"))
+        }
+        Some(name) => name,
+        None => path.file_stem().map_or_else(|| "session".into(), |s| s.to_string_lossy().into_owned()),
+    };
+    if raw.runs.is_empty() {
+        return Err(checker.err_file("no runs: add at least one [[run]] table"));
+    }
+    let base_dir = path.parent().unwrap_or(Path::new("."));
+    let mut runs: Vec<RunConfig> = Vec::with_capacity(raw.runs.len());
+    for (i, raw_run) in raw.runs.into_iter().enumerate() {
+        let copies = resolve_run(&checker, i, raw_run, base_dir)?;
+        for run in copies {
+            if runs.iter().any(|r| r.name == run.name) {
+                return Err(checker.err(&[Seg::Key("run"), Seg::Index(i), Seg::Key("name")], format!("duplicate run name `{}`", run.name)));
+            }
+            runs.push(run);
+        }
+    }
+    let baseline = raw.baseline.map(|b| base_dir.join(b));
+    Ok(SessionConfig { name, path: path.to_path_buf(), text: text.to_owned(), runs, baseline })
+}
+
+/// One `[[run]]` table: one run, or its replicas.
+fn resolve_run(c: &Checker, i: usize, mut raw: RawRun, base_dir: &Path) -> Result<Vec<RunConfig>, ConfigError> {
+    let at = |key: &'static str| [Seg::Key("run"), Seg::Index(i), Seg::Key(key)];
+    let name = raw.name.trim().to_owned();
+    if name.is_empty() || name.contains('#') || name.chars().any(char::is_control) {
+        return Err(c.err(&at("name"), "run name must be non-empty and must not contain `#` (used for replicas) or control characters"));
+    }
+    let device = match raw.device.as_deref() {
+        None => DeviceRequest::Auto,
+        Some(s) => DeviceRequest::parse(s).ok_or_else(|| {
+            c.err(&at("device"), format!("unknown device `{s}`: expected \"auto\", \"cpu\", \"cuda\" or \"cuda:N\""))
+        })?,
+    };
+    if raw.steps == 0 {
+        return Err(c.err(&at("steps"), "steps must be at least 1"));
+    }
+    let threads = match raw.intra_op_threads {
+        None | Some(RawThreads::Auto) => Threads::Auto,
+        Some(RawThreads::Fixed(n)) if n > MAX_THREADS => {
+            return Err(c.err(&at("intra_op_threads"), format!("intra_op_threads must be at most {MAX_THREADS}")))
+        }
+        Some(RawThreads::Fixed(n)) => Threads::Fixed(n as usize),
+    };
+    let batch_size = raw.batch_size.unwrap_or(DEFAULT_BATCH_SIZE);
+    if batch_size == 0 {
+        return Err(c.err(&at("batch_size"), "batch_size must be at least 1"));
+    }
+    let workload = match raw.workload {
+        RawWorkload::Lm => WorkloadConfig::Lm(lm::resolve(c, i, &mut raw, batch_size as usize, base_dir)?),
+        RawWorkload::Rlhf => WorkloadConfig::Rlhf(rlhf::resolve(c, i, &mut raw, batch_size as usize)?),
+    };
+    let replicas = match raw.replicas {
+        None => 1,
+        Some(n) if (1..=MAX_REPLICAS).contains(&n) => n as usize,
+        Some(_) => return Err(c.err(&at("replicas"), format!("replicas must be between 1 and {MAX_REPLICAS}"))),
+    };
+    let faults = faults::resolve(c, i, raw.faults.unwrap_or_default(), replicas, &workload)?;
+    let health = health::resolve(c, i, raw.health.unwrap_or_default())?;
+    let price_per_hour = match raw.price_per_hour {
+        Some(p) if !(p.is_finite() && p >= 0.0) => return Err(c.err(&at("price_per_hour"), "price_per_hour must be zero or positive")),
+        p => p,
+    };
+    let run = RunConfig {
+        name,
+        device,
+        seed: raw.seed.unwrap_or(0),
+        steps: raw.steps,
+        threads,
+        workload,
+        replica: None,
+        deterministic: raw.deterministic.unwrap_or(false),
+        faults,
+        health,
+        price_per_hour,
+    };
+    if raw.replicas.is_none() {
+        return Ok(vec![run]);
+    }
+    Ok((1..=replicas)
+        .map(|index| RunConfig {
+            name: format!("{}#{index}", run.name),
+            replica: Some(Replica { of: run.name.clone(), index, count: replicas }),
+            ..run.clone()
+        })
+        .collect())
+}

@@ -1,0 +1,121 @@
+//! The settings the rest of rlmon uses: a config file checked and with every
+//! default filled in. Plain data; `resolve` builds them from the file.
+pub mod faults;
+pub mod lm;
+pub mod rlhf;
+
+use std::path::PathBuf;
+
+use crate::health::HealthConfig;
+use faults::FaultConfig;
+use lm::LmConfig;
+use rlhf::RlhfConfig;
+
+/// A resolved session config.
+#[derive(Debug, Clone)]
+pub struct SessionConfig {
+    /// Session name, used in the header and in snapshot file names.
+    pub name: String,
+    /// Where the config was read from.
+    pub path: PathBuf,
+    /// The config text as written, kept for the snapshot's metadata.
+    pub text: String,
+    pub runs: Vec<RunConfig>,
+    /// A snapshot to compare against live (relative to the config's folder).
+    pub baseline: Option<PathBuf>,
+}
+
+impl SessionConfig {
+    /// Caps every run at `max_steps` (the `--max-steps` flag).
+    pub fn cap_steps(&mut self, max_steps: u64) {
+        for run in &mut self.runs {
+            run.steps = run.steps.min(max_steps);
+        }
+    }
+}
+
+/// One run of a session, resolved.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RunConfig {
+    pub name: String,
+    pub device: DeviceRequest,
+    pub seed: u64,
+    pub steps: u64,
+    pub threads: Threads,
+    pub workload: WorkloadConfig,
+    /// Set when this run is one of several copies of a `[[run]]` (`replicas = N`).
+    pub replica: Option<Replica>,
+    /// Bitwise-repeatable settings (see `workload::determinism`).
+    pub deterministic: bool,
+    pub faults: FaultConfig,
+    /// Detector settings: defaults with the config's `[run.health]` overrides.
+    pub health: HealthConfig,
+    /// Hardware price per hour, for cost per 1,000 samples and cost so far.
+    pub price_per_hour: Option<f64>,
+}
+
+/// This run's place among the copies of one `[[run]]`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Replica {
+    /// The `[[run]]` name the copies share; runs are named `{of}#{index}`.
+    pub of: String,
+    /// 1-based.
+    pub index: usize,
+    pub count: usize,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum WorkloadConfig {
+    Lm(LmConfig),
+    Rlhf(RlhfConfig),
+}
+
+impl WorkloadConfig {
+    /// The workload kind as written in the config (`workload = "lm"`).
+    pub fn kind(&self) -> &'static str {
+        match self {
+            WorkloadConfig::Lm(_) => "lm",
+            WorkloadConfig::Rlhf(_) => "rlhf",
+        }
+    }
+}
+
+/// Responses (rlhf) or sequences (lm) per step when `batch_size` is left out.
+pub const DEFAULT_BATCH_SIZE: u64 = 16;
+
+/// Which device a run asked for; `Auto` picks CUDA when it is available.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DeviceRequest {
+    Auto,
+    Cpu,
+    Cuda(usize),
+}
+
+impl DeviceRequest {
+    pub fn parse(s: &str) -> Option<Self> {
+        match s {
+            "auto" => Some(DeviceRequest::Auto),
+            "cpu" => Some(DeviceRequest::Cpu),
+            "cuda" => Some(DeviceRequest::Cuda(0)),
+            _ => s.strip_prefix("cuda:")?.parse().ok().map(DeviceRequest::Cuda),
+        }
+    }
+}
+
+impl std::fmt::Display for DeviceRequest {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            DeviceRequest::Auto => f.write_str("auto"),
+            DeviceRequest::Cpu => f.write_str("cpu"),
+            DeviceRequest::Cuda(i) => write!(f, "cuda:{i}"),
+        }
+    }
+}
+
+/// Intra-op (OpenMP) threads of a run's training loop.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Threads {
+    /// Chosen at start from the core count and the number of runs (see `workload::threads`).
+    Auto,
+    Fixed(usize),
+}
