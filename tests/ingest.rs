@@ -62,7 +62,8 @@ fn nanogpt_logs_are_read_and_a_nan_is_critical() {
     assert_eq!(read_as(run, "val_loss"), Some("val_loss"));
     let nan = r["alerts"].as_array().unwrap().iter().find(|a| a["kind"] == "nonfinite").expect("the NaN loss");
     assert_eq!((nan["step"].as_u64(), nan["metric"].as_str()), (Some(200), Some("loss")));
-    let (_, modded) = check(&fixture("modded_nanogpt.txt"), &[]);
+    let (code, modded) = check(&fixture("modded_nanogpt.txt"), &[]);
+    assert_eq!(code, 0, "its `step_avg:nanms` at step 0 is no broken run: {modded}");
     assert_eq!(modded["runs"][0]["points"], 501);
     assert_eq!(read_as(&modded["runs"][0], "loss"), Some("loss"));
 }

@@ -5,6 +5,7 @@ use super::{Detector, Point, Raised};
 use crate::health::config::KindSettings;
 use crate::health::stats::Cooldown;
 use crate::health::{AlertKind, Severity};
+use crate::metrics::catalog;
 
 /// Every metric that turns NaN/Inf at a step, in one alert: loss and gradients
 /// usually break together, and that is one event. Each metric has its own
@@ -49,7 +50,9 @@ impl NonfiniteValues {
         for (name, v) in p.values {
             // Nothing open and nothing broken, the usual case, costs no lookup.
             let quiet = self.open.is_empty() && v.is_finite();
-            if !quiet && self.gate(name, *v) {
+            // A timing or memory reading that is NaN (modded-nanogpt prints
+            // `step_avg:nanms` at step 0) says nothing about the training.
+            if !quiet && !catalog::is_timing_or_resource(name) && self.gate(name, *v) {
                 broken.push((name, *v));
             }
         }
@@ -106,5 +109,12 @@ mod tests {
             ]
         );
         assert!(d.open.is_empty(), "both events closed after their cooldown");
+    }
+
+    #[test]
+    fn a_nan_timing_reading_is_not_a_broken_run() {
+        let mut d = NonfiniteValues::new(defaults(AlertKind::Nonfinite));
+        let values: Vec<(MetricName, f64)> = vec![("loss".into(), 2.0), ("step_avg_s".into(), f64::NAN), ("step_time_s".into(), f64::INFINITY)];
+        assert!(d.check(&Point { step: 0, time_s: 0.0, values: &values }).is_none());
     }
 }
