@@ -122,3 +122,29 @@ fn a_users_pattern_and_a_forced_format() {
     let out = Command::cargo_bin("rlmon").unwrap().args(["check", "--pattern", "("]).arg(&path).output().unwrap();
     assert_eq!(out.status.code(), Some(2));
 }
+
+#[test]
+fn a_tensorboard_folder_written_by_torch_is_read_and_a_cut_short_file_waits() {
+    // Written by torch.utils.tensorboard.SummaryWriter: train/loss and
+    // train/learning_rate as simple values, grad_norm as a tensor (new_style).
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/tensorboard");
+    let (code, r) = check(&dir, &[]);
+    assert_eq!((code, r["format"].as_str()), (0, Some("tensorboard")));
+    let run = &r["runs"][0];
+    assert_eq!((run["name"].as_str(), run["points"].as_u64()), (Some("run1"), Some(40)));
+    assert_eq!(read_as(run, "train/loss"), Some("loss"));
+    assert_eq!(read_as(run, "train/learning_rate"), Some("lr"));
+    assert_eq!(read_as(run, "grad_norm"), Some("grad_norm"), "a tensor-style scalar");
+    // The same file cut in the middle of a record, as while it is being written.
+    let file = std::fs::read_dir(dir.join("run1")).unwrap().next().unwrap().unwrap().path();
+    let bytes = std::fs::read(&file).unwrap();
+    let tmp = tempfile::tempdir().unwrap();
+    let cut = tmp.path().join("live").join(file.file_name().unwrap());
+    std::fs::create_dir_all(cut.parent().unwrap()).unwrap();
+    std::fs::write(&cut, &bytes[..bytes.len() / 2 + 7]).unwrap();
+    let (code, r) = check(&cut, &[]);
+    assert_eq!((code, r["runs"][0]["name"].as_str()), (0, Some("live")));
+    let points = r["runs"][0]["points"].as_u64().unwrap();
+    assert!((15..25).contains(&points), "the whole records of the first half: {points}");
+    assert_eq!(r["skipped_lines"], 0, "a record still being written is no error");
+}

@@ -82,9 +82,16 @@ fn not_judged(run: &RunRecord, settings: &HealthConfig) -> Vec<NotJudged> {
 
 /// Analyses log text in `format`; `default_run` names records without a run.
 pub fn analyse(text: &[u8], format: Format, default_run: &str, default_metric: Option<String>) -> std::result::Result<CheckReport, String> {
+    analyse_sources(&[(default_run, text)], format, default_metric)
+}
+
+/// Analyses several inputs of one format (the event files of a TensorBoard folder),
+/// each `(default run, text)`; records of one run name form one stream, in order.
+pub fn analyse_sources(sources: &[(&str, &[u8])], format: Format, default_metric: Option<String>) -> std::result::Result<CheckReport, String> {
     let format_name = format.name().to_owned();
-    let mut reader = LineReader::new(format, default_metric);
-    let mut hub = Hub::new(SessionState::new(default_run.to_owned(), Vec::new()));
+    let strict = format.strict();
+    let session = sources.first().map_or("log", |s| s.0);
+    let mut hub = Hub::new(SessionState::new(session.to_owned(), Vec::new()));
     let mut streams: BTreeMap<String, (usize, Normalizer)> = BTreeMap::new();
     let mut skipped: BTreeMap<SkipKind, Skipped> = BTreeMap::new();
     let feed = |hub: &mut Hub, run: usize, emits: Vec<Emit>| {
@@ -98,10 +105,12 @@ pub fn analyse(text: &[u8], format: Format, default_run: &str, default_metric: O
             }
         }
     };
+    for (default_run, text) in sources {
+    let mut reader = LineReader::new(format.clone(), default_metric.clone());
     ingest::read_all(text, &mut reader, |line_no, line| match line {
         Line::Metrics(rec) => {
             for rec in ingest::csv::split_runs(rec) {
-                let name = rec.run.clone().unwrap_or_else(|| default_run.to_owned());
+                let name = rec.run.clone().unwrap_or_else(|| (*default_run).to_owned());
                 let (run, norm) = streams.entry(name.clone()).or_insert_with(|| {
                     let id = hub.add_run(RunRecord::new(name.clone(), "log".into(), "-".into(), 0), &HealthConfig::default());
                     (id, Normalizer::default())
@@ -120,6 +129,7 @@ pub fn analyse(text: &[u8], format: Format, default_run: &str, default_metric: O
         }
         Line::Blank => {}
     })?;
+    }
     for (run, norm) in streams.values_mut() {
         let emits = norm.finish();
         feed(&mut hub, *run, emits);
@@ -144,7 +154,6 @@ pub fn analyse(text: &[u8], format: Format, default_run: &str, default_metric: O
         })
         .collect::<Vec<_>>();
     // Text logs hold other output between metric lines: that is not a skip.
-    let strict = reader.format().strict();
     if !strict {
         skipped.remove(&SkipKind::NotMetrics);
     }
@@ -207,6 +216,43 @@ impl CheckReport {
     }
 }
 
+/// TensorBoard event files under `dir` (three levels deep), sorted by path: a
+/// folder's files are one run's, in the order they were started.
+fn tensorboard_files(dir: &Path) -> Vec<std::path::PathBuf> {
+    fn walk(dir: &Path, depth: usize, out: &mut Vec<std::path::PathBuf>) {
+        let Ok(entries) = std::fs::read_dir(dir) else { return };
+        for entry in entries.flatten() {
+            let path = entry.path();
+            if path.is_dir() && depth < 3 {
+                walk(&path, depth + 1, out);
+            } else if path.file_name().is_some_and(|n| ingest::tensorboard::is_event_file(&n.to_string_lossy())) {
+                out.push(path);
+            }
+        }
+    }
+    let mut out = Vec::new();
+    walk(dir, 0, &mut out);
+    out.sort();
+    out
+}
+
+/// A TensorBoard log folder: each sub-folder holding event files is a run, named by
+/// its path under `dir` (the folder itself: its own name).
+fn analyse_tensorboard(dir: &Path, files: &[std::path::PathBuf]) -> Result<CheckReport> {
+    let mut texts = Vec::with_capacity(files.len());
+    for f in files {
+        let bytes = std::fs::read(f).map_err(|e| RlmonError::Usage(format!("{}: cannot read: {e}", f.display())))?;
+        let parent = f.parent().unwrap_or(dir);
+        let run = match parent.strip_prefix(dir) {
+            Ok(rel) if !rel.as_os_str().is_empty() => rel.display().to_string(),
+            _ => dir.file_name().map_or_else(|| "run".into(), |n| n.to_string_lossy().into_owned()),
+        };
+        texts.push((run, bytes));
+    }
+    let sources: Vec<(&str, &[u8])> = texts.iter().map(|(r, b)| (r.as_str(), b.as_slice())).collect();
+    analyse_sources(&sources, Format::TensorBoard, None).map_err(|e| RlmonError::Usage(format!("{}: {e}", dir.display())))
+}
+
 /// The report of a recorded session: its runs replayed through the hub (alerts as
 /// live, baseline alerts included); a run's points are its logged steps.
 pub fn analyse_recording(rec: &crate::record::Recording) -> CheckReport {
@@ -239,7 +285,10 @@ pub fn analyse_recording(rec: &crate::record::Recording) -> CheckReport {
 
 pub fn check(args: CheckArgs) -> Result<u8> {
     let path = &args.file;
-    let report = if path.is_dir() || crate::record::snapshot::looks_like_parquet(path) {
+    let event_files = if path.is_dir() { tensorboard_files(path) } else { Vec::new() };
+    let report = if !event_files.is_empty() {
+        analyse_tensorboard(path, &event_files)?
+    } else if path.is_dir() || crate::record::snapshot::looks_like_parquet(path) {
         analyse_recording(&crate::record::load(path)?)
     } else {
         let text = std::fs::read(path).map_err(|e| RlmonError::Usage(format!("{}: cannot read: {e}", path.display())))?;
@@ -249,7 +298,13 @@ pub fn check(args: CheckArgs) -> Result<u8> {
             (None, None) => ingest::detect(path, &String::from_utf8_lossy(&text[..text.len().min(64 * 1024)])),
         };
         let stem = path.file_stem().map(|s| s.to_string_lossy().into_owned());
-        let default_run = stem.clone().unwrap_or_else(|| "run".into());
+        // An event file's name is a timestamp and a host: its folder names the run.
+        let folder = || path.parent().and_then(|p| p.file_name()).map(|n| n.to_string_lossy().into_owned());
+        let default_run = match format {
+            Format::TensorBoard => folder(),
+            _ => stem.clone(),
+        }
+        .unwrap_or_else(|| "run".into());
         // TensorBoard's export of one tag: `run-NAME-tag-TAG.csv`.
         let default_metric = stem.map(|s| s.rsplit_once("-tag-").map_or(s.clone(), |(_, tag)| tag.to_owned()));
         analyse(&text, format, &default_run, default_metric).map_err(|e| RlmonError::Usage(format!("{}: {e}", path.display())))?

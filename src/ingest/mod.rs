@@ -10,6 +10,7 @@ pub mod csv;
 pub mod hf;
 pub mod jsonl;
 pub mod normalize;
+pub mod tensorboard;
 pub mod text;
 
 use std::path::Path;
@@ -91,10 +92,12 @@ pub enum Format {
     Text(Preset),
     /// A user's regex with named groups: `step` and metric names.
     Pattern(text::Pattern),
+    /// TensorBoard event files (records, not lines).
+    TensorBoard,
 }
 
 /// Names accepted by `--format`.
-pub const FORMAT_NAMES: &[&str] = &["jsonl", "csv", "tsv", "trainer-state", "hf-log", "megatron", "nanogpt", "deepspeed"];
+pub const FORMAT_NAMES: &[&str] = &["jsonl", "csv", "tsv", "trainer-state", "hf-log", "megatron", "nanogpt", "deepspeed", "tensorboard"];
 
 impl Format {
     pub fn name(&self) -> &'static str {
@@ -108,6 +111,7 @@ impl Format {
             Format::Text(Preset::NanoGpt) => "nanogpt",
             Format::Text(Preset::DeepSpeed) => "deepspeed",
             Format::Pattern(_) => "pattern",
+            Format::TensorBoard => "tensorboard",
         }
     }
 
@@ -122,6 +126,7 @@ impl Format {
             "megatron" => Format::Text(Preset::Megatron),
             "nanogpt" => Format::Text(Preset::NanoGpt),
             "deepspeed" => Format::Text(Preset::DeepSpeed),
+            "tensorboard" => Format::TensorBoard,
             _ => return None,
         })
     }
@@ -138,6 +143,9 @@ impl Format {
 pub fn detect(path: &Path, head: &str) -> Format {
     let name = path.file_name().map(|n| n.to_string_lossy().to_ascii_lowercase()).unwrap_or_default();
     let first = head.lines().map(str::trim).find(|l| !l.is_empty()).unwrap_or("");
+    if tensorboard::is_event_file(&name) {
+        return Format::TensorBoard;
+    }
     if name.ends_with("trainer_state.json") || (first.starts_with('{') && head.contains("\"log_history\"")) {
         return Format::TrainerState;
     }
@@ -196,7 +204,7 @@ impl LineReader {
         let parsed = match &mut self.format {
             Format::Jsonl => jsonl::parse(line),
             Format::Csv(delimiter) => self.csv.line(line, *delimiter),
-            Format::TrainerState => Line::Skip(SkipKind::Malformed, "trainer_state.json is read whole".into()),
+            Format::TrainerState | Format::TensorBoard => Line::Skip(SkipKind::Malformed, "this format is read whole, not by lines".into()),
             Format::HfLog => hf::parse_printed(line),
             Format::Text(preset) => text::parse(*preset, line),
             Format::Pattern(p) => p.parse(line),
@@ -212,6 +220,10 @@ impl LineReader {
 /// Reads a whole input, calling `f` with each line's number (from 1) and what it
 /// holds. Formats read as one document (trainer_state.json) number their records.
 pub fn read_all(text: &[u8], reader: &mut LineReader, mut f: impl FnMut(usize, Line)) -> Result<(), String> {
+    if matches!(reader.format, Format::TensorBoard) {
+        tensorboard::read_all(text, f);
+        return Ok(());
+    }
     if matches!(reader.format, Format::TrainerState) {
         let text = std::str::from_utf8(text).map_err(|_| "not UTF-8 text".to_owned())?;
         for (i, rec) in hf::trainer_state(text)?.into_iter().enumerate() {
