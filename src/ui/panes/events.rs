@@ -22,14 +22,17 @@ pub struct Events {
 }
 
 impl Pane for Events {
-    fn act(&mut self, action: PaneAction, _: &SessionState, _: &ViewState) -> Reaction {
-        self.scroll = match action {
+    fn act(&mut self, action: PaneAction, state: &SessionState, _: &ViewState) -> Reaction {
+        let scroll = match action {
             PaneAction::Up => self.scroll + 1,
             PaneAction::Down => self.scroll.saturating_sub(1),
             PaneAction::PageUp => self.scroll + PAGE,
             PaneAction::PageDown => self.scroll.saturating_sub(PAGE),
             _ => return Reaction::Ignored,
         };
+        // Scrolling stops at the oldest line: keys pressed past it are not stored up
+        // (the drawing also keeps the last page full).
+        self.scroll = scroll.min(state.log.len().saturating_sub(1));
         Reaction::Changed
     }
 

@@ -15,7 +15,7 @@ pub fn render(frame: &mut Frame, area: Rect, ctx: &Ctx) {
     let s = ctx.state;
     let t = ctx.theme;
     // A narrow header keeps what matters (runs going, alerts, the GPU) in view: no
-    // name tag, no zero counts, no reason after NO GPU (the hardware pane has it).
+    // name tag, no zero counts.
     let narrow = area.width < COMPACT_BELOW_WIDTH;
     let sep = || Span::styled(" │ ", ctx.muted());
     let mut spans = Vec::new();
@@ -61,11 +61,10 @@ pub fn render(frame: &mut Frame, area: Rect, ctx: &Ctx) {
             let extra = if gpus.len() > 1 { format!(" +{}", gpus.len() - 1) } else { String::new() };
             spans.push(Span::styled(format!("GPU {name}{extra}"), Style::default().fg(t.ok)));
         }
-        GpuStatus::Unavailable { reason } => {
+        GpuStatus::Unavailable { .. } => {
+            // The badge stays short at any width; the reason is in the hardware pane
+            // and in `rlmon doctor`.
             spans.push(Span::styled("NO GPU", Style::default().fg(t.warn).add_modifier(Modifier::BOLD)));
-            if !narrow {
-                spans.push(Span::styled(format!(" {reason}"), ctx.muted()));
-            }
         }
         GpuStatus::Unknown => spans.push(Span::styled("GPU ?", ctx.muted())),
     }

@@ -68,7 +68,24 @@ impl Pane for Runs {
     }
 }
 
+/// `text` in at most `width` characters, cut in the middle so that both its start
+/// and its distinguishing end stay (`grpo-kl-zero (rlhf)` -> `grpo-kl… (rlhf)`).
+pub fn fit_middle(text: &str, width: usize) -> String {
+    let n = text.chars().count();
+    if n <= width || width < 3 {
+        return text.chars().take(width).collect();
+    }
+    let tail = (width - 1) / 2 + (width - 1) % 2;
+    let head = width - 1 - tail;
+    let start: String = text.chars().take(head).collect();
+    let end: String = text.chars().skip(n - tail).collect();
+    format!("{start}…{end}")
+}
+
 fn render(frame: &mut Frame, area: Rect, ctx: &Ctx) {
+    // The name column takes what the fixed columns leave (Table's Min(10) column).
+    let fixed: u16 = 2 + 7 + PROGRESS_CELLS as u16 + 9 + 7 + 13 + 5;
+    let name_width = area.width.saturating_sub(2 + fixed).max(10) as usize;
     let header = Row::new(["#", "run", "device", "step", "tok/s", "state · alert"]).style(ctx.muted().add_modifier(Modifier::BOLD));
     let rows = ctx.state.runs.iter().enumerate().map(|(i, r)| {
         let fraction = if r.total_steps > 0 { r.step as f64 / r.total_steps as f64 } else { 0.0 };
@@ -76,7 +93,7 @@ fn render(frame: &mut Frame, area: Rect, ctx: &Ctx) {
         let rate = r.rate(catalog::TOKENS, Some(RATE_WINDOW)).map_or("-".into(), si);
         let mut row = Row::new(vec![
             Cell::from(format!("{}", i + 1)),
-            Cell::from(format!("{} ({})", r.name, r.workload)),
+            Cell::from(fit_middle(&format!("{} ({})", r.name, r.workload), name_width)),
             Cell::from(r.device.clone()),
             Cell::from(progress),
             Cell::from(rate),
@@ -106,5 +123,17 @@ fn render(frame: &mut Frame, area: Rect, ctx: &Ctx) {
             frame.render_widget(Paragraph::new(line), reason_area);
         }
         _ => frame.render_widget(table, inner),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::fit_middle;
+
+    #[test]
+    fn long_names_keep_their_distinguishing_end() {
+        assert_eq!(fit_middle("grpo-kl-zero (rlhf)", 15), "grpo-kl… (rlhf)");
+        assert_eq!(fit_middle("tiny (lm)", 15), "tiny (lm)");
+        assert_eq!(fit_middle("abcdef", 5).chars().count(), 5);
     }
 }
