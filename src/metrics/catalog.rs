@@ -305,10 +305,10 @@ use SeriesKind::{Derived, DerivedStored, PerStep, Telemetry};
 /// offers them in.
 pub const CATALOG: &[MetricInfo] = &[
     entry(LOSS, "loss", Unit::Ratio, Lower, PerStep, P::Training).agree().aliases(&["train_loss", "train/loss", "lm_loss", "ppo/loss/total"]),
-    entry(LR, "lr", Unit::Ratio, Neither, PerStep, P::Training).agree().aliases(&["learning_rate", "actor/lr", "actor_lr", "ppo/learning_rate"]),
-    entry(GRAD_NORM, "grad norm", Unit::Ratio, Neither, PerStep, P::Training).agree().aliases(&["actor/grad_norm", "actor_grad_norm"]),
     entry(POLICY_LOSS, "policy loss", Unit::Ratio, Lower, PerStep, P::Training).signed().aliases(&["actor/pg_loss", "loss/policy_avg", "ppo/loss/policy"]),
     entry(VALUE_LOSS, "value loss", Unit::Ratio, Lower, PerStep, P::Training).aliases(&["critic/vf_loss", "loss/value_avg", "ppo/loss/value", "critic_loss"]),
+    entry(LR, "lr", Unit::Ratio, Neither, PerStep, P::Training).agree().aliases(&["learning_rate", "actor/lr", "actor_lr", "ppo/learning_rate"]),
+    entry(GRAD_NORM, "grad norm", Unit::Ratio, Neither, PerStep, P::Training).agree().aliases(&["actor/grad_norm", "actor_grad_norm"]),
     entry(TOKENS, "tokens", Unit::Count, Neither, PerStep, P::None).aliases(&["perf/total_num_tokens", "total_num_tokens"]),
     entry(SAMPLES, "samples", Unit::Count, Neither, PerStep, P::None),
     entry(STEP_TIME_S, "step time", Unit::Seconds, Lower, PerStep, P::Throughput).aliases(&["step_time", "perf/time_per_step", "timing_s/step", "timing/train/total_step_time", "time/ppo/total"]),

@@ -344,7 +344,10 @@ mod tests {
 
     #[test]
     fn toggles_freeze_zoom_and_window() {
-        let s = live(&[RunState::Running]);
+        let mut s = live(&[RunState::Running]);
+        for m in [crate::metrics::catalog::LOSS, crate::metrics::catalog::LR, crate::metrics::catalog::GRAD_NORM] {
+            s.runs[0].series.entry(m.into()).or_default().push(1, 0.1, 1.0);
+        }
         let mut v = live_screen();
         press(&mut v, KeyCode::Char(' '), &s);
         assert!(v.view.frozen.is_some());
@@ -363,12 +366,15 @@ mod tests {
         press(&mut v, KeyCode::Char('t'), &s);
         let training = v.panes.of::<Training>().unwrap();
         assert!(v.view.smoothing && training.log_scale && v.panes.of::<Throughput>().unwrap().samples);
-        assert_eq!(training.metric(), crate::metrics::catalog::LR);
+        assert_eq!(training.metric(&s), crate::metrics::catalog::LR);
     }
 
     #[test]
     fn focus_moves_on_the_pane_grid() {
-        let s = live(&[RunState::Running]);
+        let mut s = live(&[RunState::Running]);
+        for i in 0..3 {
+            s.log.push_back(crate::session::state::LogLine { time_s: i as f64, run: None, level: crate::session::LogLevel::Info, message: format!("line {i}") });
+        }
         let mut v = live_screen();
         press(&mut v, KeyCode::Right, &s);
         assert_eq!(v.view.focus, PaneId::Throughput);
@@ -380,6 +386,10 @@ mod tests {
         assert_eq!(v.view.focus, PaneId::Events);
         press(&mut v, KeyCode::Char('k'), &s);
         assert_eq!(v.panes.of::<Events>().unwrap().scroll, 1, "k scrolls the focused events pane");
+        for _ in 0..5 {
+            press(&mut v, KeyCode::Char('k'), &s);
+        }
+        assert_eq!(v.panes.of::<Events>().unwrap().scroll, 2, "and stops at the oldest line");
         press(&mut v, KeyCode::Up, &s);
         assert_eq!(v.view.focus, PaneId::Training);
         press(&mut v, KeyCode::Char('h'), &s);
