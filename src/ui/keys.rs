@@ -139,7 +139,7 @@ pub const KEYS: &[Binding] = &[
     bind(&[Char('-'), Char('_')], Global, A::WiderWindow, "narrower / wider step window (last 100 … all steps)", No),
     bind(&[Char('e')], Global, A::Smooth, "EMA smoothing on the charts", Yes("smooth")),
     bind(&[Char('L')], Pane(PaneId::Training), A::Pane(P::LogScale), "training chart: log scale (capital L: l moves focus right)", Yes("log")),
-    bind(&[Char('m')], Pane(PaneId::Training), A::Pane(P::NextMetric), "training chart: loss, policy or value loss, lr, grad norm (what the runs have)", Yes("metric")),
+    bind(&[Char('m')], Pane(PaneId::Training), A::Pane(P::NextMetric), "training chart: next metric (loss, lr, grad norm…)", Yes("metric")),
     bind(&[Char('t')], Pane(PaneId::Throughput), A::Pane(P::NextMode), "throughput chart: tokens/s or samples/s", No),
     bind(&[Char('r')], Pane(PaneId::Rl), A::Pane(P::NextMetric), "RL health chart: reward, KL, entropy, clip fraction, response length", No),
     bind(&[Char('[')], Pane(PaneId::Moe), A::Pane(P::PrevLayer), "MoE pane: previous / next layer", No),
