@@ -63,6 +63,8 @@ pub enum Action {
     NarrowWindow,
     WiderWindow,
     Smooth,
+    /// Show or hide the info alerts' ticks on the charts.
+    InfoMarkers,
     /// Ask whether to cancel the selected run.
     CancelRun,
     Source(SourceAction),
@@ -138,6 +140,7 @@ pub const KEYS: &[Binding] = &[
     bind(&[Char('+'), Char('=')], Global, A::NarrowWindow, "narrower / wider step window (last 100 … all steps)", Yes("window")),
     bind(&[Char('-'), Char('_')], Global, A::WiderWindow, "narrower / wider step window (last 100 … all steps)", No),
     bind(&[Char('e')], Global, A::Smooth, "EMA smoothing on the charts", Yes("smooth")),
+    bind(&[Char('i')], Global, A::InfoMarkers, "show or hide info alerts' ticks on the charts", No),
     bind(&[Char('L')], Pane(PaneId::Training), A::Pane(P::LogScale), "training chart: log scale (capital L: l moves focus right)", Yes("log")),
     bind(&[Char('m')], Pane(PaneId::Training), A::Pane(P::NextMetric), "training chart: next metric (loss, lr, grad norm…)", Yes("metric")),
     bind(&[Char('t')], Pane(PaneId::Throughput), A::Pane(P::NextMode), "throughput chart: tokens/s or samples/s", No),

@@ -133,6 +133,7 @@ impl Screen {
                 v.zoomed = false;
                 if matches!(v.window, Window::Around(_)) {
                     v.window = Window::All;
+                    v.highlight = None;
                 }
             }
             Action::Freeze => {
@@ -144,6 +145,7 @@ impl Screen {
             Action::NarrowWindow => v.window = step_window(v.window, -1),
             Action::WiderWindow => v.window = step_window(v.window, 1),
             Action::Smooth => v.smoothing = !v.smoothing,
+            Action::InfoMarkers => v.info_markers = !v.info_markers,
             Action::CancelRun => {
                 let running = live.runs.get(v.selected_run).is_some_and(|r| !r.state.is_over());
                 if running && v.controls.cancels_runs {
@@ -159,11 +161,12 @@ impl Screen {
         match self.panes.get_mut(id).act(action, state, &self.view) {
             Reaction::Ignored => Outcome::None,
             Reaction::Changed => Outcome::Redraw,
-            Reaction::Jump { run, step } => {
+            Reaction::Jump { run, step, alert } => {
                 if let Some(run) = run {
                     self.view.selected_run = run;
                 }
                 self.view.window = Window::Around(step);
+                self.view.highlight = Some(alert);
                 Outcome::Redraw
             }
         }

@@ -70,6 +70,10 @@ pub struct ViewState {
     pub frozen: Option<Box<SessionState>>,
     pub window: Window,
     pub smoothing: bool,
+    /// Info alerts (bumps that recovered) as ticks on the step axis.
+    pub info_markers: bool,
+    /// The alert jumped to from the alerts pane: its marker is highlighted.
+    pub highlight: Option<usize>,
     pub help: bool,
     pub confirm: Option<Confirm>,
     pub controls: Controls,
@@ -91,6 +95,8 @@ impl Default for ViewState {
             frozen: None,
             window: Window::All,
             smoothing: false,
+            info_markers: true,
+            highlight: None,
             help: false,
             confirm: None,
             controls: Controls::default(),

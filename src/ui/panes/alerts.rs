@@ -34,9 +34,9 @@ impl Pane for Alerts {
             PaneAction::Down => self.row = (self.row + 1).min(n.saturating_sub(1)),
             PaneAction::Up => self.row = self.row.saturating_sub(1),
             PaneAction::Open => {
-                let Some(alert) = selected.and_then(|i| state.alerts.get(i)) else { return Reaction::Changed };
+                let Some((index, alert)) = selected.and_then(|i| Some((i, state.alerts.get(i)?))) else { return Reaction::Changed };
                 let run = state.runs.iter().position(|r| r.name == alert.run);
-                return Reaction::Jump { run, step: alert.step };
+                return Reaction::Jump { run, step: alert.step, alert: index };
             }
             PaneAction::Acknowledge => {
                 if let Some(i) = selected {

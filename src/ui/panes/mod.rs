@@ -62,8 +62,8 @@ pub enum Reaction {
     Ignored,
     /// The pane changed: redraw.
     Changed,
-    /// Select `run` and show the steps around `step` (an alert's).
-    Jump { run: Option<usize>, step: u64 },
+    /// Select `run` and show the steps around `step` (alert `alert`'s, highlighted).
+    Jump { run: Option<usize>, step: u64, alert: usize },
 }
 
 /// A pane of the screen.
@@ -168,21 +168,47 @@ impl Ctx<'_> {
         !self.acknowledged.contains(&i)
     }
 
-    /// (step, colour) of every alert of run `run`, for the markers on its charts.
-    pub fn alert_markers(&self, run: usize) -> Vec<(u64, Color)> {
+    /// The markers of run `run`'s alerts on its charts: warn and critical ones as
+    /// lines, info ones (bumps that recovered) as ticks unless hidden, the alert
+    /// jumped to in the focus colour.
+    pub fn alert_markers(&self, run: usize) -> Vec<AlertMarker> {
         let Some(r) = self.state.runs.get(run) else { return Vec::new() };
-        r.alerts.iter().filter_map(|i| self.state.alerts.get(*i)).map(|a| (a.step, self.severity_color(a.severity))).collect()
+        r.alerts
+            .iter()
+            .filter_map(|i| Some((*i, self.state.alerts.get(*i)?)))
+            .filter(|(_, a)| a.severity > Severity::Info || self.view.info_markers)
+            .map(|(i, a)| {
+                let highlighted = self.view.highlight == Some(i);
+                let color = if highlighted { self.theme.focus } else { self.severity_color(a.severity) };
+                AlertMarker { step: a.step, color, tick: a.severity == Severity::Info && !highlighted }
+            })
+            .collect()
     }
 }
 
-/// Vertical marker lines at `steps` across the chart's y range, for the steps
-/// inside its x range.
-pub fn marker_lines(steps: &[(u64, Color)], lines: &[Line]) -> Vec<(Vec<(f64, f64)>, Color)> {
+/// Where an alert is marked on a chart.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct AlertMarker {
+    pub step: u64,
+    pub color: Color,
+    /// A short tick at the bottom of the chart rather than a full-height line.
+    pub tick: bool,
+}
+
+/// The share of the chart's height an info tick takes.
+const TICK_FRACTION: f64 = 0.08;
+
+/// Marker lines for the markers inside the chart's x range: full height, or a tick
+/// rising from the bottom.
+pub fn marker_lines(markers: &[AlertMarker], lines: &[Line]) -> Vec<(Vec<(f64, f64)>, Color)> {
     let (x, y) = bounds(lines);
-    steps
+    markers
         .iter()
-        .filter(|(s, _)| (x[0]..=x[1]).contains(&(*s as f64)))
-        .map(|(s, c)| (vec![(*s as f64, y[0]), (*s as f64, y[1])], *c))
+        .filter(|m| (x[0]..=x[1]).contains(&(m.step as f64)))
+        .map(|m| {
+            let top = if m.tick { y[0] + (y[1] - y[0]) * TICK_FRACTION } else { y[1] };
+            (vec![(m.step as f64, y[0]), (m.step as f64, top)], m.color)
+        })
         .collect()
 }
 
