@@ -285,3 +285,107 @@ pub fn signal_name(sig: i32) -> Option<&'static str> {
         _ => return None,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::metrics::catalog;
+
+    fn raw(s: &str) -> RawLine {
+        RawLine { bytes: s.as_bytes().to_vec(), len: s.len() }
+    }
+
+    fn feed(stream: &mut MetricStream, lines: &[&str]) -> Vec<StreamOut> {
+        let mut out: Vec<StreamOut> = lines.iter().enumerate().flat_map(|(i, l)| stream.line(raw(l), i as f64)).collect();
+        out.extend(stream.finish(99.0));
+        out
+    }
+
+    fn steps(out: &[StreamOut]) -> Vec<(u64, f64)> {
+        out.iter().filter_map(|o| if let StreamOut::Point { step, time_s, .. } = o { Some((*step, *time_s)) } else { None }).collect()
+    }
+
+    fn texts(out: &[StreamOut]) -> Vec<&str> {
+        out.iter().filter_map(|o| if let StreamOut::Text(t) = o { Some(t.as_str()) } else { None }).collect()
+    }
+
+    #[test]
+    fn lines_are_cut_at_breaks_and_bounded_in_length() {
+        let mut s = LineSplitter::default();
+        assert_eq!(s.push(b"ab\ncd"), vec![raw("ab")]);
+        assert_eq!(s.push(b"e\n\n"), vec![raw("cde"), raw("")]);
+        assert_eq!(s.finish(), None);
+        let long = vec![b'x'; MAX_LINE_BYTES + 10];
+        assert!(s.push(&long).is_empty());
+        let lines = s.push(b"y\nz");
+        assert_eq!(lines[0].len, MAX_LINE_BYTES + 11);
+        assert_eq!(lines[0].bytes.len(), MAX_LINE_BYTES + 1, "only the first bytes are kept");
+        assert!(lines[0].too_long());
+        assert_eq!(s.finish(), Some(raw("z")));
+        s.push(b"partial");
+        s.reset();
+        assert_eq!(s.finish(), None);
+    }
+
+    #[test]
+    fn stdout_text_before_the_first_metric_line_is_shown_and_jsonl_detected() {
+        let mut m = MetricStream::new(Path::new("stdout"), None, true);
+        let out = feed(&mut m, &["loading model", "", r#"{"step": 1, "loss": 2.0}"#, "epoch done", r#"{"step": 2, "train/loss": 1.5}"#]);
+        assert_eq!(m.format().map(Format::name), Some("jsonl"));
+        assert_eq!(texts(&out), ["loading model", "epoch done"]);
+        // No time in the records: each point carries the arrival time of its line.
+        assert_eq!(steps(&out), [(1, 2.0), (2, 4.0)]);
+        let StreamOut::Point { values, .. } = out.iter().rfind(|o| matches!(o, StreamOut::Point { .. })).unwrap() else { unreachable!() };
+        assert_eq!(values, &vec![(MetricName::from(catalog::LOSS), 1.5)], "read under the canonical name");
+    }
+
+    #[test]
+    fn a_csv_header_is_kept_for_detection_and_a_text_preset_is_found() {
+        let mut m = MetricStream::new(Path::new("stdout"), None, true);
+        let out = feed(&mut m, &["step,loss", "1,2.5", "2,2.4"]);
+        assert_eq!(m.format().map(Format::name), Some("csv"));
+        assert_eq!(steps(&out).len(), 2);
+        let mut m = MetricStream::new(Path::new("stdout"), None, true);
+        let out = feed(&mut m, &["compiling", "iter 1: loss 4.2, time 120.0ms", "iter 2: loss 4.0, time 110.0ms"]);
+        assert_eq!(m.format().map(Format::name), Some("nanogpt"));
+        assert_eq!(texts(&out), ["compiling"]);
+        assert_eq!(steps(&out).len(), 2);
+    }
+
+    #[test]
+    fn output_without_metrics_is_all_text_in_order() {
+        let mut m = MetricStream::new(Path::new("stdout"), None, true);
+        let out = feed(&mut m, &["a", "b", "{not json"]);
+        assert_eq!(texts(&out), ["a", "b", "{not json"]);
+        assert!(steps(&out).is_empty());
+    }
+
+    #[test]
+    fn a_metrics_file_skips_bad_lines_and_sees_resumes() {
+        let mut m = MetricStream::new(Path::new("logs/m.jsonl"), Some(Format::Jsonl), false);
+        let out = feed(&mut m, &[r#"{"step": 1, "loss": 2}"#, "garbage", r#"{"step": 2, "loss": 1.9}"#, r#"{"step": 1, "loss": 2.1}"#]);
+        assert!(out.iter().any(|o| matches!(o, StreamOut::Skipped(SkipKind::NotMetrics, _))));
+        assert!(out.contains(&StreamOut::Resumed(Resume { at_step: 1, discarded: 2 })), "{out:?}");
+        assert_eq!(steps(&out).iter().map(|s| s.0).collect::<Vec<_>>(), [1, 2, 1]);
+    }
+
+    #[test]
+    fn log_lines_are_bounded() {
+        let long = "é".repeat(LOG_LINE_BYTES);
+        let shown = log_text(&raw(&long));
+        assert!(shown.len() < LOG_LINE_BYTES + 32 && shown.ends_with(&format!("({} bytes)", long.len())), "{}", &shown[shown.len() - 20..]);
+        let huge = RawLine { bytes: vec![b'x'; 8], len: MAX_LINE_BYTES + 1 };
+        assert_eq!(log_text(&huge), format!("(a line of {} bytes, not shown)", MAX_LINE_BYTES + 1));
+        assert_eq!(log_text(&raw("dos\r")), "dos");
+    }
+
+    #[test]
+    fn exit_statuses_become_outcomes() {
+        assert_eq!(outcome(Some(0), None, false), RunOutcome::Finished);
+        assert_eq!(outcome(Some(3), None, false), RunOutcome::Failed("exited with status 3".into()));
+        assert_eq!(outcome(None, Some(9), false), RunOutcome::Failed("killed by signal 9 (SIGKILL)".into()));
+        assert_eq!(outcome(None, Some(15), true), RunOutcome::Cancelled, "we stopped it");
+        assert_eq!(outcome(Some(1), None, true), RunOutcome::Cancelled);
+        assert_eq!(outcome(None, Some(77), false), RunOutcome::Failed("killed by signal 77".into()));
+    }
+}
