@@ -28,6 +28,8 @@ const TAIL_PERIOD: Duration = Duration::from_millis(200);
 /// Output readers get this long to finish once the program is gone (a process
 /// that left the group may still hold the pipe).
 const DRAIN_TIMEOUT: Duration = Duration::from_secs(2);
+/// How long to wait for the killed group's last processes to be reaped.
+const GONE_TIMEOUT: Duration = Duration::from_secs(2);
 /// Skipped lines of a metrics file named one by one; later ones are only counted.
 const SKIPS_SHOWN: u64 = 5;
 /// The device a command run shows: rlmon cannot tell where it trains.
@@ -99,6 +101,9 @@ pub async fn run(ctx: &RunContext, cfg: &CommandConfig) -> RunOutcome {
     if let Some(tailer) = tailer {
         let _ = tailer.await;
     }
+    // Killed processes whose parent died are reaped by init: the run ends once
+    // they are, so that nothing of the job is left when it shows as over.
+    group.wait_gone(GONE_TIMEOUT).await;
     group.disarm();
     match status {
         Ok(status) => {
@@ -121,6 +126,16 @@ impl Group {
             unsafe {
                 libc::kill(-pgid, sig);
             }
+        }
+    }
+
+    /// Waits until no process of the group is left (zombies included), at most `limit`.
+    async fn wait_gone(&self, limit: Duration) {
+        let Some(pgid) = self.0.filter(|p| *p > 1) else { return };
+        let deadline = Instant::now() + limit;
+        // SAFETY: signal 0 only asks whether the group still has a process.
+        while unsafe { libc::kill(-pgid, 0) } == 0 && Instant::now() < deadline {
+            tokio::time::sleep(Duration::from_millis(10)).await;
         }
     }
 
