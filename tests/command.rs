@@ -251,7 +251,7 @@ fn command_config_errors_point_at_the_key() {
     let err = config("[[run]]\nname = \"m\"\nworkload = \"lm\"\nsteps = 5\ncommand = [\"x\"]\n").unwrap_err();
     assert!(err.contains(":5:11: `command` applies to workload = \"command\""), "{err}");
     let err = config("[[run]]\nname = \"m\"\nworkload = \"lm\"\n").unwrap_err();
-    assert!(err.contains(":1:1: missing `steps`"), "{err}");
+    assert!(err.contains(":1:1: missing field `steps`"), "{err}");
 }
 
 #[test]

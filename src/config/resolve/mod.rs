@@ -64,7 +64,7 @@ fn resolve_run(c: &Checker, i: usize, mut raw: RawRun, base_dir: &Path) -> Resul
         (Some(n), _) => n,
         // A command run's total is what its program does; unknown unless given.
         (None, RawWorkload::Command) => 0,
-        (None, _) => return Err(c.err(&[Seg::Key("run"), Seg::Index(i)], "missing `steps`: how many steps the run trains")),
+        (None, _) => return Err(c.err(&[Seg::Key("run"), Seg::Index(i)], "missing field `steps`: how many steps the run trains")),
     };
     if raw.workload == RawWorkload::Command {
         return resolve_command_run(c, i, raw, name, steps, base_dir);

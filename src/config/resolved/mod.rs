@@ -28,9 +28,10 @@ pub struct SessionConfig {
 }
 
 impl SessionConfig {
-    /// Caps every run at `max_steps` (the `--max-steps` flag).
+    /// Caps every built-in run at `max_steps` (the `--max-steps` flag). A command
+    /// run's program decides its own steps, so its total is left as given.
     pub fn cap_steps(&mut self, max_steps: u64) {
-        for run in &mut self.runs {
+        for run in self.runs.iter_mut().filter(|r| !matches!(r.workload, WorkloadConfig::Command(_))) {
             run.steps = run.steps.min(max_steps);
         }
     }
