@@ -139,6 +139,16 @@ write("a", [3], 2.0)
 }
 
 #[test]
+fn a_metrics_file_that_never_appears_is_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = python_run("print('no metrics here')", &[], "metrics = { file = \"nowhere.jsonl\" }");
+    let (code, summary, stderr) = watch(dir.path(), &write_config(dir.path(), &text));
+    assert_eq!(code, Some(0), "the program's exit status decides: {stderr}");
+    assert_eq!(summary["runs"][0]["steps"], 0);
+    assert!(stderr.contains("nowhere.jsonl never appeared"), "{stderr}");
+}
+
+#[test]
 fn a_missing_program_fails_with_its_name_and_the_os_error() {
     let dir = tempfile::tempdir().unwrap();
     let text = "[[run]]\nname = \"ghost\"\nworkload = \"command\"\ncommand = [\"rlmon-no-such-program\", \"--x\"]\n";

@@ -317,6 +317,9 @@ async fn follow_file(path: std::path::PathBuf, mut metrics: MetricStream, mut si
         outs.extend(metrics.line(line, now));
     }
     outs.extend(metrics.finish(now));
+    if !tail.found() {
+        let _ = sink.log(LogLevel::Warn, format!("metrics file {} never appeared: no metrics were read", path.display()));
+    }
     if sink.stream(outs, LogLevel::Info, &mut skips).await.is_ok() {
         if skips > SKIPS_SHOWN {
             let _ = sink.log(LogLevel::Warn, format!("{skips} lines of the metrics file skipped in all"));

@@ -138,8 +138,15 @@ impl MetricStream {
         if raw.bytes.iter().all(u8::is_ascii_whitespace) && !raw.too_long() {
             return out;
         }
+        // Only a CSV header needs lines after it to be recognised; any other line
+        // that is not a metric line on its own is output, shown at once.
+        let could_be_header = raw.bytes.contains(&b',') || raw.bytes.contains(&b'\t');
+        let shown_now = self.head.is_empty() && !could_be_header && !raw.too_long();
         self.head.push(raw);
         self.detect(self.head.len() >= DETECT_LINES, now_s, &mut out);
+        if shown_now && self.reader.is_none() {
+            out.extend(self.head.pop().map(|l| StreamOut::Text(log_text(&l))));
+        }
         out
     }
 
@@ -168,13 +175,20 @@ impl MetricStream {
         let mut probe = LineReader::new(all.clone(), self.default_metric.clone());
         let all_reads = self.head.iter().filter(|l| !l.too_long()).any(|l| matches!(probe.line(&l.bytes), Line::Metrics(_)));
         let head = std::mem::take(&mut self.head);
-        let (format, as_text) = if all_reads || force {
+        let (format, as_text) = if all_reads {
             (all, 0)
         } else {
             let newest = head.last().map(|l| guess(&text(std::slice::from_ref(l)))).unwrap_or(Format::Jsonl);
             let mut probe = LineReader::new(newest.clone(), self.default_metric.clone());
             match head.last() {
                 Some(l) if !l.too_long() && matches!(probe.line(&l.bytes), Line::Metrics(_)) => (newest, head.len() - 1),
+                // Output with no metric line so far is shown; detection goes on.
+                _ if force && self.mixed => {
+                    out.extend(head.iter().map(|l| StreamOut::Text(log_text(l))));
+                    return;
+                }
+                // A metrics file: read as its best guess, bad lines counted.
+                _ if force => (all, 0),
                 _ => {
                     self.head = head;
                     return;
@@ -355,9 +369,19 @@ mod tests {
     #[test]
     fn output_without_metrics_is_all_text_in_order() {
         let mut m = MetricStream::new(Path::new("stdout"), None, true);
-        let out = feed(&mut m, &["a", "b", "{not json"]);
-        assert_eq!(texts(&out), ["a", "b", "{not json"]);
+        let out = feed(&mut m, &["a", "b, c", "{not json"]);
+        assert_eq!(texts(&out), ["a", "b, c", "{not json"]);
         assert!(steps(&out).is_empty());
+    }
+
+    #[test]
+    fn a_line_that_cannot_be_a_header_is_shown_before_the_format_is_known() {
+        let mut m = MetricStream::new(Path::new("stdout"), None, true);
+        assert_eq!(m.line(raw("loading the model"), 0.0), [StreamOut::Text("loading the model".into())]);
+        assert!(m.line(raw("epoch,loss"), 1.0).is_empty(), "perhaps a CSV header: held");
+        assert!(m.format().is_none());
+        assert_eq!(steps(&m.line(raw(r#"{"loss": 2}"#), 2.0)), [], "the format is known; the point waits for its step to end");
+        assert_eq!(m.format().map(Format::name), Some("jsonl"));
     }
 
     #[test]

@@ -41,6 +41,11 @@ impl Tail {
         Tail { path, open: None }
     }
 
+    /// Whether the file has been found.
+    pub fn found(&self) -> bool {
+        self.open.is_some()
+    }
+
     /// Reads what is new. A file that does not exist yet is not an error: the
     /// program may create it later.
     pub fn poll(&mut self) -> std::io::Result<TailRead> {
