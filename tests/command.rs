@@ -104,6 +104,7 @@ print("iter 2: loss 4.0, time 90.0ms", flush=True)
     assert!(stderr.contains("[job] hello from the job"), "{stderr}");
     assert!(stderr.contains("[job] warning: oops on stderr"), "{stderr}");
     assert!(!stderr.contains("iter 1: loss"), "metric lines are read, not shown: {stderr}");
+    assert!(stderr.contains(" 2 steps on external"), "no total: the steps alone: {stderr}");
 }
 
 #[test]
