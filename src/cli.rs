@@ -52,7 +52,7 @@ pub struct WatchArgs {
     /// Write the session summary as one JSON object to stdout
     #[arg(long)]
     pub json: bool,
-    /// Cap every run at N steps
+    /// Cap every built-in run at N steps (a command run's program decides its own)
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
     pub max_steps: Option<u64>,
     /// Where session files (log, snapshots) are written

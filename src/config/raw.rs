@@ -24,6 +24,8 @@ pub enum RawWorkload {
     Lm,
     /// RL fine-tuning (PPO or GRPO) of the lm model against a frozen reference.
     Rlhf,
+    /// The user's own program, whose output rlmon reads.
+    Command,
 }
 
 #[derive(Debug, Deserialize)]
@@ -33,7 +35,8 @@ pub struct RawRun {
     pub workload: RawWorkload,
     pub device: Option<String>,
     pub seed: Option<u64>,
-    pub steps: u64,
+    /// Required for the built-in workloads; a command run's total, when known.
+    pub steps: Option<u64>,
     pub batch_size: Option<u64>,
     pub intra_op_threads: Option<RawThreads>,
     pub model: Option<RawModel>,
@@ -51,6 +54,52 @@ pub struct RawRun {
     pub price_per_hour: Option<f64>,
     /// Detector overrides by alert kind: `[run.health.loss_spike]`.
     pub health: Option<std::collections::BTreeMap<String, RawHealthKind>>,
+    /// `workload = "command"`: the program and its arguments (argv, no shell).
+    pub command: Option<Vec<String>>,
+    /// The command's working directory, relative to the config file.
+    pub cwd: Option<String>,
+    /// Variables added to the command's environment.
+    pub env: Option<std::collections::BTreeMap<String, String>>,
+    /// Where the command's metrics come from.
+    pub metrics: Option<RawMetrics>,
+    /// The metrics' format (a `--format` name); detected when left out.
+    pub format: Option<String>,
+    /// Seconds between SIGTERM and SIGKILL when the command is stopped.
+    pub grace_s: Option<f64>,
+}
+
+/// `metrics = "stdout"` or `metrics = { file = "..." }`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RawMetrics {
+    /// A name: only "stdout" is valid (checked when resolved, with its place).
+    Named(String),
+    File(String),
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawMetricsTable {
+    file: String,
+}
+
+impl<'de> Deserialize<'de> for RawMetrics {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct MetricsVisitor;
+        impl<'de> Visitor<'de> for MetricsVisitor {
+            type Value = RawMetrics;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("\"stdout\" or a table { file = \"path\" }")
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<RawMetrics, E> {
+                Ok(RawMetrics::Named(v.to_owned()))
+            }
+            fn visit_map<A: de::MapAccess<'de>>(self, map: A) -> Result<RawMetrics, A::Error> {
+                let table = RawMetricsTable::deserialize(de::value::MapAccessDeserializer::new(map))?;
+                Ok(RawMetrics::File(table.file))
+            }
+        }
+        deserializer.deserialize_any(MetricsVisitor)
+    }
 }
 
 #[derive(Debug, Deserialize)]

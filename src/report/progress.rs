@@ -8,7 +8,11 @@ pub const RATE_WINDOW: usize = 20;
 
 pub fn progress_line(r: &RunRecord) -> String {
     let pct = if r.total_steps > 0 { 100.0 * r.step as f64 / r.total_steps as f64 } else { 0.0 };
-    let mut line = format!("[{}] step {}/{} ({pct:.0}%)", r.name, r.step, r.total_steps);
+    // A command run may not know its total (0): then only the step.
+    let mut line = match r.total_steps {
+        0 => format!("[{}] step {}", r.name, r.step),
+        total => format!("[{}] step {}/{total} ({pct:.0}%)", r.name, r.step),
+    };
     if let Some(rate) = r.rate(catalog::TOKENS, Some(RATE_WINDOW)) {
         line.push_str(&format!("  {} tok/s", si(rate)));
     }

@@ -93,7 +93,8 @@ impl SessionSummary {
     pub fn to_text(&self) -> String {
         let mut out = format!("session {} — {}\n", self.session, duration(self.elapsed_s));
         for r in &self.runs {
-            let _ = write!(out, "  {:<16} {:<9} {}/{} steps on {}", r.name, r.state, r.steps, r.total_steps, r.device);
+            let steps = if r.total_steps > 0 { format!("{}/{}", r.steps, r.total_steps) } else { r.steps.to_string() };
+            let _ = write!(out, "  {:<16} {:<9} {steps} steps on {}", r.name, r.state, r.device);
             if let Some(t) = r.tokens_per_s {
                 let _ = write!(out, ", {} tok/s", si(t));
             }

@@ -63,7 +63,14 @@ impl Hub {
                 r.state = RunState::Running;
                 r.device = device.clone();
                 r.threads = Some(threads);
-                let msg = format!("started on {device} with {threads} intra-op thread(s), {} steps", r.total_steps);
+                // A command run's threads and total may be unknown (0): not shown.
+                let mut msg = format!("started on {device}");
+                if threads > 0 {
+                    msg += &format!(" with {threads} intra-op thread(s)");
+                }
+                if r.total_steps > 0 {
+                    msg += &format!(", {} steps", r.total_steps);
+                }
                 self.log(Some(run), LogLevel::Info, msg, now_s);
             }
             Event::Metrics { run, step, time_s, values } => self.apply_metrics(run, step, time_s, values),

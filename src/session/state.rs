@@ -121,6 +121,9 @@ impl RunRecord {
 
     /// Seconds until the run reaches its total, from recent step times.
     pub fn eta_s(&self) -> Option<f64> {
+        if self.total_steps == 0 {
+            return None; // a command run without a known total
+        }
         let secs = self.series(catalog::STEP_TIME_S)?;
         throughput::eta_s(self.total_steps.saturating_sub(self.step), secs.tail(20))
     }

@@ -5,7 +5,9 @@
 //! ends that run as failed with the reason; other runs and rlmon go on.
 //!
 //! `driver` is the one training loop; `lm` and `rlhf` are its `Trainer`s, built from
-//! the shared model, data and schedule in `common`.
+//! the shared model, data and schedule in `common`. `command` is the other kind of
+//! run: the user's own program, whose output is read instead of a loop driven.
+pub mod command;
 pub mod common;
 pub mod determinism;
 pub mod device;
@@ -73,18 +75,30 @@ impl RunContext {
 /// Starts one run; the task ends after sending the run's `RunEnded` event.
 pub fn spawn(id: RunId, config: RunConfig, threads: usize, tx: mpsc::Sender<Event>, cancel: CancellationToken) -> JoinHandle<()> {
     tokio::spawn(async move {
-        let (done_tx, done_rx) = oneshot::channel();
-        let thread_name = format!("{RUN_THREAD_PREFIX}{}", config.name);
         let ctx = RunContext { id, config, threads, tx: tx.clone(), cancel, started: Instant::now() };
-        let spawned = std::thread::Builder::new().name(thread_name).spawn(move || {
-            let _ = done_tx.send(run_workload(&ctx));
-        });
-        let outcome = match spawned {
-            Ok(_) => done_rx.await.unwrap_or_else(|_| RunOutcome::Failed("training thread ended without a result".into())),
-            Err(e) => RunOutcome::Failed(format!("cannot start training thread: {e}")),
+        let outcome = match &ctx.config.workload {
+            // A program of the user's: waited on here, no training thread.
+            WorkloadConfig::Command(cfg) => {
+                let cfg = cfg.clone();
+                command::run(&ctx, &cfg).await
+            }
+            WorkloadConfig::Lm(_) | WorkloadConfig::Rlhf(_) => on_training_thread(ctx).await,
         };
         let _ = tx.send(Event::RunEnded { run: id, outcome }).await;
     })
+}
+
+/// Runs a built-in workload on its own named thread (libtorch calls block).
+async fn on_training_thread(ctx: RunContext) -> RunOutcome {
+    let (done_tx, done_rx) = oneshot::channel();
+    let thread_name = format!("{RUN_THREAD_PREFIX}{}", ctx.config.name);
+    let spawned = std::thread::Builder::new().name(thread_name).spawn(move || {
+        let _ = done_tx.send(run_workload(&ctx));
+    });
+    match spawned {
+        Ok(_) => done_rx.await.unwrap_or_else(|_| RunOutcome::Failed("training thread ended without a result".into())),
+        Err(e) => RunOutcome::Failed(format!("cannot start training thread: {e}")),
+    }
 }
 
 /// The built-in workloads: each is a `driver::Trainer`, run by the one driver.
@@ -92,5 +106,6 @@ fn run_workload(ctx: &RunContext) -> RunOutcome {
     match &ctx.config.workload {
         WorkloadConfig::Lm(cfg) => driver::drive::<lm::LmTrainer>(ctx, cfg),
         WorkloadConfig::Rlhf(cfg) => driver::drive::<rlhf::trainer::RlhfTrainer>(ctx, cfg),
+        WorkloadConfig::Command(_) => RunOutcome::Failed("a command run has no training loop".into()),
     }
 }

@@ -1,6 +1,7 @@
 //! Turns the raw file into checked settings, filling defaults: the session and run
 //! keys here, each workload's and each run table's in its own file. Every check
 //! that fails points at the key that caused it.
+mod command;
 mod faults;
 mod health;
 mod lm;
@@ -58,8 +59,18 @@ fn resolve_run(c: &Checker, i: usize, mut raw: RawRun, base_dir: &Path) -> Resul
             c.err(&at("device"), format!("unknown device `{s}`: expected \"auto\", \"cpu\", \"cuda\" or \"cuda:N\""))
         })?,
     };
-    if raw.steps == 0 {
-        return Err(c.err(&at("steps"), "steps must be at least 1"));
+    let steps = match (raw.steps, raw.workload) {
+        (Some(0), _) => return Err(c.err(&at("steps"), "steps must be at least 1")),
+        (Some(n), _) => n,
+        // A command run's total is what its program does; unknown unless given.
+        (None, RawWorkload::Command) => 0,
+        (None, _) => return Err(c.err(&[Seg::Key("run"), Seg::Index(i)], "missing field `steps`: how many steps the run trains")),
+    };
+    if raw.workload == RawWorkload::Command {
+        return resolve_command_run(c, i, raw, name, steps, base_dir);
+    }
+    if let Some(key) = command::command_keys(&raw).first() {
+        return Err(c.err(&at(key), format!("`{key}` applies to workload = \"command\"")));
     }
     let threads = match raw.intra_op_threads {
         None | Some(RawThreads::Auto) => Threads::Auto,
@@ -75,6 +86,7 @@ fn resolve_run(c: &Checker, i: usize, mut raw: RawRun, base_dir: &Path) -> Resul
     let workload = match raw.workload {
         RawWorkload::Lm => WorkloadConfig::Lm(lm::resolve(c, i, &mut raw, batch_size as usize, base_dir)?),
         RawWorkload::Rlhf => WorkloadConfig::Rlhf(rlhf::resolve(c, i, &mut raw, batch_size as usize)?),
+        RawWorkload::Command => unreachable!("command runs are resolved above"),
     };
     let replicas = match raw.replicas {
         None => 1,
@@ -91,7 +103,7 @@ fn resolve_run(c: &Checker, i: usize, mut raw: RawRun, base_dir: &Path) -> Resul
         name,
         device,
         seed: raw.seed.unwrap_or(0),
-        steps: raw.steps,
+        steps,
         threads,
         workload,
         replica: None,
@@ -110,4 +122,29 @@ fn resolve_run(c: &Checker, i: usize, mut raw: RawRun, base_dir: &Path) -> Resul
             ..run.clone()
         })
         .collect())
+}
+
+/// A `[[run]]` of `workload = "command"`: one run (no replicas), the keys of the
+/// built-in workloads refused.
+fn resolve_command_run(c: &Checker, i: usize, mut raw: RawRun, name: String, steps: u64, base_dir: &Path) -> Result<Vec<RunConfig>, ConfigError> {
+    let at = |key: &'static str| [Seg::Key("run"), Seg::Index(i), Seg::Key(key)];
+    let workload = WorkloadConfig::Command(command::resolve(c, i, &mut raw, base_dir)?);
+    let health = health::resolve(c, i, raw.health.unwrap_or_default())?;
+    let price_per_hour = match raw.price_per_hour {
+        Some(p) if !(p.is_finite() && p >= 0.0) => return Err(c.err(&at("price_per_hour"), "price_per_hour must be zero or positive")),
+        p => p,
+    };
+    Ok(vec![RunConfig {
+        name,
+        device: DeviceRequest::Auto,
+        seed: 0,
+        steps,
+        threads: Threads::Auto,
+        workload,
+        replica: None,
+        deterministic: false,
+        faults: Default::default(),
+        health,
+        price_per_hour,
+    }])
 }

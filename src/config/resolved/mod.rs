@@ -1,5 +1,6 @@
 //! The settings the rest of rlmon uses: a config file checked and with every
 //! default filled in. Plain data; `resolve` builds them from the file.
+pub mod command;
 pub mod faults;
 pub mod lm;
 pub mod rlhf;
@@ -7,6 +8,7 @@ pub mod rlhf;
 use std::path::PathBuf;
 
 use crate::health::HealthConfig;
+use command::CommandConfig;
 use faults::FaultConfig;
 use lm::LmConfig;
 use rlhf::RlhfConfig;
@@ -26,9 +28,10 @@ pub struct SessionConfig {
 }
 
 impl SessionConfig {
-    /// Caps every run at `max_steps` (the `--max-steps` flag).
+    /// Caps every built-in run at `max_steps` (the `--max-steps` flag). A command
+    /// run's program decides its own steps, so its total is left as given.
     pub fn cap_steps(&mut self, max_steps: u64) {
-        for run in &mut self.runs {
+        for run in self.runs.iter_mut().filter(|r| !matches!(r.workload, WorkloadConfig::Command(_))) {
             run.steps = run.steps.min(max_steps);
         }
     }
@@ -40,6 +43,7 @@ pub struct RunConfig {
     pub name: String,
     pub device: DeviceRequest,
     pub seed: u64,
+    /// Steps to train; for a command run the total it was given, 0 when unknown.
     pub steps: u64,
     pub threads: Threads,
     pub workload: WorkloadConfig,
@@ -68,6 +72,7 @@ pub struct Replica {
 pub enum WorkloadConfig {
     Lm(LmConfig),
     Rlhf(RlhfConfig),
+    Command(CommandConfig),
 }
 
 impl WorkloadConfig {
@@ -76,6 +81,7 @@ impl WorkloadConfig {
         match self {
             WorkloadConfig::Lm(_) => "lm",
             WorkloadConfig::Rlhf(_) => "rlhf",
+            WorkloadConfig::Command(_) => "command",
         }
     }
 }

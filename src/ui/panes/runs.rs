@@ -89,7 +89,10 @@ fn render(frame: &mut Frame, area: Rect, ctx: &Ctx) {
     let header = Row::new(["#", "run", "device", "step", "tok/s", "state · alert"]).style(ctx.muted().add_modifier(Modifier::BOLD));
     let rows = ctx.state.runs.iter().enumerate().map(|(i, r)| {
         let fraction = if r.total_steps > 0 { r.step as f64 / r.total_steps as f64 } else { 0.0 };
-        let progress = format!("{} {}/{}", bar(fraction, PROGRESS_CELLS), si(r.step as f64), si(r.total_steps as f64));
+        let progress = match r.total_steps {
+            0 => format!("{} {}", bar(fraction, PROGRESS_CELLS), si(r.step as f64)),
+            total => format!("{} {}/{}", bar(fraction, PROGRESS_CELLS), si(r.step as f64), si(total as f64)),
+        };
         let rate = r.rate(catalog::TOKENS, Some(RATE_WINDOW)).map_or("-".into(), si);
         let mut row = Row::new(vec![
             Cell::from(format!("{}", i + 1)),

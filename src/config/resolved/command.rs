@@ -1,0 +1,29 @@
+//! `workload = "command"`, resolved: the user's own program and where its metrics
+//! come from. Paths are already joined to the config file's folder.
+use std::path::PathBuf;
+use std::time::Duration;
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct CommandConfig {
+    /// Program and arguments, run as given (never through a shell). Not empty.
+    pub argv: Vec<String>,
+    /// Working directory of the program.
+    pub cwd: PathBuf,
+    /// Added to the environment rlmon was started with.
+    pub env: Vec<(String, String)>,
+    pub metrics: MetricsSource,
+    /// A `--format` name (checked); `None`: detected from the first metric lines.
+    pub format: Option<String>,
+    /// Between SIGTERM and SIGKILL when the run is stopped.
+    pub grace: Duration,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum MetricsSource {
+    /// Metric lines mixed with the program's other output on stdout.
+    Stdout,
+    /// A file the program writes, tailed from its start.
+    File(PathBuf),
+}
+
+pub const DEFAULT_GRACE: Duration = Duration::from_secs(5);

@@ -1,0 +1,329 @@
+//! `workload = "command"`: the user's own program, started by rlmon and read like
+//! a built-in run. It runs in its own process group (so a terminal's Ctrl-C
+//! reaches rlmon only, and stopping it reaches every process it started); its
+//! stdout (or a file it writes) is read as metrics through `ingest`, and its other
+//! output goes to the events pane. Cancelling sends SIGTERM to the group, then
+//! SIGKILL after the grace period; once the run ends, the group is gone.
+//!
+//! `stream` holds the pure parts (lines, formats, outcome), `tail` follows a file.
+pub mod stream;
+pub mod tail;
+
+use std::path::Path;
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+use tokio::io::{AsyncRead, AsyncReadExt};
+use tokio::sync::mpsc::{self, error::TrySendError};
+use tokio_util::sync::CancellationToken;
+
+use self::stream::{LineSplitter, MetricStream, StreamOut};
+use super::RunContext;
+use crate::config::{CommandConfig, MetricsSource};
+use crate::ingest::Format;
+use crate::session::{Event, LogLevel, RunId, RunOutcome};
+
+/// How often a metrics file is looked at.
+const TAIL_PERIOD: Duration = Duration::from_millis(200);
+/// Output readers get this long to finish once the program is gone (a process
+/// that left the group may still hold the pipe).
+const DRAIN_TIMEOUT: Duration = Duration::from_secs(2);
+/// How long to wait for the killed group's last processes to be reaped.
+const GONE_TIMEOUT: Duration = Duration::from_secs(2);
+/// Skipped lines of a metrics file named one by one; later ones are only counted.
+const SKIPS_SHOWN: u64 = 5;
+/// The device a command run shows: rlmon cannot tell where it trains.
+pub const DEVICE: &str = "external";
+
+/// Runs the program to its end; the outcome follows its exit status.
+pub async fn run(ctx: &RunContext, cfg: &CommandConfig) -> RunOutcome {
+    let program = &cfg.argv[0];
+    let mut command = tokio::process::Command::new(program);
+    command
+        .args(&cfg.argv[1..])
+        .current_dir(&cfg.cwd)
+        .envs(cfg.env.iter().map(|(k, v)| (k, v)))
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .process_group(0)
+        .kill_on_drop(true);
+    let mut child = match command.spawn() {
+        Ok(child) => child,
+        Err(e) => return RunOutcome::Failed(format!("cannot start `{program}`: {e}")),
+    };
+    // The program leads its own group, whose id is its pid.
+    let mut group = Group(child.id().map(|pid| pid as i32));
+    let sink = || Sink { tx: ctx.tx.clone(), run: ctx.id, started: ctx.started, dropped: 0 };
+    if sink().send(Event::RunStarted { run: ctx.id, device: DEVICE.into(), threads: 0 }).await.is_err() {
+        group.signal(libc::SIGKILL);
+        return RunOutcome::Cancelled;
+    }
+    let format = cfg.format.as_deref().and_then(Format::from_name);
+    let stop_tail = CancellationToken::new();
+    let mut readers = Vec::new();
+    if let Some(stdout) = child.stdout.take() {
+        let metrics = matches!(cfg.metrics, MetricsSource::Stdout).then(|| MetricStream::new(Path::new("stdout"), format.clone(), true));
+        readers.push(tokio::spawn(read_output(stdout, LogLevel::Info, metrics, sink())));
+    }
+    if let Some(stderr) = child.stderr.take() {
+        readers.push(tokio::spawn(read_output(stderr, LogLevel::Warn, None, sink())));
+    }
+    let tailer = match &cfg.metrics {
+        MetricsSource::File(path) => Some(tokio::spawn(follow_file(path.clone(), MetricStream::new(path, format, false), sink(), stop_tail.clone()))),
+        MetricsSource::Stdout => None,
+    };
+
+    let mut cancelled = false;
+    let status = tokio::select! {
+        status = child.wait() => status,
+        _ = ctx.cancel.cancelled() => {
+            cancelled = true;
+            group.signal(libc::SIGTERM);
+            match tokio::time::timeout(cfg.grace, child.wait()).await {
+                Ok(status) => status,
+                Err(_) => {
+                    group.signal(libc::SIGKILL);
+                    child.wait().await
+                }
+            }
+        }
+    };
+    // Whatever the program left behind in its group goes with it.
+    group.signal(libc::SIGKILL);
+    for reader in readers {
+        let abort = reader.abort_handle();
+        if tokio::time::timeout(DRAIN_TIMEOUT, reader).await.is_err() {
+            abort.abort();
+        }
+    }
+    stop_tail.cancel();
+    if let Some(tailer) = tailer {
+        let _ = tailer.await;
+    }
+    // Killed processes whose parent died are reaped by init: the run ends once
+    // they are, so that nothing of the job is left when it shows as over.
+    group.wait_gone(GONE_TIMEOUT).await;
+    group.disarm();
+    match status {
+        Ok(status) => {
+            use std::os::unix::process::ExitStatusExt;
+            stream::outcome(status.code(), status.signal(), cancelled)
+        }
+        Err(e) => RunOutcome::Failed(format!("cannot wait for `{program}`: {e}")),
+    }
+}
+
+/// The program's process group. Dropped while armed (rlmon stopped waiting for
+/// the run), it kills the group so that nothing outlives rlmon.
+struct Group(Option<i32>);
+
+impl Group {
+    fn signal(&self, sig: i32) {
+        // 0 and 1 would mean rlmon's own group and every process: never those.
+        if let Some(pgid) = self.0.filter(|p| *p > 1) {
+            // SAFETY: kill has no memory effects; a group already gone gives ESRCH.
+            unsafe {
+                libc::kill(-pgid, sig);
+            }
+        }
+    }
+
+    /// Waits until no process of the group is left (zombies included), at most `limit`.
+    async fn wait_gone(&self, limit: Duration) {
+        let Some(pgid) = self.0.filter(|p| *p > 1) else { return };
+        let deadline = Instant::now() + limit;
+        // SAFETY: signal 0 only asks whether the group still has a process.
+        while unsafe { libc::kill(-pgid, 0) } == 0 && Instant::now() < deadline {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    }
+
+    /// The group is gone: its id may be reused from now on.
+    fn disarm(&mut self) {
+        self.0 = None;
+    }
+}
+
+impl Drop for Group {
+    fn drop(&mut self) {
+        self.signal(libc::SIGKILL);
+    }
+}
+
+/// Where a reader's events go. Metrics wait for room in the queue (as a built-in
+/// run's do); output lines do not: when the queue is full they are dropped and
+/// counted, so a flood of output never holds up the program or grows memory.
+struct Sink {
+    tx: mpsc::Sender<Event>,
+    run: RunId,
+    started: Instant,
+    dropped: u64,
+}
+
+/// The session stopped listening.
+struct Gone;
+
+impl Sink {
+    fn now_s(&self) -> f64 {
+        self.started.elapsed().as_secs_f64()
+    }
+
+    async fn send(&self, event: Event) -> Result<(), Gone> {
+        self.tx.send(event).await.map_err(|_| Gone)
+    }
+
+    fn log(&mut self, level: LogLevel, message: String) -> Result<(), Gone> {
+        if self.dropped > 0 {
+            let note = Event::Log { run: Some(self.run), level: LogLevel::Warn, message: dropped_note(self.dropped) };
+            match self.tx.try_send(note) {
+                Ok(()) => self.dropped = 0,
+                Err(TrySendError::Full(_)) => {
+                    self.dropped += 1;
+                    return Ok(());
+                }
+                Err(TrySendError::Closed(_)) => return Err(Gone),
+            }
+        }
+        match self.tx.try_send(Event::Log { run: Some(self.run), level, message }) {
+            Ok(()) => Ok(()),
+            Err(TrySendError::Full(_)) => {
+                self.dropped += 1;
+                Ok(())
+            }
+            Err(TrySendError::Closed(_)) => Err(Gone),
+        }
+    }
+
+    /// At the end of a stream: says how many lines were dropped, waiting for room.
+    async fn flush(&mut self) {
+        if self.dropped > 0 {
+            let message = dropped_note(self.dropped);
+            self.dropped = 0;
+            let _ = self.send(Event::Log { run: Some(self.run), level: LogLevel::Warn, message }).await;
+        }
+    }
+
+    /// Hands on what a metric stream produced.
+    async fn stream(&mut self, outs: Vec<StreamOut>, text_level: LogLevel, skips: &mut u64) -> Result<(), Gone> {
+        for out in outs {
+            match out {
+                StreamOut::Point { step, time_s, values } => self.send(Event::Metrics { run: self.run, step, time_s, values }).await?,
+                StreamOut::Resumed(r) => {
+                    // Replacing the earlier points is not done yet: say what happened.
+                    let message = format!("steps went back to {}: the job resumed from a checkpoint ({} steps logged again)", r.at_step, r.discarded);
+                    self.log(LogLevel::Warn, message)?;
+                }
+                StreamOut::Text(line) => self.log(text_level, line)?,
+                StreamOut::Skipped(kind, reason) => {
+                    *skips += 1;
+                    if *skips <= SKIPS_SHOWN {
+                        self.log(LogLevel::Warn, format!("metrics line skipped ({}): {reason}", kind.as_str()))?;
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+fn dropped_note(n: u64) -> String {
+    format!("{n} lines of output dropped: they came faster than rlmon could show them")
+}
+
+/// Reads one of the program's pipes to its end: metric lines (when this pipe
+/// carries the metrics) become points, everything else log lines at `level`.
+async fn read_output(mut pipe: impl AsyncRead + Unpin, level: LogLevel, mut metrics: Option<MetricStream>, mut sink: Sink) {
+    let mut splitter = LineSplitter::default();
+    let mut buf = vec![0u8; 64 * 1024];
+    let mut skips = 0;
+    loop {
+        let n = match pipe.read(&mut buf).await {
+            Ok(0) | Err(_) => break,
+            Ok(n) => n,
+        };
+        for line in splitter.push(&buf[..n]) {
+            let outs = match &mut metrics {
+                Some(m) => m.line(line, sink.now_s()),
+                None => vec![StreamOut::Text(stream::log_text(&line))],
+            };
+            if sink.stream(outs, level, &mut skips).await.is_err() {
+                return;
+            }
+        }
+    }
+    let mut outs = Vec::new();
+    let now = sink.now_s();
+    if let Some(line) = splitter.finish() {
+        match &mut metrics {
+            Some(m) => outs.extend(m.line(line, now)),
+            None => outs.push(StreamOut::Text(stream::log_text(&line))),
+        }
+    }
+    if let Some(m) = &mut metrics {
+        outs.extend(m.finish(now));
+    }
+    if sink.stream(outs, level, &mut skips).await.is_ok() {
+        sink.flush().await;
+    }
+}
+
+/// Follows a metrics file until `stop`, then reads it one last time.
+async fn follow_file(path: std::path::PathBuf, mut metrics: MetricStream, mut sink: Sink, stop: CancellationToken) {
+    let mut tail = tail::Tail::new(path.clone());
+    let mut splitter = LineSplitter::default();
+    let mut skips = 0;
+    let mut failing = false;
+    loop {
+        let last = stop.is_cancelled();
+        match tail.poll() {
+            Ok(read) => {
+                failing = false;
+                let mut lines = splitter.push(&read.bytes);
+                if let Some(restart) = read.restarted {
+                    // A partial line of the old file never gets its end.
+                    splitter.reset();
+                    let message = format!("metrics file {} was {}: reading it from the start", path.display(), restart.why);
+                    if sink.log(LogLevel::Info, message).is_err() {
+                        return;
+                    }
+                    lines.extend(splitter.push(&restart.after));
+                }
+                let now = sink.now_s();
+                let outs: Vec<StreamOut> = lines.into_iter().flat_map(|l| metrics.line(l, now)).collect();
+                if sink.stream(outs, LogLevel::Info, &mut skips).await.is_err() {
+                    return;
+                }
+            }
+            Err(e) if !failing => {
+                failing = true;
+                if sink.log(LogLevel::Warn, format!("cannot read metrics file {}: {e}", path.display())).is_err() {
+                    return;
+                }
+            }
+            Err(_) => {}
+        }
+        if last {
+            break;
+        }
+        tokio::select! {
+            _ = tokio::time::sleep(TAIL_PERIOD) => {}
+            _ = stop.cancelled() => {}
+        }
+    }
+    let now = sink.now_s();
+    let mut outs = Vec::new();
+    if let Some(line) = splitter.finish() {
+        outs.extend(metrics.line(line, now));
+    }
+    outs.extend(metrics.finish(now));
+    if !tail.found() {
+        let _ = sink.log(LogLevel::Warn, format!("metrics file {} never appeared: no metrics were read", path.display()));
+    }
+    if sink.stream(outs, LogLevel::Info, &mut skips).await.is_ok() {
+        if skips > SKIPS_SHOWN {
+            let _ = sink.log(LogLevel::Warn, format!("{skips} lines of the metrics file skipped in all"));
+        }
+        sink.flush().await;
+    }
+}

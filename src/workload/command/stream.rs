@@ -1,0 +1,415 @@
+//! The pure part of following a command: bytes cut into bounded lines, lines read
+//! as metrics (format given or detected from the first lines) or as text for the
+//! events pane, and how the program's end becomes the run's outcome. No I/O here.
+use std::path::{Path, PathBuf};
+
+use crate::ingest::normalize::{Emit, Normalizer, Resume};
+use crate::ingest::{self, Format, Line, LineReader, SkipKind, MAX_LINE_BYTES};
+use crate::metrics::MetricName;
+use crate::session::RunOutcome;
+
+/// A line shown in the events pane is cut to this many bytes: the pane keeps
+/// thousands of lines, and a flood of long ones must not grow memory.
+pub const LOG_LINE_BYTES: usize = 4096;
+
+/// Lines held back while the format is not yet known; then the format is chosen
+/// from what was seen.
+const DETECT_LINES: usize = 64;
+
+/// One line as cut from a stream: its first bytes and its true length.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RawLine {
+    /// At most `MAX_LINE_BYTES + 1` bytes, without the line break.
+    pub bytes: Vec<u8>,
+    pub len: usize,
+}
+
+impl RawLine {
+    pub fn too_long(&self) -> bool {
+        self.len > MAX_LINE_BYTES
+    }
+}
+
+/// Cuts a byte stream into lines. Only the first `MAX_LINE_BYTES + 1` bytes of a
+/// line are kept, so one endless line costs bounded memory.
+#[derive(Debug, Default)]
+pub struct LineSplitter {
+    partial: Vec<u8>,
+    partial_len: usize,
+}
+
+impl LineSplitter {
+    pub fn push(&mut self, mut bytes: &[u8]) -> Vec<RawLine> {
+        let mut out = Vec::new();
+        while let Some(nl) = bytes.iter().position(|b| *b == b'\n') {
+            self.keep(&bytes[..nl]);
+            out.push(self.take());
+            bytes = &bytes[nl + 1..];
+        }
+        self.keep(bytes);
+        out
+    }
+
+    /// What is left when the stream ends (a last line without a line break).
+    pub fn finish(&mut self) -> Option<RawLine> {
+        (self.partial_len > 0).then(|| self.take())
+    }
+
+    /// Forgets a partial line (the file it came from was truncated or replaced).
+    pub fn reset(&mut self) {
+        self.partial.clear();
+        self.partial_len = 0;
+    }
+
+    fn keep(&mut self, bytes: &[u8]) {
+        let room = (MAX_LINE_BYTES + 1).saturating_sub(self.partial.len());
+        self.partial.extend_from_slice(&bytes[..bytes.len().min(room)]);
+        self.partial_len += bytes.len();
+    }
+
+    fn take(&mut self) -> RawLine {
+        let len = std::mem::take(&mut self.partial_len);
+        RawLine { bytes: std::mem::take(&mut self.partial), len }
+    }
+}
+
+/// What a stream's line became.
+#[derive(Debug, Clone, PartialEq)]
+pub enum StreamOut {
+    /// One step's canonical metrics, `time_s` on the run's clock.
+    Point { step: u64, time_s: f64, values: Vec<(MetricName, f64)> },
+    /// Steps went backwards: the job restarted from a checkpoint.
+    Resumed(Resume),
+    /// Not a metric line: for the events pane, already cut to `LOG_LINE_BYTES`.
+    Text(String),
+    /// A line of a metrics file that could not be read (a metrics file holds
+    /// metric lines; stdout mixes them with everything else).
+    Skipped(SkipKind, String),
+}
+
+/// One stream's metric lines, read in order.
+pub struct MetricStream {
+    /// Used to detect the format (a file's name tells CSV from JSONL).
+    origin: PathBuf,
+    /// A one-value CSV's metric, from the file's name.
+    default_metric: Option<String>,
+    /// `None` while the format is being detected from `head`.
+    reader: Option<LineReader>,
+    head: Vec<RawLine>,
+    normalizer: Normalizer,
+    /// Whether other lines are expected between metric lines (stdout).
+    mixed: bool,
+    /// Run time at which the step being gathered last got a record, and whether
+    /// its records carry their own time.
+    pending_arrival: f64,
+    pending_has_time: bool,
+}
+
+impl MetricStream {
+    /// `mixed`: lines that are not metrics are ordinary output (stdout), not
+    /// skipped metric lines (a metrics file).
+    pub fn new(origin: &Path, format: Option<Format>, mixed: bool) -> Self {
+        let default_metric = origin.file_stem().map(|s| s.to_string_lossy().into_owned());
+        let default_metric = if mixed { None } else { default_metric };
+        MetricStream {
+            origin: origin.to_path_buf(),
+            reader: format.map(|f| LineReader::new(f, default_metric.clone())),
+            default_metric,
+            head: Vec::new(),
+            normalizer: Normalizer::default(),
+            mixed,
+            pending_arrival: 0.0,
+            pending_has_time: false,
+        }
+    }
+
+    /// The format in use, once known.
+    pub fn format(&self) -> Option<&Format> {
+        self.reader.as_ref().map(LineReader::format)
+    }
+
+    /// One line, arrived at `now_s` on the run's clock.
+    pub fn line(&mut self, raw: RawLine, now_s: f64) -> Vec<StreamOut> {
+        let mut out = Vec::new();
+        if self.reader.is_some() {
+            self.take(raw, now_s, &mut out);
+            return out;
+        }
+        if raw.bytes.iter().all(u8::is_ascii_whitespace) && !raw.too_long() {
+            return out;
+        }
+        // Only a CSV header needs lines after it to be recognised; any other line
+        // that is not a metric line on its own is output, shown at once.
+        let could_be_header = raw.bytes.contains(&b',') || raw.bytes.contains(&b'\t');
+        let shown_now = self.head.is_empty() && !could_be_header && !raw.too_long();
+        self.head.push(raw);
+        self.detect(self.head.len() >= DETECT_LINES, now_s, &mut out);
+        if shown_now && self.reader.is_none() {
+            out.extend(self.head.pop().map(|l| StreamOut::Text(log_text(&l))));
+        }
+        out
+    }
+
+    /// The input ended: what is still held back.
+    pub fn finish(&mut self, now_s: f64) -> Vec<StreamOut> {
+        let mut out = Vec::new();
+        if self.reader.is_none() {
+            self.detect(true, now_s, &mut out);
+        }
+        let emits = self.normalizer.finish();
+        self.emits(emits, self.pending_arrival, self.pending_has_time, &mut out);
+        out
+    }
+
+    /// Chooses the format once a held-back line reads as metrics in it, or when
+    /// `force`d. Two guesses: from every line so far (a CSV needs its header), and
+    /// from the newest line alone (a program's first lines are often not metrics).
+    fn detect(&mut self, force: bool, now_s: f64, out: &mut Vec<StreamOut>) {
+        let text = |lines: &[RawLine]| lines.iter().map(|l| String::from_utf8_lossy(&l.bytes).into_owned()).collect::<Vec<_>>().join("\n");
+        let guess = |head: &str| match ingest::detect(&self.origin, head) {
+            // A document read whole cannot be followed line by line.
+            Format::TrainerState => Format::Jsonl,
+            f => f,
+        };
+        let all = guess(&text(&self.head));
+        let mut probe = LineReader::new(all.clone(), self.default_metric.clone());
+        let all_reads = self.head.iter().filter(|l| !l.too_long()).any(|l| matches!(probe.line(&l.bytes), Line::Metrics(_)));
+        let head = std::mem::take(&mut self.head);
+        let (format, as_text) = if all_reads {
+            (all, 0)
+        } else {
+            let newest = head.last().map(|l| guess(&text(std::slice::from_ref(l)))).unwrap_or(Format::Jsonl);
+            let mut probe = LineReader::new(newest.clone(), self.default_metric.clone());
+            match head.last() {
+                Some(l) if !l.too_long() && matches!(probe.line(&l.bytes), Line::Metrics(_)) => (newest, head.len() - 1),
+                // Output with no metric line so far is shown; detection goes on.
+                _ if force && self.mixed => {
+                    out.extend(head.iter().map(|l| StreamOut::Text(log_text(l))));
+                    return;
+                }
+                // A metrics file: read as its best guess, bad lines counted.
+                _ if force => (all, 0),
+                _ => {
+                    self.head = head;
+                    return;
+                }
+            }
+        };
+        self.reader = Some(LineReader::new(format, self.default_metric.clone()));
+        for (i, raw) in head.into_iter().enumerate() {
+            if i < as_text {
+                out.push(StreamOut::Text(log_text(&raw)));
+            } else {
+                self.take(raw, now_s, out);
+            }
+        }
+    }
+
+    fn take(&mut self, raw: RawLine, now_s: f64, out: &mut Vec<StreamOut>) {
+        let Some(reader) = &mut self.reader else { return };
+        let line = if raw.too_long() {
+            Line::Skip(SkipKind::TooLong, format!("line of {} bytes (at most {MAX_LINE_BYTES})", raw.len))
+        } else {
+            reader.line(&raw.bytes)
+        };
+        match line {
+            Line::Blank => {}
+            Line::Metrics(rec) => {
+                let has_time = rec.time.is_some();
+                // A point leaves the normalizer when the next step begins: it carries
+                // the arrival time of its own last record, not of this one.
+                let (arrival, had_time) = (self.pending_arrival, self.pending_has_time);
+                let emits = self.normalizer.push(rec);
+                self.emits(emits, arrival, had_time, out);
+                self.pending_arrival = now_s;
+                self.pending_has_time = has_time;
+            }
+            Line::Text => out.push(StreamOut::Text(log_text(&raw))),
+            Line::Skip(_, _) if self.mixed => out.push(StreamOut::Text(log_text(&raw))),
+            Line::Skip(kind, reason) => out.push(StreamOut::Skipped(kind, reason)),
+        }
+    }
+
+    fn emits(&self, emits: Vec<Emit>, arrival: f64, has_time: bool, out: &mut Vec<StreamOut>) {
+        for e in emits {
+            out.push(match e {
+                Emit::Point(p) => StreamOut::Point { step: p.step, time_s: if has_time { p.time_s } else { arrival }, values: p.values },
+                Emit::Resumed(r) => StreamOut::Resumed(r),
+            });
+        }
+    }
+}
+
+/// A line for the events pane: lossy UTF-8, at most `LOG_LINE_BYTES`; an
+/// over-long line is named, not shown.
+pub fn log_text(raw: &RawLine) -> String {
+    if raw.too_long() {
+        return format!("(a line of {} bytes, not shown)", raw.len);
+    }
+    let text = String::from_utf8_lossy(&raw.bytes);
+    let text = text.trim_end_matches('\r');
+    if text.len() <= LOG_LINE_BYTES {
+        return text.to_owned();
+    }
+    let mut cut = LOG_LINE_BYTES;
+    while !text.is_char_boundary(cut) {
+        cut -= 1;
+    }
+    format!("{}… ({} bytes)", &text[..cut], raw.len)
+}
+
+/// How the program's end becomes the run's outcome. `code`: its exit status when
+/// it exited; `signal`: the signal that killed it; `cancelled`: rlmon stopped it.
+pub fn outcome(code: Option<i32>, signal: Option<i32>, cancelled: bool) -> RunOutcome {
+    if cancelled {
+        return RunOutcome::Cancelled;
+    }
+    match (code, signal) {
+        (Some(0), _) => RunOutcome::Finished,
+        (Some(code), _) => RunOutcome::Failed(format!("exited with status {code}")),
+        (None, Some(sig)) => match signal_name(sig) {
+            Some(name) => RunOutcome::Failed(format!("killed by signal {sig} ({name})")),
+            None => RunOutcome::Failed(format!("killed by signal {sig}")),
+        },
+        (None, None) => RunOutcome::Failed("ended without an exit status".into()),
+    }
+}
+
+/// The usual name of a signal number.
+pub fn signal_name(sig: i32) -> Option<&'static str> {
+    use libc::*;
+    Some(match sig {
+        SIGHUP => "SIGHUP",
+        SIGINT => "SIGINT",
+        SIGQUIT => "SIGQUIT",
+        SIGILL => "SIGILL",
+        SIGTRAP => "SIGTRAP",
+        SIGABRT => "SIGABRT",
+        SIGBUS => "SIGBUS",
+        SIGFPE => "SIGFPE",
+        SIGKILL => "SIGKILL",
+        SIGUSR1 => "SIGUSR1",
+        SIGSEGV => "SIGSEGV",
+        SIGUSR2 => "SIGUSR2",
+        SIGPIPE => "SIGPIPE",
+        SIGALRM => "SIGALRM",
+        SIGTERM => "SIGTERM",
+        SIGXCPU => "SIGXCPU",
+        SIGXFSZ => "SIGXFSZ",
+        _ => return None,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::metrics::catalog;
+
+    fn raw(s: &str) -> RawLine {
+        RawLine { bytes: s.as_bytes().to_vec(), len: s.len() }
+    }
+
+    fn feed(stream: &mut MetricStream, lines: &[&str]) -> Vec<StreamOut> {
+        let mut out: Vec<StreamOut> = lines.iter().enumerate().flat_map(|(i, l)| stream.line(raw(l), i as f64)).collect();
+        out.extend(stream.finish(99.0));
+        out
+    }
+
+    fn steps(out: &[StreamOut]) -> Vec<(u64, f64)> {
+        out.iter().filter_map(|o| if let StreamOut::Point { step, time_s, .. } = o { Some((*step, *time_s)) } else { None }).collect()
+    }
+
+    fn texts(out: &[StreamOut]) -> Vec<&str> {
+        out.iter().filter_map(|o| if let StreamOut::Text(t) = o { Some(t.as_str()) } else { None }).collect()
+    }
+
+    #[test]
+    fn lines_are_cut_at_breaks_and_bounded_in_length() {
+        let mut s = LineSplitter::default();
+        assert_eq!(s.push(b"ab\ncd"), vec![raw("ab")]);
+        assert_eq!(s.push(b"e\n\n"), vec![raw("cde"), raw("")]);
+        assert_eq!(s.finish(), None);
+        let long = vec![b'x'; MAX_LINE_BYTES + 10];
+        assert!(s.push(&long).is_empty());
+        let lines = s.push(b"y\nz");
+        assert_eq!(lines[0].len, MAX_LINE_BYTES + 11);
+        assert_eq!(lines[0].bytes.len(), MAX_LINE_BYTES + 1, "only the first bytes are kept");
+        assert!(lines[0].too_long());
+        assert_eq!(s.finish(), Some(raw("z")));
+        s.push(b"partial");
+        s.reset();
+        assert_eq!(s.finish(), None);
+    }
+
+    #[test]
+    fn stdout_text_before_the_first_metric_line_is_shown_and_jsonl_detected() {
+        let mut m = MetricStream::new(Path::new("stdout"), None, true);
+        let out = feed(&mut m, &["loading model", "", r#"{"step": 1, "loss": 2.0}"#, "epoch done", r#"{"step": 2, "train/loss": 1.5}"#]);
+        assert_eq!(m.format().map(Format::name), Some("jsonl"));
+        assert_eq!(texts(&out), ["loading model", "epoch done"]);
+        // No time in the records: each point carries the arrival time of its line.
+        assert_eq!(steps(&out), [(1, 2.0), (2, 4.0)]);
+        let StreamOut::Point { values, .. } = out.iter().rfind(|o| matches!(o, StreamOut::Point { .. })).unwrap() else { unreachable!() };
+        assert_eq!(values, &vec![(MetricName::from(catalog::LOSS), 1.5)], "read under the canonical name");
+    }
+
+    #[test]
+    fn a_csv_header_is_kept_for_detection_and_a_text_preset_is_found() {
+        let mut m = MetricStream::new(Path::new("stdout"), None, true);
+        let out = feed(&mut m, &["step,loss", "1,2.5", "2,2.4"]);
+        assert_eq!(m.format().map(Format::name), Some("csv"));
+        assert_eq!(steps(&out).len(), 2);
+        let mut m = MetricStream::new(Path::new("stdout"), None, true);
+        let out = feed(&mut m, &["compiling", "iter 1: loss 4.2, time 120.0ms", "iter 2: loss 4.0, time 110.0ms"]);
+        assert_eq!(m.format().map(Format::name), Some("nanogpt"));
+        assert_eq!(texts(&out), ["compiling"]);
+        assert_eq!(steps(&out).len(), 2);
+    }
+
+    #[test]
+    fn output_without_metrics_is_all_text_in_order() {
+        let mut m = MetricStream::new(Path::new("stdout"), None, true);
+        let out = feed(&mut m, &["a", "b, c", "{not json"]);
+        assert_eq!(texts(&out), ["a", "b, c", "{not json"]);
+        assert!(steps(&out).is_empty());
+    }
+
+    #[test]
+    fn a_line_that_cannot_be_a_header_is_shown_before_the_format_is_known() {
+        let mut m = MetricStream::new(Path::new("stdout"), None, true);
+        assert_eq!(m.line(raw("loading the model"), 0.0), [StreamOut::Text("loading the model".into())]);
+        assert!(m.line(raw("epoch,loss"), 1.0).is_empty(), "perhaps a CSV header: held");
+        assert!(m.format().is_none());
+        assert_eq!(steps(&m.line(raw(r#"{"loss": 2}"#), 2.0)), [], "the format is known; the point waits for its step to end");
+        assert_eq!(m.format().map(Format::name), Some("jsonl"));
+    }
+
+    #[test]
+    fn a_metrics_file_skips_bad_lines_and_sees_resumes() {
+        let mut m = MetricStream::new(Path::new("logs/m.jsonl"), Some(Format::Jsonl), false);
+        let out = feed(&mut m, &[r#"{"step": 1, "loss": 2}"#, "garbage", r#"{"step": 2, "loss": 1.9}"#, r#"{"step": 1, "loss": 2.1}"#]);
+        assert!(out.iter().any(|o| matches!(o, StreamOut::Skipped(SkipKind::NotMetrics, _))));
+        assert!(out.contains(&StreamOut::Resumed(Resume { at_step: 1, discarded: 2 })), "{out:?}");
+        assert_eq!(steps(&out).iter().map(|s| s.0).collect::<Vec<_>>(), [1, 2, 1]);
+    }
+
+    #[test]
+    fn log_lines_are_bounded() {
+        let long = "é".repeat(LOG_LINE_BYTES);
+        let shown = log_text(&raw(&long));
+        assert!(shown.len() < LOG_LINE_BYTES + 32 && shown.ends_with(&format!("({} bytes)", long.len())), "{}", &shown[shown.len() - 20..]);
+        let huge = RawLine { bytes: vec![b'x'; 8], len: MAX_LINE_BYTES + 1 };
+        assert_eq!(log_text(&huge), format!("(a line of {} bytes, not shown)", MAX_LINE_BYTES + 1));
+        assert_eq!(log_text(&raw("dos\r")), "dos");
+    }
+
+    #[test]
+    fn exit_statuses_become_outcomes() {
+        assert_eq!(outcome(Some(0), None, false), RunOutcome::Finished);
+        assert_eq!(outcome(Some(3), None, false), RunOutcome::Failed("exited with status 3".into()));
+        assert_eq!(outcome(None, Some(9), false), RunOutcome::Failed("killed by signal 9 (SIGKILL)".into()));
+        assert_eq!(outcome(None, Some(15), true), RunOutcome::Cancelled, "we stopped it");
+        assert_eq!(outcome(Some(1), None, true), RunOutcome::Cancelled);
+        assert_eq!(outcome(None, Some(77), false), RunOutcome::Failed("killed by signal 77".into()));
+    }
+}
