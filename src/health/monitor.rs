@@ -10,6 +10,7 @@ use super::detect::{self, Detector, Point, Raised};
 use super::divergence::{DivergenceTracker, Tolerance};
 use super::{Alert, AlertKind, Severity};
 use crate::metrics::{catalog, MetricName};
+use crate::report::format::compact;
 
 /// Per-run memory metrics watched for leaks, from the run's own points.
 pub const RUN_MEMORY_METRICS: [&str; 2] = [catalog::MEM_GPU_BYTES, catalog::MEM_RSS_BYTES];
@@ -233,7 +234,7 @@ impl SessionHealth {
                     step: at,
                     time_s,
                     value: vb,
-                    message: format!("{what}: {b} and {a} part ways on {metric} from step {at} ({vb:.6} vs {va:.6} at step {step})"),
+                    message: format!("{what}: {b} and {a} part ways on {metric} from step {at} ({} vs {} at step {step}, relative difference {})", compact(vb), compact(va), compact((vb - va).abs() / va.abs().max(vb.abs()).max(f64::MIN_POSITIVE))),
                 });
             }
         }

@@ -7,6 +7,7 @@ use super::{grade, Detector, Point, Raised};
 use crate::health::config::KindSettings;
 use crate::health::stats::{Cooldown, Streak};
 use crate::health::{AlertKind, Severity};
+use crate::report::format::compact;
 use crate::metrics::catalog::{self, MoeLayer};
 
 /// Dropped-token fraction that is a warning on its own.
@@ -96,13 +97,13 @@ impl ExpertCollapse {
             let Some(sev) = layer.cooldown.gate(if count >= self.s.persistence { severity } else { None }) else { continue };
             let mut message = format!("layer {l} routing collapsed");
             if let Some(b) = bal {
-                message.push_str(&format!(": {:.0}% effective experts", 100.0 * b));
+                message.push_str(&format!(": {}% effective experts", compact(100.0 * b)));
             }
             if let Some(b) = summary.filter(|b| b.dead > 0) {
                 message.push_str(&format!(", {}/{} experts dead", b.dead, b.experts));
             }
             if let Some(d) = dropped {
-                message.push_str(&format!(", {:.0}% tokens dropped", 100.0 * d));
+                message.push_str(&format!(", {}% tokens dropped", compact(100.0 * d)));
             }
             out.push(Raised {
                 severity: sev,

@@ -3,6 +3,7 @@ use super::{grade, Detector, Gate, Point, Raised};
 use crate::health::config::KindSettings;
 use crate::health::stats::{index_slope, mean, median, std_dev, Window};
 use crate::health::AlertKind;
+use crate::report::format::compact;
 use crate::metrics::catalog;
 
 /// Means of the older and newer halves of a window.
@@ -82,7 +83,8 @@ impl RewardHacking {
             step: self.gate.streak.start,
             value: length,
             message: format!(
-                "reward rising while responses grow {growth:.2}x over {} steps{}{}{}: likely reward hacking",
+                "reward rising while responses grow {}x over {} steps{}{}{}: likely reward hacking",
+                compact(growth),
                 self.reward.len(),
                 if entropy_falls == Some(true) { ", entropy falls" } else { "" },
                 if kl_accelerates == Some(true) { ", KL accelerates" } else { "" },
@@ -141,7 +143,7 @@ impl RewardSaturation {
             metric: self.metric.clone(),
             step: self.gate.streak.start,
             value: reward,
-            message: format!("{} saturated at {reward:.4}: spread fell to {:.0}% of its past level", self.metric, 100.0 * ratio),
+            message: format!("{} saturated at {}: spread fell to {}% of its past level", self.metric, compact(reward), compact(100.0 * ratio)),
         })
     }
 }
@@ -184,7 +186,7 @@ impl EntropyCollapse {
             metric: self.metric.clone(),
             step: self.gate.streak.start,
             value: x,
-            message: format!("{} collapsed to {level:.4}, {:.0}% of its earlier {reference:.4}", self.metric, 100.0 * ratio),
+            message: format!("{} collapsed to {}, {}% of its earlier {}", self.metric, compact(level), compact(100.0 * ratio), compact(reference)),
         })
     }
 }

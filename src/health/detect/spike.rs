@@ -1,17 +1,31 @@
 //! Spikes and drops of one positive metric (loss_spike, grad_explosion, kl_spike,
 //! grad_vanishing): a robust z-score of log(value) against the trailing median and
 //! MAD, gated by a ratio so that tiny-variance series do not alert on tiny moves
-//! and noisy ones (gradient norms) do not alert on their own tails.
+//! and noisy ones (gradient norms) do not alert on their own tails. Signed metrics
+//! (a PPO actor loss) and references near zero are judged on differences in units
+//! of the robust spread instead: a ratio to a median near zero is meaningless.
 use super::{grade, Detector, Point, Raised};
 use crate::health::config::KindSettings;
 use crate::health::stats::{median_mad, Cooldown, Streak, Window, MAD_TO_SIGMA};
 use crate::health::{AlertKind, Severity};
+use crate::metrics::catalog;
+use crate::report::format::compact;
 
 /// Robust z-score needed on top of the ratio threshold.
 pub const SPIKE_Z: f64 = 4.0;
 /// Lower bound of the noise scale on the log scale (1%), so a flat series does not
 /// make every wiggle infinitely significant.
 const MIN_LOG_SIGMA: f64 = 0.01;
+/// Robust z-scores (difference from the median over the MAD-based sigma) of a
+/// signed or near-zero metric that warn and that are critical.
+pub const SIGNED_WARN_Z: f64 = 8.0;
+pub const SIGNED_CRITICAL_Z: f64 = 16.0;
+/// A median within this many robust sigmas of zero is "near zero": a ratio to it
+/// means nothing.
+pub const NEAR_ZERO_SPREADS: f64 = 2.0;
+/// Lower bound of a signed metric's sigma, relative to its level (or to 1), so a
+/// constant series does not make every move infinitely significant.
+const MIN_SIGNED_SIGMA: f64 = 1e-6;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Direction {
@@ -58,42 +72,74 @@ impl Spike {
         if !x.is_finite() {
             return None;
         }
-        let y = (x.max(0.0) + self.floor).max(1e-300).ln();
         if self.window.len() < self.settings.warmup.max(8) as usize {
-            self.window.push(y);
+            self.window.push(x);
             return None;
         }
-        let (med, mad) = median_mad(&self.window.to_vec())?;
-        self.window.push(y);
-        let sigma = (MAD_TO_SIGMA * mad).max(MIN_LOG_SIGMA);
-        let (z, ratio) = match self.direction {
-            Direction::Up => ((y - med) / sigma, (y - med).exp()),
-            Direction::Down => ((med - y) / sigma, (y - med).exp()),
-        };
-        let lower = self.direction == Direction::Down;
-        let severity = grade(ratio, self.settings.warn, self.settings.critical, lower).filter(|_| z >= SPIKE_Z);
+        let reference = self.window.to_vec();
+        self.window.push(x);
+        let j = self.judge(x, &reference)?;
         let before = self.streak.count;
-        let count = self.streak.update(severity.is_some(), p.step);
+        let count = self.streak.update(j.severity.is_some(), p.step);
         if count == 1 {
             self.onset_value = x;
         }
-        let base = (med.exp() - self.floor).max(0.0);
-        let firing = if count >= self.settings.persistence { severity } else { None };
+        let firing = if count >= self.settings.persistence { j.severity } else { None };
         // A bump shorter than the persistence that has already recovered: benign,
         // worth a line but not an alarm.
         let recovered_bump = count == 0 && before > 0 && before < self.settings.persistence;
         let gated = self.cooldown.gate(firing.or(recovered_bump.then_some(Severity::Info)));
         let sev = gated?;
+        let (m, base) = (&self.metric, compact(j.base));
         let message = if sev == Severity::Info {
-            format!("{} bump to {:.4} at step {} recovered (trailing median {:.4})", self.metric, self.onset_value, self.streak.start, base)
+            format!("{m} bump to {} at step {} recovered (trailing median {base})", compact(self.onset_value), self.streak.start)
         } else {
-            format!(
-                "{} {} to {:.4}, {:.1}x its trailing median {:.4}, for {count} steps",
-                self.metric, self.what, x, if lower { 1.0 / ratio } else { ratio }, base
-            )
+            format!("{m} {} to {}, {} its trailing median {base}, for {count} steps", self.what, compact(x), j.distance)
         };
         Some(Raised { severity: sev, metric: self.metric.clone(), step: self.streak.start, value: if sev == Severity::Info { self.onset_value } else { x }, message })
     }
+
+    /// How far `x` is from the reference window, and the severity that is.
+    /// Positive metrics are judged on the log scale (a ratio to the median, backed
+    /// by a robust z-score); a metric that is signed, or whose reference holds
+    /// values at or below zero or sits near zero relative to its spread, has no
+    /// meaningful ratio and is judged on its difference from the median in units
+    /// of its robust spread.
+    fn judge(&self, x: f64, reference: &[f64]) -> Option<Judgement> {
+        let (med, mad) = median_mad(reference)?;
+        let spread = MAD_TO_SIGMA * mad;
+        let nonpositive = |v: f64| v < 0.0 || (self.floor <= 0.0 && v <= 0.0);
+        let signed = catalog::is_signed(&self.metric) || reference.iter().any(|v| nonpositive(*v)) || med.abs() + self.floor < NEAR_ZERO_SPREADS * spread;
+        let lower = self.direction == Direction::Down;
+        if signed {
+            let sigma = spread.max(MIN_SIGNED_SIGMA * med.abs().max(1.0));
+            let z = if lower { (med - x) / sigma } else { (x - med) / sigma };
+            let severity = grade(z, SIGNED_WARN_Z, SIGNED_CRITICAL_Z, false);
+            let side = if lower { "below" } else { "above" };
+            return Some(Judgement { severity, base: med, distance: format!("{} robust sigmas {side}", compact(z)) });
+        }
+        let log = |v: f64| (v.max(0.0) + self.floor).max(1e-300).ln();
+        let logs: Vec<f64> = reference.iter().map(|v| log(*v)).collect();
+        let (lmed, lmad) = median_mad(&logs)?;
+        let y = log(x);
+        let sigma = (MAD_TO_SIGMA * lmad).max(MIN_LOG_SIGMA);
+        let (z, ratio) = match self.direction {
+            Direction::Up => ((y - lmed) / sigma, (y - lmed).exp()),
+            Direction::Down => ((lmed - y) / sigma, (y - lmed).exp()),
+        };
+        let severity = grade(ratio, self.settings.warn, self.settings.critical, lower).filter(|_| z >= SPIKE_Z);
+        let times = if lower { 1.0 / ratio } else { ratio };
+        Some(Judgement { severity, base: (lmed.exp() - self.floor).max(0.0), distance: format!("{}x", compact(times)) })
+    }
+}
+
+/// One point judged against the reference window.
+struct Judgement {
+    severity: Option<Severity>,
+    /// The reference level, in the metric's unit.
+    base: f64,
+    /// How far the point is, as the message says it ("3.2x", "9.5 robust sigmas above").
+    distance: String,
 }
 
 impl Detector for Spike {
@@ -178,5 +224,64 @@ mod tests {
         let alerts = run(&mut d, &v);
         assert_eq!(alerts.len(), 1);
         assert_eq!((alerts[0].0, alerts[0].1.step), (104, 100));
+    }
+
+    /// A PPO actor loss: small, noisy, crossing zero all the time.
+    fn actor_loss(n: usize) -> Vec<f64> {
+        let mut rng = crate::workload::rng::SplitMix64::new(11);
+        let mut u = move || (rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64 - 0.5;
+        (0..n).map(|i| 0.01 * ((i as f64) * 0.37).sin() - 0.002 + 0.02 * (u() + u() + u())).collect()
+    }
+
+    #[test]
+    fn a_loss_crossing_zero_is_judged_on_differences() {
+        // (series, first anomalous step and severity expected, if any)
+        let healthy = actor_loss(600);
+        let mut warn_step = actor_loss(600);
+        for x in &mut warn_step[300..320] {
+            *x += 0.15; // about 12 robust sigmas
+        }
+        let mut critical_step = actor_loss(600);
+        for x in &mut critical_step[300..320] {
+            *x += 0.8;
+        }
+        let mut bump = actor_loss(600);
+        bump[400] += 0.8;
+        let table: [(&str, Vec<f64>, Option<(u64, Severity)>); 4] = [
+            ("healthy", healthy, None),
+            ("warn step", warn_step, Some((300, Severity::Warn))),
+            ("critical step", critical_step, Some((300, Severity::Critical))),
+            ("one-step bump", bump, Some((400, Severity::Info))),
+        ];
+        for (name, series, want) in table {
+            let mut d = Spike::new(AlertKind::LossSpike, defaults(AlertKind::LossSpike), Direction::Up, 0.0, "jumped");
+            let alerts = run(&mut d, &series);
+            for (_, a) in &alerts {
+                assert!(a.message.split_whitespace().all(|w| w.len() <= 14), "{name}: {}", a.message);
+            }
+            match want {
+                None => assert!(alerts.is_empty(), "{name}: {alerts:?}"),
+                Some((step, sev)) => {
+                    assert_eq!(alerts.len(), 1, "{name}: {alerts:?}");
+                    assert_eq!((alerts[0].1.step, alerts[0].1.severity), (step, sev), "{name}: {alerts:?}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn a_signed_metric_is_never_judged_by_ratio() {
+        // policy_loss is signed in the catalog: a positive stretch of it with a
+        // 2x move that is well inside its noise raises nothing.
+        let mut s = defaults(AlertKind::LossSpike);
+        s.metric = Some(catalog::POLICY_LOSS.into());
+        let mut d = Spike::new(AlertKind::LossSpike, s, Direction::Up, 0.0, "jumped");
+        let mut out = Vec::new();
+        for i in 0..300u64 {
+            let v = if i >= 200 { 0.2 } else { 0.1 } + 0.1 * ((i as f64) * 1.3).sin();
+            let vals: Vec<(MetricName, f64)> = vec![(catalog::POLICY_LOSS.into(), v)];
+            out.extend(d.check(&Point { step: i, time_s: 0.0, values: &vals }));
+        }
+        assert!(out.iter().all(|r| r.severity == Severity::Info), "{out:?}");
     }
 }

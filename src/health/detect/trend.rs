@@ -2,54 +2,73 @@
 //! does not react), memory leaks, throughput regressions.
 use super::{grade, Detector, Gate, Point, Raised};
 use crate::health::config::KindSettings;
-use crate::health::stats::{index_slope, median, Window};
+use super::spike::{NEAR_ZERO_SPREADS, SIGNED_CRITICAL_Z, SIGNED_WARN_Z};
+use crate::health::stats::{index_slope, median, median_mad, Window, MAD_TO_SIGMA};
 use crate::health::{AlertKind, Severity};
 use crate::metrics::catalog;
+use crate::report::format::compact;
 
 /// KL below this (nats) is noise around a fresh policy, whatever its ratio.
 pub const KL_FLOOR: f64 = 0.01;
 
-/// Loss that climbs away from its best level without (or after) a spike.
+/// Loss that climbs away from its best level without (or after) a spike. A
+/// positive loss is judged by the ratio of its smoothed level to its best; a
+/// signed one (or one at or near zero) by how many robust sigmas the smoothed
+/// level is above its best.
 #[derive(Debug, Clone)]
 pub struct LossDivergence {
     s: KindSettings,
     metric: String,
     recent: Window,
-    best: f64,
+    /// The lowest smoothed level since warm-up, with the spread of the points
+    /// around it then.
+    best: Option<(f64, f64)>,
     gate: Gate,
 }
 
 impl LossDivergence {
     pub fn new(s: KindSettings) -> Self {
-        LossDivergence { metric: s.metric.clone().unwrap_or_default(), recent: Window::new(s.window.max(5)), best: f64::INFINITY, gate: Gate::new(&s), s }
+        LossDivergence { metric: s.metric.clone().unwrap_or_default(), recent: Window::new(s.window.max(5)), best: None, gate: Gate::new(&s), s }
     }
 
     pub fn check(&mut self, p: &Point) -> Option<Raised> {
         let x = p.get(&self.metric)?;
-        if !x.is_finite() || x <= 0.0 {
+        if !x.is_finite() {
             return None;
         }
-        self.recent.push(x.ln());
+        self.recent.push(x);
         let warming = self.gate.warming();
         if !self.recent.is_full() {
             return None;
         }
-        let level = self.recent.median()?;
+        let w = self.recent.to_vec();
+        let (level, mad) = median_mad(&w)?;
+        let spread = MAD_TO_SIGMA * mad;
         if warming {
             return None;
         }
-        self.best = self.best.min(level);
-        let ratio = (level - self.best).exp();
-        let rising = index_slope(&self.recent.to_vec()).is_some_and(|(slope, _)| slope > 0.0);
-        let severity = grade(ratio, self.s.warn, self.s.critical, false).filter(|_| rising);
+        let (best, best_spread) = match self.best {
+            Some((b, sb)) if b <= level => (b, sb),
+            _ => (level, spread),
+        };
+        self.best = Some((best, best_spread));
+        let signed = catalog::is_signed(&self.metric) || w.iter().any(|v| *v <= 0.0) || best < NEAR_ZERO_SPREADS * best_spread;
+        let m = &self.metric;
+        let (severity, message) = if signed {
+            let sigma = best_spread.max(spread).max(1e-12 * best.abs().max(1.0));
+            let z = (level - best) / sigma;
+            let rising = index_slope(&w).is_some_and(|(slope, _)| slope > 0.0);
+            let sev = grade(z, SIGNED_WARN_Z, SIGNED_CRITICAL_Z, false).filter(|_| rising);
+            (sev, format!("{m} diverging: smoothed {} is {} robust sigmas above its best {} and rising", compact(level), compact(z), compact(best)))
+        } else {
+            let ratio = level / best;
+            let logs: Vec<f64> = w.iter().map(|v| v.ln()).collect();
+            let rising = index_slope(&logs).is_some_and(|(slope, _)| slope > 0.0);
+            let sev = grade(ratio, self.s.warn, self.s.critical, false).filter(|_| rising);
+            (sev, format!("{m} diverging: smoothed {} is {}x its best {} and rising", compact(level), compact(ratio), compact(best)))
+        };
         let sev = self.gate.pass(severity, p.step)?;
-        Some(Raised {
-            severity: sev,
-            metric: self.metric.clone(),
-            step: self.gate.streak.start,
-            value: x,
-            message: format!("{} diverging: smoothed {:.4} is {ratio:.2}x its best {:.4} and rising", self.metric, level.exp(), self.best.exp()),
-        })
+        Some(Raised { severity: sev, metric: self.metric.clone(), step: self.gate.streak.start, value: x, message })
     }
 }
 
@@ -107,9 +126,9 @@ impl KlRunaway {
             severity = Some(Severity::Critical);
         }
         let sev = self.gate.pass(severity, p.step)?;
-        let mut message = format!("{} running away: {level:.4}, {growth:.1}x its median {reference:.4} over the last {} steps", self.metric, all.len());
+        let mut message = format!("{} running away: {}, {}x its median {} over the last {} steps", self.metric, compact(level), compact(growth), compact(reference), all.len());
         if coef_flat {
-            message.push_str(&format!("; {} stuck at {:.4}", catalog::KL_COEF, self.coef.last().unwrap_or(0.0)));
+            message.push_str(&format!("; {} stuck at {}", catalog::KL_COEF, compact(self.coef.last().unwrap_or(0.0))));
         }
         Some(Raised { severity: sev, metric: self.metric.clone(), step: self.gate.streak.start, value: x, message })
     }
@@ -156,14 +175,14 @@ impl MemoryLeak {
         let gib = |b: f64| b / (1u64 << 30) as f64;
         let message = match total {
             Some(t) if t > 0.0 => format!(
-                "{} growing {:.1} MiB per sample ({:.2}/{:.2} GiB): full in about {:.0} samples",
+                "{} growing {} MiB per sample ({}/{} GiB): full in about {} samples",
                 self.metric,
-                slope / (1u64 << 20) as f64,
-                gib(now),
-                gib(t),
-                ((t - now) / slope).max(0.0)
+                compact(slope / (1u64 << 20) as f64),
+                compact(gib(now)),
+                compact(gib(t)),
+                compact(((t - now) / slope).max(0.0).round())
             ),
-            _ => format!("{} growing {:.1} MiB per sample, now {:.2} GiB", self.metric, slope / (1u64 << 20) as f64, gib(now)),
+            _ => format!("{} growing {} MiB per sample, now {} GiB", self.metric, compact(slope / (1u64 << 20) as f64), compact(gib(now))),
         };
         Some(Raised { severity: sev, metric: self.metric.clone(), step: self.gate.streak.start, value: bytes, message })
     }
@@ -215,7 +234,7 @@ impl ThroughputRegression {
             metric: self.metric.clone(),
             step: self.gate.streak.start,
             value: recent,
-            message: format!("{} fell to {:.0}, {:.0}% of its recent {:.0}", self.metric, recent, 100.0 * ratio, reference),
+            message: format!("{} fell to {}, {}% of its recent {}", self.metric, compact(recent), compact(100.0 * ratio), compact(reference)),
         })
     }
 }
@@ -279,6 +298,22 @@ mod tests {
         assert_eq!(alerts.len(), 2, "warn then critical: {alerts:?}");
         assert!(alerts[0].0 > 200 && alerts[0].0 < 280, "{alerts:?}");
         assert_eq!(alerts[0].1.severity, Severity::Warn);
+    }
+
+    #[test]
+    fn loss_divergence_of_a_loss_crossing_zero() {
+        let mut rng = crate::workload::rng::SplitMix64::new(5);
+        let mut u = move || (rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64 - 0.5;
+        let noise: Vec<f64> = (0..1200).map(|i| 0.01 * ((i as f64) * 0.37).sin() - 0.002 + 0.02 * (u() + u() + u())).collect();
+        // (name, added drift from step 600 per step, expected first severity)
+        let table = [("healthy", 0.0, None), ("slow climb", 2e-4, Some(Severity::Warn)), ("blow-up", 5e-3, Some(Severity::Warn))];
+        for (name, drift, want) in table {
+            let mut d = LossDivergence::new(defaults(AlertKind::LossDivergence));
+            let series = noise.iter().enumerate().map(|(i, n)| vec![("loss".into(), n + drift * i.saturating_sub(600) as f64)]);
+            let alerts = feed(series, |p| d.check(p));
+            assert_eq!(alerts.first().map(|a| a.1.severity), want, "{name}: {alerts:?}");
+            assert!(alerts.iter().all(|(at, a)| *at > 600 && a.message.len() < 120), "{name}: {alerts:?}");
+        }
     }
 
     #[test]
