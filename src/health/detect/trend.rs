@@ -3,7 +3,7 @@
 use super::{grade, Detector, Gate, Point, Raised};
 use crate::health::config::KindSettings;
 use super::spike::{NEAR_ZERO_SPREADS, SIGNED_CRITICAL_Z, SIGNED_WARN_Z};
-use crate::health::stats::{index_slope, median, median_mad, Window, MAD_TO_SIGMA};
+use crate::health::stats::{half_lag_slope, index_slope, median, median_mad, Window, MAD_TO_SIGMA};
 use crate::health::{AlertKind, Severity};
 use crate::metrics::catalog;
 use crate::report::format::compact;
@@ -134,18 +134,38 @@ impl KlRunaway {
     }
 }
 
-/// A memory series whose linear trend will reach the total.
+/// A memory series that leaks. With a known total (GPU or host memory), its
+/// linear trend is projected to the total: critical when it is nearly there, warn
+/// or critical by the samples left. Without one, a leak is growth that is
+/// sustained and does not level off: a robust (Theil-Sen) slope over a long
+/// history whose projection over the next [`LEAK_HORIZON`] samples is a sizeable
+/// part of the current use, with most pairwise slopes positive and the newest
+/// quarter still rising; that is a warning (critical needs a total to run into).
 #[derive(Debug, Clone)]
 pub struct MemoryLeak {
     s: KindSettings,
     metric: String,
     window: Window,
+    /// The longer history judged when no total is known.
+    history: Window,
     gate: Gate,
 }
 
+/// Samples the no-total judgement looks back over, and needs before it judges:
+/// long enough that the allocator's warm-up (a climb over the first hundred
+/// samples or so, then a plateau) is over before the first judgement.
+pub const LEAK_HISTORY: usize = 240;
+/// Samples ahead the growth is projected over, and the part of the current use
+/// that growth must reach: 0.02% of the use per sample projects to 20%.
+pub const LEAK_HORIZON: f64 = 1000.0;
+pub const LEAK_FRACTION: f64 = 0.15;
+/// Share of the pairwise slopes that must be positive: a sawtooth (allocate,
+/// free) has about half.
+const LEAK_POSITIVE: f64 = 0.8;
+
 impl MemoryLeak {
     pub fn new(s: KindSettings, metric: &str) -> Self {
-        MemoryLeak { metric: metric.to_owned(), window: Window::new(s.window.max(10)), gate: Gate::new(&s), s }
+        MemoryLeak { metric: metric.to_owned(), window: Window::new(s.window.max(10)), history: Window::new(LEAK_HISTORY.max(s.window)), gate: Gate::new(&s), s }
     }
 
     /// One sample of the series, with the memory it can use (if known).
@@ -154,6 +174,7 @@ impl MemoryLeak {
             return None;
         }
         self.window.push(bytes);
+        self.history.push(bytes);
         if self.gate.warming() || !self.window.is_full() {
             return None;
         }
@@ -161,30 +182,55 @@ impl MemoryLeak {
         let (slope, r2) = index_slope(&w)?;
         let now = median(&w[w.len() - 5..])?;
         let grown = slope * w.len() as f64;
-        let severity = match total.filter(|t| *t > 0.0) {
+        let total = total.filter(|t| *t > 0.0);
+        let (severity, slope) = match total {
             Some(total) if slope > 0.0 && r2 >= 0.8 && grown >= 0.01 * total => {
                 let left = ((total - now) / slope).max(0.0);
                 let by_trend = grade(left, self.s.warn, self.s.critical, true);
-                if now >= 0.95 * total { Some(Severity::Critical) } else { by_trend }
+                (if now >= 0.95 * total { Some(Severity::Critical) } else { by_trend }, slope)
             }
-            Some(_) => None,
-            // Without a total, only a steep and steady climb is worth a warning.
-            None => (slope > 0.0 && r2 >= 0.9 && grown >= 0.25 * now.max(1.0)).then_some(Severity::Warn),
+            Some(_) => (None, slope),
+            None => match self.sustained_growth(now) {
+                Some(robust) => (Some(Severity::Warn), robust),
+                None => (None, slope),
+            },
         };
         let sev = self.gate.pass(severity, step)?;
         let gib = |b: f64| b / (1u64 << 30) as f64;
+        let per_sample = compact(slope / (1u64 << 20) as f64);
         let message = match total {
-            Some(t) if t > 0.0 => format!(
-                "{} growing {} MiB per sample ({}/{} GiB): full in about {} samples",
+            Some(t) => format!(
+                "{} growing {per_sample} MiB per sample ({}/{} GiB): full in about {} samples",
                 self.metric,
-                compact(slope / (1u64 << 20) as f64),
                 compact(gib(now)),
                 compact(gib(t)),
                 compact(((t - now) / slope).max(0.0).round())
             ),
-            _ => format!("{} growing {} MiB per sample, now {} GiB", self.metric, compact(slope / (1u64 << 20) as f64), compact(gib(now))),
+            None => format!(
+                "{} growing {per_sample} MiB per sample, now {} GiB: +{}% over the next {} samples at this rate",
+                self.metric,
+                compact(gib(now)),
+                compact(100.0 * slope * LEAK_HORIZON / now.max(1.0)),
+                LEAK_HORIZON
+            ),
         };
         Some(Raised { severity: sev, metric: self.metric.clone(), step: self.gate.streak.start, value: bytes, message })
+    }
+
+    /// The robust slope of a sustained climb that has not levelled off and will
+    /// add a sizeable part of `now` over the horizon; `None` otherwise.
+    fn sustained_growth(&self, now: f64) -> Option<f64> {
+        let h = self.history.to_vec();
+        if !self.history.is_full() {
+            return None;
+        }
+        let (slope, positive) = half_lag_slope(&h)?;
+        let q = h.len() / 4;
+        // Still rising: the newest quarter's level is above the one before by at
+        // least half of what the slope says (a plateau after warm-up is not).
+        let recent_rise = median(&h[h.len() - q..])? - median(&h[h.len() - 2 * q..h.len() - q])?;
+        let sustained = positive >= LEAK_POSITIVE && recent_rise >= 0.5 * slope * q as f64;
+        (slope > 0.0 && sustained && slope * LEAK_HORIZON >= LEAK_FRACTION * now.max(1.0)).then_some(slope)
     }
 }
 
@@ -342,6 +388,41 @@ mod tests {
             .collect();
         assert!(!alerts.is_empty() && alerts[0].0 > 100, "{alerts:?}");
         assert!(alerts[0].1.message.contains("full in about"));
+    }
+
+    #[test]
+    fn memory_leak_without_a_total_is_sustained_growth() {
+        const GB: f64 = 1e9;
+        let start = 20.0 * GB;
+        let jitter = |i: u64| 1.0 + 2e-3 * ((i as f64) * 2.3).sin() * ((i as f64) * 0.71).cos();
+        // (name, bytes at sample i, leaks from sample)
+        type Series = Box<dyn Fn(u64) -> f64>;
+        let mut table: Vec<(String, Series, Option<u64>)> = Vec::new();
+        for rate in [2e-4, 5e-4, 2e-3] {
+            table.push((format!("ramp {rate}"), Box::new(move |i| start * (1.0 + rate * i.saturating_sub(100) as f64)), Some(100)));
+            for every in [10u64, 40] {
+                let stairs = move |i: u64| start * (1.0 + rate * (i.saturating_sub(100) / every * every) as f64);
+                table.push((format!("stairs {rate} every {every}"), Box::new(stairs), Some(100)));
+            }
+        }
+        let warmup = move |i: u64| start * (1.0 + 0.3 * (i.min(150) as f64 / 150.0));
+        table.push(("plateau after warm-up".into(), Box::new(warmup), None));
+        table.push(("flat".into(), Box::new(move |_| start), None));
+        for period in [20u64, 50, 64] {
+            table.push((format!("sawtooth {period}"), Box::new(move |i| start * (1.0 + 0.1 * (i % period) as f64 / period as f64)), None));
+        }
+        for (name, bytes, leak_from) in table {
+            let mut d = MemoryLeak::new(defaults(AlertKind::MemoryLeak), "mem/gpu_bytes");
+            let alerts: Vec<_> = (0..1500u64).filter_map(|i| d.observe(i, bytes(i) * jitter(i), None).map(|r| (i, r))).collect();
+            match leak_from {
+                None => assert!(alerts.is_empty(), "{name}: {alerts:?}"),
+                Some(onset) => {
+                    assert!(!alerts.is_empty(), "{name}: nothing raised");
+                    assert!(alerts.iter().all(|(at, a)| *at > onset && a.severity == Severity::Warn), "{name}: {alerts:?}");
+                    assert!(alerts[0].1.message.contains("over the next"), "{name}: {}", alerts[0].1.message);
+                }
+            }
+        }
     }
 
     #[test]
