@@ -209,6 +209,11 @@ impl Cooldown {
         }
     }
 
+    /// The severity last raised in the open event, if one is open.
+    pub fn raised(&self) -> Option<super::Severity> {
+        self.raised
+    }
+
     /// Whether an event is open (an alert was raised and has not cleared yet).
     pub fn open(&self) -> bool {
         self.raised.is_some()

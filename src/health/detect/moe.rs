@@ -3,9 +3,8 @@
 //! `moe/L{l}/balance`; dead experts; dropped tokens.
 use std::collections::BTreeMap;
 
-use super::{grade, Detector, Point, Raised};
+use super::{grade, Detector, Gate, Point, Raised, Worse};
 use crate::health::config::KindSettings;
-use crate::health::stats::{Cooldown, Streak};
 use crate::health::{AlertKind, Severity};
 use crate::report::format::compact;
 use crate::metrics::catalog::{self, MoeLayer};
@@ -14,16 +13,10 @@ use crate::metrics::catalog::{self, MoeLayer};
 pub const DROPPED_WARN: f64 = 0.2;
 
 #[derive(Debug, Clone)]
-struct Layer {
-    seen: u64,
-    streak: Streak,
-    cooldown: Cooldown,
-}
-
-#[derive(Debug, Clone)]
 pub struct ExpertCollapse {
     s: KindSettings,
-    layers: BTreeMap<usize, Layer>,
+    /// One gate per layer (warm-up, persistence, cooldown of its own).
+    layers: BTreeMap<usize, Gate>,
 }
 
 /// Routing summary of one layer at one step.
@@ -80,9 +73,8 @@ impl ExpertCollapse {
         for (l, (loads, given_balance, dropped)) in layers_of(p) {
             let summary = balance(&loads);
             let bal = summary.map(|b| b.balance).or(given_balance);
-            let layer = self.layers.entry(l).or_insert_with(|| Layer { seen: 0, streak: Streak::default(), cooldown: Cooldown::new(self.s.cooldown) });
-            layer.seen += 1;
-            if layer.seen <= self.s.warmup as u64 || (bal.is_none() && dropped.is_none()) {
+            let gate = self.layers.entry(l).or_insert_with(|| Gate::new(&self.s, Worse::Lower));
+            if gate.warming() || (bal.is_none() && dropped.is_none()) {
                 continue;
             }
             let mut severity = bal.and_then(|b| grade(b, self.s.warn, self.s.critical, true));
@@ -93,11 +85,17 @@ impl ExpertCollapse {
             if severity.is_none() && dropped.is_some_and(|d| d >= DROPPED_WARN) {
                 severity = Some(Severity::Warn);
             }
-            let count = layer.streak.update(severity.is_some(), p.step);
-            let Some(sev) = layer.cooldown.gate(if count >= self.s.persistence { severity } else { None }) else { continue };
-            let mut message = format!("layer {l} routing collapsed");
-            if let Some(b) = bal {
-                message.push_str(&format!(": {}% effective experts", compact(100.0 * b)));
+            // The watched value: the balance (lower is worse), or the dropped
+            // fraction when no balance is known (its worst point is not tracked).
+            let watched = bal.or(dropped).unwrap_or(f64::NAN);
+            let Some(mut v) = gate.pass(severity, p.step, watched) else { continue };
+            let metric = if bal.is_some() { catalog::moe(l).balance() } else { catalog::moe(l).dropped_frac() };
+            if bal.is_none() {
+                v.peak = None;
+            }
+            let mut message = format!("layer {l} routing collapsed from step {}", v.step);
+            if bal.is_some() {
+                message.push_str(&format!(": {}% effective experts there", compact(100.0 * v.value)));
             }
             if let Some(b) = summary.filter(|b| b.dead > 0) {
                 message.push_str(&format!(", {}/{} experts dead", b.dead, b.experts));
@@ -105,13 +103,7 @@ impl ExpertCollapse {
             if let Some(d) = dropped {
                 message.push_str(&format!(", {}% tokens dropped", compact(100.0 * d)));
             }
-            out.push(Raised {
-                severity: sev,
-                metric: catalog::moe(l).balance(),
-                step: layer.streak.start,
-                value: bal.or(dropped).unwrap_or(f64::NAN),
-                message,
-            });
+            out.push(v.raise(metric, message));
         }
         out
     }

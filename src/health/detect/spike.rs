@@ -4,9 +4,9 @@
 //! and noisy ones (gradient norms) do not alert on their own tails. Signed metrics
 //! (a PPO actor loss) and references near zero are judged on differences in units
 //! of the robust spread instead: a ratio to a median near zero is meaningless.
-use super::{grade, Detector, Point, Raised};
+use super::{grade, Detector, Gate, Point, Raised, Worse};
 use crate::health::config::KindSettings;
-use crate::health::stats::{median_mad, Cooldown, Streak, Window, MAD_TO_SIGMA};
+use crate::health::stats::{median_mad, Window, MAD_TO_SIGMA};
 use crate::health::{AlertKind, Severity};
 use crate::metrics::catalog;
 use crate::report::format::compact;
@@ -42,10 +42,9 @@ pub struct Spike {
     /// Added before the log so that values near zero (KL) do not explode the ratio.
     floor: f64,
     window: Window,
-    streak: Streak,
-    cooldown: Cooldown,
-    /// The first value of the current streak.
-    onset_value: f64,
+    gate: Gate,
+    /// How the first point of the current streak was judged, for the message.
+    onset: Judgement,
     what: &'static str,
 }
 
@@ -56,13 +55,12 @@ impl Spike {
         Spike {
             kind,
             window: Window::new(settings.window.max(8)),
-            cooldown: Cooldown::new(settings.cooldown),
+            gate: Gate::new(&settings, if direction == Direction::Up { Worse::Higher } else { Worse::Lower }).with_bumps(),
             settings,
             metric,
             direction,
             floor,
-            streak: Streak::default(),
-            onset_value: f64::NAN,
+            onset: Judgement { severity: None, base: f64::NAN, distance: String::new() },
             what,
         }
     }
@@ -79,24 +77,22 @@ impl Spike {
         let reference = self.window.to_vec();
         self.window.push(x);
         let j = self.judge(x, &reference)?;
-        let before = self.streak.count;
-        let count = self.streak.update(j.severity.is_some(), p.step);
-        if count == 1 {
-            self.onset_value = x;
+        // The message describes the event's first point, kept while its alarm is open.
+        let keep_onset = self.gate.alarm_open();
+        let anomalous = j.severity.is_some();
+        let verdict = self.gate.pass(j.severity, p.step, x);
+        if anomalous && self.gate.streak.count == 1 && !keep_onset {
+            self.onset = j;
         }
-        let firing = if count >= self.settings.persistence { j.severity } else { None };
-        // A bump shorter than the persistence that has already recovered: benign,
-        // worth a line but not an alarm.
-        let recovered_bump = count == 0 && before > 0 && before < self.settings.persistence;
-        let gated = self.cooldown.gate(firing.or(recovered_bump.then_some(Severity::Info)));
-        let sev = gated?;
-        let (m, base) = (&self.metric, compact(j.base));
-        let message = if sev == Severity::Info {
-            format!("{m} bump to {} at step {} recovered (trailing median {base})", compact(self.onset_value), self.streak.start)
+        let v = verdict?;
+        let (m, base, value) = (&self.metric, compact(self.onset.base), compact(v.value));
+        let message = if v.severity == Severity::Info {
+            format!("{m} bump to {value} at step {} recovered (trailing median {base})", v.step)
         } else {
-            format!("{m} {} to {}, {} its trailing median {base}, for {count} steps", self.what, compact(x), j.distance)
+            let peak = v.peak.map_or(String::new(), |pk| format!(", worst {} at step {}", compact(pk.value), pk.step));
+            format!("{m} {} to {value} at step {}, {} its trailing median {base}; {} steps so far{peak}", self.what, v.step, self.onset.distance, self.gate.streak.count)
         };
-        Some(Raised { severity: sev, metric: self.metric.clone(), step: self.streak.start, value: if sev == Severity::Info { self.onset_value } else { x }, message })
+        Some(v.raise(self.metric.clone(), message))
     }
 
     /// How far `x` is from the reference window, and the severity that is.
@@ -134,6 +130,7 @@ impl Spike {
 }
 
 /// One point judged against the reference window.
+#[derive(Debug, Clone)]
 struct Judgement {
     severity: Option<Severity>,
     /// The reference level, in the metric's unit.

@@ -1,6 +1,6 @@
 //! Slow, persistent changes: loss divergence, KL runaway (and a KL controller that
 //! does not react), memory leaks, throughput regressions.
-use super::{grade, Detector, Gate, Point, Raised};
+use super::{grade, Detector, Gate, Point, Raised, Worse};
 use crate::health::config::KindSettings;
 use super::spike::{NEAR_ZERO_SPREADS, SIGNED_CRITICAL_Z, SIGNED_WARN_Z};
 use crate::health::stats::{half_lag_slope, index_slope, median, median_mad, Window, MAD_TO_SIGMA};
@@ -28,7 +28,7 @@ pub struct LossDivergence {
 
 impl LossDivergence {
     pub fn new(s: KindSettings) -> Self {
-        LossDivergence { metric: s.metric.clone().unwrap_or_default(), recent: Window::new(s.window.max(5)), best: None, gate: Gate::new(&s), s }
+        LossDivergence { metric: s.metric.clone().unwrap_or_default(), recent: Window::new(s.window.max(5)), best: None, gate: Gate::new(&s, Worse::Higher), s }
     }
 
     pub fn check(&mut self, p: &Point) -> Option<Raised> {
@@ -53,22 +53,22 @@ impl LossDivergence {
         };
         self.best = Some((best, best_spread));
         let signed = catalog::is_signed(&self.metric) || w.iter().any(|v| *v <= 0.0) || best < NEAR_ZERO_SPREADS * best_spread;
-        let m = &self.metric;
-        let (severity, message) = if signed {
+        let (severity, detail) = if signed {
             let sigma = best_spread.max(spread).max(1e-12 * best.abs().max(1.0));
             let z = (level - best) / sigma;
             let rising = index_slope(&w).is_some_and(|(slope, _)| slope > 0.0);
             let sev = grade(z, SIGNED_WARN_Z, SIGNED_CRITICAL_Z, false).filter(|_| rising);
-            (sev, format!("{m} diverging: smoothed {} is {} robust sigmas above its best {} and rising", compact(level), compact(z), compact(best)))
+            (sev, format!("smoothed {} is {} robust sigmas above its best {} and rising", compact(level), compact(z), compact(best)))
         } else {
             let ratio = level / best;
             let logs: Vec<f64> = w.iter().map(|v| v.ln()).collect();
             let rising = index_slope(&logs).is_some_and(|(slope, _)| slope > 0.0);
             let sev = grade(ratio, self.s.warn, self.s.critical, false).filter(|_| rising);
-            (sev, format!("{m} diverging: smoothed {} is {}x its best {} and rising", compact(level), compact(ratio), compact(best)))
+            (sev, format!("smoothed {} is {}x its best {} and rising", compact(level), compact(ratio), compact(best)))
         };
-        let sev = self.gate.pass(severity, p.step)?;
-        Some(Raised { severity: sev, metric: self.metric.clone(), step: self.gate.streak.start, value: x, message })
+        let v = self.gate.pass(severity, p.step, x)?;
+        let message = format!("{} diverging from step {} ({} there): {detail}", self.metric, v.step, compact(v.value));
+        Some(v.raise(self.metric.clone(), message))
     }
 }
 
@@ -93,7 +93,7 @@ impl KlRunaway {
             metric: s.metric.clone().unwrap_or_default(),
             history: Window::new(s.window.max(2 * KL_SLOPE)),
             coef: Window::new(KL_SLOPE),
-            gate: Gate::new(&s),
+            gate: Gate::new(&s, Worse::Higher),
             s,
         }
     }
@@ -125,12 +125,21 @@ impl KlRunaway {
         if severity.is_some() && coef_flat {
             severity = Some(Severity::Critical);
         }
-        let sev = self.gate.pass(severity, p.step)?;
-        let mut message = format!("{} running away: {}, {}x its median {} over the last {} steps", self.metric, compact(level), compact(growth), compact(reference), all.len());
+        let v = self.gate.pass(severity, p.step, x)?;
+        let mut message = format!(
+            "{} running away from step {} ({} there): recent level {}, {}x its median {} over the last {} steps",
+            self.metric,
+            v.step,
+            compact(v.value),
+            compact(level),
+            compact(growth),
+            compact(reference),
+            all.len()
+        );
         if coef_flat {
             message.push_str(&format!("; {} stuck at {}", catalog::KL_COEF, compact(self.coef.last().unwrap_or(0.0))));
         }
-        Some(Raised { severity: sev, metric: self.metric.clone(), step: self.gate.streak.start, value: x, message })
+        Some(v.raise(self.metric.clone(), message))
     }
 }
 
@@ -165,7 +174,7 @@ const LEAK_POSITIVE: f64 = 0.8;
 
 impl MemoryLeak {
     pub fn new(s: KindSettings, metric: &str) -> Self {
-        MemoryLeak { metric: metric.to_owned(), window: Window::new(s.window.max(10)), history: Window::new(LEAK_HISTORY.max(s.window)), gate: Gate::new(&s), s }
+        MemoryLeak { metric: metric.to_owned(), window: Window::new(s.window.max(10)), history: Window::new(LEAK_HISTORY.max(s.window)), gate: Gate::new(&s, Worse::Higher), s }
     }
 
     /// One sample of the series, with the memory it can use (if known).
@@ -195,26 +204,27 @@ impl MemoryLeak {
                 None => (None, slope),
             },
         };
-        let sev = self.gate.pass(severity, step)?;
+        let v = self.gate.pass(severity, step, bytes)?;
         let gib = |b: f64| b / (1u64 << 30) as f64;
+        let since = format!("since sample {} ({} GiB there)", v.step, compact(gib(v.value)));
         let per_sample = compact(slope / (1u64 << 20) as f64);
         let message = match total {
             Some(t) => format!(
-                "{} growing {per_sample} MiB per sample ({}/{} GiB): full in about {} samples",
+                "{} growing {per_sample} MiB per sample {since} ({}/{} GiB now): full in about {} samples",
                 self.metric,
                 compact(gib(now)),
                 compact(gib(t)),
                 compact(((t - now) / slope).max(0.0).round())
             ),
             None => format!(
-                "{} growing {per_sample} MiB per sample, now {} GiB: +{}% over the next {} samples at this rate",
+                "{} growing {per_sample} MiB per sample {since}, now {} GiB: +{}% over the next {} samples at this rate",
                 self.metric,
                 compact(gib(now)),
                 compact(100.0 * slope * LEAK_HORIZON / now.max(1.0)),
                 LEAK_HORIZON
             ),
         };
-        Some(Raised { severity: sev, metric: self.metric.clone(), step: self.gate.streak.start, value: bytes, message })
+        Some(v.raise(self.metric.clone(), message))
     }
 
     /// The robust slope of a sustained climb that has not levelled off and will
@@ -253,7 +263,7 @@ impl ThroughputRegression {
         ThroughputRegression {
             metric: s.metric.clone().unwrap_or_default(),
             window: Window::new(s.window.max(20) + RECENT_POINTS),
-            gate: Gate::new(&s),
+            gate: Gate::new(&s, Worse::Lower),
             s,
         }
     }
@@ -274,14 +284,17 @@ impl ThroughputRegression {
             return None;
         }
         let ratio = recent / reference;
-        let sev = self.gate.pass(grade(ratio, self.s.warn, self.s.critical, true), p.step)?;
-        Some(Raised {
-            severity: sev,
-            metric: self.metric.clone(),
-            step: self.gate.streak.start,
-            value: recent,
-            message: format!("{} fell to {}, {}% of its recent {}", self.metric, compact(recent), compact(100.0 * ratio), compact(reference)),
-        })
+        let v = self.gate.pass(grade(ratio, self.s.warn, self.s.critical, true), p.step, x)?;
+        let message = format!(
+            "{} fell to {} at step {}: recent median {}, {}% of its past {}",
+            self.metric,
+            compact(v.value),
+            v.step,
+            compact(recent),
+            compact(100.0 * ratio),
+            compact(reference)
+        );
+        Some(v.raise(self.metric.clone(), message))
     }
 }
 
@@ -358,7 +371,7 @@ mod tests {
             let series = noise.iter().enumerate().map(|(i, n)| vec![("loss".into(), n + drift * i.saturating_sub(600) as f64)]);
             let alerts = feed(series, |p| d.check(p));
             assert_eq!(alerts.first().map(|a| a.1.severity), want, "{name}: {alerts:?}");
-            assert!(alerts.iter().all(|(at, a)| *at > 600 && a.message.len() < 120), "{name}: {alerts:?}");
+            assert!(alerts.iter().all(|(at, a)| *at > 600 && a.message.len() < 160), "{name}: {alerts:?}");
         }
     }
 
