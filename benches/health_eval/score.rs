@@ -76,6 +76,7 @@ pub fn run_baseline(case: &Case) -> Raised {
         value,
         message: String::new(),
         peak: None,
+        escalated_at: None,
     };
     let mut pair_done = false;
     for (t, values) in case.steps.iter().enumerate() {

@@ -113,6 +113,10 @@ pub struct Alert {
     /// lowest throughput of a regression); absent when the detector has none.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub peak: Option<Peak>,
+    /// The step at which the event went from warn to critical: the alert was
+    /// raised as a warning and its severity raised then (it keeps its `step`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub escalated_at: Option<u64>,
 }
 
 /// One point of a metric: where an event was at its worst.
@@ -152,6 +156,7 @@ mod tests {
             value: f64::NAN,
             message: "kl jumped".into(),
             peak: None,
+            escalated_at: None,
         };
         let json = serde_json::to_string(&a).unwrap();
         assert_eq!(
@@ -162,9 +167,9 @@ mod tests {
         let back: Alert = serde_json::from_str(&json).unwrap();
         assert!(back.value.is_nan() && back.kind == AlertKind::KlSpike && back.message == "kl jumped");
         assert!(AlertKind::ALL.iter().all(|k| AlertKind::parse(k.as_str()) == Some(*k)));
-        let with_peak = Alert { value: 0.5, peak: Some(Peak { step: 14, value: 2.5 }), ..a };
+        let with_peak = Alert { value: 0.5, peak: Some(Peak { step: 14, value: 2.5 }), escalated_at: Some(15), ..a };
         let json = serde_json::to_string(&with_peak).unwrap();
-        assert!(json.ends_with(r#""value":0.5,"message":"kl jumped","peak":{"step":14,"value":2.5}}"#), "{json}");
+        assert!(json.ends_with(r#""value":0.5,"message":"kl jumped","peak":{"step":14,"value":2.5},"escalated_at":15}"#), "{json}");
         assert_eq!(serde_json::from_str::<Alert>(&json).unwrap(), with_peak);
     }
 }

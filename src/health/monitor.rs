@@ -74,7 +74,7 @@ impl RunMonitor {
 }
 
 fn alert(run: &str, kind: AlertKind, r: Raised, time_s: f64) -> Alert {
-    Alert { kind, severity: r.severity, run: run.to_owned(), metric: r.metric, step: r.step, time_s, value: r.value, message: r.message, peak: r.peak }
+    Alert { kind, severity: r.severity, run: run.to_owned(), metric: r.metric, step: r.step, time_s, value: r.value, message: r.message, peak: r.peak, escalated_at: r.escalated_at }
 }
 
 /// Memory leaks of one run, one detector per series. Not a [`Detector`]: besides
@@ -235,6 +235,7 @@ impl SessionHealth {
                     time_s,
                     value: vb,
                     peak: None,
+                    escalated_at: None,
                     message: format!("{what}: {b} and {a} part ways on {metric} from step {at} ({} vs {} at step {step}, relative difference {})", compact(vb), compact(va), compact((vb - va).abs() / va.abs().max(vb.abs()).max(f64::MIN_POSITIVE))),
                 });
             }

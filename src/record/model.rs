@@ -447,6 +447,7 @@ pub mod tests {
             value: 0.25,
             message: "loss diverges from the baseline at step 20".into(),
             peak: None,
+            escalated_at: None,
         };
         ev.push((1.3, Event::Alert { run: Some(0), alert }));
         ev.push((2.9, Event::RunEnded { run: 0, outcome: RunOutcome::Finished }));

@@ -110,6 +110,7 @@ impl Baseline {
                 value,
                 message: format!("{name} diverges from the baseline at step {at} ({} vs {})", value_text(value), value_text(b)),
                 peak: None,
+                escalated_at: None,
             });
         }
         if !rb.throughput_reported {
@@ -133,6 +134,7 @@ impl Baseline {
                             100.0 * self.tolerance
                         ),
                         peak: None,
+                        escalated_at: None,
                     });
                 }
             }

@@ -73,6 +73,9 @@ pub struct Raised {
     pub value: f64,
     pub message: String,
     pub peak: Option<Peak>,
+    /// Set when this raises the severity of the event's earlier warning (the
+    /// step it does so at) rather than being a new alert.
+    pub escalated_at: Option<u64>,
 }
 
 /// Severity for a value past `warn` (and `critical`), where "past" means below
@@ -133,11 +136,12 @@ pub(crate) struct Verdict {
     pub step: u64,
     pub value: f64,
     pub peak: Option<Peak>,
+    pub escalated_at: Option<u64>,
 }
 
 impl Verdict {
     pub(crate) fn raise(self, metric: impl Into<String>, message: String) -> Raised {
-        Raised { severity: self.severity, metric: metric.into(), step: self.step, value: self.value, message, peak: self.peak }
+        Raised { severity: self.severity, metric: metric.into(), step: self.step, value: self.value, message, peak: self.peak, escalated_at: self.escalated_at }
     }
 }
 
@@ -199,7 +203,7 @@ impl Gate {
         if !alarm_open {
             self.event = (self.streak.start, self.onset_value);
         }
-        Some(Verdict { severity: sev, step: self.event.0, value: self.event.1, peak: self.peak })
+        Some(Verdict { severity: sev, step: self.event.0, value: self.event.1, peak: self.peak, escalated_at: alarm_open.then_some(step) })
     }
 }
 

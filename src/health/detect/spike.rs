@@ -186,6 +186,21 @@ mod tests {
     }
 
     #[test]
+    fn an_escalation_keeps_the_first_step_and_value() {
+        let mut d = Spike::new(AlertKind::LossSpike, defaults(AlertKind::LossSpike), Direction::Up, 0.0, "jumped");
+        let mut v = noisy(200);
+        for (i, x) in v.iter_mut().enumerate().skip(120).take(20) {
+            *x *= if i < 125 { 2.0 } else { 5.0 + (i % 3) as f64 };
+        }
+        let expected_value = v[120];
+        let alerts = run(&mut d, &v);
+        let got: Vec<(u64, Severity, u64, Option<u64>)> = alerts.iter().map(|(at, a)| (*at, a.severity, a.step, a.escalated_at)).collect();
+        assert_eq!(got, vec![(121, Severity::Warn, 120, None), (125, Severity::Critical, 120, Some(125))]);
+        assert!(alerts.iter().all(|(_, a)| a.value == expected_value), "{alerts:?}");
+        assert_eq!(alerts[1].1.peak.map(|p| p.step), Some(125));
+    }
+
+    #[test]
     fn one_step_bump_is_info_only() {
         let mut d = Spike::new(AlertKind::LossSpike, defaults(AlertKind::LossSpike), Direction::Up, 0.0, "jumped");
         let mut v = noisy(200);
