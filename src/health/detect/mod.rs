@@ -91,6 +91,10 @@ pub fn grade(value: f64, warn: f64, critical: f64, lower_is_worse: bool) -> Opti
     }
 }
 
+/// Consecutive anomalous points after which a collapse (entropy, expert routing)
+/// that has not recovered is critical: the severity ladder's "persisting collapse".
+pub const COLLAPSE_PERSISTS: u32 = 50;
+
 /// Which way a watched value gets worse, for an event's peak.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Worse {
@@ -170,6 +174,12 @@ impl Gate {
     pub(crate) fn warming(&mut self) -> bool {
         self.seen += 1;
         self.seen <= self.warmup as u64
+    }
+
+    /// The length the current streak will have after a point that is (or is not)
+    /// anomalous.
+    pub(crate) fn streak_after(&self, anomalous: bool) -> u32 {
+        if anomalous { self.streak.count + 1 } else { 0 }
     }
 
     /// Whether a warn or critical event is open (raised, not yet clear).

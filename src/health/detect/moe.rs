@@ -3,7 +3,7 @@
 //! `moe/L{l}/balance`; dead experts; dropped tokens.
 use std::collections::BTreeMap;
 
-use super::{grade, Detector, Gate, Point, Raised, Worse};
+use super::{grade, Detector, Gate, Point, Raised, Worse, COLLAPSE_PERSISTS};
 use crate::health::config::KindSettings;
 use crate::health::{AlertKind, Severity};
 use crate::report::format::compact;
@@ -85,6 +85,11 @@ impl ExpertCollapse {
             if severity.is_none() && dropped.is_some_and(|d| d >= DROPPED_WARN) {
                 severity = Some(Severity::Warn);
             }
+            // A collapse that has not recovered for long is critical.
+            let persists = gate.streak_after(severity.is_some()) >= COLLAPSE_PERSISTS;
+            if persists {
+                severity = Some(Severity::Critical);
+            }
             // The watched value: the balance (lower is worse), or the dropped
             // fraction when no balance is known (its worst point is not tracked).
             let watched = bal.or(dropped).unwrap_or(f64::NAN);
@@ -102,6 +107,9 @@ impl ExpertCollapse {
             }
             if let Some(d) = dropped {
                 message.push_str(&format!(", {}% tokens dropped", compact(100.0 * d)));
+            }
+            if persists {
+                message.push_str(&format!("; not recovered for {COLLAPSE_PERSISTS} steps"));
             }
             out.push(v.raise(metric, message));
         }
@@ -147,8 +155,11 @@ mod tests {
             }
             alerts.extend(d.check(&Point { step, time_s: 0.0, values: &v }).into_iter().map(|r| (step, r)));
         }
-        assert_eq!(alerts.len(), 1, "{alerts:?}");
+        // One alert, escalated (not repeated) once the collapse has persisted.
+        assert_eq!(alerts.iter().filter(|(_, a)| a.escalated_at.is_none()).count(), 1, "{alerts:?}");
         assert_eq!((alerts[0].0, alerts[0].1.step), (154, 150));
         assert_eq!(alerts[0].1.metric, "moe/L1/balance");
+        assert!(alerts.iter().all(|(_, a)| a.metric == "moe/L1/balance" && a.step == 150), "{alerts:?}");
+        assert_eq!(alerts.last().map(|(at, a)| (*at, a.severity)), Some((150 + COLLAPSE_PERSISTS as u64 - 1, Severity::Critical)));
     }
 }

@@ -1,8 +1,8 @@
 //! RL fine-tuning health: reward hacking, reward saturation, entropy collapse.
-use super::{grade, Detector, Gate, Point, Raised, Worse};
+use super::{grade, Detector, Gate, Point, Raised, Worse, COLLAPSE_PERSISTS};
 use crate::health::config::KindSettings;
 use crate::health::stats::{index_slope, mean, median, std_dev, Window};
-use crate::health::AlertKind;
+use crate::health::{AlertKind, Severity};
 use crate::report::format::compact;
 use crate::metrics::catalog;
 
@@ -173,15 +173,21 @@ impl EntropyCollapse {
             return None;
         }
         let ratio = level / reference;
-        let v = self.gate.pass(grade(ratio, self.s.warn, self.s.critical, true), p.step, x)?;
+        let mut severity = grade(ratio, self.s.warn, self.s.critical, true);
+        let persists = self.gate.streak_after(severity.is_some()) >= COLLAPSE_PERSISTS;
+        if persists {
+            severity = Some(Severity::Critical);
+        }
+        let v = self.gate.pass(severity, p.step, x)?;
         let message = format!(
-            "{} collapsed to {} at step {}: recent level {}, {}% of its earlier {}",
+            "{} collapsed to {} at step {}: recent level {}, {}% of its earlier {}{}",
             self.metric,
             compact(v.value),
             v.step,
             compact(level),
             compact(100.0 * ratio),
-            compact(reference)
+            compact(reference),
+            if persists { format!("; not recovered for {COLLAPSE_PERSISTS} steps") } else { String::new() }
         );
         Some(v.raise(self.metric.clone(), message))
     }
@@ -273,5 +279,22 @@ mod tests {
         assert!(ei > 200 && ei < 240, "{ei}");
         let (si, _) = got.1.expect("saturation");
         assert!(si > 300 && si < 320, "{si}");
+    }
+
+    #[test]
+    fn a_collapse_that_persists_becomes_critical() {
+        // (name, steps at a quarter of its level from step 200, worst severity)
+        for (name, steps, want) in [("persists", 200usize, Severity::Critical), ("recovers", 30, Severity::Warn)] {
+            let mut e = EntropyCollapse::new(defaults(AlertKind::EntropyCollapse));
+            let alerts: Vec<Raised> = (0..500usize)
+                .filter_map(|i| {
+                    let level = if (200..200 + steps).contains(&i) { 0.25 } else { 1.0 };
+                    let v: Vec<(MetricName, f64)> = vec![("entropy".into(), 2.0 * level * wiggle(i))];
+                    e.check(&Point { step: i as u64, time_s: 0.0, values: &v })
+                })
+                .collect();
+            assert_eq!(alerts.iter().map(|a| a.severity).max(), Some(want), "{name}: {alerts:?}");
+            assert!(alerts.iter().filter(|a| a.escalated_at.is_none()).count() == 1, "{name}: {alerts:?}");
+        }
     }
 }

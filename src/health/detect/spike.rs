@@ -26,6 +26,13 @@ pub const NEAR_ZERO_SPREADS: f64 = 2.0;
 /// Lower bound of a signed metric's sigma, relative to its level (or to 1), so a
 /// constant series does not make every move infinitely significant.
 const MIN_SIGNED_SIGMA: f64 = 1e-6;
+/// The severity ladder (README, "Health alerts"): a loss this far back from its
+/// best towards its initial level is critical...
+pub const HARM_FRACTION: f64 = 0.5;
+/// ...and so is a gradient norm or KL at this many times its level for this many
+/// consecutive steps.
+pub const SUSTAINED_RATIO: f64 = 3.0;
+pub const SUSTAINED_STEPS: u32 = 10;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Direction {
@@ -45,6 +52,12 @@ pub struct Spike {
     gate: Gate,
     /// How the first point of the current streak was judged, for the message.
     onset: Judgement,
+    /// The first reference level (the warm-up's median) and the lowest since:
+    /// a loss back most of the way to where it started is harm (critical).
+    initial: Option<f64>,
+    best: f64,
+    /// Consecutive points at [`SUSTAINED_RATIO`] times the reference or more.
+    sustained: u32,
     what: &'static str,
 }
 
@@ -60,7 +73,10 @@ impl Spike {
             metric,
             direction,
             floor,
-            onset: Judgement { severity: None, base: f64::NAN, distance: String::new() },
+            onset: Judgement { severity: None, base: f64::NAN, distance: String::new(), ratio: None, spread: 0.0 },
+            initial: None,
+            best: f64::INFINITY,
+            sustained: 0,
             what,
         }
     }
@@ -76,7 +92,11 @@ impl Spike {
         }
         let reference = self.window.to_vec();
         self.window.push(x);
-        let j = self.judge(x, &reference)?;
+        let mut j = self.judge(x, &reference)?;
+        let harm = self.harm(x, &j);
+        if j.severity.is_some() && harm.is_some() {
+            j.severity = Some(Severity::Critical);
+        }
         // The message describes the event's first point, kept while its alarm is open.
         let keep_onset = self.gate.alarm_open();
         let anomalous = j.severity.is_some();
@@ -90,9 +110,33 @@ impl Spike {
             format!("{m} bump to {value} at step {} recovered (trailing median {base})", v.step)
         } else {
             let peak = v.peak.map_or(String::new(), |pk| format!(", worst {} at step {}", compact(pk.value), pk.step));
-            format!("{m} {} to {value} at step {}, {} its trailing median {base}; {} steps so far{peak}", self.what, v.step, self.onset.distance, self.gate.streak.count)
+            let harm = harm.map_or(String::new(), |h| format!("; {h}"));
+            format!("{m} {} to {value} at step {}, {} its trailing median {base}; {} steps so far{peak}{harm}", self.what, v.step, self.onset.distance, self.gate.streak.count)
         };
         Some(v.raise(self.metric.clone(), message))
+    }
+
+    /// Why this point harms the run enough to be critical whatever its ratio, if
+    /// it does (the severity ladder): a loss back more than [`HARM_FRACTION`] of
+    /// the way from its best level to its initial one; a gradient norm or KL at
+    /// [`SUSTAINED_RATIO`] times its level for [`SUSTAINED_STEPS`] steps.
+    fn harm(&mut self, x: f64, j: &Judgement) -> Option<String> {
+        let initial = *self.initial.get_or_insert(j.base);
+        self.best = self.best.min(j.base);
+        self.sustained = if j.ratio.is_some_and(|r| r >= SUSTAINED_RATIO) { self.sustained + 1 } else { 0 };
+        match self.kind {
+            AlertKind::LossSpike => {
+                let gap = initial - self.best;
+                // The loss must have come down materially for "back up" to mean anything.
+                let material = if j.ratio.is_some() { gap >= 0.1 * initial.abs() } else { gap >= SIGNED_WARN_Z * j.spread };
+                let back = self.best + HARM_FRACTION * gap;
+                (material && x >= back).then(|| format!("back {}% of the way to its initial {}", compact(100.0 * (x - self.best) / gap), compact(initial)))
+            }
+            AlertKind::GradExplosion | AlertKind::KlSpike => {
+                (self.sustained >= SUSTAINED_STEPS).then(|| format!("{}x its level or more for {} steps", compact(SUSTAINED_RATIO), self.sustained))
+            }
+            _ => None,
+        }
     }
 
     /// How far `x` is from the reference window, and the severity that is.
@@ -112,7 +156,7 @@ impl Spike {
             let z = if lower { (med - x) / sigma } else { (x - med) / sigma };
             let severity = grade(z, SIGNED_WARN_Z, SIGNED_CRITICAL_Z, false);
             let side = if lower { "below" } else { "above" };
-            return Some(Judgement { severity, base: med, distance: format!("{} robust sigmas {side}", compact(z)) });
+            return Some(Judgement { severity, base: med, distance: format!("{} robust sigmas {side}", compact(z)), ratio: None, spread });
         }
         let log = |v: f64| (v.max(0.0) + self.floor).max(1e-300).ln();
         let logs: Vec<f64> = reference.iter().map(|v| log(*v)).collect();
@@ -125,7 +169,8 @@ impl Spike {
         };
         let severity = grade(ratio, self.settings.warn, self.settings.critical, lower).filter(|_| z >= SPIKE_Z);
         let times = if lower { 1.0 / ratio } else { ratio };
-        Some(Judgement { severity, base: (lmed.exp() - self.floor).max(0.0), distance: format!("{}x", compact(times)) })
+        let base = (lmed.exp() - self.floor).max(0.0);
+        Some(Judgement { severity, base, distance: format!("{}x", compact(times)), ratio: Some(times), spread })
     }
 }
 
@@ -137,6 +182,10 @@ struct Judgement {
     base: f64,
     /// How far the point is, as the message says it ("3.2x", "9.5 robust sigmas above").
     distance: String,
+    /// The ratio to the reference (its inverse for drops), when judged by ratio.
+    ratio: Option<f64>,
+    /// The reference's robust sigma, in the metric's unit.
+    spread: f64,
 }
 
 impl Detector for Spike {
@@ -295,5 +344,36 @@ mod tests {
             out.extend(d.check(&Point { step: i, time_s: 0.0, values: &vals }));
         }
         assert!(out.iter().all(|r| r.severity == Severity::Info), "{out:?}");
+    }
+
+    #[test]
+    fn severity_ladder_of_spikes() {
+        // A pretraining loss falling from about 10.8 to 3.35, then (from step 400)
+        // some disturbance; the worst severity raised is checked.
+        let pretrain = |i: usize| 3.35 + 7.5 * (-(i as f64) / 60.0).exp();
+        let wig = |i: usize| 1.0 + 0.01 * ((i as f64) * 1.7).sin();
+        let loss = |blowup: &dyn Fn(usize) -> Option<f64>| -> Vec<f64> { (0..600).map(|i| blowup(i).unwrap_or(pretrain(i)) * wig(i)).collect() };
+        let grad = |ratio: f64, steps: usize| -> Vec<f64> { (0..300).map(|i| wig(i) * if (200..200 + steps).contains(&i) { ratio } else { 1.0 }).collect() };
+        // (name, kind, series, worst severity expected)
+        let table: Vec<(&str, AlertKind, Vec<f64>, Option<Severity>)> = vec![
+            ("blow-up back to near initial", AlertKind::LossSpike, loss(&|i| (400..470).contains(&i).then(|| 3.35 + 6.55 * ((i - 400) as f64 / 15.0).min(1.0))), Some(Severity::Critical)),
+            ("moderate spike", AlertKind::LossSpike, loss(&|i| (400..420).contains(&i).then_some(5.0)), Some(Severity::Warn)),
+            ("one-step bump to the initial level", AlertKind::LossSpike, loss(&|i| (i == 400).then_some(10.0)), Some(Severity::Info)),
+            ("grad norm 3.5x for 12 steps", AlertKind::GradExplosion, grad(3.5, 12), Some(Severity::Critical)),
+            ("grad norm 3.5x for 6 steps", AlertKind::GradExplosion, grad(3.5, 6), Some(Severity::Warn)),
+            ("kl 3.8x for 10 steps", AlertKind::KlSpike, grad(3.8, 10).into_iter().map(|v| 0.05 * v).collect(), Some(Severity::Critical)),
+        ];
+        for (name, kind, series, want) in table {
+            let mut s = defaults(kind);
+            s.metric = Some("loss".into());
+            let floor = if kind == AlertKind::KlSpike { crate::health::detect::trend::KL_FLOOR } else { 0.0 };
+            let mut d = Spike::new(kind, s, Direction::Up, floor, "jumped");
+            let alerts = run(&mut d, &series);
+            assert_eq!(alerts.iter().map(|(_, a)| a.severity).max(), want, "{name}: {alerts:?}");
+            if want == Some(Severity::Critical) {
+                let (first, last) = (&alerts[0].1, &alerts[alerts.len() - 1].1);
+                assert!(alerts.len() <= 2 && first.step == last.step && first.value == last.value, "{name}: one event: {alerts:?}");
+            }
+        }
     }
 }

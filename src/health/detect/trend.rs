@@ -2,7 +2,7 @@
 //! does not react), memory leaks, throughput regressions.
 use super::{grade, Detector, Gate, Point, Raised, Worse};
 use crate::health::config::KindSettings;
-use super::spike::{NEAR_ZERO_SPREADS, SIGNED_CRITICAL_Z, SIGNED_WARN_Z};
+use super::spike::{HARM_FRACTION, NEAR_ZERO_SPREADS, SIGNED_CRITICAL_Z, SIGNED_WARN_Z, SUSTAINED_RATIO, SUSTAINED_STEPS};
 use crate::health::stats::{half_lag_slope, index_slope, median, median_mad, Window, MAD_TO_SIGMA};
 use crate::health::{AlertKind, Severity};
 use crate::metrics::catalog;
@@ -23,12 +23,15 @@ pub struct LossDivergence {
     /// The lowest smoothed level since warm-up, with the spread of the points
     /// around it then.
     best: Option<(f64, f64)>,
+    /// The first smoothed level after warm-up: a loss back more than
+    /// [`HARM_FRACTION`] of the way from its best to it is critical.
+    initial: Option<f64>,
     gate: Gate,
 }
 
 impl LossDivergence {
     pub fn new(s: KindSettings) -> Self {
-        LossDivergence { metric: s.metric.clone().unwrap_or_default(), recent: Window::new(s.window.max(5)), best: None, gate: Gate::new(&s, Worse::Higher), s }
+        LossDivergence { metric: s.metric.clone().unwrap_or_default(), recent: Window::new(s.window.max(5)), best: None, initial: None, gate: Gate::new(&s, Worse::Higher), s }
     }
 
     pub fn check(&mut self, p: &Point) -> Option<Raised> {
@@ -52,6 +55,7 @@ impl LossDivergence {
             _ => (level, spread),
         };
         self.best = Some((best, best_spread));
+        let initial = *self.initial.get_or_insert(level);
         let signed = catalog::is_signed(&self.metric) || w.iter().any(|v| *v <= 0.0) || best < NEAR_ZERO_SPREADS * best_spread;
         let (severity, detail) = if signed {
             let sigma = best_spread.max(spread).max(1e-12 * best.abs().max(1.0));
@@ -66,8 +70,14 @@ impl LossDivergence {
             let sev = grade(ratio, self.s.warn, self.s.critical, false).filter(|_| rising);
             (sev, format!("smoothed {} is {}x its best {} and rising", compact(level), compact(ratio), compact(best)))
         };
+        // The severity ladder: back most of the way to where it started is harm.
+        let gap = initial - best;
+        let material = if signed { gap >= SIGNED_WARN_Z * best_spread } else { gap >= 0.1 * initial.abs() };
+        let harmed = material && level >= best + HARM_FRACTION * gap;
+        let severity = severity.map(|s| if harmed { Severity::Critical } else { s });
         let v = self.gate.pass(severity, p.step, x)?;
-        let message = format!("{} diverging from step {} ({} there): {detail}", self.metric, v.step, compact(v.value));
+        let harm = if harmed { format!("; back {}% of the way to its initial {}", compact(100.0 * (level - best) / gap), compact(initial)) } else { String::new() };
+        let message = format!("{} diverging from step {} ({} there): {detail}{harm}", self.metric, v.step, compact(v.value));
         Some(v.raise(self.metric.clone(), message))
     }
 }
@@ -80,6 +90,8 @@ pub struct KlRunaway {
     metric: String,
     history: Window,
     coef: Window,
+    /// Consecutive climbing points at [`SUSTAINED_RATIO`] times the median or more.
+    sustained: u32,
     gate: Gate,
 }
 
@@ -93,6 +105,7 @@ impl KlRunaway {
             metric: s.metric.clone().unwrap_or_default(),
             history: Window::new(s.window.max(2 * KL_SLOPE)),
             coef: Window::new(KL_SLOPE),
+            sustained: 0,
             gate: Gate::new(&s, Worse::Higher),
             s,
         }
@@ -122,7 +135,10 @@ impl KlRunaway {
             hi > 0.0 && (hi - lo) <= 0.01 * hi
         };
         let mut severity = grade(growth, self.s.warn, self.s.critical, false).filter(|_| climbing);
-        if severity.is_some() && coef_flat {
+        // The severity ladder: several times its level for a sustained stretch is harm.
+        self.sustained = if climbing && growth >= SUSTAINED_RATIO { self.sustained + 1 } else { 0 };
+        let sustained = self.sustained >= SUSTAINED_STEPS;
+        if severity.is_some() && (coef_flat || sustained) {
             severity = Some(Severity::Critical);
         }
         let v = self.gate.pass(severity, p.step, x)?;
@@ -136,6 +152,9 @@ impl KlRunaway {
             compact(reference),
             all.len()
         );
+        if sustained {
+            message.push_str(&format!("; {}x its median or more for {} steps", compact(SUSTAINED_RATIO), self.sustained));
+        }
         if coef_flat {
             message.push_str(&format!("; {} stuck at {}", catalog::KL_COEF, compact(self.coef.last().unwrap_or(0.0))));
         }
@@ -372,6 +391,32 @@ mod tests {
             let alerts = feed(series, |p| d.check(p));
             assert_eq!(alerts.first().map(|a| a.1.severity), want, "{name}: {alerts:?}");
             assert!(alerts.iter().all(|(at, a)| *at > 600 && a.message.len() < 160), "{name}: {alerts:?}");
+        }
+    }
+
+    #[test]
+    fn severity_ladder_of_trends() {
+        // Loss divergence: a loss that fell from 10 to 2 and climbs back.
+        let fall = |i: usize| 2.0 + 8.0 * (-(i as f64) / 40.0).exp();
+        for (name, climb_to, want) in [("back most of the way", 7.0, Severity::Critical), ("up 1.6x, far from initial", 3.2, Severity::Warn)] {
+            let mut d = LossDivergence::new(defaults(AlertKind::LossDivergence));
+            let series = (0..700).map(|i| {
+                let up = if i >= 400 { ((i - 400) as f64 / 100.0).min(1.0) * (climb_to - 2.0) } else { 0.0 };
+                vec![("loss".into(), (fall(i) + up) * wiggle(i))]
+            });
+            let alerts = feed(series, |p| d.check(p));
+            assert_eq!(alerts.iter().map(|a| a.1.severity).max(), Some(want), "{name}: {alerts:?}");
+            assert!(alerts.iter().all(|a| a.1.step == alerts[0].1.step), "{name}: one event: {alerts:?}");
+        }
+        // KL runaway: KL climbing to several times its level and staying there.
+        for (name, times, want) in [("3.8x for long", 3.8, Severity::Critical), ("2.5x", 2.5, Severity::Warn)] {
+            let mut d = KlRunaway::new(defaults(AlertKind::KlRunaway));
+            let series = (0..500).map(|i| {
+                let climb = if i >= 300 { 1.0 + (times - 1.0) * ((i - 300) as f64 / 40.0).min(1.0) } else { 1.0 };
+                vec![("kl".into(), 0.05 * climb * wiggle(i))]
+            });
+            let alerts = feed(series, |p| d.check(p));
+            assert_eq!(alerts.iter().map(|a| a.1.severity).max(), Some(want), "{name}: {alerts:?}");
         }
     }
 
