@@ -75,6 +75,8 @@ pub fn run_baseline(case: &Case) -> Raised {
         time_s: step as f64,
         value,
         message: String::new(),
+        peak: None,
+        escalated_at: None,
     };
     let mut pair_done = false;
     for (t, values) in case.steps.iter().enumerate() {

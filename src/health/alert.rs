@@ -94,7 +94,8 @@ impl std::fmt::Display for AlertKind {
 
 /// One alert. `step` is where the problem starts as far as the detector can tell
 /// (the first step of a spike, the first differing step of two replicas); the
-/// alert is raised once that is certain, usually a step or a few later.
+/// alert is raised once that is certain, usually a step or a few later. `value`
+/// is the metric's value at `step`, and the message quotes it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Alert {
     pub kind: AlertKind,
@@ -108,6 +109,22 @@ pub struct Alert {
     #[serde(serialize_with = "finite_or_null", deserialize_with = "null_as_nan")]
     pub value: f64,
     pub message: String,
+    /// The worst point of the event so far (the highest loss of a spike, the
+    /// lowest throughput of a regression); absent when the detector has none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub peak: Option<Peak>,
+    /// The step at which the event went from warn to critical: the alert was
+    /// raised as a warning and its severity raised then (it keeps its `step`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub escalated_at: Option<u64>,
+}
+
+/// One point of a metric: where an event was at its worst.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Peak {
+    pub step: u64,
+    #[serde(serialize_with = "finite_or_null", deserialize_with = "null_as_nan")]
+    pub value: f64,
 }
 
 fn finite_or_null<S: Serializer>(v: &f64, s: S) -> Result<S::Ok, S::Error> {
@@ -138,6 +155,8 @@ mod tests {
             time_s: 3.5,
             value: f64::NAN,
             message: "kl jumped".into(),
+            peak: None,
+            escalated_at: None,
         };
         let json = serde_json::to_string(&a).unwrap();
         assert_eq!(
@@ -148,5 +167,9 @@ mod tests {
         let back: Alert = serde_json::from_str(&json).unwrap();
         assert!(back.value.is_nan() && back.kind == AlertKind::KlSpike && back.message == "kl jumped");
         assert!(AlertKind::ALL.iter().all(|k| AlertKind::parse(k.as_str()) == Some(*k)));
+        let with_peak = Alert { value: 0.5, peak: Some(Peak { step: 14, value: 2.5 }), escalated_at: Some(15), ..a };
+        let json = serde_json::to_string(&with_peak).unwrap();
+        assert!(json.ends_with(r#""value":0.5,"message":"kl jumped","peak":{"step":14,"value":2.5},"escalated_at":15}"#), "{json}");
+        assert_eq!(serde_json::from_str::<Alert>(&json).unwrap(), with_peak);
     }
 }

@@ -8,6 +8,6 @@ pub mod divergence;
 pub mod monitor;
 pub mod stats;
 
-pub use alert::{Alert, AlertKind, Severity};
+pub use alert::{Alert, AlertKind, Peak, Severity};
 pub use config::{HealthConfig, KindOverride, KindSettings};
 pub use monitor::{RunMonitor, SessionHealth};

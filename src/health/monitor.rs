@@ -10,6 +10,7 @@ use super::detect::{self, Detector, Point, Raised};
 use super::divergence::{DivergenceTracker, Tolerance};
 use super::{Alert, AlertKind, Severity};
 use crate::metrics::{catalog, MetricName};
+use crate::report::format::compact;
 
 /// Per-run memory metrics watched for leaks, from the run's own points.
 pub const RUN_MEMORY_METRICS: [&str; 2] = [catalog::MEM_GPU_BYTES, catalog::MEM_RSS_BYTES];
@@ -73,7 +74,7 @@ impl RunMonitor {
 }
 
 fn alert(run: &str, kind: AlertKind, r: Raised, time_s: f64) -> Alert {
-    Alert { kind, severity: r.severity, run: run.to_owned(), metric: r.metric, step: r.step, time_s, value: r.value, message: r.message }
+    Alert { kind, severity: r.severity, run: run.to_owned(), metric: r.metric, step: r.step, time_s, value: r.value, message: r.message, peak: r.peak, escalated_at: r.escalated_at }
 }
 
 /// Memory leaks of one run, one detector per series. Not a [`Detector`]: besides
@@ -233,7 +234,9 @@ impl SessionHealth {
                     step: at,
                     time_s,
                     value: vb,
-                    message: format!("{what}: {b} and {a} part ways on {metric} from step {at} ({vb:.6} vs {va:.6} at step {step})"),
+                    peak: None,
+                    escalated_at: None,
+                    message: format!("{what}: {b} and {a} part ways on {metric} from step {at} ({} vs {} at step {step}, relative difference {})", compact(vb), compact(va), compact((vb - va).abs() / va.abs().max(vb.abs()).max(f64::MIN_POSITIVE))),
                 });
             }
         }

@@ -133,6 +133,20 @@ pub fn index_slope(ys: &[f64]) -> Option<(f64, f64)> {
     linear_fit(&xs, ys)
 }
 
+/// A Theil-Sen slope in O(n): the median of the slopes between each point of the
+/// first half and its partner half the series later (one step apart per index),
+/// with the fraction of those slopes that are positive. Robust to outliers and to
+/// the steps of a staircase; `None` with fewer than four points.
+pub fn half_lag_slope(ys: &[f64]) -> Option<(f64, f64)> {
+    let lag = ys.len() / 2;
+    if lag < 2 {
+        return None;
+    }
+    let slopes: Vec<f64> = (0..ys.len() - lag).map(|i| (ys[i + lag] - ys[i]) / lag as f64).collect();
+    let positive = slopes.iter().filter(|s| **s > 0.0).count() as f64 / slopes.len() as f64;
+    Some((median(&slopes)?, positive))
+}
+
 /// Counts consecutive points for which a condition held.
 #[derive(Debug, Clone, Default)]
 pub struct Streak {
@@ -195,6 +209,11 @@ impl Cooldown {
         }
     }
 
+    /// The severity last raised in the open event, if one is open.
+    pub fn raised(&self) -> Option<super::Severity> {
+        self.raised
+    }
+
     /// Whether an event is open (an alert was raised and has not cleared yet).
     pub fn open(&self) -> bool {
         self.raised.is_some()
@@ -239,6 +258,12 @@ mod tests {
         let (slope, r2) = index_slope(&[1.0, 3.0, 5.0, 7.0]).unwrap();
         assert!((slope - 2.0).abs() < 1e-12 && (r2 - 1.0).abs() < 1e-12);
         assert_eq!(index_slope(&[1.0, 2.0]), None);
+        // One wild point and a staircase: the robust slope holds.
+        let mut stairs: Vec<f64> = (0..40).map(|i| (i / 5) as f64 * 5.0).collect();
+        stairs[7] = 1e9;
+        let (slope, positive) = half_lag_slope(&stairs).unwrap();
+        assert!((slope - 1.0).abs() < 1e-12 && positive >= 0.9, "{slope} {positive}");
+        assert_eq!(half_lag_slope(&[1.0, 2.0, 3.0]), None);
     }
 
     #[test]

@@ -446,6 +446,8 @@ pub mod tests {
             time_s: 1.0,
             value: 0.25,
             message: "loss diverges from the baseline at step 20".into(),
+            peak: None,
+            escalated_at: None,
         };
         ev.push((1.3, Event::Alert { run: Some(0), alert }));
         ev.push((2.9, Event::RunEnded { run: 0, outcome: RunOutcome::Finished }));

@@ -46,6 +46,27 @@ pub fn value(v: f64) -> String {
     }
 }
 
+/// A number for a message: at most about eight characters (four significant
+/// figures, scientific notation at 1e6 and above or below 1e-3), so that no
+/// value, however wild, makes a message unreadable.
+pub fn compact(v: f64) -> String {
+    if v.is_nan() {
+        return "NaN".into();
+    }
+    if v.is_infinite() {
+        return if v > 0.0 { "inf".into() } else { "-inf".into() };
+    }
+    let a = v.abs();
+    if a == 0.0 {
+        "0".into()
+    } else if (1e-3..1e6).contains(&a) {
+        let decimals = (3 - a.log10().floor() as i32).clamp(0, 6) as usize;
+        format!("{v:.decimals$}")
+    } else {
+        format!("{v:.2e}")
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -72,5 +93,20 @@ mod tests {
         assert_eq!(value(0.0003), "3.000e-4");
         assert_eq!(value(123.456), "123.5");
         assert_eq!(value(f64::NAN), "NaN");
+    }
+
+    #[test]
+    fn compact_numbers_stay_short() {
+        let cases = [(2.134567, "2.135"), (-0.0412, "-0.04120"), (123456.7, "123457"), (0.0, "0"), (3e-5, "3.00e-5"), (1.5e300, "1.50e300"), (-2e-300, "-2.00e-300")];
+        for (v, want) in cases {
+            assert_eq!(compact(v), want, "{v}");
+        }
+        assert_eq!((compact(f64::NAN).as_str(), compact(f64::NEG_INFINITY).as_str()), ("NaN", "-inf"));
+        for e in -320..=308 {
+            for m in [1.0, -9.99999, 5.5] {
+                let v = m * 10f64.powi(e);
+                assert!(compact(v).len() <= 10, "{v}: {}", compact(v));
+            }
+        }
     }
 }

@@ -109,6 +109,8 @@ impl Baseline {
                 time_s,
                 value,
                 message: format!("{name} diverges from the baseline at step {at} ({} vs {})", value_text(value), value_text(b)),
+                peak: None,
+                escalated_at: None,
             });
         }
         if !rb.throughput_reported {
@@ -131,6 +133,8 @@ impl Baseline {
                             100.0 * slower,
                             100.0 * self.tolerance
                         ),
+                        peak: None,
+                        escalated_at: None,
                     });
                 }
             }

@@ -225,8 +225,41 @@ impl Hub {
     }
 
     /// Stores an alert; warnings and critical alerts also go to the event log, so
-    /// headless mode prints them on stderr when they are raised.
+    /// headless mode prints them on stderr when they are raised. An escalation
+    /// raises the severity of the run's alert it escalates instead.
     fn raise(&mut self, run: Option<RunId>, alert: Alert, now_s: f64) {
+        if alert.escalated_at.is_some() {
+            if let Some(alert) = self.escalate(run, alert, now_s) {
+                self.push_alert(run, alert, now_s);
+            }
+            return;
+        }
+        self.push_alert(run, alert, now_s);
+    }
+
+    /// Raises the severity (and peak, and message) of the run's alert that
+    /// `escalation` escalates: same kind, metric and first step. Hands the alert
+    /// back when there is none to escalate (it is then stored as a new one).
+    fn escalate(&mut self, run: Option<RunId>, escalation: Alert, now_s: f64) -> Option<Alert> {
+        let r = run.and_then(|i| self.state.runs.get(i))?;
+        let alerts = &mut self.state.alerts;
+        let Some(&index) = r.alerts.iter().rev().find(|&&i| {
+            alerts.get(i).is_some_and(|a| a.kind == escalation.kind && a.metric == escalation.metric && a.step == escalation.step && a.severity < escalation.severity)
+        }) else {
+            return Some(escalation);
+        };
+        let a = &mut alerts[index];
+        a.severity = escalation.severity;
+        a.escalated_at = escalation.escalated_at;
+        a.peak = escalation.peak;
+        a.message = escalation.message;
+        let msg = format!("{} at step {} escalated to {} at step {}: {}", a.kind, a.step, a.severity.as_str(), a.escalated_at.unwrap_or(a.step), a.message);
+        let level = if a.severity == Severity::Critical { LogLevel::Error } else { LogLevel::Warn };
+        self.log(run, level, msg, now_s);
+        None
+    }
+
+    fn push_alert(&mut self, run: Option<RunId>, alert: Alert, now_s: f64) {
         let index = self.state.alerts.len();
         if let Some(r) = run.and_then(|i| self.state.runs.get_mut(i)) {
             r.alerts.push(index);
@@ -311,6 +344,31 @@ mod tests {
         let line = h.state.log.back().unwrap();
         assert_eq!(line.level, LogLevel::Error);
         assert!(line.message.starts_with("critical nonfinite at step 3: loss is NaN"), "{}", line.message);
+    }
+
+    #[test]
+    fn an_escalation_raises_the_severity_of_the_alert_it_escalates() {
+        let mut h = hub();
+        for step in 0..120u64 {
+            let base = 2.0 * (1.0 + 0.02 * (step as f64 * 1.7).sin());
+            // A spike to 2x from step 60 (warn), worse from step 65 (critical).
+            let loss = match step {
+                60..=64 => 2.0 * base,
+                65..=80 => 6.0 * base,
+                _ => base,
+            };
+            h.apply(Event::Metrics { run: 0, step, time_s: step as f64, values: vec![("loss".into(), loss)] }, step as f64);
+        }
+        let spikes: Vec<&Alert> = h.state.alerts.iter().filter(|a| a.kind == crate::health::AlertKind::LossSpike).collect();
+        assert_eq!(spikes.len(), 1, "{:?}", h.state.alerts);
+        let a = spikes[0];
+        assert_eq!((a.severity, a.step, a.escalated_at), (Severity::Critical, 60, Some(65)));
+        assert_eq!(a.value, 2.0 * 2.0 * (1.0 + 0.02 * (60.0f64 * 1.7).sin()));
+        assert_eq!(a.peak.map(|p| p.step), Some(65));
+        assert_eq!(h.state.runs[0].alerts.len(), h.state.alerts.len());
+        let lines: Vec<&str> = h.state.log.iter().map(|l| l.message.as_str()).collect();
+        assert!(lines.iter().any(|l| l.starts_with("warn loss_spike at step 60:")), "{lines:?}");
+        assert!(lines.iter().any(|l| l.starts_with("loss_spike at step 60 escalated to critical at step 65:")), "{lines:?}");
     }
 
     #[test]

@@ -424,7 +424,7 @@ mod tests {
         use crate::health::{Alert, AlertKind, Severity};
         let mut s = live(&[RunState::Running, RunState::Running]);
         for (run, step) in [("r1", 40), ("r0", 70)] {
-            let a = Alert { kind: AlertKind::LossSpike, severity: Severity::Warn, run: run.into(), metric: "loss".into(), step, time_s: 0.0, value: 1.0, message: String::new() };
+            let a = Alert { kind: AlertKind::LossSpike, severity: Severity::Warn, run: run.into(), metric: "loss".into(), step, time_s: 0.0, value: 1.0, message: String::new(), peak: None, escalated_at: None };
             s.alerts.push(a);
         }
         let mut v = live_screen();

@@ -11,7 +11,7 @@ use crate::metrics::MetricName;
 
 use super::config::{HealthConfig, KindSettings};
 use super::stats::{Cooldown, Streak};
-use super::{AlertKind, Severity};
+use super::{AlertKind, Peak, Severity};
 use moe::ExpertCollapse;
 use nonfinite::NonfiniteValues;
 use rl::{EntropyCollapse, RewardHacking, RewardSaturation};
@@ -68,9 +68,14 @@ impl Point<'_> {
 pub struct Raised {
     pub severity: Severity,
     pub metric: String,
+    /// The event's first anomalous step, and the metric's value there.
     pub step: u64,
     pub value: f64,
     pub message: String,
+    pub peak: Option<Peak>,
+    /// Set when this raises the severity of the event's earlier warning (the
+    /// step it does so at) rather than being a new alert.
+    pub escalated_at: Option<u64>,
 }
 
 /// Severity for a value past `warn` (and `critical`), where "past" means below
@@ -86,7 +91,29 @@ pub fn grade(value: f64, warn: f64, critical: f64, lower_is_worse: bool) -> Opti
     }
 }
 
-/// Shared bookkeeping: points seen, warm-up, persistence and cooldown.
+/// Consecutive anomalous points after which a collapse (entropy, expert routing)
+/// that has not recovered is critical: the severity ladder's "persisting collapse".
+pub const COLLAPSE_PERSISTS: u32 = 50;
+
+/// Which way a watched value gets worse, for an event's peak.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Worse {
+    Higher,
+    Lower,
+}
+
+impl Worse {
+    fn than(self, a: f64, b: f64) -> bool {
+        match self {
+            Worse::Higher => a > b,
+            Worse::Lower => a < b,
+        }
+    }
+}
+
+/// Shared bookkeeping: points seen, warm-up, persistence, cooldown, and the
+/// event's first step, its value there and its worst point, so that every
+/// alert of an event tells the same story.
 #[derive(Debug, Clone)]
 pub(crate) struct Gate {
     seen: u64,
@@ -94,11 +121,54 @@ pub(crate) struct Gate {
     cooldown: Cooldown,
     persistence: u32,
     warmup: u32,
+    worse: Worse,
+    /// Whether an anomaly shorter than the persistence that has recovered is
+    /// reported (as info).
+    report_bumps: bool,
+    /// The value at the current streak's first step.
+    onset_value: f64,
+    /// First step and value of the open event's alert, kept when it escalates.
+    event: (u64, f64),
+    peak: Option<Peak>,
+}
+
+/// What the gate lets through for one point.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct Verdict {
+    pub severity: Severity,
+    /// The event's first anomalous step and the value there.
+    pub step: u64,
+    pub value: f64,
+    pub peak: Option<Peak>,
+    pub escalated_at: Option<u64>,
+}
+
+impl Verdict {
+    pub(crate) fn raise(self, metric: impl Into<String>, message: String) -> Raised {
+        Raised { severity: self.severity, metric: metric.into(), step: self.step, value: self.value, message, peak: self.peak, escalated_at: self.escalated_at }
+    }
 }
 
 impl Gate {
-    pub(crate) fn new(s: &KindSettings) -> Self {
-        Gate { seen: 0, streak: Streak::default(), cooldown: Cooldown::new(s.cooldown), persistence: s.persistence, warmup: s.warmup }
+    pub(crate) fn new(s: &KindSettings, worse: Worse) -> Self {
+        Gate {
+            seen: 0,
+            streak: Streak::default(),
+            cooldown: Cooldown::new(s.cooldown),
+            persistence: s.persistence,
+            warmup: s.warmup,
+            worse,
+            report_bumps: false,
+            onset_value: f64::NAN,
+            event: (0, f64::NAN),
+            peak: None,
+        }
+    }
+
+    /// Reports recovered bumps shorter than the persistence as info.
+    pub(crate) fn with_bumps(mut self) -> Self {
+        self.report_bumps = true;
+        self
     }
 
     pub(crate) fn warming(&mut self) -> bool {
@@ -106,9 +176,44 @@ impl Gate {
         self.seen <= self.warmup as u64
     }
 
-    pub(crate) fn pass(&mut self, severity: Option<Severity>, step: u64) -> Option<Severity> {
+    /// The length the current streak will have after a point that is (or is not)
+    /// anomalous.
+    pub(crate) fn streak_after(&self, anomalous: bool) -> u32 {
+        if anomalous { self.streak.count + 1 } else { 0 }
+    }
+
+    /// Whether a warn or critical event is open (raised, not yet clear).
+    pub(crate) fn alarm_open(&self) -> bool {
+        self.cooldown.raised().is_some_and(|s| s >= Severity::Warn)
+    }
+
+    /// One point: its severity if anomalous, its step and the watched value.
+    pub(crate) fn pass(&mut self, severity: Option<Severity>, step: u64, value: f64) -> Option<Verdict> {
+        let alarm_open = self.alarm_open();
+        let before = self.streak.count;
         let count = self.streak.update(severity.is_some(), step);
-        self.cooldown.gate(if count >= self.persistence { severity } else { None })
+        if count == 1 {
+            self.onset_value = value;
+            // A new event starts its own peak; a new streak within an open
+            // alarm's event continues the event's.
+            if !alarm_open || self.peak.is_none() {
+                self.peak = Some(Peak { step, value });
+            }
+        }
+        if let (Some(_), Some(p)) = (severity, &mut self.peak) {
+            if self.worse.than(value, p.value) {
+                *p = Peak { step, value };
+            }
+        }
+        let firing = if count >= self.persistence { severity } else { None };
+        let bump = self.report_bumps && count == 0 && before > 0 && before < self.persistence;
+        let sev = self.cooldown.gate(firing.or(bump.then_some(Severity::Info)))?;
+        // A worse severity within an open alarm's event is that event escalating:
+        // it keeps the event's first step and value.
+        if !alarm_open {
+            self.event = (self.streak.start, self.onset_value);
+        }
+        Some(Verdict { severity: sev, step: self.event.0, value: self.event.1, peak: self.peak, escalated_at: alarm_open.then_some(step) })
     }
 }
 
@@ -139,5 +244,51 @@ mod tests {
                 K::ExpertCollapse,
             ]
         );
+    }
+
+    /// Every alert's value is its metric's value at its step, its message quotes
+    /// that value, and its peak is no better than that value.
+    #[test]
+    fn alert_fields_agree() {
+        use crate::metrics::catalog;
+        use crate::report::format::compact;
+        let wiggle = |i: usize, k: f64| 1.0 + 0.02 * ((i as f64) * k).sin();
+        // (faulty metric, series of it given the step)
+        type Series = Box<dyn Fn(usize) -> f64>;
+        let table: Vec<(&str, Series)> = vec![
+            (catalog::LOSS, Box::new(move |i| 2.0 * wiggle(i, 1.7) * if (150..170).contains(&i) { 1.6 + 0.1 * (i - 150) as f64 } else { 1.0 })),
+            (catalog::GRAD_NORM, Box::new(move |i| wiggle(i, 1.1) * if i >= 150 { 4.0 + (i - 150) as f64 } else { 1.0 })),
+            (catalog::KL, Box::new(move |i| 0.05 * wiggle(i, 0.9) * if i >= 300 { (0.03 * (i - 300) as f64).exp() } else { 1.0 })),
+            (catalog::TOKENS_PER_S, Box::new(move |i| 1000.0 * wiggle(i, 1.3) * if i >= 200 { 0.5 - 0.001 * (i - 200) as f64 } else { 1.0 })),
+        ];
+        for (faulty, series) in table {
+            let mut dets = for_run(&HealthConfig::default());
+            let mut history: Vec<Vec<(MetricName, f64)>> = Vec::new();
+            let mut raised = Vec::new();
+            for i in 0..500usize {
+                let mut values: Vec<(MetricName, f64)> = vec![
+                    (catalog::LOSS.into(), 2.0 * wiggle(i, 1.7)),
+                    (catalog::GRAD_NORM.into(), wiggle(i, 1.1)),
+                    (catalog::KL.into(), 0.05 * wiggle(i, 0.9)),
+                    (catalog::TOKENS_PER_S.into(), 1000.0 * wiggle(i, 1.3)),
+                ];
+                values.iter_mut().filter(|(n, _)| n == faulty).for_each(|(_, v)| *v = series(i));
+                let p = Point { step: i as u64, time_s: i as f64, values: &values };
+                for d in &mut dets {
+                    raised.extend(d.observe(&p).into_iter().map(|r| (d.kind(), r)));
+                }
+                history.push(values);
+            }
+            assert!(raised.iter().any(|(_, r)| r.metric == faulty && r.severity >= Severity::Warn), "{faulty}: {raised:?}");
+            for (kind, r) in &raised {
+                let at = history[r.step as usize].iter().find(|(n, _)| *n == r.metric).map(|(_, v)| *v);
+                assert_eq!(at, Some(r.value), "{faulty} {kind}: {r:?}");
+                assert!(r.message.contains(&compact(r.value)), "{faulty} {kind}: {r:?}");
+                let peak = r.peak.expect("a peak");
+                assert!(peak.step >= r.step, "{faulty} {kind}: {r:?}");
+                let worse_or_same = if r.metric == catalog::TOKENS_PER_S { peak.value <= r.value } else { peak.value >= r.value };
+                assert!(worse_or_same, "{faulty} {kind}: {r:?}");
+            }
+        }
     }
 }

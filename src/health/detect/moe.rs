@@ -3,26 +3,20 @@
 //! `moe/L{l}/balance`; dead experts; dropped tokens.
 use std::collections::BTreeMap;
 
-use super::{grade, Detector, Point, Raised};
+use super::{grade, Detector, Gate, Point, Raised, Worse, COLLAPSE_PERSISTS};
 use crate::health::config::KindSettings;
-use crate::health::stats::{Cooldown, Streak};
 use crate::health::{AlertKind, Severity};
+use crate::report::format::compact;
 use crate::metrics::catalog::{self, MoeLayer};
 
 /// Dropped-token fraction that is a warning on its own.
 pub const DROPPED_WARN: f64 = 0.2;
 
 #[derive(Debug, Clone)]
-struct Layer {
-    seen: u64,
-    streak: Streak,
-    cooldown: Cooldown,
-}
-
-#[derive(Debug, Clone)]
 pub struct ExpertCollapse {
     s: KindSettings,
-    layers: BTreeMap<usize, Layer>,
+    /// One gate per layer (warm-up, persistence, cooldown of its own).
+    layers: BTreeMap<usize, Gate>,
 }
 
 /// Routing summary of one layer at one step.
@@ -79,9 +73,8 @@ impl ExpertCollapse {
         for (l, (loads, given_balance, dropped)) in layers_of(p) {
             let summary = balance(&loads);
             let bal = summary.map(|b| b.balance).or(given_balance);
-            let layer = self.layers.entry(l).or_insert_with(|| Layer { seen: 0, streak: Streak::default(), cooldown: Cooldown::new(self.s.cooldown) });
-            layer.seen += 1;
-            if layer.seen <= self.s.warmup as u64 || (bal.is_none() && dropped.is_none()) {
+            let gate = self.layers.entry(l).or_insert_with(|| Gate::new(&self.s, Worse::Lower));
+            if gate.warming() || (bal.is_none() && dropped.is_none()) {
                 continue;
             }
             let mut severity = bal.and_then(|b| grade(b, self.s.warn, self.s.critical, true));
@@ -92,25 +85,33 @@ impl ExpertCollapse {
             if severity.is_none() && dropped.is_some_and(|d| d >= DROPPED_WARN) {
                 severity = Some(Severity::Warn);
             }
-            let count = layer.streak.update(severity.is_some(), p.step);
-            let Some(sev) = layer.cooldown.gate(if count >= self.s.persistence { severity } else { None }) else { continue };
-            let mut message = format!("layer {l} routing collapsed");
-            if let Some(b) = bal {
-                message.push_str(&format!(": {:.0}% effective experts", 100.0 * b));
+            // A collapse that has not recovered for long is critical.
+            let persists = gate.streak_after(severity.is_some()) >= COLLAPSE_PERSISTS;
+            if persists {
+                severity = Some(Severity::Critical);
+            }
+            // The watched value: the balance (lower is worse), or the dropped
+            // fraction when no balance is known (its worst point is not tracked).
+            let watched = bal.or(dropped).unwrap_or(f64::NAN);
+            let Some(mut v) = gate.pass(severity, p.step, watched) else { continue };
+            let metric = if bal.is_some() { catalog::moe(l).balance() } else { catalog::moe(l).dropped_frac() };
+            if bal.is_none() {
+                v.peak = None;
+            }
+            let mut message = format!("layer {l} routing collapsed from step {}", v.step);
+            if bal.is_some() {
+                message.push_str(&format!(": {}% effective experts there", compact(100.0 * v.value)));
             }
             if let Some(b) = summary.filter(|b| b.dead > 0) {
                 message.push_str(&format!(", {}/{} experts dead", b.dead, b.experts));
             }
             if let Some(d) = dropped {
-                message.push_str(&format!(", {:.0}% tokens dropped", 100.0 * d));
+                message.push_str(&format!(", {}% tokens dropped", compact(100.0 * d)));
             }
-            out.push(Raised {
-                severity: sev,
-                metric: catalog::moe(l).balance(),
-                step: layer.streak.start,
-                value: bal.or(dropped).unwrap_or(f64::NAN),
-                message,
-            });
+            if persists {
+                message.push_str(&format!("; not recovered for {COLLAPSE_PERSISTS} steps"));
+            }
+            out.push(v.raise(metric, message));
         }
         out
     }
@@ -154,8 +155,11 @@ mod tests {
             }
             alerts.extend(d.check(&Point { step, time_s: 0.0, values: &v }).into_iter().map(|r| (step, r)));
         }
-        assert_eq!(alerts.len(), 1, "{alerts:?}");
+        // One alert, escalated (not repeated) once the collapse has persisted.
+        assert_eq!(alerts.iter().filter(|(_, a)| a.escalated_at.is_none()).count(), 1, "{alerts:?}");
         assert_eq!((alerts[0].0, alerts[0].1.step), (154, 150));
         assert_eq!(alerts[0].1.metric, "moe/L1/balance");
+        assert!(alerts.iter().all(|(_, a)| a.metric == "moe/L1/balance" && a.step == 150), "{alerts:?}");
+        assert_eq!(alerts.last().map(|(at, a)| (*at, a.severity)), Some((150 + COLLAPSE_PERSISTS as u64 - 1, Severity::Critical)));
     }
 }

@@ -60,7 +60,7 @@ impl NonfiniteValues {
         let what = |v: f64| if v.is_nan() { "NaN" } else { "infinite" };
         let list: Vec<String> = broken.iter().map(|(n, v)| format!("{n} is {}", what(*v))).collect();
         let message = format!("{} at step {}", list.join(", "), p.step);
-        Some(Raised { severity: Severity::Critical, metric: first.to_owned(), step: p.step, value, message })
+        Some(Raised { severity: Severity::Critical, metric: first.to_owned(), step: p.step, value, message, peak: None, escalated_at: None })
     }
 }
 

@@ -1,8 +1,9 @@
 //! RL fine-tuning health: reward hacking, reward saturation, entropy collapse.
-use super::{grade, Detector, Gate, Point, Raised};
+use super::{grade, Detector, Gate, Point, Raised, Worse, COLLAPSE_PERSISTS};
 use crate::health::config::KindSettings;
 use crate::health::stats::{index_slope, mean, median, std_dev, Window};
-use crate::health::AlertKind;
+use crate::health::{AlertKind, Severity};
+use crate::report::format::compact;
 use crate::metrics::catalog;
 
 /// Means of the older and newer halves of a window.
@@ -28,7 +29,7 @@ pub struct RewardHacking {
 impl RewardHacking {
     pub fn new(s: KindSettings) -> Self {
         let w = s.window.max(12);
-        RewardHacking { reward: Window::new(w), length: Window::new(w), entropy: Window::new(w), kl: Window::new(w), gold: Window::new(w), gate: Gate::new(&s), s }
+        RewardHacking { reward: Window::new(w), length: Window::new(w), entropy: Window::new(w), kl: Window::new(w), gold: Window::new(w), gate: Gate::new(&s, Worse::Higher), s }
     }
 
     pub fn check(&mut self, p: &Point) -> Option<Raised> {
@@ -75,20 +76,19 @@ impl RewardHacking {
         // accelerating or a gold reward falling.
         let corroborated = [entropy_falls, kl_accelerates, gold_falls].contains(&Some(true));
         let severity = grade(growth, self.s.warn, self.s.critical, false).filter(|_| reward_up && corroborated);
-        let sev = self.gate.pass(severity, p.step)?;
-        Some(Raised {
-            severity: sev,
-            metric: catalog::RESPONSE_LEN.into(),
-            step: self.gate.streak.start,
-            value: length,
-            message: format!(
-                "reward rising while responses grow {growth:.2}x over {} steps{}{}{}: likely reward hacking",
+        let v = self.gate.pass(severity, p.step, length)?;
+        let message = format!(
+                "reward rising while responses grow {}x over {} steps ({} {} at step {}){}{}{}: likely reward hacking",
+                compact(growth),
                 self.reward.len(),
+                catalog::RESPONSE_LEN,
+                compact(v.value),
+                v.step,
                 if entropy_falls == Some(true) { ", entropy falls" } else { "" },
                 if kl_accelerates == Some(true) { ", KL accelerates" } else { "" },
                 if gold_falls == Some(true) { ", gold reward falls" } else { "" }
-            ),
-        })
+            );
+        Some(v.raise(catalog::RESPONSE_LEN, message))
     }
 }
 
@@ -107,7 +107,7 @@ const SAT_RECENT: usize = 10;
 impl RewardSaturation {
     pub fn new(s: KindSettings) -> Self {
         let w = s.window.max(2 * SAT_RECENT);
-        RewardSaturation { metric: s.metric.clone().unwrap_or_default(), spread: Window::new(w), reward: Window::new(w), gate: Gate::new(&s), s }
+        RewardSaturation { metric: s.metric.clone().unwrap_or_default(), spread: Window::new(w), reward: Window::new(w), gate: Gate::new(&s, Worse::Higher), s }
     }
 
     pub fn check(&mut self, p: &Point) -> Option<Raised> {
@@ -135,14 +135,9 @@ impl RewardSaturation {
         let quantile = |q: f64| r[((r.len() - 1) as f64 * q).round() as usize];
         let at_ceiling = reward >= quantile(0.9) - 0.02 * (quantile(0.9) - quantile(0.1)).max(1e-12);
         let ratio = if past > 0.0 { recent / past } else { 1.0 };
-        let sev = self.gate.pass(grade(ratio, self.s.warn, self.s.critical, true).filter(|_| at_ceiling), p.step)?;
-        Some(Raised {
-            severity: sev,
-            metric: self.metric.clone(),
-            step: self.gate.streak.start,
-            value: reward,
-            message: format!("{} saturated at {reward:.4}: spread fell to {:.0}% of its past level", self.metric, 100.0 * ratio),
-        })
+        let v = self.gate.pass(grade(ratio, self.s.warn, self.s.critical, true).filter(|_| at_ceiling), p.step, reward)?;
+        let message = format!("{} saturated at {} from step {}: spread fell to {}% of its past level", self.metric, compact(v.value), v.step, compact(100.0 * ratio));
+        Some(v.raise(self.metric.clone(), message))
     }
 }
 
@@ -159,7 +154,7 @@ const ENTROPY_RECENT: usize = 5;
 
 impl EntropyCollapse {
     pub fn new(s: KindSettings) -> Self {
-        EntropyCollapse { metric: s.metric.clone().unwrap_or_default(), window: Window::new(s.window.max(3 * ENTROPY_RECENT)), gate: Gate::new(&s), s }
+        EntropyCollapse { metric: s.metric.clone().unwrap_or_default(), window: Window::new(s.window.max(3 * ENTROPY_RECENT)), gate: Gate::new(&s, Worse::Lower), s }
     }
 
     pub fn check(&mut self, p: &Point) -> Option<Raised> {
@@ -178,14 +173,23 @@ impl EntropyCollapse {
             return None;
         }
         let ratio = level / reference;
-        let sev = self.gate.pass(grade(ratio, self.s.warn, self.s.critical, true), p.step)?;
-        Some(Raised {
-            severity: sev,
-            metric: self.metric.clone(),
-            step: self.gate.streak.start,
-            value: x,
-            message: format!("{} collapsed to {level:.4}, {:.0}% of its earlier {reference:.4}", self.metric, 100.0 * ratio),
-        })
+        let mut severity = grade(ratio, self.s.warn, self.s.critical, true);
+        let persists = self.gate.streak_after(severity.is_some()) >= COLLAPSE_PERSISTS;
+        if persists {
+            severity = Some(Severity::Critical);
+        }
+        let v = self.gate.pass(severity, p.step, x)?;
+        let message = format!(
+            "{} collapsed to {} at step {}: recent level {}, {}% of its earlier {}{}",
+            self.metric,
+            compact(v.value),
+            v.step,
+            compact(level),
+            compact(100.0 * ratio),
+            compact(reference),
+            if persists { format!("; not recovered for {COLLAPSE_PERSISTS} steps") } else { String::new() }
+        );
+        Some(v.raise(self.metric.clone(), message))
     }
 }
 
@@ -275,5 +279,22 @@ mod tests {
         assert!(ei > 200 && ei < 240, "{ei}");
         let (si, _) = got.1.expect("saturation");
         assert!(si > 300 && si < 320, "{si}");
+    }
+
+    #[test]
+    fn a_collapse_that_persists_becomes_critical() {
+        // (name, steps at a quarter of its level from step 200, worst severity)
+        for (name, steps, want) in [("persists", 200usize, Severity::Critical), ("recovers", 30, Severity::Warn)] {
+            let mut e = EntropyCollapse::new(defaults(AlertKind::EntropyCollapse));
+            let alerts: Vec<Raised> = (0..500usize)
+                .filter_map(|i| {
+                    let level = if (200..200 + steps).contains(&i) { 0.25 } else { 1.0 };
+                    let v: Vec<(MetricName, f64)> = vec![("entropy".into(), 2.0 * level * wiggle(i))];
+                    e.check(&Point { step: i as u64, time_s: 0.0, values: &v })
+                })
+                .collect();
+            assert_eq!(alerts.iter().map(|a| a.severity).max(), Some(want), "{name}: {alerts:?}");
+            assert!(alerts.iter().filter(|a| a.escalated_at.is_none()).count() == 1, "{name}: {alerts:?}");
+        }
     }
 }

@@ -1,17 +1,38 @@
 //! Spikes and drops of one positive metric (loss_spike, grad_explosion, kl_spike,
 //! grad_vanishing): a robust z-score of log(value) against the trailing median and
 //! MAD, gated by a ratio so that tiny-variance series do not alert on tiny moves
-//! and noisy ones (gradient norms) do not alert on their own tails.
-use super::{grade, Detector, Point, Raised};
+//! and noisy ones (gradient norms) do not alert on their own tails. Signed metrics
+//! (a PPO actor loss) and references near zero are judged on differences in units
+//! of the robust spread instead: a ratio to a median near zero is meaningless.
+use super::{grade, Detector, Gate, Point, Raised, Worse};
 use crate::health::config::KindSettings;
-use crate::health::stats::{median_mad, Cooldown, Streak, Window, MAD_TO_SIGMA};
+use crate::health::stats::{median_mad, Window, MAD_TO_SIGMA};
 use crate::health::{AlertKind, Severity};
+use crate::metrics::catalog;
+use crate::report::format::compact;
 
 /// Robust z-score needed on top of the ratio threshold.
 pub const SPIKE_Z: f64 = 4.0;
 /// Lower bound of the noise scale on the log scale (1%), so a flat series does not
 /// make every wiggle infinitely significant.
 const MIN_LOG_SIGMA: f64 = 0.01;
+/// Robust z-scores (difference from the median over the MAD-based sigma) of a
+/// signed or near-zero metric that warn and that are critical.
+pub const SIGNED_WARN_Z: f64 = 8.0;
+pub const SIGNED_CRITICAL_Z: f64 = 16.0;
+/// A median within this many robust sigmas of zero is "near zero": a ratio to it
+/// means nothing.
+pub const NEAR_ZERO_SPREADS: f64 = 2.0;
+/// Lower bound of a signed metric's sigma, relative to its level (or to 1), so a
+/// constant series does not make every move infinitely significant.
+const MIN_SIGNED_SIGMA: f64 = 1e-6;
+/// The severity ladder (README, "Health alerts"): a loss this far back from its
+/// best towards its initial level is critical...
+pub const HARM_FRACTION: f64 = 0.5;
+/// ...and so is a gradient norm or KL at this many times its level for this many
+/// consecutive steps.
+pub const SUSTAINED_RATIO: f64 = 3.0;
+pub const SUSTAINED_STEPS: u32 = 10;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Direction {
@@ -28,10 +49,15 @@ pub struct Spike {
     /// Added before the log so that values near zero (KL) do not explode the ratio.
     floor: f64,
     window: Window,
-    streak: Streak,
-    cooldown: Cooldown,
-    /// The first value of the current streak.
-    onset_value: f64,
+    gate: Gate,
+    /// How the first point of the current streak was judged, for the message.
+    onset: Judgement,
+    /// The first reference level (the warm-up's median) and the lowest since:
+    /// a loss back most of the way to where it started is harm (critical).
+    initial: Option<f64>,
+    best: f64,
+    /// Consecutive points at [`SUSTAINED_RATIO`] times the reference or more.
+    sustained: u32,
     what: &'static str,
 }
 
@@ -42,13 +68,15 @@ impl Spike {
         Spike {
             kind,
             window: Window::new(settings.window.max(8)),
-            cooldown: Cooldown::new(settings.cooldown),
+            gate: Gate::new(&settings, if direction == Direction::Up { Worse::Higher } else { Worse::Lower }).with_bumps(),
             settings,
             metric,
             direction,
             floor,
-            streak: Streak::default(),
-            onset_value: f64::NAN,
+            onset: Judgement { severity: None, base: f64::NAN, distance: String::new(), ratio: None, spread: 0.0 },
+            initial: None,
+            best: f64::INFINITY,
+            sustained: 0,
             what,
         }
     }
@@ -58,42 +86,106 @@ impl Spike {
         if !x.is_finite() {
             return None;
         }
-        let y = (x.max(0.0) + self.floor).max(1e-300).ln();
         if self.window.len() < self.settings.warmup.max(8) as usize {
-            self.window.push(y);
+            self.window.push(x);
             return None;
         }
-        let (med, mad) = median_mad(&self.window.to_vec())?;
-        self.window.push(y);
-        let sigma = (MAD_TO_SIGMA * mad).max(MIN_LOG_SIGMA);
-        let (z, ratio) = match self.direction {
-            Direction::Up => ((y - med) / sigma, (y - med).exp()),
-            Direction::Down => ((med - y) / sigma, (y - med).exp()),
-        };
-        let lower = self.direction == Direction::Down;
-        let severity = grade(ratio, self.settings.warn, self.settings.critical, lower).filter(|_| z >= SPIKE_Z);
-        let before = self.streak.count;
-        let count = self.streak.update(severity.is_some(), p.step);
-        if count == 1 {
-            self.onset_value = x;
+        let reference = self.window.to_vec();
+        self.window.push(x);
+        let mut j = self.judge(x, &reference)?;
+        let harm = self.harm(x, &j);
+        if j.severity.is_some() && harm.is_some() {
+            j.severity = Some(Severity::Critical);
         }
-        let base = (med.exp() - self.floor).max(0.0);
-        let firing = if count >= self.settings.persistence { severity } else { None };
-        // A bump shorter than the persistence that has already recovered: benign,
-        // worth a line but not an alarm.
-        let recovered_bump = count == 0 && before > 0 && before < self.settings.persistence;
-        let gated = self.cooldown.gate(firing.or(recovered_bump.then_some(Severity::Info)));
-        let sev = gated?;
-        let message = if sev == Severity::Info {
-            format!("{} bump to {:.4} at step {} recovered (trailing median {:.4})", self.metric, self.onset_value, self.streak.start, base)
+        // The message describes the event's first point, kept while its alarm is open.
+        let keep_onset = self.gate.alarm_open();
+        let anomalous = j.severity.is_some();
+        let verdict = self.gate.pass(j.severity, p.step, x);
+        if anomalous && self.gate.streak.count == 1 && !keep_onset {
+            self.onset = j;
+        }
+        let v = verdict?;
+        let (m, base, value) = (&self.metric, compact(self.onset.base), compact(v.value));
+        let message = if v.severity == Severity::Info {
+            format!("{m} bump to {value} at step {} recovered (trailing median {base})", v.step)
         } else {
-            format!(
-                "{} {} to {:.4}, {:.1}x its trailing median {:.4}, for {count} steps",
-                self.metric, self.what, x, if lower { 1.0 / ratio } else { ratio }, base
-            )
+            let peak = v.peak.map_or(String::new(), |pk| format!(", worst {} at step {}", compact(pk.value), pk.step));
+            let harm = harm.map_or(String::new(), |h| format!("; {h}"));
+            format!("{m} {} to {value} at step {}, {} its trailing median {base}; {} steps so far{peak}{harm}", self.what, v.step, self.onset.distance, self.gate.streak.count)
         };
-        Some(Raised { severity: sev, metric: self.metric.clone(), step: self.streak.start, value: if sev == Severity::Info { self.onset_value } else { x }, message })
+        Some(v.raise(self.metric.clone(), message))
     }
+
+    /// Why this point harms the run enough to be critical whatever its ratio, if
+    /// it does (the severity ladder): a loss back more than [`HARM_FRACTION`] of
+    /// the way from its best level to its initial one; a gradient norm or KL at
+    /// [`SUSTAINED_RATIO`] times its level for [`SUSTAINED_STEPS`] steps.
+    fn harm(&mut self, x: f64, j: &Judgement) -> Option<String> {
+        let initial = *self.initial.get_or_insert(j.base);
+        self.best = self.best.min(j.base);
+        self.sustained = if j.ratio.is_some_and(|r| r >= SUSTAINED_RATIO) { self.sustained + 1 } else { 0 };
+        match self.kind {
+            AlertKind::LossSpike => {
+                let gap = initial - self.best;
+                // The loss must have come down materially for "back up" to mean anything.
+                let material = if j.ratio.is_some() { gap >= 0.1 * initial.abs() } else { gap >= SIGNED_WARN_Z * j.spread };
+                let back = self.best + HARM_FRACTION * gap;
+                (material && x >= back).then(|| format!("back {}% of the way to its initial {}", compact(100.0 * (x - self.best) / gap), compact(initial)))
+            }
+            AlertKind::GradExplosion | AlertKind::KlSpike => {
+                (self.sustained >= SUSTAINED_STEPS).then(|| format!("{}x its level or more for {} steps", compact(SUSTAINED_RATIO), self.sustained))
+            }
+            _ => None,
+        }
+    }
+
+    /// How far `x` is from the reference window, and the severity that is.
+    /// Positive metrics are judged on the log scale (a ratio to the median, backed
+    /// by a robust z-score); a metric that is signed, or whose reference holds
+    /// values at or below zero or sits near zero relative to its spread, has no
+    /// meaningful ratio and is judged on its difference from the median in units
+    /// of its robust spread.
+    fn judge(&self, x: f64, reference: &[f64]) -> Option<Judgement> {
+        let (med, mad) = median_mad(reference)?;
+        let spread = MAD_TO_SIGMA * mad;
+        let nonpositive = |v: f64| v < 0.0 || (self.floor <= 0.0 && v <= 0.0);
+        let signed = catalog::is_signed(&self.metric) || reference.iter().any(|v| nonpositive(*v)) || med.abs() + self.floor < NEAR_ZERO_SPREADS * spread;
+        let lower = self.direction == Direction::Down;
+        if signed {
+            let sigma = spread.max(MIN_SIGNED_SIGMA * med.abs().max(1.0));
+            let z = if lower { (med - x) / sigma } else { (x - med) / sigma };
+            let severity = grade(z, SIGNED_WARN_Z, SIGNED_CRITICAL_Z, false);
+            let side = if lower { "below" } else { "above" };
+            return Some(Judgement { severity, base: med, distance: format!("{} robust sigmas {side}", compact(z)), ratio: None, spread });
+        }
+        let log = |v: f64| (v.max(0.0) + self.floor).max(1e-300).ln();
+        let logs: Vec<f64> = reference.iter().map(|v| log(*v)).collect();
+        let (lmed, lmad) = median_mad(&logs)?;
+        let y = log(x);
+        let sigma = (MAD_TO_SIGMA * lmad).max(MIN_LOG_SIGMA);
+        let (z, ratio) = match self.direction {
+            Direction::Up => ((y - lmed) / sigma, (y - lmed).exp()),
+            Direction::Down => ((lmed - y) / sigma, (y - lmed).exp()),
+        };
+        let severity = grade(ratio, self.settings.warn, self.settings.critical, lower).filter(|_| z >= SPIKE_Z);
+        let times = if lower { 1.0 / ratio } else { ratio };
+        let base = (lmed.exp() - self.floor).max(0.0);
+        Some(Judgement { severity, base, distance: format!("{}x", compact(times)), ratio: Some(times), spread })
+    }
+}
+
+/// One point judged against the reference window.
+#[derive(Debug, Clone)]
+struct Judgement {
+    severity: Option<Severity>,
+    /// The reference level, in the metric's unit.
+    base: f64,
+    /// How far the point is, as the message says it ("3.2x", "9.5 robust sigmas above").
+    distance: String,
+    /// The ratio to the reference (its inverse for drops), when judged by ratio.
+    ratio: Option<f64>,
+    /// The reference's robust sigma, in the metric's unit.
+    spread: f64,
 }
 
 impl Detector for Spike {
@@ -143,6 +235,21 @@ mod tests {
     }
 
     #[test]
+    fn an_escalation_keeps_the_first_step_and_value() {
+        let mut d = Spike::new(AlertKind::LossSpike, defaults(AlertKind::LossSpike), Direction::Up, 0.0, "jumped");
+        let mut v = noisy(200);
+        for (i, x) in v.iter_mut().enumerate().skip(120).take(20) {
+            *x *= if i < 125 { 2.0 } else { 5.0 + (i % 3) as f64 };
+        }
+        let expected_value = v[120];
+        let alerts = run(&mut d, &v);
+        let got: Vec<(u64, Severity, u64, Option<u64>)> = alerts.iter().map(|(at, a)| (*at, a.severity, a.step, a.escalated_at)).collect();
+        assert_eq!(got, vec![(121, Severity::Warn, 120, None), (125, Severity::Critical, 120, Some(125))]);
+        assert!(alerts.iter().all(|(_, a)| a.value == expected_value), "{alerts:?}");
+        assert_eq!(alerts[1].1.peak.map(|p| p.step), Some(125));
+    }
+
+    #[test]
     fn one_step_bump_is_info_only() {
         let mut d = Spike::new(AlertKind::LossSpike, defaults(AlertKind::LossSpike), Direction::Up, 0.0, "jumped");
         let mut v = noisy(200);
@@ -178,5 +285,95 @@ mod tests {
         let alerts = run(&mut d, &v);
         assert_eq!(alerts.len(), 1);
         assert_eq!((alerts[0].0, alerts[0].1.step), (104, 100));
+    }
+
+    /// A PPO actor loss: small, noisy, crossing zero all the time.
+    fn actor_loss(n: usize) -> Vec<f64> {
+        let mut rng = crate::workload::rng::SplitMix64::new(11);
+        let mut u = move || (rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64 - 0.5;
+        (0..n).map(|i| 0.01 * ((i as f64) * 0.37).sin() - 0.002 + 0.02 * (u() + u() + u())).collect()
+    }
+
+    #[test]
+    fn a_loss_crossing_zero_is_judged_on_differences() {
+        // (series, first anomalous step and severity expected, if any)
+        let healthy = actor_loss(600);
+        let mut warn_step = actor_loss(600);
+        for x in &mut warn_step[300..320] {
+            *x += 0.15; // about 12 robust sigmas
+        }
+        let mut critical_step = actor_loss(600);
+        for x in &mut critical_step[300..320] {
+            *x += 0.8;
+        }
+        let mut bump = actor_loss(600);
+        bump[400] += 0.8;
+        let table: [(&str, Vec<f64>, Option<(u64, Severity)>); 4] = [
+            ("healthy", healthy, None),
+            ("warn step", warn_step, Some((300, Severity::Warn))),
+            ("critical step", critical_step, Some((300, Severity::Critical))),
+            ("one-step bump", bump, Some((400, Severity::Info))),
+        ];
+        for (name, series, want) in table {
+            let mut d = Spike::new(AlertKind::LossSpike, defaults(AlertKind::LossSpike), Direction::Up, 0.0, "jumped");
+            let alerts = run(&mut d, &series);
+            for (_, a) in &alerts {
+                assert!(a.message.split_whitespace().all(|w| w.len() <= 14), "{name}: {}", a.message);
+            }
+            match want {
+                None => assert!(alerts.is_empty(), "{name}: {alerts:?}"),
+                Some((step, sev)) => {
+                    assert_eq!(alerts.len(), 1, "{name}: {alerts:?}");
+                    assert_eq!((alerts[0].1.step, alerts[0].1.severity), (step, sev), "{name}: {alerts:?}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn a_signed_metric_is_never_judged_by_ratio() {
+        // policy_loss is signed in the catalog: a positive stretch of it with a
+        // 2x move that is well inside its noise raises nothing.
+        let mut s = defaults(AlertKind::LossSpike);
+        s.metric = Some(catalog::POLICY_LOSS.into());
+        let mut d = Spike::new(AlertKind::LossSpike, s, Direction::Up, 0.0, "jumped");
+        let mut out = Vec::new();
+        for i in 0..300u64 {
+            let v = if i >= 200 { 0.2 } else { 0.1 } + 0.1 * ((i as f64) * 1.3).sin();
+            let vals: Vec<(MetricName, f64)> = vec![(catalog::POLICY_LOSS.into(), v)];
+            out.extend(d.check(&Point { step: i, time_s: 0.0, values: &vals }));
+        }
+        assert!(out.iter().all(|r| r.severity == Severity::Info), "{out:?}");
+    }
+
+    #[test]
+    fn severity_ladder_of_spikes() {
+        // A pretraining loss falling from about 10.8 to 3.35, then (from step 400)
+        // some disturbance; the worst severity raised is checked.
+        let pretrain = |i: usize| 3.35 + 7.5 * (-(i as f64) / 60.0).exp();
+        let wig = |i: usize| 1.0 + 0.01 * ((i as f64) * 1.7).sin();
+        let loss = |blowup: &dyn Fn(usize) -> Option<f64>| -> Vec<f64> { (0..600).map(|i| blowup(i).unwrap_or(pretrain(i)) * wig(i)).collect() };
+        let grad = |ratio: f64, steps: usize| -> Vec<f64> { (0..300).map(|i| wig(i) * if (200..200 + steps).contains(&i) { ratio } else { 1.0 }).collect() };
+        // (name, kind, series, worst severity expected)
+        let table: Vec<(&str, AlertKind, Vec<f64>, Option<Severity>)> = vec![
+            ("blow-up back to near initial", AlertKind::LossSpike, loss(&|i| (400..470).contains(&i).then(|| 3.35 + 6.55 * ((i - 400) as f64 / 15.0).min(1.0))), Some(Severity::Critical)),
+            ("moderate spike", AlertKind::LossSpike, loss(&|i| (400..420).contains(&i).then_some(5.0)), Some(Severity::Warn)),
+            ("one-step bump to the initial level", AlertKind::LossSpike, loss(&|i| (i == 400).then_some(10.0)), Some(Severity::Info)),
+            ("grad norm 3.5x for 12 steps", AlertKind::GradExplosion, grad(3.5, 12), Some(Severity::Critical)),
+            ("grad norm 3.5x for 6 steps", AlertKind::GradExplosion, grad(3.5, 6), Some(Severity::Warn)),
+            ("kl 3.8x for 10 steps", AlertKind::KlSpike, grad(3.8, 10).into_iter().map(|v| 0.05 * v).collect(), Some(Severity::Critical)),
+        ];
+        for (name, kind, series, want) in table {
+            let mut s = defaults(kind);
+            s.metric = Some("loss".into());
+            let floor = if kind == AlertKind::KlSpike { crate::health::detect::trend::KL_FLOOR } else { 0.0 };
+            let mut d = Spike::new(kind, s, Direction::Up, floor, "jumped");
+            let alerts = run(&mut d, &series);
+            assert_eq!(alerts.iter().map(|(_, a)| a.severity).max(), want, "{name}: {alerts:?}");
+            if want == Some(Severity::Critical) {
+                let (first, last) = (&alerts[0].1, &alerts[alerts.len() - 1].1);
+                assert!(alerts.len() <= 2 && first.step == last.step && first.value == last.value, "{name}: one event: {alerts:?}");
+            }
+        }
     }
 }

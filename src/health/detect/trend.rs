@@ -1,55 +1,84 @@
 //! Slow, persistent changes: loss divergence, KL runaway (and a KL controller that
 //! does not react), memory leaks, throughput regressions.
-use super::{grade, Detector, Gate, Point, Raised};
+use super::{grade, Detector, Gate, Point, Raised, Worse};
 use crate::health::config::KindSettings;
-use crate::health::stats::{index_slope, median, Window};
+use super::spike::{HARM_FRACTION, NEAR_ZERO_SPREADS, SIGNED_CRITICAL_Z, SIGNED_WARN_Z, SUSTAINED_RATIO, SUSTAINED_STEPS};
+use crate::health::stats::{half_lag_slope, index_slope, median, median_mad, Window, MAD_TO_SIGMA};
 use crate::health::{AlertKind, Severity};
 use crate::metrics::catalog;
+use crate::report::format::compact;
 
 /// KL below this (nats) is noise around a fresh policy, whatever its ratio.
 pub const KL_FLOOR: f64 = 0.01;
 
-/// Loss that climbs away from its best level without (or after) a spike.
+/// Loss that climbs away from its best level without (or after) a spike. A
+/// positive loss is judged by the ratio of its smoothed level to its best; a
+/// signed one (or one at or near zero) by how many robust sigmas the smoothed
+/// level is above its best.
 #[derive(Debug, Clone)]
 pub struct LossDivergence {
     s: KindSettings,
     metric: String,
     recent: Window,
-    best: f64,
+    /// The lowest smoothed level since warm-up, with the spread of the points
+    /// around it then.
+    best: Option<(f64, f64)>,
+    /// The first smoothed level after warm-up: a loss back more than
+    /// [`HARM_FRACTION`] of the way from its best to it is critical.
+    initial: Option<f64>,
     gate: Gate,
 }
 
 impl LossDivergence {
     pub fn new(s: KindSettings) -> Self {
-        LossDivergence { metric: s.metric.clone().unwrap_or_default(), recent: Window::new(s.window.max(5)), best: f64::INFINITY, gate: Gate::new(&s), s }
+        LossDivergence { metric: s.metric.clone().unwrap_or_default(), recent: Window::new(s.window.max(5)), best: None, initial: None, gate: Gate::new(&s, Worse::Higher), s }
     }
 
     pub fn check(&mut self, p: &Point) -> Option<Raised> {
         let x = p.get(&self.metric)?;
-        if !x.is_finite() || x <= 0.0 {
+        if !x.is_finite() {
             return None;
         }
-        self.recent.push(x.ln());
+        self.recent.push(x);
         let warming = self.gate.warming();
         if !self.recent.is_full() {
             return None;
         }
-        let level = self.recent.median()?;
+        let w = self.recent.to_vec();
+        let (level, mad) = median_mad(&w)?;
+        let spread = MAD_TO_SIGMA * mad;
         if warming {
             return None;
         }
-        self.best = self.best.min(level);
-        let ratio = (level - self.best).exp();
-        let rising = index_slope(&self.recent.to_vec()).is_some_and(|(slope, _)| slope > 0.0);
-        let severity = grade(ratio, self.s.warn, self.s.critical, false).filter(|_| rising);
-        let sev = self.gate.pass(severity, p.step)?;
-        Some(Raised {
-            severity: sev,
-            metric: self.metric.clone(),
-            step: self.gate.streak.start,
-            value: x,
-            message: format!("{} diverging: smoothed {:.4} is {ratio:.2}x its best {:.4} and rising", self.metric, level.exp(), self.best.exp()),
-        })
+        let (best, best_spread) = match self.best {
+            Some((b, sb)) if b <= level => (b, sb),
+            _ => (level, spread),
+        };
+        self.best = Some((best, best_spread));
+        let initial = *self.initial.get_or_insert(level);
+        let signed = catalog::is_signed(&self.metric) || w.iter().any(|v| *v <= 0.0) || best < NEAR_ZERO_SPREADS * best_spread;
+        let (severity, detail) = if signed {
+            let sigma = best_spread.max(spread).max(1e-12 * best.abs().max(1.0));
+            let z = (level - best) / sigma;
+            let rising = index_slope(&w).is_some_and(|(slope, _)| slope > 0.0);
+            let sev = grade(z, SIGNED_WARN_Z, SIGNED_CRITICAL_Z, false).filter(|_| rising);
+            (sev, format!("smoothed {} is {} robust sigmas above its best {} and rising", compact(level), compact(z), compact(best)))
+        } else {
+            let ratio = level / best;
+            let logs: Vec<f64> = w.iter().map(|v| v.ln()).collect();
+            let rising = index_slope(&logs).is_some_and(|(slope, _)| slope > 0.0);
+            let sev = grade(ratio, self.s.warn, self.s.critical, false).filter(|_| rising);
+            (sev, format!("smoothed {} is {}x its best {} and rising", compact(level), compact(ratio), compact(best)))
+        };
+        // The severity ladder: back most of the way to where it started is harm.
+        let gap = initial - best;
+        let material = if signed { gap >= SIGNED_WARN_Z * best_spread } else { gap >= 0.1 * initial.abs() };
+        let harmed = material && level >= best + HARM_FRACTION * gap;
+        let severity = severity.map(|s| if harmed { Severity::Critical } else { s });
+        let v = self.gate.pass(severity, p.step, x)?;
+        let harm = if harmed { format!("; back {}% of the way to its initial {}", compact(100.0 * (level - best) / gap), compact(initial)) } else { String::new() };
+        let message = format!("{} diverging from step {} ({} there): {detail}{harm}", self.metric, v.step, compact(v.value));
+        Some(v.raise(self.metric.clone(), message))
     }
 }
 
@@ -61,6 +90,8 @@ pub struct KlRunaway {
     metric: String,
     history: Window,
     coef: Window,
+    /// Consecutive climbing points at [`SUSTAINED_RATIO`] times the median or more.
+    sustained: u32,
     gate: Gate,
 }
 
@@ -74,7 +105,8 @@ impl KlRunaway {
             metric: s.metric.clone().unwrap_or_default(),
             history: Window::new(s.window.max(2 * KL_SLOPE)),
             coef: Window::new(KL_SLOPE),
-            gate: Gate::new(&s),
+            sustained: 0,
+            gate: Gate::new(&s, Worse::Higher),
             s,
         }
     }
@@ -103,30 +135,65 @@ impl KlRunaway {
             hi > 0.0 && (hi - lo) <= 0.01 * hi
         };
         let mut severity = grade(growth, self.s.warn, self.s.critical, false).filter(|_| climbing);
-        if severity.is_some() && coef_flat {
+        // The severity ladder: several times its level for a sustained stretch is harm.
+        self.sustained = if climbing && growth >= SUSTAINED_RATIO { self.sustained + 1 } else { 0 };
+        let sustained = self.sustained >= SUSTAINED_STEPS;
+        if severity.is_some() && (coef_flat || sustained) {
             severity = Some(Severity::Critical);
         }
-        let sev = self.gate.pass(severity, p.step)?;
-        let mut message = format!("{} running away: {level:.4}, {growth:.1}x its median {reference:.4} over the last {} steps", self.metric, all.len());
-        if coef_flat {
-            message.push_str(&format!("; {} stuck at {:.4}", catalog::KL_COEF, self.coef.last().unwrap_or(0.0)));
+        let v = self.gate.pass(severity, p.step, x)?;
+        let mut message = format!(
+            "{} running away from step {} ({} there): recent level {}, {}x its median {} over the last {} steps",
+            self.metric,
+            v.step,
+            compact(v.value),
+            compact(level),
+            compact(growth),
+            compact(reference),
+            all.len()
+        );
+        if sustained {
+            message.push_str(&format!("; {}x its median or more for {} steps", compact(SUSTAINED_RATIO), self.sustained));
         }
-        Some(Raised { severity: sev, metric: self.metric.clone(), step: self.gate.streak.start, value: x, message })
+        if coef_flat {
+            message.push_str(&format!("; {} stuck at {}", catalog::KL_COEF, compact(self.coef.last().unwrap_or(0.0))));
+        }
+        Some(v.raise(self.metric.clone(), message))
     }
 }
 
-/// A memory series whose linear trend will reach the total.
+/// A memory series that leaks. With a known total (GPU or host memory), its
+/// linear trend is projected to the total: critical when it is nearly there, warn
+/// or critical by the samples left. Without one, a leak is growth that is
+/// sustained and does not level off: a robust (Theil-Sen) slope over a long
+/// history whose projection over the next [`LEAK_HORIZON`] samples is a sizeable
+/// part of the current use, with most pairwise slopes positive and the newest
+/// quarter still rising; that is a warning (critical needs a total to run into).
 #[derive(Debug, Clone)]
 pub struct MemoryLeak {
     s: KindSettings,
     metric: String,
     window: Window,
+    /// The longer history judged when no total is known.
+    history: Window,
     gate: Gate,
 }
 
+/// Samples the no-total judgement looks back over, and needs before it judges:
+/// long enough that the allocator's warm-up (a climb over the first hundred
+/// samples or so, then a plateau) is over before the first judgement.
+pub const LEAK_HISTORY: usize = 240;
+/// Samples ahead the growth is projected over, and the part of the current use
+/// that growth must reach: 0.02% of the use per sample projects to 20%.
+pub const LEAK_HORIZON: f64 = 1000.0;
+pub const LEAK_FRACTION: f64 = 0.15;
+/// Share of the pairwise slopes that must be positive: a sawtooth (allocate,
+/// free) has about half.
+const LEAK_POSITIVE: f64 = 0.8;
+
 impl MemoryLeak {
     pub fn new(s: KindSettings, metric: &str) -> Self {
-        MemoryLeak { metric: metric.to_owned(), window: Window::new(s.window.max(10)), gate: Gate::new(&s), s }
+        MemoryLeak { metric: metric.to_owned(), window: Window::new(s.window.max(10)), history: Window::new(LEAK_HISTORY.max(s.window)), gate: Gate::new(&s, Worse::Higher), s }
     }
 
     /// One sample of the series, with the memory it can use (if known).
@@ -135,6 +202,7 @@ impl MemoryLeak {
             return None;
         }
         self.window.push(bytes);
+        self.history.push(bytes);
         if self.gate.warming() || !self.window.is_full() {
             return None;
         }
@@ -142,30 +210,56 @@ impl MemoryLeak {
         let (slope, r2) = index_slope(&w)?;
         let now = median(&w[w.len() - 5..])?;
         let grown = slope * w.len() as f64;
-        let severity = match total.filter(|t| *t > 0.0) {
+        let total = total.filter(|t| *t > 0.0);
+        let (severity, slope) = match total {
             Some(total) if slope > 0.0 && r2 >= 0.8 && grown >= 0.01 * total => {
                 let left = ((total - now) / slope).max(0.0);
                 let by_trend = grade(left, self.s.warn, self.s.critical, true);
-                if now >= 0.95 * total { Some(Severity::Critical) } else { by_trend }
+                (if now >= 0.95 * total { Some(Severity::Critical) } else { by_trend }, slope)
             }
-            Some(_) => None,
-            // Without a total, only a steep and steady climb is worth a warning.
-            None => (slope > 0.0 && r2 >= 0.9 && grown >= 0.25 * now.max(1.0)).then_some(Severity::Warn),
+            Some(_) => (None, slope),
+            None => match self.sustained_growth(now) {
+                Some(robust) => (Some(Severity::Warn), robust),
+                None => (None, slope),
+            },
         };
-        let sev = self.gate.pass(severity, step)?;
+        let v = self.gate.pass(severity, step, bytes)?;
         let gib = |b: f64| b / (1u64 << 30) as f64;
+        let since = format!("since sample {} ({} GiB there)", v.step, compact(gib(v.value)));
+        let per_sample = compact(slope / (1u64 << 20) as f64);
         let message = match total {
-            Some(t) if t > 0.0 => format!(
-                "{} growing {:.1} MiB per sample ({:.2}/{:.2} GiB): full in about {:.0} samples",
+            Some(t) => format!(
+                "{} growing {per_sample} MiB per sample {since} ({}/{} GiB now): full in about {} samples",
                 self.metric,
-                slope / (1u64 << 20) as f64,
-                gib(now),
-                gib(t),
-                ((t - now) / slope).max(0.0)
+                compact(gib(now)),
+                compact(gib(t)),
+                compact(((t - now) / slope).max(0.0).round())
             ),
-            _ => format!("{} growing {:.1} MiB per sample, now {:.2} GiB", self.metric, slope / (1u64 << 20) as f64, gib(now)),
+            None => format!(
+                "{} growing {per_sample} MiB per sample {since}, now {} GiB: +{}% over the next {} samples at this rate",
+                self.metric,
+                compact(gib(now)),
+                compact(100.0 * slope * LEAK_HORIZON / now.max(1.0)),
+                LEAK_HORIZON
+            ),
         };
-        Some(Raised { severity: sev, metric: self.metric.clone(), step: self.gate.streak.start, value: bytes, message })
+        Some(v.raise(self.metric.clone(), message))
+    }
+
+    /// The robust slope of a sustained climb that has not levelled off and will
+    /// add a sizeable part of `now` over the horizon; `None` otherwise.
+    fn sustained_growth(&self, now: f64) -> Option<f64> {
+        let h = self.history.to_vec();
+        if !self.history.is_full() {
+            return None;
+        }
+        let (slope, positive) = half_lag_slope(&h)?;
+        let q = h.len() / 4;
+        // Still rising: the newest quarter's level is above the one before by at
+        // least half of what the slope says (a plateau after warm-up is not).
+        let recent_rise = median(&h[h.len() - q..])? - median(&h[h.len() - 2 * q..h.len() - q])?;
+        let sustained = positive >= LEAK_POSITIVE && recent_rise >= 0.5 * slope * q as f64;
+        (slope > 0.0 && sustained && slope * LEAK_HORIZON >= LEAK_FRACTION * now.max(1.0)).then_some(slope)
     }
 }
 
@@ -188,7 +282,7 @@ impl ThroughputRegression {
         ThroughputRegression {
             metric: s.metric.clone().unwrap_or_default(),
             window: Window::new(s.window.max(20) + RECENT_POINTS),
-            gate: Gate::new(&s),
+            gate: Gate::new(&s, Worse::Lower),
             s,
         }
     }
@@ -209,14 +303,17 @@ impl ThroughputRegression {
             return None;
         }
         let ratio = recent / reference;
-        let sev = self.gate.pass(grade(ratio, self.s.warn, self.s.critical, true), p.step)?;
-        Some(Raised {
-            severity: sev,
-            metric: self.metric.clone(),
-            step: self.gate.streak.start,
-            value: recent,
-            message: format!("{} fell to {:.0}, {:.0}% of its recent {:.0}", self.metric, recent, 100.0 * ratio, reference),
-        })
+        let v = self.gate.pass(grade(ratio, self.s.warn, self.s.critical, true), p.step, x)?;
+        let message = format!(
+            "{} fell to {} at step {}: recent median {}, {}% of its past {}",
+            self.metric,
+            compact(v.value),
+            v.step,
+            compact(recent),
+            compact(100.0 * ratio),
+            compact(reference)
+        );
+        Some(v.raise(self.metric.clone(), message))
     }
 }
 
@@ -282,6 +379,48 @@ mod tests {
     }
 
     #[test]
+    fn loss_divergence_of_a_loss_crossing_zero() {
+        let mut rng = crate::workload::rng::SplitMix64::new(5);
+        let mut u = move || (rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64 - 0.5;
+        let noise: Vec<f64> = (0..1200).map(|i| 0.01 * ((i as f64) * 0.37).sin() - 0.002 + 0.02 * (u() + u() + u())).collect();
+        // (name, added drift from step 600 per step, expected first severity)
+        let table = [("healthy", 0.0, None), ("slow climb", 2e-4, Some(Severity::Warn)), ("blow-up", 5e-3, Some(Severity::Warn))];
+        for (name, drift, want) in table {
+            let mut d = LossDivergence::new(defaults(AlertKind::LossDivergence));
+            let series = noise.iter().enumerate().map(|(i, n)| vec![("loss".into(), n + drift * i.saturating_sub(600) as f64)]);
+            let alerts = feed(series, |p| d.check(p));
+            assert_eq!(alerts.first().map(|a| a.1.severity), want, "{name}: {alerts:?}");
+            assert!(alerts.iter().all(|(at, a)| *at > 600 && a.message.len() < 160), "{name}: {alerts:?}");
+        }
+    }
+
+    #[test]
+    fn severity_ladder_of_trends() {
+        // Loss divergence: a loss that fell from 10 to 2 and climbs back.
+        let fall = |i: usize| 2.0 + 8.0 * (-(i as f64) / 40.0).exp();
+        for (name, climb_to, want) in [("back most of the way", 7.0, Severity::Critical), ("up 1.6x, far from initial", 3.2, Severity::Warn)] {
+            let mut d = LossDivergence::new(defaults(AlertKind::LossDivergence));
+            let series = (0..700).map(|i| {
+                let up = if i >= 400 { ((i - 400) as f64 / 100.0).min(1.0) * (climb_to - 2.0) } else { 0.0 };
+                vec![("loss".into(), (fall(i) + up) * wiggle(i))]
+            });
+            let alerts = feed(series, |p| d.check(p));
+            assert_eq!(alerts.iter().map(|a| a.1.severity).max(), Some(want), "{name}: {alerts:?}");
+            assert!(alerts.iter().all(|a| a.1.step == alerts[0].1.step), "{name}: one event: {alerts:?}");
+        }
+        // KL runaway: KL climbing to several times its level and staying there.
+        for (name, times, want) in [("3.8x for long", 3.8, Severity::Critical), ("2.5x", 2.5, Severity::Warn)] {
+            let mut d = KlRunaway::new(defaults(AlertKind::KlRunaway));
+            let series = (0..500).map(|i| {
+                let climb = if i >= 300 { 1.0 + (times - 1.0) * ((i - 300) as f64 / 40.0).min(1.0) } else { 1.0 };
+                vec![("kl".into(), 0.05 * climb * wiggle(i))]
+            });
+            let alerts = feed(series, |p| d.check(p));
+            assert_eq!(alerts.iter().map(|a| a.1.severity).max(), Some(want), "{name}: {alerts:?}");
+        }
+    }
+
+    #[test]
     fn kl_runaway_with_a_stuck_coefficient_is_critical_and_the_early_ramp_is_quiet() {
         let mut d = KlRunaway::new(defaults(AlertKind::KlRunaway));
         let series = (0..500).map(|i| {
@@ -307,6 +446,41 @@ mod tests {
             .collect();
         assert!(!alerts.is_empty() && alerts[0].0 > 100, "{alerts:?}");
         assert!(alerts[0].1.message.contains("full in about"));
+    }
+
+    #[test]
+    fn memory_leak_without_a_total_is_sustained_growth() {
+        const GB: f64 = 1e9;
+        let start = 20.0 * GB;
+        let jitter = |i: u64| 1.0 + 2e-3 * ((i as f64) * 2.3).sin() * ((i as f64) * 0.71).cos();
+        // (name, bytes at sample i, leaks from sample)
+        type Series = Box<dyn Fn(u64) -> f64>;
+        let mut table: Vec<(String, Series, Option<u64>)> = Vec::new();
+        for rate in [2e-4, 5e-4, 2e-3] {
+            table.push((format!("ramp {rate}"), Box::new(move |i| start * (1.0 + rate * i.saturating_sub(100) as f64)), Some(100)));
+            for every in [10u64, 40] {
+                let stairs = move |i: u64| start * (1.0 + rate * (i.saturating_sub(100) / every * every) as f64);
+                table.push((format!("stairs {rate} every {every}"), Box::new(stairs), Some(100)));
+            }
+        }
+        let warmup = move |i: u64| start * (1.0 + 0.3 * (i.min(150) as f64 / 150.0));
+        table.push(("plateau after warm-up".into(), Box::new(warmup), None));
+        table.push(("flat".into(), Box::new(move |_| start), None));
+        for period in [20u64, 50, 64] {
+            table.push((format!("sawtooth {period}"), Box::new(move |i| start * (1.0 + 0.1 * (i % period) as f64 / period as f64)), None));
+        }
+        for (name, bytes, leak_from) in table {
+            let mut d = MemoryLeak::new(defaults(AlertKind::MemoryLeak), "mem/gpu_bytes");
+            let alerts: Vec<_> = (0..1500u64).filter_map(|i| d.observe(i, bytes(i) * jitter(i), None).map(|r| (i, r))).collect();
+            match leak_from {
+                None => assert!(alerts.is_empty(), "{name}: {alerts:?}"),
+                Some(onset) => {
+                    assert!(!alerts.is_empty(), "{name}: nothing raised");
+                    assert!(alerts.iter().all(|(at, a)| *at > onset && a.severity == Severity::Warn), "{name}: {alerts:?}");
+                    assert!(alerts[0].1.message.contains("over the next"), "{name}: {}", alerts[0].1.message);
+                }
+            }
+        }
     }
 
     #[test]
