@@ -73,7 +73,7 @@ impl Spike {
             metric,
             direction,
             floor,
-            onset: Judgement { severity: None, base: f64::NAN, distance: String::new(), ratio: None, spread: 0.0 },
+            onset: Judgement { severity: None, base: f64::NAN, distance: Distance::Times(f64::NAN), ratio: None, spread: 0.0 },
             initial: None,
             best: f64::INFINITY,
             sustained: 0,
@@ -111,7 +111,7 @@ impl Spike {
         } else {
             let peak = v.peak.map_or(String::new(), |pk| format!(", worst {} at step {}", compact(pk.value), pk.step));
             let harm = harm.map_or(String::new(), |h| format!("; {h}"));
-            format!("{m} {} to {value} at step {}, {} its trailing median {base}; {} steps so far{peak}{harm}", self.what, v.step, self.onset.distance, self.gate.streak.count)
+            format!("{m} {} to {value} at step {}, {} its trailing median {base}; {} steps so far{peak}{harm}", self.what, v.step, self.onset.distance.text(), self.gate.streak.count)
         };
         Some(v.raise(self.metric.clone(), message))
     }
@@ -146,33 +146,67 @@ impl Spike {
     /// meaningful ratio and is judged on its difference from the median in units
     /// of its robust spread.
     fn judge(&self, x: f64, reference: &[f64]) -> Option<Judgement> {
+        let nonpositive = |v: f64| v < 0.0 || (self.floor <= 0.0 && v <= 0.0);
+        let lower = self.direction == Direction::Down;
+        if !catalog::is_signed(&self.metric) && !reference.iter().any(|v| nonpositive(*v)) {
+            let log = |v: f64| (v.max(0.0) + self.floor).max(1e-300).ln();
+            let logs: Vec<f64> = reference.iter().map(|v| log(*v)).collect();
+            let (lmed, lmad) = median_mad(&logs)?;
+            // Half the values lie within a factor e^lmad of the median m, so the raw
+            // MAD is at most m(e^lmad - 1): below CLEARLY_POSITIVE_LOG_MAD that is
+            // under m / NEAR_ZERO_SPREADS / MAD_TO_SIGMA, and the series cannot sit
+            // near zero. The usual case then skips the raw statistics (a second sort).
+            let near_zero = lmad >= CLEARLY_POSITIVE_LOG_MAD && {
+                let (med, mad) = median_mad(reference)?;
+                med.abs() + self.floor < NEAR_ZERO_SPREADS * MAD_TO_SIGMA * mad
+            };
+            if !near_zero {
+                let y = log(x);
+                let sigma = (MAD_TO_SIGMA * lmad).max(MIN_LOG_SIGMA);
+                let (z, ratio) = match self.direction {
+                    Direction::Up => ((y - lmed) / sigma, (y - lmed).exp()),
+                    Direction::Down => ((lmed - y) / sigma, (y - lmed).exp()),
+                };
+                let severity = grade(ratio, self.settings.warn, self.settings.critical, lower).filter(|_| z >= SPIKE_Z);
+                let times = if lower { 1.0 / ratio } else { ratio };
+                let base = (lmed.exp() - self.floor).max(0.0);
+                // The spread is read only when judging by difference.
+                return Some(Judgement { severity, base, distance: Distance::Times(times), ratio: Some(times), spread: f64::NAN });
+            }
+        }
         let (med, mad) = median_mad(reference)?;
         let spread = MAD_TO_SIGMA * mad;
-        let nonpositive = |v: f64| v < 0.0 || (self.floor <= 0.0 && v <= 0.0);
-        let signed = catalog::is_signed(&self.metric) || reference.iter().any(|v| nonpositive(*v)) || med.abs() + self.floor < NEAR_ZERO_SPREADS * spread;
-        let lower = self.direction == Direction::Down;
-        if signed {
-            let sigma = spread.max(MIN_SIGNED_SIGMA * med.abs().max(1.0));
-            let z = if lower { (med - x) / sigma } else { (x - med) / sigma };
-            let severity = grade(z, SIGNED_WARN_Z, SIGNED_CRITICAL_Z, false);
-            let side = if lower { "below" } else { "above" };
-            return Some(Judgement { severity, base: med, distance: format!("{} robust sigmas {side}", compact(z)), ratio: None, spread });
-        }
-        let log = |v: f64| (v.max(0.0) + self.floor).max(1e-300).ln();
-        let logs: Vec<f64> = reference.iter().map(|v| log(*v)).collect();
-        let (lmed, lmad) = median_mad(&logs)?;
-        let y = log(x);
-        let sigma = (MAD_TO_SIGMA * lmad).max(MIN_LOG_SIGMA);
-        let (z, ratio) = match self.direction {
-            Direction::Up => ((y - lmed) / sigma, (y - lmed).exp()),
-            Direction::Down => ((lmed - y) / sigma, (y - lmed).exp()),
-        };
-        let severity = grade(ratio, self.settings.warn, self.settings.critical, lower).filter(|_| z >= SPIKE_Z);
-        let times = if lower { 1.0 / ratio } else { ratio };
-        let base = (lmed.exp() - self.floor).max(0.0);
-        Some(Judgement { severity, base, distance: format!("{}x", compact(times)), ratio: Some(times), spread })
+        let sigma = spread.max(MIN_SIGNED_SIGMA * med.abs().max(1.0));
+        let z = if lower { (med - x) / sigma } else { (x - med) / sigma };
+        let severity = grade(z, SIGNED_WARN_Z, SIGNED_CRITICAL_Z, false);
+        let side = if lower { "below" } else { "above" };
+        Some(Judgement { severity, base: med, distance: Distance::Sigmas(z, side), ratio: None, spread })
     }
 }
+
+/// How far a point is from its reference, written out only for a message (every
+/// point is judged; few raise).
+#[derive(Debug, Clone, Copy)]
+enum Distance {
+    /// The ratio to the median ("3.2x").
+    Times(f64),
+    /// Robust sigmas above or below the median.
+    Sigmas(f64, &'static str),
+}
+
+impl Distance {
+    fn text(self) -> String {
+        match self {
+            Distance::Times(t) => format!("{}x", compact(t)),
+            Distance::Sigmas(z, side) => format!("{} robust sigmas {side}", compact(z)),
+        }
+    }
+}
+
+/// A log-scale MAD below which a positive series is surely not near zero relative
+/// to its spread (see `Spike::judge`): ln(1 + 1 / (NEAR_ZERO_SPREADS * MAD_TO_SIGMA)),
+/// rounded down.
+const CLEARLY_POSITIVE_LOG_MAD: f64 = 0.28;
 
 /// One point judged against the reference window.
 #[derive(Debug, Clone)]
@@ -181,7 +215,7 @@ struct Judgement {
     /// The reference level, in the metric's unit.
     base: f64,
     /// How far the point is, as the message says it ("3.2x", "9.5 robust sigmas above").
-    distance: String,
+    distance: Distance,
     /// The ratio to the reference (its inverse for drops), when judged by ratio.
     ratio: Option<f64>,
     /// The reference's robust sigma, in the metric's unit.

@@ -57,18 +57,18 @@ impl LossDivergence {
         self.best = Some((best, best_spread));
         let initial = *self.initial.get_or_insert(level);
         let signed = catalog::is_signed(&self.metric) || w.iter().any(|v| *v <= 0.0) || best < NEAR_ZERO_SPREADS * best_spread;
-        let (severity, detail) = if signed {
+        // (severity, distance from the best: robust sigmas when signed, else a ratio);
+        // the message is written only when an alert is raised.
+        let (severity, distance) = if signed {
             let sigma = best_spread.max(spread).max(1e-12 * best.abs().max(1.0));
             let z = (level - best) / sigma;
             let rising = index_slope(&w).is_some_and(|(slope, _)| slope > 0.0);
-            let sev = grade(z, SIGNED_WARN_Z, SIGNED_CRITICAL_Z, false).filter(|_| rising);
-            (sev, format!("smoothed {} is {} robust sigmas above its best {} and rising", compact(level), compact(z), compact(best)))
+            (grade(z, SIGNED_WARN_Z, SIGNED_CRITICAL_Z, false).filter(|_| rising), z)
         } else {
             let ratio = level / best;
             let logs: Vec<f64> = w.iter().map(|v| v.ln()).collect();
             let rising = index_slope(&logs).is_some_and(|(slope, _)| slope > 0.0);
-            let sev = grade(ratio, self.s.warn, self.s.critical, false).filter(|_| rising);
-            (sev, format!("smoothed {} is {}x its best {} and rising", compact(level), compact(ratio), compact(best)))
+            (grade(ratio, self.s.warn, self.s.critical, false).filter(|_| rising), ratio)
         };
         // The severity ladder: back most of the way to where it started is harm.
         let gap = initial - best;
@@ -76,6 +76,11 @@ impl LossDivergence {
         let harmed = material && level >= best + HARM_FRACTION * gap;
         let severity = severity.map(|s| if harmed { Severity::Critical } else { s });
         let v = self.gate.pass(severity, p.step, x)?;
+        let detail = if signed {
+            format!("smoothed {} is {} robust sigmas above its best {} and rising", compact(level), compact(distance), compact(best))
+        } else {
+            format!("smoothed {} is {}x its best {} and rising", compact(level), compact(distance), compact(best))
+        };
         let harm = if harmed { format!("; back {}% of the way to its initial {}", compact(100.0 * (level - best) / gap), compact(initial)) } else { String::new() };
         let message = format!("{} diverging from step {} ({} there): {detail}{harm}", self.metric, v.step, compact(v.value));
         Some(v.raise(self.metric.clone(), message))
