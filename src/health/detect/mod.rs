@@ -26,6 +26,23 @@ pub trait Detector: std::fmt::Debug + Send {
     fn observe(&mut self, p: &Point) -> Vec<Raised>;
 }
 
+/// `Detector` for detectors whose `check` raises at most one alert per point:
+/// `one_alert_detectors!(RewardHacking => RewardHacking, ...)` (type => kind).
+macro_rules! one_alert_detectors {
+    ($($ty:ty => $kind:ident),* $(,)?) => {$(
+        impl $crate::health::detect::Detector for $ty {
+            fn kind(&self) -> $crate::health::AlertKind {
+                $crate::health::AlertKind::$kind
+            }
+
+            fn observe(&mut self, p: &$crate::health::detect::Point) -> Vec<$crate::health::detect::Raised> {
+                self.check(p).into_iter().collect()
+            }
+        }
+    )*};
+}
+pub(crate) use one_alert_detectors;
+
 /// The per-point detectors of one run, in the order their alerts come out of a
 /// step; a disabled kind is left out. Memory leaks (fed by telemetry as well) and
 /// the pair kinds (two runs) are watched by the monitors instead.

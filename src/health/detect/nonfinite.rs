@@ -1,10 +1,10 @@
 //! NaN and infinite values: always critical, at the step they happen.
 use std::collections::BTreeMap;
 
-use super::{Detector, Point, Raised};
+use super::{Point, Raised};
 use crate::health::config::KindSettings;
 use crate::health::stats::Cooldown;
-use crate::health::{AlertKind, Severity};
+use crate::health::Severity;
 use crate::metrics::catalog;
 
 /// Every metric that turns NaN/Inf at a step, in one alert: loss and gradients
@@ -64,19 +64,12 @@ impl NonfiniteValues {
     }
 }
 
-impl Detector for NonfiniteValues {
-    fn kind(&self) -> AlertKind {
-        AlertKind::Nonfinite
-    }
-
-    fn observe(&mut self, p: &Point) -> Vec<Raised> {
-        self.check(p).into_iter().collect()
-    }
-}
+super::one_alert_detectors!(NonfiniteValues => Nonfinite);
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::health::AlertKind;
     use crate::health::config::defaults;
     use crate::metrics::MetricName;
 

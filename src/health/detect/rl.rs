@@ -1,8 +1,8 @@
 //! RL fine-tuning health: reward hacking, reward saturation, entropy collapse.
-use super::{grade, Detector, Gate, Point, Raised, Worse, COLLAPSE_PERSISTS};
+use super::{grade, Gate, Point, Raised, Worse, COLLAPSE_PERSISTS};
 use crate::health::config::KindSettings;
 use crate::health::stats::{index_slope, mean, median, std_dev, Window};
-use crate::health::{AlertKind, Severity};
+use crate::health::Severity;
 use crate::report::format::compact;
 use crate::metrics::catalog;
 
@@ -193,39 +193,12 @@ impl EntropyCollapse {
     }
 }
 
-impl Detector for RewardHacking {
-    fn kind(&self) -> AlertKind {
-        AlertKind::RewardHacking
-    }
-
-    fn observe(&mut self, p: &Point) -> Vec<Raised> {
-        self.check(p).into_iter().collect()
-    }
-}
-
-impl Detector for RewardSaturation {
-    fn kind(&self) -> AlertKind {
-        AlertKind::RewardSaturation
-    }
-
-    fn observe(&mut self, p: &Point) -> Vec<Raised> {
-        self.check(p).into_iter().collect()
-    }
-}
-
-impl Detector for EntropyCollapse {
-    fn kind(&self) -> AlertKind {
-        AlertKind::EntropyCollapse
-    }
-
-    fn observe(&mut self, p: &Point) -> Vec<Raised> {
-        self.check(p).into_iter().collect()
-    }
-}
+super::one_alert_detectors!(RewardHacking => RewardHacking, RewardSaturation => RewardSaturation, EntropyCollapse => EntropyCollapse);
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::health::AlertKind;
     use crate::health::config::defaults;
     use crate::metrics::MetricName;
 

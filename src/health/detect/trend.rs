@@ -1,10 +1,10 @@
 //! Slow, persistent changes: loss divergence, KL runaway (and a KL controller that
 //! does not react), memory leaks, throughput regressions.
-use super::{grade, Detector, Gate, Point, Raised, Worse};
+use super::{grade, Gate, Point, Raised, Worse};
 use crate::health::config::KindSettings;
 use super::spike::{HARM_FRACTION, NEAR_ZERO_SPREADS, SIGNED_CRITICAL_Z, SIGNED_WARN_Z, SUSTAINED_RATIO, SUSTAINED_STEPS};
 use crate::health::stats::{half_lag_slope, index_slope, median, median_mad, Window, MAD_TO_SIGMA};
-use crate::health::{AlertKind, Severity};
+use crate::health::Severity;
 use crate::metrics::catalog;
 use crate::report::format::compact;
 
@@ -322,39 +322,12 @@ impl ThroughputRegression {
     }
 }
 
-impl Detector for LossDivergence {
-    fn kind(&self) -> AlertKind {
-        AlertKind::LossDivergence
-    }
-
-    fn observe(&mut self, p: &Point) -> Vec<Raised> {
-        self.check(p).into_iter().collect()
-    }
-}
-
-impl Detector for KlRunaway {
-    fn kind(&self) -> AlertKind {
-        AlertKind::KlRunaway
-    }
-
-    fn observe(&mut self, p: &Point) -> Vec<Raised> {
-        self.check(p).into_iter().collect()
-    }
-}
-
-impl Detector for ThroughputRegression {
-    fn kind(&self) -> AlertKind {
-        AlertKind::ThroughputRegression
-    }
-
-    fn observe(&mut self, p: &Point) -> Vec<Raised> {
-        self.check(p).into_iter().collect()
-    }
-}
+super::one_alert_detectors!(LossDivergence => LossDivergence, KlRunaway => KlRunaway, ThroughputRegression => ThroughputRegression);
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::health::AlertKind;
     use crate::health::config::defaults;
     use crate::metrics::MetricName;
 
