@@ -60,6 +60,9 @@ pub struct Normalizer {
     pending: Option<Point>,
     /// Steps handed on, ascending (for counting what a resume discards).
     emitted: Vec<u64>,
+    /// The metrics handed on for the last step, while a part of it may still come
+    /// (after a `flush`, a live stream's step goes out before its next one arrives).
+    last_names: Vec<MetricName>,
     first_time: Option<f64>,
     cumulative: BTreeMap<String, f64>,
     pub report: StreamReport,
@@ -105,6 +108,18 @@ impl Normalizer {
         if let Some(p) = self.pending.take() {
             self.emit(p, &mut out);
         }
+        if self.emitted.last() == Some(&step) {
+            // A late part of the step already handed on: its new metrics follow it;
+            // a metric it already had is a duplicate, not a resume.
+            let before = values.len();
+            let values: Vec<(MetricName, f64)> = values.into_iter().filter(|(n, _)| !self.last_names.contains(n)).collect();
+            self.report.duplicate_steps += u64::from(values.len() < before);
+            if !values.is_empty() {
+                self.last_names.extend(values.iter().map(|(n, _)| n.clone()));
+                out.push(Emit::Point(Point { step, time_s, values }));
+            }
+            return out;
+        }
         if self.emitted.last().is_some_and(|l| step <= *l) {
             let keep = self.emitted.partition_point(|s| *s < step);
             let resume = Resume { at_step: step, discarded: (self.emitted.len() - keep) as u64 };
@@ -115,6 +130,14 @@ impl Normalizer {
         }
         self.pending = Some(Point { step, time_s, values });
         out
+    }
+
+    /// Hands on the step being gathered now, rather than when the next one arrives:
+    /// a live stream calls this when its input has nothing more for the moment, so
+    /// the display is not a log interval behind. Parts of that step arriving later
+    /// follow as their own point.
+    pub fn flush(&mut self) -> Vec<Emit> {
+        self.finish()
     }
 
     /// The last step, once the input ends.
@@ -131,6 +154,7 @@ impl Normalizer {
             return;
         }
         self.emitted.push(p.step);
+        self.last_names = p.values.iter().map(|(n, _)| n.clone()).collect();
         self.report.points += 1;
         out.push(Emit::Point(p));
     }
@@ -248,6 +272,20 @@ mod tests {
         assert_eq!(p.len(), 1);
         assert_eq!(p[0].values, vec![("loss".into(), 2.1), ("val_loss".into(), 2.5)]);
         assert_eq!(n.report.duplicate_steps, 1);
+    }
+
+    #[test]
+    fn a_flushed_step_takes_its_late_parts_without_a_resume() {
+        let mut n = Normalizer::default();
+        n.push(rec(r#"{"step": 10, "loss": 2.0}"#));
+        assert_eq!(points(n.flush()).len(), 1, "handed on at once");
+        let late = points(n.push(rec(r#"{"step": 10, "eval_loss": 2.5, "loss": 2.0}"#)));
+        assert_eq!(late.len(), 1);
+        assert_eq!((late[0].step, late[0].values.clone()), (10, vec![("val_loss".into(), 2.5)]), "only what is new");
+        assert!(n.report.resumed.is_empty());
+        assert_eq!((n.report.points, n.report.duplicate_steps), (1, 1));
+        n.push(rec(r#"{"step": 11, "loss": 1.9}"#));
+        assert_eq!(points(n.finish())[0].step, 11);
     }
 
     #[test]

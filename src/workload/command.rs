@@ -251,6 +251,13 @@ async fn read_output(mut pipe: impl AsyncRead + Unpin, level: LogLevel, mut metr
                 return;
             }
         }
+        // What the program wrote so far is read: show its latest step now.
+        if let Some(m) = &mut metrics {
+            let outs = m.flush();
+            if sink.stream(outs, level, &mut skips).await.is_err() {
+                return;
+            }
+        }
     }
     let mut outs = Vec::new();
     let now = sink.now_s();
@@ -290,7 +297,8 @@ async fn follow_file(path: std::path::PathBuf, mut metrics: MetricStream, mut si
                     lines.extend(splitter.push(&restart.after));
                 }
                 let now = sink.now_s();
-                let outs: Vec<StreamOut> = lines.into_iter().flat_map(|l| metrics.line(l, now)).collect();
+                let mut outs: Vec<StreamOut> = lines.into_iter().flat_map(|l| metrics.line(l, now)).collect();
+                outs.extend(metrics.flush());
                 if sink.stream(outs, LogLevel::Info, &mut skips).await.is_err() {
                     return;
                 }

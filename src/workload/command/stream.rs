@@ -150,6 +150,18 @@ impl MetricStream {
         out
     }
 
+    /// The input has nothing more for now: the step being gathered goes out, so the
+    /// display shows it without waiting for the next one (the format, if still
+    /// undecided, keeps waiting for more lines).
+    pub fn flush(&mut self) -> Vec<StreamOut> {
+        let mut out = Vec::new();
+        if self.reader.is_some() {
+            let emits = self.normalizer.flush();
+            self.emits(emits, self.pending_arrival, self.pending_has_time, &mut out);
+        }
+        out
+    }
+
     /// The input ended: what is still held back.
     pub fn finish(&mut self, now_s: f64) -> Vec<StreamOut> {
         let mut out = Vec::new();
@@ -321,6 +333,16 @@ mod tests {
 
     fn texts(out: &[StreamOut]) -> Vec<&str> {
         out.iter().filter_map(|o| if let StreamOut::Text(t) = o { Some(t.as_str()) } else { None }).collect()
+    }
+
+    #[test]
+    fn a_flush_shows_the_latest_step_without_waiting_for_the_next() {
+        let mut m = MetricStream::new(Path::new("stdout"), None, true);
+        let mut out = m.line(raw(r#"{"step": 1, "loss": 2.0}"#), 0.5);
+        out.extend(m.line(raw(r#"{"step": 2, "loss": 1.9}"#), 0.6));
+        assert_eq!(steps(&out), vec![(1, 0.5)], "step 2 is still being gathered");
+        assert_eq!(steps(&m.flush()), vec![(2, 0.6)], "the input paused: step 2 goes out");
+        assert!(m.flush().is_empty());
     }
 
     #[test]
