@@ -4,7 +4,7 @@
 //! evaluation logged apart from the training values of its step), and steps that
 //! go backwards seen as a resumed job. Everything it decides is counted in a
 //! [`StreamReport`], so a user can see what was read as what and what was not.
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 
 use serde::Serialize;
 
@@ -65,7 +65,19 @@ pub struct Normalizer {
     last_names: Vec<MetricName>,
     first_time: Option<f64>,
     cumulative: BTreeMap<String, f64>,
+    /// How each input name reads, worked out once per stream (the catalog lookups
+    /// are linear scans, and a log repeats the same names on every line).
+    names: HashMap<String, Resolved>,
     pub report: StreamReport,
+}
+
+/// An input name's reading: its conversion (none: kept under its own name), its rank
+/// among names of one metric, and the name interned.
+#[derive(Debug, Clone, Copy)]
+struct Resolved {
+    conversion: Option<Conversion>,
+    rank: usize,
+    interned: &'static str,
 }
 
 impl Normalizer {
@@ -159,19 +171,36 @@ impl Normalizer {
         out.push(Emit::Point(p));
     }
 
+    /// `already`: the name is canonical as it stands (a preset mapped it).
+    fn resolve(&mut self, name: &str, already: bool) -> Resolved {
+        let r = match self.names.get(name) {
+            Some(r) => *r,
+            None => {
+                // A canonical name as written takes part in the ranking as a rename to itself.
+                let itself = catalog::info(name).map(|m| m.pattern).filter(|p| *p == name).map(Conversion::Rename);
+                let r = Resolved { conversion: catalog::conversion(name).or(itself), rank: catalog::alias_rank(name), interned: catalog::intern(name) };
+                self.names.insert(name.to_owned(), r);
+                r
+            }
+        };
+        if already {
+            Resolved { conversion: None, ..r }
+        } else {
+            r
+        }
+    }
+
     /// Canonical names and values of a record's fields.
     fn canonical(&mut self, fields: Vec<(String, f64)>, already: bool) -> Vec<(MetricName, f64)> {
         let mut values: Vec<(MetricName, f64)> = Vec::with_capacity(fields.len());
         let mut split_tokens = (None, None);
         let mut ranks: Vec<(&'static str, usize)> = Vec::new();
         for (name, v) in fields {
-            // A canonical name as written takes part in the ranking as a rename to itself.
-            let itself = catalog::info(&name).map(|m| m.pattern).filter(|p| *p == name).map(Conversion::Rename);
-            let conversion = if already { None } else { catalog::conversion(&name).or(itself) };
-            let read_as = match conversion {
+            let resolved = self.resolve(&name, already);
+            let read_as = match resolved.conversion {
                 Some(Conversion::Rename(c)) => {
                     // Several names for one metric in a record: the strongest wins.
-                    let rank = catalog::alias_rank(&name);
+                    let rank = resolved.rank;
                     match ranks.iter().position(|(n, _)| *n == c) {
                         Some(i) if ranks[i].1 <= rank => {}
                         found => {
@@ -205,9 +234,8 @@ impl Normalizer {
                         catalog::TOKENS
                     }
                     _ => {
-                        let interned = catalog::intern(&name);
-                        values.push((MetricName::Borrowed(interned), v));
-                        interned
+                        values.push((MetricName::Borrowed(resolved.interned), v));
+                        resolved.interned
                     }
                 },
             };

@@ -13,6 +13,11 @@ use crate::ingest::{Format, FORMAT_NAMES};
 /// Longer than this between SIGTERM and SIGKILL is a typo (milliseconds?).
 const MAX_GRACE_S: f64 = 3600.0;
 
+/// The keys of `(key, present)` pairs that are present, in order.
+fn keys_present<const N: usize>(pairs: [(&'static str, bool); N]) -> Vec<&'static str> {
+    pairs.into_iter().filter(|(_, p)| *p).map(|(k, _)| k).collect()
+}
+
 /// The keys of the built-in workloads, which a command run does not read.
 pub(super) fn built_in_keys(raw: &RawRun) -> Vec<&'static str> {
     let present = [
@@ -30,7 +35,7 @@ pub(super) fn built_in_keys(raw: &RawRun) -> Vec<&'static str> {
         ("moe", raw.moe.is_some()),
         ("ndt", raw.ndt.is_some()),
     ];
-    present.into_iter().filter(|(_, p)| *p).map(|(k, _)| k).collect()
+    keys_present(present)
 }
 
 /// The keys only a command run reads.
@@ -43,7 +48,7 @@ pub(super) fn command_keys(raw: &RawRun) -> Vec<&'static str> {
         ("format", raw.format.is_some()),
         ("grace_s", raw.grace_s.is_some()),
     ];
-    present.into_iter().filter(|(_, p)| *p).map(|(k, _)| k).collect()
+    keys_present(present)
 }
 
 pub(super) fn resolve(c: &Checker, i: usize, raw: &mut RawRun, base_dir: &Path) -> Result<CommandConfig, ConfigError> {
