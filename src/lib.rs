@@ -10,11 +10,13 @@
 //! - `ingest`: parsers for metrics written by other programs (JSONL);
 //! - `record`: the session journal, Parquet snapshots, and recovery;
 //! - `report`: headless progress and summaries; `ui`: the terminal interface;
-//! - `app`: one module per command, wiring the above together.
+//! - `app`: one module per command, wiring the above together;
+//! - `failpoint`: faults injected on purpose by rlmon's reliability tests.
 pub mod app;
 pub mod cli;
 pub mod config;
 pub mod error;
+pub mod failpoint;
 pub mod health;
 pub mod ingest;
 pub mod logging;
@@ -78,14 +80,16 @@ fn runtime() -> Result<tokio::runtime::Runtime> {
 }
 
 /// A panic inside a training thread fails that run (its reason is reported in the
-/// summary), so it is logged rather than printed over the output. Any other panic
-/// first restores the terminal (if the live display is up), then goes to the
-/// previous hook, so it is printed on the normal screen.
+/// summary), so it is logged rather than printed over the output. A panic in another
+/// background thread while the live display is up is logged too: the display owns the
+/// screen and keeps going (the thread's owner reports what stopped). A panic on the
+/// display's own thread, or with no display, first restores the terminal, then goes
+/// to the previous hook, so it is printed on the normal screen.
 fn install_panic_hook() {
     let previous = std::panic::take_hook();
     std::panic::set_hook(Box::new(move |info| {
         let in_run = std::thread::current().name().is_some_and(|n| n.starts_with(workload::RUN_THREAD_PREFIX));
-        if in_run {
+        if in_run || ui::terminal::active_on_another_thread() {
             tracing::error!(thread = std::thread::current().name(), "{info}");
         } else {
             ui::terminal::restore_if_active();

@@ -201,3 +201,110 @@ fn compare_on_a_terminal_overlays_a_under_b_with_the_divergence_marked() {
     assert!(screen.contains("B diverges from A: run small"), "the text report follows:\n{screen}");
     assert!(!screen.contains("┏"), "alternate screen left:\n{screen}");
 }
+
+const DISPLAY_PANIC: &str = "display-panic";
+
+/// The terminal modes rlmon changes, as tmux sees the pane: alternate screen, cursor
+/// visibility and every mouse-reporting mode.
+fn pane_modes(tmux: &Tmux) -> String {
+    let format = "alt=#{alternate_on} cursor=#{cursor_flag} mouse=#{mouse_any_flag}#{mouse_button_flag}#{mouse_standard_flag}#{mouse_sgr_flag}";
+    let out = Command::new("tmux").args(["-L", &tmux.socket, "display-message", "-p", format]).output().unwrap();
+    String::from_utf8_lossy(&out.stdout).trim().to_owned()
+}
+
+/// Starts `rlmon watch` on a command run that never writes (so nothing trains and the
+/// session lasts until it is ended), with `env` in front; the shell records the tty's
+/// settings before and after, so a test can tell raw mode was left.
+fn start_idle_watch(dir: &Path, name: &str, env: &str) -> Option<(Tmux, String)> {
+    let config = dir.join("idle.toml");
+    std::fs::write(&config, "[[run]]\nname = \"idle\"\nworkload = \"command\"\ncommand = [\"sleep\", \"600\"]\ngrace_s = 1\n").unwrap();
+    let (before, after) = (dir.join("stty.before"), dir.join("stty.after"));
+    let command = format!(
+        "stty -g > {}; TERM=xterm-256color RUST_BACKTRACE=0 {env} {} watch --config {} --session-dir {}; echo EXIT=$?; stty -g > {}; sleep 60",
+        before.display(),
+        env!("CARGO_BIN_EXE_rlmon"),
+        config.display(),
+        dir.display(),
+        after.display()
+    );
+    let tmux = Tmux::start(name, &command)?;
+    if !env.contains(DISPLAY_PANIC) {
+        tmux.wait_for("1 running", Duration::from_secs(60));
+    }
+    Some((tmux, format!("^{} watch --config {}", env!("CARGO_BIN_EXE_rlmon"), config.display())))
+}
+
+/// After rlmon exited: the tty is back in the mode it had (no raw mode), on the main
+/// screen, with the cursor shown and no mouse reporting; returns the final screen.
+fn assert_restored(tmux: &Tmux, dir: &Path, exit: &str) -> String {
+    let screen = tmux.wait_for("EXIT=", Duration::from_secs(60));
+    assert!(screen.contains(exit), "expected {exit}:\n{screen}");
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let after = dir.join("stty.after");
+    while !after.exists() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let before = std::fs::read_to_string(dir.join("stty.before")).unwrap();
+    assert_eq!(before, std::fs::read_to_string(&after).unwrap(), "tty settings changed (raw mode left on?)");
+    assert_eq!(pane_modes(tmux), "alt=0 cursor=1 mouse=0000", "screen:\n{screen}");
+    assert!(!screen.contains("┏"), "alternate screen left:\n{screen}");
+    screen
+}
+
+fn signal_rlmon(signal: &str, pattern: &str) -> bool {
+    match Command::new("pkill").args([signal, "-f", pattern]).status() {
+        Ok(s) if s.success() => true,
+        _ => {
+            eprintln!("skipped: pkill unavailable or found no process");
+            false
+        }
+    }
+}
+
+#[test]
+fn terminal_restored_after_q_and_after_ctrl_c() {
+    for (name, key) in [("quit-q", "q"), ("quit-ctrl-c", "C-c")] {
+        let dir = tempfile::tempdir().unwrap();
+        let Some((tmux, _)) = start_idle_watch(dir.path(), name, "") else { return };
+        tmux.keys(&[key]);
+        tmux.wait_for("Quit and cancel them?", Duration::from_secs(10));
+        tmux.keys(&[key]);
+        let screen = assert_restored(&tmux, dir.path(), "EXIT=1");
+        assert!(screen.contains("cancelled"), "{screen}");
+    }
+}
+
+#[test]
+fn terminal_restored_after_sigterm_and_sighup() {
+    for (name, signal) in [("sig-term", "-TERM"), ("sig-hup", "-HUP")] {
+        let dir = tempfile::tempdir().unwrap();
+        let Some((tmux, pattern)) = start_idle_watch(dir.path(), name, "") else { return };
+        if !signal_rlmon(signal, &pattern) {
+            return;
+        }
+        let screen = assert_restored(&tmux, dir.path(), "EXIT=1");
+        assert!(screen.contains("cancelled"), "{signal}: {screen}");
+    }
+}
+
+#[test]
+fn terminal_restored_after_a_panic_on_the_display_thread() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some((tmux, _)) = start_idle_watch(dir.path(), "panic-display", "RLMON_FAILPOINT=display-panic") else { return };
+    let screen = assert_restored(&tmux, dir.path(), "EXIT=101");
+    assert!(screen.contains("failpoint display-panic"), "the panic is printed on the normal screen:\n{screen}");
+}
+
+#[test]
+fn a_panic_in_a_background_thread_leaves_the_display_running_then_restores() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some((tmux, _)) = start_idle_watch(dir.path(), "panic-task", "RLMON_FAILPOINT=telemetry-panic") else { return };
+    let screen = tmux.wait_for("telemetry stopped: failpoint", Duration::from_secs(20));
+    assert!(screen.contains("1 running"), "the display goes on:\n{screen}");
+    let modes = pane_modes(&tmux);
+    assert!(modes.starts_with("alt=1 cursor=0") && !modes.ends_with("mouse=0000"), "the display keeps the screen ({modes}):\n{screen}");
+    tmux.keys(&["q"]);
+    tmux.wait_for("Quit and cancel them?", Duration::from_secs(10));
+    tmux.keys(&["q"]);
+    assert_restored(&tmux, dir.path(), "EXIT=1");
+}

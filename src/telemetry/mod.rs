@@ -22,6 +22,19 @@ pub const DEFAULT_SAMPLE_HZ: f64 = 2.0;
 pub fn spawn(tx: mpsc::Sender<Event>, cancel: CancellationToken, sample_hz: f64, session_start: Instant) -> std::io::Result<JoinHandle<()>> {
     let period = Duration::from_secs_f64(1.0 / sample_hz.clamp(0.1, 10.0));
     std::thread::Builder::new().name("rlmon-telemetry".into()).spawn(move || {
+        // A failure inside the sampler (a driver library misbehaving) stops telemetry
+        // only: the session goes on, and the events pane says why the figures froze.
+        let report = tx.clone();
+        let sampled = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| sample_until_cancelled(tx, cancel, period, session_start)));
+        if let Err(panic) = sampled {
+            let message = format!("telemetry stopped: {}", crate::error::panic_reason(panic.as_ref()));
+            let _ = report.blocking_send(Event::Log { run: None, level: crate::session::LogLevel::Warn, message });
+        }
+    })
+}
+
+fn sample_until_cancelled(tx: mpsc::Sender<Event>, cancel: CancellationToken, period: Duration, session_start: Instant) {
+    {
         let gpu = gpu::GpuSampler::open();
         let status = match &gpu {
             Ok(g) => g.status(),
@@ -32,6 +45,7 @@ pub fn spawn(tx: mpsc::Sender<Event>, cancel: CancellationToken, sample_hz: f64,
         }
         let mut host = host::HostSampler::new();
         let mut next = Instant::now();
+        let mut samples = 0u32;
         while !cancel.is_cancelled() {
             let mut values: Vec<(MetricName, f64)> = Vec::with_capacity(16);
             if let Ok(g) = &gpu {
@@ -44,10 +58,15 @@ pub fn spawn(tx: mpsc::Sender<Event>, cancel: CancellationToken, sample_hz: f64,
             if let Err(mpsc::error::TrySendError::Closed(_)) = tx.try_send(event) {
                 return;
             }
+            samples += 1;
+            if samples == 5 {
+                // Late enough that the display is up when the tests fire it.
+                crate::failpoint::hit(crate::failpoint::TELEMETRY_PANIC);
+            }
             next += period;
             sleep_until(next, &cancel);
         }
-    })
+    }
 }
 
 /// Sleeps until `deadline` in short slices so cancellation is noticed promptly.

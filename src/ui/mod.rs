@@ -160,6 +160,7 @@ pub async fn run<S: Source, I: Display>(source: &mut S, theme: Theme, fps: u32, 
                     let drawn = guard.terminal.draw(|f| draw(f, state, &screen, &theme));
                     let _ = execute!(io::stdout(), EndSynchronizedUpdate);
                     drawn?;
+                    crate::failpoint::hit(crate::failpoint::DISPLAY_PANIC);
                 }
             }
         }

@@ -3,6 +3,8 @@
 //! crash never leaves the terminal in raw mode on the alternate screen.
 use std::io::{self, Stdout};
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Mutex;
+use std::thread::ThreadId;
 
 use ratatui::backend::CrosstermBackend;
 use ratatui::crossterm::event::{DisableMouseCapture, EnableMouseCapture};
@@ -11,6 +13,9 @@ use ratatui::crossterm::terminal::{disable_raw_mode, enable_raw_mode, EnterAlter
 use ratatui::Terminal;
 
 static ACTIVE: AtomicBool = AtomicBool::new(false);
+/// The thread that entered the display: its panic must restore the terminal, another
+/// thread's must not (the display is still drawing).
+static OWNER: Mutex<Option<ThreadId>> = Mutex::new(None);
 
 pub type Term = Terminal<CrosstermBackend<Stdout>>;
 
@@ -21,6 +26,7 @@ pub struct TerminalGuard {
 impl TerminalGuard {
     pub fn enter() -> io::Result<Self> {
         enable_raw_mode()?;
+        *OWNER.lock().unwrap_or_else(|e| e.into_inner()) = Some(std::thread::current().id());
         ACTIVE.store(true, Ordering::SeqCst);
         if let Err(e) = execute!(io::stdout(), EnterAlternateScreen, EnableMouseCapture) {
             restore_if_active();
@@ -43,4 +49,9 @@ pub fn restore_if_active() {
         let _ = execute!(io::stdout(), DisableMouseCapture, LeaveAlternateScreen, ratatui::crossterm::cursor::Show);
         let _ = disable_raw_mode();
     }
+}
+
+/// The display is up and owned by a thread other than this one.
+pub fn active_on_another_thread() -> bool {
+    ACTIVE.load(Ordering::SeqCst) && OWNER.lock().unwrap_or_else(|e| e.into_inner()).is_some_and(|owner| owner != std::thread::current().id())
 }

@@ -133,25 +133,7 @@ fn steps<T: Trainer>(ctx: &RunContext, trainer: &mut T, device: Device) -> Resul
     Ok(RunOutcome::Finished)
 }
 
-/// A one-line reason from a panic payload. libtorch errors arrive as panics whose
-/// message carries a C++ backtrace: keep the first line of the error itself.
-pub fn panic_reason(payload: &(dyn std::any::Any + Send)) -> String {
-    let raw = payload
-        .downcast_ref::<&str>()
-        .map(|s| s.to_string())
-        .or_else(|| payload.downcast_ref::<String>().cloned())
-        .unwrap_or_else(|| "panic with a non-text payload".into());
-    let raw = raw.strip_prefix("called `Result::unwrap()` on an `Err` value: ").unwrap_or(&raw);
-    // The error text may arrive Debug-escaped, with its line breaks as `\n`.
-    let first = raw.split(['\n']).flat_map(|l| l.split("\\n")).map(str::trim).find(|l| !l.is_empty()).unwrap_or("panic");
-    let first = first.trim_start_matches("Torch(\"").trim_end_matches("\")");
-    const MAX: usize = 240;
-    if first.chars().count() > MAX {
-        format!("{}…", first.chars().take(MAX).collect::<String>())
-    } else {
-        first.to_owned()
-    }
-}
+pub use crate::error::panic_reason;
 
 #[cfg(test)]
 mod tests {
