@@ -276,3 +276,18 @@ fn config_errors_exit_2_naming_file_line_and_column() {
         assert!(stderr.contains(&format!("session.toml{at}")), "{stderr}");
     }
 }
+
+#[test]
+fn a_config_named_without_a_folder_runs_its_command_in_the_current_folder() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("here.toml"), python_run("print('{\"step\": 1, \"loss\": 2.0}')", &[], "")).unwrap();
+    let out = StdCommand::new(assert_cmd::cargo::cargo_bin("rlmon"))
+        .args(["watch", "--headless", "--json", "--config", "here.toml"])
+        .current_dir(dir.path())
+        .env("RLMON_SESSION_DIR", dir.path().join("sessions"))
+        .output()
+        .unwrap();
+    let (code, summary, stderr) = summary_of(out);
+    assert_eq!(code, Some(0), "{summary}\n{stderr}");
+    assert_eq!(summary["runs"][0]["state"], "finished", "{summary}");
+}

@@ -31,7 +31,8 @@ pub(super) fn session(raw: RawConfig, text: &str, path: &Path) -> Result<Session
     if raw.runs.is_empty() {
         return Err(checker.err_file("no runs: add at least one [[run]] table"));
     }
-    let base_dir = path.parent().unwrap_or(Path::new("."));
+    // `rlmon watch --config x.toml` has the empty path as its parent: the current folder.
+    let base_dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
     let mut runs: Vec<RunConfig> = Vec::with_capacity(raw.runs.len());
     for (i, raw_run) in raw.runs.into_iter().enumerate() {
         let copies = resolve_run(&checker, i, raw_run, base_dir)?;
