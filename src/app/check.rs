@@ -189,8 +189,18 @@ impl CheckReport {
             let worst = r.worst.map_or("ok", Severity::as_str);
             let _ = writeln!(out, "  {:<20} {:>7} points, last step {:>7}, {} alert(s), worst: {worst}", r.name, r.points, r.last_step, r.alerts);
             if let Some(input) = &r.input {
-                let read: Vec<String> = input.read.iter().map(|(from, to)| if from == to { from.clone() } else { format!("{from} as {to}") }).collect();
+                // A wide log names its fields by the thousand: the text shows the first
+                // ones and a count (the JSON report has them all).
+                const SHOWN: usize = 40;
+                let mut read: Vec<String> = input.read.iter().take(SHOWN).map(|(from, to)| if from == to { from.clone() } else { format!("{from} as {to}") }).collect();
+                if input.read.len() > SHOWN {
+                    read.push(format!("… and {} more", input.read.len() - SHOWN));
+                }
                 let _ = writeln!(out, "    read: {}", read.join(", "));
+                if input.over_metric_limit > 0 {
+                    let max = crate::ingest::normalize::MAX_METRICS;
+                    let _ = writeln!(out, "    {} value(s) dropped: the log names more than {max} distinct metrics", input.over_metric_limit);
+                }
                 for (name, close) in &input.unknown_close_to {
                     let _ = writeln!(out, "    kept as its own name: {name} (did you mean {close}?)");
                 }
@@ -312,6 +322,7 @@ pub fn check(args: CheckArgs) -> Result<u8> {
     if report.points == 0 {
         let why = match &report.first_skipped {
             Some((line, why)) => format!("{}:{line}: {why} (no metric lines in the file, read as {})", path.display(), report.format),
+            None if report.format == "snapshot" => format!("{}: the recording holds no metric points", path.display()),
             None => format!("{}: no metric lines (read as {}; --format names another)", path.display(), report.format),
         };
         return Err(RlmonError::Usage(why));

@@ -30,6 +30,8 @@ pub struct LiveSession {
     started: Instant,
     /// Journals every applied event and writes the snapshot; `None` when not recording.
     recorder: Option<Recorder>,
+    /// The journal's write failure, once told to the session.
+    journal_failure_told: bool,
     /// A snapshot asked for with `s`, not yet confirmed.
     pending_snapshot: Option<std::sync::mpsc::Receiver<std::io::Result<std::path::PathBuf>>>,
 }
@@ -73,7 +75,7 @@ impl LiveSession {
                 None
             }
         };
-        LiveSession { hub, rx, root, run_tokens, tasks, sampler, started, recorder: None, pending_snapshot: None }
+        LiveSession { hub, rx, root, run_tokens, tasks, sampler, started, recorder: None, journal_failure_told: false, pending_snapshot: None }
     }
 
     /// Starts recording into `dir`: a journal now, a snapshot at the end. Call right
@@ -158,7 +160,20 @@ impl LiveSession {
             self.apply(event, now);
         }
         self.report_snapshot(now);
+        self.report_journal_failure(now);
         true
+    }
+
+    /// A journal that stopped (a full disk) is said once, while the session runs: the
+    /// points stay in memory and go into the final snapshot if that can be written.
+    fn report_journal_failure(&mut self, now: f64) {
+        if self.journal_failure_told {
+            return;
+        }
+        let Some(failure) = self.recorder.as_ref().and_then(Recorder::failure) else { return };
+        self.journal_failure_told = true;
+        let message = format!("recording: the journal stopped ({failure}); points are kept in memory for the final snapshot");
+        self.apply(Event::Log { run: None, level: LogLevel::Error, message }, now);
     }
 
     pub fn state(&self) -> &SessionState {
@@ -200,10 +215,19 @@ impl LiveSession {
         let mut summary = SessionSummary::of(&self.hub.state, self.elapsed_s());
         if let Some(recorder) = self.recorder.take() {
             let journal = recorder.journal.clone();
-            match tokio::task::spawn_blocking(move || recorder.finish(finale)).await {
-                Ok(Ok(path)) => summary.snapshot = Some(path.display().to_string()),
-                Ok(Err(e)) => crate::say!("rlmon: could not write the snapshot ({e}); the session stays in {}", journal.display()),
-                Err(e) => crate::say!("rlmon: could not write the snapshot ({e}); the session stays in {}", journal.display()),
+            let kept = |failure: Option<String>| match failure {
+                Some(f) => format!("the journal {} holds the session only up to where it stopped ({f})", journal.display()),
+                None => format!("the session stays in {}", journal.display()),
+            };
+            match tokio::task::spawn_blocking(move || {
+                let failure = recorder.failure();
+                (recorder.finish(finale), failure)
+            })
+            .await
+            {
+                Ok((Ok(path), _)) => summary.snapshot = Some(path.display().to_string()),
+                Ok((Err(e), failure)) => crate::say!("rlmon: could not write the snapshot ({e}); {}", kept(failure)),
+                Err(e) => crate::say!("rlmon: could not write the snapshot ({e}); {}", kept(None)),
             }
         }
         summary

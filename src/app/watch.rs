@@ -23,9 +23,19 @@ pub async fn watch(args: WatchArgs) -> Result<u8> {
         config.cap_steps(max);
     }
     let theme = Theme::resolve(&args.theme)?;
-    std::fs::create_dir_all(&args.session_dir)
-        .map_err(|source| RlmonError::Io { path: args.session_dir.clone(), source })?;
-    let _log_guard = crate::logging::to_file(&args.session_dir.join("rlmon.log"))?;
+    // A session that cannot be recorded is refused before anything trains: the
+    // recording is what replay, compare and baselines are made of.
+    let unwritable = |e: &dyn std::fmt::Display| {
+        RlmonError::Usage(format!(
+            "cannot write the session folder {}: {e}; choose another with --session-dir (or RLMON_SESSION_DIR)",
+            args.session_dir.display()
+        ))
+    };
+    std::fs::create_dir_all(&args.session_dir).map_err(|e| unwritable(&e))?;
+    let _log_guard = crate::logging::to_file(&args.session_dir.join("rlmon.log")).map_err(|e| match e {
+        RlmonError::Io { source, .. } => unwritable(&source),
+        other => other,
+    })?;
     let headless = args.headless || !std::io::stdout().is_terminal();
     // Listen before anything slow (recovery, recorder start): a Ctrl-C that arrives
     // while the session starts is then seen by the headless loop, not lost.

@@ -28,7 +28,19 @@ pub struct StreamReport {
     pub duplicate_steps: u64,
     /// Steps went backwards: the job was restarted from a checkpoint.
     pub resumed: Vec<Resume>,
+    /// Values dropped because the stream already has [`MAX_METRICS`] distinct names.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub over_metric_limit: u64,
 }
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
+}
+
+/// Distinct metric names one stream may bring (a MoE model with 64 layers of 64
+/// experts is 4,096 loads): past it, new names are dropped and counted, so a log
+/// that writes a fresh key on every line cannot grow rlmon without bound.
+pub const MAX_METRICS: usize = 8192;
 
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct Resume {
@@ -95,7 +107,10 @@ impl Normalizer {
             None => 0.0,
         };
         for name in &rec.ignored {
-            self.report.ignored.entry(name.clone()).or_insert_with(|| catalog::closest(name).map(str::to_owned));
+            // Bounded like the metric names: the report lists the first ones.
+            if self.report.ignored.len() < MAX_METRICS || self.report.ignored.contains_key(name) {
+                self.report.ignored.entry(name.clone()).or_insert_with(|| catalog::closest(name).map(str::to_owned));
+            }
         }
         let values = self.canonical(rec.fields, rec.canonical);
         match &mut self.pending {
@@ -196,6 +211,10 @@ impl Normalizer {
         let mut split_tokens = (None, None);
         let mut ranks: Vec<(&'static str, usize)> = Vec::new();
         for (name, v) in fields {
+            if self.names.len() >= MAX_METRICS && !self.names.contains_key(&name) {
+                self.report.over_metric_limit += 1;
+                continue;
+            }
             let resolved = self.resolve(&name, already);
             let read_as = match resolved.conversion {
                 Some(Conversion::Rename(c)) => {

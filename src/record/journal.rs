@@ -20,7 +20,7 @@
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, BufWriter, Write};
 use std::path::{Path, PathBuf};
-use std::sync::mpsc;
+use std::sync::{mpsc, Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
@@ -134,6 +134,9 @@ enum Command {
 /// The hub's side of the recorder: sending never blocks.
 pub struct Recorder {
     tx: mpsc::Sender<Command>,
+    /// Why journalling stopped, once it has: the session is told, and the final
+    /// message says the journal is incomplete.
+    failure: Arc<Mutex<Option<String>>>,
     thread: Option<JoinHandle<()>>,
     pub journal: PathBuf,
     pub snapshot: PathBuf,
@@ -146,10 +149,16 @@ impl Recorder {
         let snapshot = naming::snapshot_path(dir, stem);
         fs::create_dir_all(&journal)?;
         fs::write(journal.join(OWNER), std::process::id().to_string())?;
-        let mut writer = Writer::open(journal.clone(), snapshot.clone(), Recording::new(meta))?;
+        let failure = Arc::new(Mutex::new(None));
+        let mut writer = Writer::open(journal.clone(), snapshot.clone(), Recording::new(meta), failure.clone())?;
         let (tx, rx) = mpsc::channel();
         let thread = std::thread::Builder::new().name("rlmon-journal".into()).spawn(move || writer.run(rx))?;
-        Ok(Recorder { tx, thread: Some(thread), journal, snapshot })
+        Ok(Recorder { tx, failure, thread: Some(thread), journal, snapshot })
+    }
+
+    /// Why the journal stopped being written, if it has.
+    pub fn failure(&self) -> Option<String> {
+        self.failure.lock().unwrap_or_else(|e| e.into_inner()).clone()
     }
 
     pub fn record(&self, now_s: f64, event: &Event) {
@@ -186,6 +195,7 @@ struct Writer {
     /// Points already in checkpoints (the next checkpoint starts here).
     checkpointed: usize,
     failed: bool,
+    failure: Arc<Mutex<Option<String>>>,
 }
 
 fn segment_name(n: u32) -> String {
@@ -197,8 +207,8 @@ fn checkpoint_name(n: u32) -> String {
 }
 
 impl Writer {
-    fn open(dir: PathBuf, snapshot: PathBuf, rec: Recording) -> io::Result<Self> {
-        let mut w = Writer { dir, snapshot, rec, segment_no: 0, out: None, segment_bytes: 0, checkpointed: 0, failed: false };
+    fn open(dir: PathBuf, snapshot: PathBuf, rec: Recording, failure: Arc<Mutex<Option<String>>>) -> io::Result<Self> {
+        let mut w = Writer { dir, snapshot, rec, segment_no: 0, out: None, segment_bytes: 0, checkpointed: 0, failed: false, failure };
         w.next_segment()?;
         let header = Record::Header(Box::new(w.rec.meta.clone()));
         w.append(&header)?;
@@ -308,6 +318,7 @@ impl Writer {
             if !self.failed {
                 tracing::error!(journal = %self.dir.display(), "journal write failed, journalling stops: {e}");
                 self.failed = true;
+                *self.failure.lock().unwrap_or_else(|e| e.into_inner()) = Some(e.to_string());
             }
         }
     }

@@ -90,7 +90,8 @@ impl Theme {
                 names.join(", ")
             )));
         }
-        let text = std::fs::read_to_string(path).map_err(|source| RlmonError::Io { path: path.into(), source })?;
+        // A theme file is the user's input: a file that cannot be read as text is bad usage.
+        let text = std::fs::read_to_string(path).map_err(|e| RlmonError::Usage(format!("{}: cannot read the theme: {e}", path.display())))?;
         Ok(Self::parse_layered(&text, path)?)
     }
 
