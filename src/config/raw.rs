@@ -131,6 +131,7 @@ pub struct RawFaults {
     pub reward_gaming_at: Option<u64>,
     pub router_collapse_at: Option<u64>,
     pub memory_leak_mb_per_step: Option<f64>,
+    pub oom_at: Option<u64>,
     pub slowdown: Option<RawAtFactor>,
     pub nondeterminism: Option<RawNondeterminism>,
 }

@@ -82,6 +82,11 @@ impl FaultInjector {
     /// End-of-step faults: held memory and slow steps. `step_time` is the step's own
     /// duration; the sleep stretches it to `factor` times.
     pub fn after_step(&mut self, step: u64, device: Device, step_time: Duration) {
+        if self.cfg.oom_at == Some(step) {
+            // 2^50 floats (4 PiB): no device has it, so libtorch raises its own
+            // out-of-memory error, which ends this run as a real one would.
+            let _impossible = Tensor::ones([1i64 << 50], (Kind::Float, device));
+        }
         if let Some(mb) = self.cfg.memory_leak_mb_per_step {
             let floats = (mb * 1024.0 * 1024.0 / 4.0) as i64;
             // Ones, not zeros: the pages must be written to count as used memory.

@@ -46,6 +46,7 @@ pub(super) fn resolve(c: &Checker, i: usize, raw: RawFaults, replicas: usize, wo
             }
             mb => mb,
         },
+        oom_at: step("oom_at", raw.oom_at)?,
         slowdown: at_factor("slowdown", raw.slowdown)?,
         nondeterminism: raw
             .nondeterminism

@@ -19,6 +19,9 @@ pub struct FaultConfig {
     pub router_collapse_at: Option<u64>,
     /// Hold on to this many MiB of freshly written tensors every step.
     pub memory_leak_mb_per_step: Option<f64>,
+    /// Ask the device for an impossible allocation at this step: the out-of-memory
+    /// error a real job dies of, failing this run only.
+    pub oom_at: Option<u64>,
     /// Sleep so that steps take `factor` times as long from `at` on.
     pub slowdown: Option<AtFactor>,
     /// Perturb the weights of one replica at a step.
