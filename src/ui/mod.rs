@@ -156,10 +156,13 @@ pub async fn run<S: Source, I: Display>(source: &mut S, theme: Theme, fps: u32, 
                     let area = guard.terminal.size().map(|s| Rect::new(0, 0, s.width, s.height))?;
                     screen.record_areas(area, source.state());
                     let state: &SessionState = screen.view.frozen.as_deref().unwrap_or(source.state());
+                    let started = std::time::Instant::now();
                     let _ = execute!(io::stdout(), BeginSynchronizedUpdate);
                     let drawn = guard.terminal.draw(|f| draw(f, state, &screen, &theme));
                     let _ = execute!(io::stdout(), EndSynchronizedUpdate);
                     drawn?;
+                    // Frame cost for soaks and benchmarks (`RLMON_LOG=rlmon::frame=debug`).
+                    tracing::debug!(target: "rlmon::frame", us = started.elapsed().as_micros() as u64, "frame");
                     crate::failpoint::hit(crate::failpoint::DISPLAY_PANIC);
                 }
             }
