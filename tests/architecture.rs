@@ -99,3 +99,29 @@ fn the_readme_lists_the_catalog() {
     let table = catalog::markdown_table();
     assert_eq!(listed, table, "README.md's metric table differs from the catalog; put this between the catalog markers:\n{table}");
 }
+
+/// Inputs never become code: rlmon runs the user's command as an argument list (no
+/// shell ever parses a config value) and opens no network socket of its own.
+#[test]
+fn no_shell_and_no_listening_socket() {
+    let mut files = Vec::new();
+    rust_files(Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/src")), &mut files);
+    let forbidden = [
+        ("Command::new(\"sh\")", "a shell"),
+        ("Command::new(\"bash\")", "a shell"),
+        ("\"/bin/sh\"", "a shell"),
+        ("\"-c\"", "a shell's command string"),
+        ("TcpListener", "a listening socket"),
+        ("UdpSocket", "a socket"),
+    ];
+    let mut found = Vec::new();
+    for file in &files {
+        let code = non_test_code(file);
+        for (pattern, what) in forbidden {
+            if code.contains(pattern) {
+                found.push(format!("{}: {pattern} ({what})", file.display()));
+            }
+        }
+    }
+    assert!(found.is_empty(), "inputs must not become code, nor rlmon a server unasked:\n{}", found.join("\n"));
+}
