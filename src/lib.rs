@@ -17,6 +17,7 @@ pub mod cli;
 pub mod config;
 pub mod error;
 pub mod failpoint;
+pub mod fuzzing;
 pub mod health;
 pub mod ingest;
 pub mod logging;

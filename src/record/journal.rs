@@ -355,12 +355,17 @@ fn read_segment(path: &Path) -> Result<(Vec<Record>, Tail), BadFile> {
         return Err(BadFile(format!("{}: {len} bytes, larger than any segment rlmon writes", path.display())));
     }
     let bytes = fs::read(path).map_err(|e| BadFile(format!("{}: {e}", path.display())))?;
+    parse_segment(&bytes).map_err(|BadFile(e)| BadFile(format!("{}: {e}", path.display())))
+}
+
+/// One segment's records from its bytes, stopping at the first bad frame.
+fn parse_segment(bytes: &[u8]) -> Result<(Vec<Record>, Tail), BadFile> {
     if bytes.len() < 8 || &bytes[..4] != MAGIC {
         // A crash right after creating a segment leaves it empty or with a partial header.
         if bytes.len() < 8 && MAGIC.starts_with(&bytes[..bytes.len().min(4)]) {
             return Ok((Vec::new(), Tail::Torn { offset: 0 }));
         }
-        return Err(BadFile(format!("{}: not an rlmon journal segment", path.display())));
+        return Err(BadFile("not an rlmon journal segment".into()));
     }
     let version = u32::from_le_bytes(bytes[4..8].try_into().expect("4 bytes"));
     if version > FORMAT_VERSION {
@@ -371,7 +376,7 @@ fn read_segment(path: &Path) -> Result<(Vec<Record>, Tail), BadFile> {
     for (i, f) in frames.into_iter().enumerate() {
         // A frame whose checksum matches but whose content does not parse was not
         // written by this format: refuse rather than guess.
-        let r = Record::decode(f).map_err(|e| BadFile(format!("{}: record {} is not a journal record: {e}", path.display(), i + 1)))?;
+        let r = Record::decode(f).map_err(|e| BadFile(format!("record {} is not a journal record: {e}", i + 1)))?;
         records.push(r);
     }
     Ok((records, tail))

@@ -193,7 +193,19 @@ pub fn read(path: &Path) -> Result<Recording, BadFile> {
     if !looks_like_parquet(path) {
         return Err(BadFile("not a Parquet file (no PAR1 header)".into()));
     }
-    let builder = ParquetRecordBatchReaderBuilder::try_new(file)
+    read_from(file)
+}
+
+/// Reads a snapshot held in memory (the fuzz targets feed it bytes).
+pub fn read_bytes(bytes: &[u8]) -> Result<Recording, BadFile> {
+    if !bytes.starts_with(PARQUET_MAGIC) {
+        return Err(BadFile("not a Parquet file (no PAR1 header)".into()));
+    }
+    read_from(bytes::Bytes::copy_from_slice(bytes))
+}
+
+fn read_from<R: parquet::file::reader::ChunkReader + 'static>(source: R) -> Result<Recording, BadFile> {
+    let builder = ParquetRecordBatchReaderBuilder::try_new(source)
         .map_err(|e| BadFile(format!("not a readable Parquet file (truncated or corrupted?): {e}")))?;
     let meta = parse_meta(builder.metadata().file_metadata().key_value_metadata())?;
     let fields = builder.schema().fields();

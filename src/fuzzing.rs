@@ -1,0 +1,94 @@
+//! Entry points for the fuzz targets (fuzz/, `scripts/fuzz.sh`) and for the corpus
+//! test that replays every saved input in plain `cargo test`. Each takes arbitrary
+//! bytes and must return without panicking, hanging or allocating without bound;
+//! what the parser makes of them is thrown away.
+use std::path::Path;
+
+use crate::app::check::analyse;
+use crate::ingest::{detect, text::Pattern, Format};
+use crate::metrics::catalog::Preset;
+
+/// Every target by name; the corpus lives in `fuzz/corpus/NAME/`.
+pub const TARGETS: &[(&str, fn(&[u8]))] = &[
+    ("jsonl", |d| log(d, Format::Jsonl)),
+    ("csv", |d| log(d, Format::Csv(b','))),
+    ("tsv", |d| log(d, Format::Csv(b'\t'))),
+    ("trainer_state", |d| log(d, Format::TrainerState)),
+    ("hf_log", |d| log(d, Format::HfLog)),
+    ("megatron", |d| log(d, Format::Text(Preset::Megatron))),
+    ("nanogpt", |d| log(d, Format::Text(Preset::NanoGpt))),
+    ("deepspeed", |d| log(d, Format::Text(Preset::DeepSpeed))),
+    ("tensorboard", |d| log(d, Format::TensorBoard)),
+    ("detected", detected),
+    ("pattern", pattern),
+    ("config", config),
+    ("theme", theme),
+    ("snapshot", snapshot),
+    ("journal", journal),
+];
+
+/// The target named `name`.
+pub fn target(name: &str) -> Option<fn(&[u8])> {
+    TARGETS.iter().find(|(n, _)| *n == name).map(|(_, f)| *f)
+}
+
+/// A log through the whole of `rlmon check`: parser, normalizer, detectors.
+fn log(data: &[u8], format: Format) {
+    let _ = analyse(data, format, "fuzz", None);
+}
+
+/// The format told from the content, as `rlmon check` does for a file.
+fn detected(data: &[u8]) {
+    let head = String::from_utf8_lossy(&data[..data.len().min(64 * 1024)]);
+    log(data, detect(Path::new("fuzz.log"), &head));
+}
+
+/// The first line is the user's regex, the rest the log it reads.
+fn pattern(data: &[u8]) {
+    let (first, rest) = match data.iter().position(|b| *b == b'\n') {
+        Some(i) => (&data[..i], &data[i + 1..]),
+        None => (data, &[][..]),
+    };
+    let Ok(regex) = std::str::from_utf8(first) else { return };
+    if let Ok(p) = Pattern::new(regex) {
+        log(rest, Format::Pattern(p));
+    }
+}
+
+fn config(data: &[u8]) {
+    if let Ok(text) = std::str::from_utf8(data) {
+        let _ = crate::config::SessionConfig::from_str(text, Path::new("/fuzz/config.toml"));
+    }
+}
+
+fn theme(data: &[u8]) {
+    if let Ok(text) = std::str::from_utf8(data) {
+        let _ = crate::ui::theme::Theme::parse_layered(text, Path::new("/fuzz/theme.toml"));
+    }
+}
+
+/// A snapshot read, then replayed into its final state (what replay and compare do).
+fn snapshot(data: &[u8]) {
+    if let Ok(rec) = crate::record::snapshot::read_bytes(data) {
+        let _ = rec.final_state();
+    }
+}
+
+/// The bytes as the first segment of an interrupted journal, recovered.
+fn journal(data: &[u8]) {
+    let Ok(dir) = tempfile_dir() else { return };
+    if std::fs::write(dir.join("segment-000001.log"), data).is_ok() {
+        if let Ok(r) = crate::record::journal::recover(&dir) {
+            let _ = r.recording.final_state();
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+fn tempfile_dir() -> std::io::Result<std::path::PathBuf> {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static N: AtomicU64 = AtomicU64::new(0);
+    let dir = std::env::temp_dir().join(format!("rlmon-fuzz-{}-{}.rlmon.journal", std::process::id(), N.fetch_add(1, Ordering::Relaxed)));
+    std::fs::create_dir_all(&dir)?;
+    Ok(dir)
+}
