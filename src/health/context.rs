@@ -51,8 +51,13 @@ const REL_SPREAD_FLOOR: f64 = 0.01;
 const ABS_SPREAD_FLOOR: f64 = 1e-12;
 /// Fewest points a baseline needs.
 const MIN_BASELINE: usize = 3;
-/// A change to or from zero is ranked as this factor (its log is otherwise infinite).
+/// A change to zero is ranked as this factor (its log is otherwise infinite). A
+/// change from zero has no factor: its z-score alone ranks it.
 const ZERO_FACTOR: f64 = 1e3;
+/// How much each doubling of a family's moved members (every expert's load, every
+/// layer's dropped fraction) adds: a movement many metrics share is stronger
+/// evidence than one metric's, and the family takes one row, not the whole list.
+const BREADTH_WEIGHT: f64 = 5.0;
 
 /// How a metric changed: a factor for positive metrics, a z-score where a ratio
 /// means nothing (zero crossings, signed metrics), or a value turned non-finite.
@@ -96,6 +101,10 @@ pub struct Moved {
     /// For a metric held at one value: the step it was set to it.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub held_since: Option<u64>,
+    /// Other metrics of its family (the same catalog pattern: other experts' loads,
+    /// other layers) that moved too, folded into this row.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub alike: usize,
     /// Ranking score: capped z plus the size of the change.
     #[serde(skip)]
     pub score: f64,
@@ -105,9 +114,12 @@ pub struct Moved {
 }
 
 impl Moved {
-    /// `lr x40`, `kl_coef →0 (since step 100)`.
+    /// `lr x40`, `kl_coef →0`, `moe/L1/load/E1 x4.0 +15` (15 alike).
     pub fn short(&self) -> String {
-        format!("{} {}", self.metric, self.change.label())
+        match self.alike {
+            0 => format!("{} {}", self.metric, self.change.label()),
+            n => format!("{} {} +{n}", self.metric, self.change.label()),
+        }
     }
 }
 
@@ -132,6 +144,10 @@ impl AlertContext {
     }
 }
 
+fn is_zero(n: &usize) -> bool {
+    *n == 0
+}
+
 fn finite_or_null<S: serde::Serializer>(v: &f64, s: S) -> Result<S::Ok, S::Error> {
     if v.is_finite() {
         s.serialize_f64(*v)
@@ -149,7 +165,10 @@ pub fn context(series: &BTreeMap<String, Series>, metric: &str, step: u64, setti
         .filter_map(|(name, s)| measure(name, s, step, settings))
         .filter(|m| m.z >= settings.min_z || m.change == Change::NonFinite)
         .collect();
-    moved.sort_by(|a, b| b.score.total_cmp(&a.score).then_with(|| a.metric.cmp(&b.metric)));
+    let by_score = |a: &Moved, b: &Moved| b.score.total_cmp(&a.score).then_with(|| a.metric.cmp(&b.metric));
+    moved.sort_by(by_score);
+    let mut moved = fold_families(moved);
+    moved.sort_by(by_score);
     moved.truncate(settings.top);
     // Sparkline columns: the steps of the alert's metric around its step, else of the
     // metric that moved most, else of any series with points there.
@@ -170,6 +189,33 @@ pub fn context(series: &BTreeMap<String, Series>, metric: &str, step: u64, setti
     }
     moved.iter_mut().for_each(fill);
     AlertContext { columns, centre, subject, moved }
+}
+
+/// Keeps the strongest mover of each family (ranked first in `moved`), counting
+/// the others into it and adding to its score for the breadth of the movement.
+fn fold_families(moved: Vec<Moved>) -> Vec<Moved> {
+    let mut kept: Vec<(String, Moved)> = Vec::new();
+    for m in moved {
+        let family = family(&m.metric).to_owned();
+        match kept.iter_mut().find(|(f, _)| *f == family) {
+            Some((_, first)) => first.alike += 1,
+            None => kept.push((family, m)),
+        }
+    }
+    kept.into_iter()
+        .map(|(_, mut m)| {
+            m.score += BREADTH_WEIGHT * (1.0 + m.alike as f64).log2();
+            m
+        })
+        .collect()
+}
+
+/// A metric's family: its catalog pattern when it has dimensions (`moe/L{l}/load/E{e}`).
+fn family(name: &str) -> &str {
+    match catalog::info(name) {
+        Some(m) if m.pattern.contains('{') => m.pattern,
+        _ => name,
+    }
 }
 
 /// Derived summaries restate the metrics they are computed from.
@@ -209,10 +255,7 @@ fn change(name: &str, before: f64, around: f64, z: f64) -> (Change, f64) {
         let size = if factor == 0.0 { ZERO_FACTOR.log10() } else { factor.abs().log10().abs().min(ZERO_FACTOR.log10()) };
         return (Change::Factor(factor), size);
     }
-    if !catalog::is_signed(name) && before == 0.0 && around != 0.0 {
-        return (Change::Z(z), ZERO_FACTOR.log10());
-    }
-    (Change::Z(z), 0.0)
+    (Change::Z(z.min(Z_CAP)), 0.0)
 }
 
 /// One metric's move around `step`, or None when it has too little data there.
@@ -240,7 +283,7 @@ fn measure(name: &str, s: &Series, step: u64, settings: &ContextSettings) -> Opt
     }
     let (change, size) = change(name, before, around_value, z);
     let z = z.min(Z_CAP);
-    Some(Moved { metric: name.to_owned(), before, around: around_value, change, z, held_since, score: z + FACTOR_WEIGHT * size, slice: Vec::new() })
+    Some(Moved { metric: name.to_owned(), before, around: around_value, change, z, held_since, alike: 0, score: z + FACTOR_WEIGHT * size, slice: Vec::new() })
 }
 
 /// For a series constant from index `from` to `to` (exclusive): the step where it
@@ -351,5 +394,24 @@ mod tests {
         // Another derived summary is not ranked beside its inputs.
         let c = context(&s, catalog::LOSS, 60, &ContextSettings::default());
         assert_eq!(c.moved.len(), 1);
+    }
+
+    #[test]
+    fn a_family_that_moved_together_takes_one_row_and_ranks_for_its_breadth() {
+        // Eight experts' loads leave their range (one x4, the others down a fifth);
+        // the loss moves more (x6) but alone.
+        let mut metrics: Vec<(String, Series)> = (0..8)
+            .map(|e| {
+                let after = if e == 1 { 0.5 } else { 0.1 };
+                (catalog::moe(0).load(e), series((0..100).map(move |i| if i + 1 >= 60 { after } else { 0.125 * wobble(i + e) })))
+            })
+            .collect();
+        metrics.push((catalog::LOSS.to_owned(), series((0..100).map(|i| if i + 1 >= 60 { 6.0 } else { wobble(i) }))));
+        let s: BTreeMap<String, Series> = metrics.into_iter().collect();
+        let c = context(&s, &catalog::moe(0).balance(), 60, &ContextSettings::default());
+        assert_eq!(c.moved.len(), 2, "{:?}", c.moved);
+        assert_eq!((c.moved[0].metric.as_str(), c.moved[0].alike), ("moe/L0/load/E1", 7));
+        assert_eq!(c.moved[0].short(), "moe/L0/load/E1 x4.0 +7");
+        assert_eq!(c.moved[1].metric, catalog::LOSS);
     }
 }

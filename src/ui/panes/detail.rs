@@ -150,11 +150,14 @@ fn row<'a>(ctx: &Ctx, m: &Moved, name_width: usize, columns: std::ops::Range<usi
     }
     let values = format!(" {:>VALUE_WIDTH$} → {:<VALUE_WIDTH$} {:>CHANGE_WIDTH$}", format::compact(m.before), format::compact(m.around), m.change.label());
     spans.push(Span::styled(values, ctx.text()));
-    let note = match (m.held_since, subject) {
+    let mut note = match (m.held_since, subject) {
         (Some(since), _) => format!(" held since step {since}"),
         (None, true) => " (alert)".to_owned(),
         _ => String::new(),
     };
+    if m.alike > 0 {
+        note.push_str(&format!(" +{} alike", m.alike));
+    }
     spans.push(Span::styled(note, ctx.muted()));
     Line::from(spans)
 }
