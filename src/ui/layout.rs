@@ -195,13 +195,18 @@ fn grid(body: Rect, visible: &[PaneId], runs: u16) -> Vec<(PaneId, Rect)> {
     } else {
         share
     };
+    // Chart rows other than the top one share what it leaves; the first gets the remainder.
     let others = if chart_rows > 1 { (chart_height - top) / (chart_rows - 1) } else { share };
+    let remainder = if chart_rows > 1 { (chart_height - top) % (chart_rows - 1) } else { 0 };
     let constraints: Vec<Constraint> = rows
         .iter()
         .enumerate()
         .map(|(i, _)| match i {
             _ if i + 1 == rows.len() => Constraint::Min(EVENTS_MIN_HEIGHT),
+            // Not shortened: every chart row its percentage, as without the runs' height.
+            _ if top >= share => Constraint::Percentage(CHART_ROWS_PERCENT / chart_rows),
             0 => Constraint::Length(top),
+            1 => Constraint::Length(others + remainder),
             _ => Constraint::Length(others),
         })
         .collect();
