@@ -193,3 +193,41 @@ fn compare_b_over_a() {
     let view = CompareView::new(state, &c);
     snapshot("compare", &view, &screen_for(&view));
 }
+
+/// One lm run whose learning rate jumps 40x for three steps at step 80: its
+/// gradient norm explodes and its loss jumps.
+fn lr_spike_session() -> SessionState {
+    let mut hub = Hub::new(SessionState::new("lr-spike".into(), vec![RunRecord::new("lm-lr".into(), "lm".into(), "cpu".into(), 120)]));
+    hub.apply(Event::GpuStatus(GpuStatus::Unavailable { reason: "NVML unavailable: libnvidia-ml.so.1 not found".into() }), 0.0);
+    hub.apply(Event::RunStarted { run: 0, device: "cpu".into(), threads: 1 }, 0.0);
+    for step in 1..=120u64 {
+        let (t, x) = (step as f64 * STEP_S, step as f64);
+        let spike = (80..83).contains(&step);
+        let wobble = 0.02 * (x * 1.7).sin();
+        let values: Vec<(rlmon::metrics::MetricName, f64)> = vec![
+            ("loss".into(), if spike { 7.5 } else { 3.0 * (-x / 60.0).exp() + 2.0 + wobble }),
+            ("lr".into(), if spike { 4e-2 } else { 1e-3 }),
+            ("grad_norm".into(), if spike { 6.0 } else { 0.8 + wobble }),
+            ("tokens".into(), 2048.0),
+            ("samples".into(), 8.0),
+            ("step_time_s".into(), 0.25 + 0.01 * (x * 0.7).sin()),
+        ];
+        hub.apply(Event::Metrics { run: 0, step, time_s: t, values }, t);
+    }
+    hub.state
+}
+
+#[test]
+fn alert_detail_names_what_moved() {
+    let live = Live(lr_spike_session());
+    assert!(live.0.alerts.iter().any(|a| a.kind == rlmon::health::AlertKind::GradExplosion && a.step == 80), "{:?}", live.0.alerts);
+    let mut screen = screen_for(&live);
+    press(&mut screen, &live, KeyCode::Char('o'));
+    for size in SIZES {
+        let text = frame(&live, &screen, size);
+        for needle in ["grad_explosion", "lr ", "x40", "loss ", "hint: usually"] {
+            assert!(text.contains(needle), "missing {needle:?} at {size:?}:\n{text}");
+        }
+        insta::assert_snapshot!(format!("alert_detail_{}x{}", size.0, size.1), text);
+    }
+}

@@ -11,6 +11,7 @@ use serde::Serialize;
 
 use crate::cli::{CheckArgs, FailOn};
 use crate::error::{Result, RlmonError, EXIT_FAILURE};
+use crate::health::context::{self, Moved};
 use crate::health::{Alert, AlertKind, HealthConfig, Severity};
 use crate::ingest::normalize::{Emit, Normalizer, StreamReport};
 use crate::ingest::{self, Format, Line, LineReader, SkipKind};
@@ -21,7 +22,7 @@ pub struct CheckReport {
     /// The input format read (`jsonl`, `csv`, `megatron`, ..., `snapshot`).
     pub format: String,
     pub runs: Vec<CheckedRun>,
-    pub alerts: Vec<Alert>,
+    pub alerts: Vec<CheckedAlert>,
     /// Steps with metrics read, over every run.
     pub points: u64,
     /// Lines that were not usable metric lines, skipped.
@@ -31,6 +32,35 @@ pub struct CheckReport {
     /// The first skipped line and why, for the text report.
     #[serde(skip)]
     pub first_skipped: Option<(usize, String)>,
+}
+
+/// An alert as design.md writes it, and the other metrics of its run that moved
+/// around its step (`moved`, most first), so a CI log says more than "loss spiked".
+#[derive(Debug, Clone, Serialize)]
+pub struct CheckedAlert {
+    #[serde(flatten)]
+    pub alert: Alert,
+    pub moved: Vec<Moved>,
+}
+
+impl std::ops::Deref for CheckedAlert {
+    type Target = Alert;
+    fn deref(&self) -> &Alert {
+        &self.alert
+    }
+}
+
+/// The alerts of `state`, each with its context.
+fn with_context(state: &SessionState) -> Vec<CheckedAlert> {
+    state
+        .alerts
+        .iter()
+        .map(|a| {
+            let series = state.runs.iter().find(|r| r.name == a.run).map(|r| &r.series);
+            let moved = series.map(|s| context::context(s, &a.metric, a.step, &Default::default()).moved).unwrap_or_default();
+            CheckedAlert { alert: a.clone(), moved }
+        })
+        .collect()
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -162,7 +192,7 @@ pub fn analyse_sources(sources: &[(&str, &[u8])], format: Format, default_metric
         format: format_name,
         points: runs.iter().map(|r| r.points).sum(),
         runs,
-        alerts: state.alerts,
+        alerts: with_context(&state),
         skipped_lines: skipped.values().map(|s| s.lines).sum(),
         skipped,
         first_skipped,
@@ -220,7 +250,12 @@ impl CheckReport {
             }
         }
         for a in &self.alerts {
-            let _ = writeln!(out, "  {:<8} {:<20} step {:>7}  {:<21} {}", a.severity.as_str(), a.run, a.step, a.kind.as_str(), a.message);
+            let _ = write!(out, "  {:<8} {:<20} step {:>7}  {:<21} {}", a.severity.as_str(), a.run, a.step, a.kind.as_str(), a.message);
+            let moved: Vec<String> = a.moved.iter().take(3).map(Moved::short).collect();
+            if !moved.is_empty() {
+                let _ = write!(out, " · moved: {}", moved.join(", "));
+            }
+            out.push('\n');
         }
         out
     }
@@ -290,7 +325,7 @@ pub fn analyse_recording(rec: &crate::record::Recording) -> CheckReport {
         })
         .collect();
     let points = steps.iter().sum();
-    CheckReport { format: "snapshot".into(), runs, alerts: state.alerts, points, skipped_lines: 0, skipped: BTreeMap::new(), first_skipped: None }
+    CheckReport { format: "snapshot".into(), runs, alerts: with_context(&state), points, skipped_lines: 0, skipped: BTreeMap::new(), first_skipped: None }
 }
 
 pub fn check(args: CheckArgs) -> Result<u8> {
@@ -364,6 +399,24 @@ mod tests {
     }
 
     #[test]
+    fn each_alert_carries_the_metrics_that_moved_around_it() {
+        let mut log = String::new();
+        for step in 1..=120u64 {
+            let wobble = 0.01 * ((step as f64) * 1.7).sin();
+            let (lr, loss) = if (80..83).contains(&step) { (0.04, 9.0) } else { (0.001 * (1.0 + wobble), 2.0 + wobble) };
+            log.push_str(&format!("{{\"step\": {step}, \"loss\": {loss}, \"lr\": {lr}, \"tokens\": 1024}}\n"));
+        }
+        let r = analyse(log.as_bytes(), Format::Jsonl, "x", None).unwrap();
+        let spike = r.alerts.iter().find(|a| a.kind == AlertKind::LossSpike).expect("a loss spike");
+        assert_eq!(spike.moved.first().map(|m| m.metric.as_str()), Some("lr"), "{:?}", spike.moved);
+        let json = serde_json::to_value(&r).unwrap();
+        let alert = json["alerts"].as_array().unwrap().iter().find(|a| a["kind"] == "loss_spike").unwrap();
+        assert_eq!((alert["metric"].as_str(), alert["moved"][0]["metric"].as_str()), (Some("loss"), Some("lr")), "{alert}");
+        assert!(alert["moved"][0]["change"]["factor"].as_f64().is_some_and(|f| f > 30.0), "{alert}");
+        assert!(r.to_text(Path::new("x.jsonl")).contains("moved: lr x"), "{}", r.to_text(Path::new("x.jsonl")));
+    }
+
+    #[test]
     fn replicas_in_a_log_report_their_first_differing_step() {
         let mut log = String::new();
         for step in 1..=40 {
@@ -372,7 +425,7 @@ mod tests {
             log.push_str(&format!("{{\"run\": \"seed7#2\", \"step\": {step}, \"loss\": {}}}\n", 2.0 + drift));
         }
         let r = analyse(log.as_bytes(), Format::Jsonl, "x", None).unwrap();
-        let nd: Vec<&Alert> = r.alerts.iter().filter(|a| a.kind == crate::health::AlertKind::Nondeterminism).collect();
+        let nd: Vec<&Alert> = r.alerts.iter().map(|a| &a.alert).filter(|a| a.kind == crate::health::AlertKind::Nondeterminism).collect();
         assert_eq!(nd.len(), 1, "{:?}", r.alerts);
         assert_eq!((nd[0].run.as_str(), nd[0].step), ("seed7#2", 25));
     }

@@ -86,6 +86,33 @@ impl AlertKind {
     }
 }
 
+/// What usually causes each kind, and what to check first: one line each, shown
+/// with an alert's detail.
+pub const ADVICE: [(AlertKind, &str); 15] = [
+    (AlertKind::LossSpike, "usually a learning-rate jump, a bad batch or an exploding gradient; check lr and grad_norm at the step, and the data there"),
+    (AlertKind::LossDivergence, "usually a learning rate too high for the schedule, or lost numerical precision; check lr, grad_norm and the warm-up"),
+    (AlertKind::Nonfinite, "usually overflow (fp16 without loss scaling), a division by zero or a bad input; check grad_norm and lr just before, and the batch"),
+    (AlertKind::GradExplosion, "usually a learning-rate jump, missing or too loose clipping, or an outlier batch; check lr, the clip threshold and the loss"),
+    (AlertKind::GradVanishing, "usually a learning rate decayed to nothing, saturated activations or a frozen graph; check lr and the loss's movement"),
+    (AlertKind::KlSpike, "usually a too-large policy update (lr, epochs per batch) or a reward outlier; check lr, clip_frac and the reward"),
+    (AlertKind::KlRunaway, "usually a KL penalty that is off or too weak for the reward; check kl_coef, the reward's rise and entropy"),
+    (AlertKind::RewardHacking, "usually the policy exploiting the reward model (longer answers, repeated tokens); check response_len, KL and sample outputs"),
+    (AlertKind::RewardSaturation, "usually prompts too easy for the policy: groups all score the same and give no signal; check reward_std and the prompt mix"),
+    (AlertKind::EntropyCollapse, "usually a KL penalty too weak or a learning rate too high: the policy turns deterministic; check kl_coef, lr and KL"),
+    (AlertKind::MemoryLeak, "usually tensors kept alive across steps (logged losses, a growing cache) or fragmentation; check what the loop keeps"),
+    (AlertKind::ExpertCollapse, "usually a router that lost its balancing (aux loss off or too weak, router lr too high); check the experts' loads and aux loss"),
+    (AlertKind::ThroughputRegression, "usually contention (another job, thermal throttling), a data-loader stall or a longer sequence mix; check step time and the hardware pane"),
+    (AlertKind::Nondeterminism, "usually non-deterministic kernels, unseeded data order or threads; check the seeds, deterministic flags and the thread count"),
+    (AlertKind::RunDivergence, "usually a changed setting or code path between the runs; check their configs and the first differing metric"),
+];
+
+impl AlertKind {
+    /// What usually causes this kind and what to check (from [`ADVICE`]).
+    pub fn advice(self) -> &'static str {
+        ADVICE.iter().find(|(k, _)| *k == self).map_or("", |(_, a)| a)
+    }
+}
+
 impl std::fmt::Display for AlertKind {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(self.as_str())
@@ -167,6 +194,7 @@ mod tests {
         let back: Alert = serde_json::from_str(&json).unwrap();
         assert!(back.value.is_nan() && back.kind == AlertKind::KlSpike && back.message == "kl jumped");
         assert!(AlertKind::ALL.iter().all(|k| AlertKind::parse(k.as_str()) == Some(*k)));
+        assert!(AlertKind::ALL.iter().all(|k| !k.advice().is_empty()), "every kind has its advice line");
         let with_peak = Alert { value: 0.5, peak: Some(Peak { step: 14, value: 2.5 }), escalated_at: Some(15), ..a };
         let json = serde_json::to_string(&with_peak).unwrap();
         assert!(json.ends_with(r#""value":0.5,"message":"kl jumped","peak":{"step":14,"value":2.5},"escalated_at":15}"#), "{json}");

@@ -3,6 +3,7 @@
 //! Everything here is pure: no I/O, no UI, no clocks. Detectors see only the past.
 pub mod alert;
 pub mod config;
+pub mod context;
 pub mod detect;
 pub mod divergence;
 pub mod monitor;

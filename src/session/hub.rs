@@ -270,7 +270,15 @@ impl Hub {
             Severity::Critical => Some(LogLevel::Error),
         };
         if let Some(level) = level {
-            let msg = format!("{} {} at step {}: {}", alert.severity.as_str(), alert.kind, alert.step, alert.message);
+            let mut msg = format!("{} {} at step {}: {}", alert.severity.as_str(), alert.kind, alert.step, alert.message);
+            // What else moved around it, appended so the line's start stays as it was.
+            if let Some(r) = run.and_then(|i| self.state.runs.get(i)) {
+                let context = crate::health::context::context(&r.series, &alert.metric, alert.step, &Default::default());
+                if let Some(suffix) = context.suffix() {
+                    msg.push_str(" · ");
+                    msg.push_str(&suffix);
+                }
+            }
             self.log(run, level, msg, now_s);
         }
         self.state.alerts.push(alert);

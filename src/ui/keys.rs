@@ -35,6 +35,8 @@ pub enum Scope {
     Focused(PaneId),
     /// The pane's own switches, whatever has focus.
     Pane(PaneId),
+    /// While an alert's detail is open, before every other key but quit.
+    Detail,
     /// Anywhere.
     Global,
 }
@@ -67,6 +69,13 @@ pub enum Action {
     InfoMarkers,
     /// Ask whether to cancel the selected run.
     CancelRun,
+    /// Open the detail of the alert jumped to (else the selected run's latest).
+    OpenDetail,
+    /// Close the alert's detail.
+    CloseDetail,
+    /// Show the detail of the next older / newer alert.
+    OlderAlert,
+    NewerAlert,
     Source(SourceAction),
     /// An action for the pane the binding's scope names.
     Pane(PaneAction),
@@ -156,9 +165,13 @@ pub const KEYS: &[Binding] = &[
     bind(&[Code(KeyCode::PageDown)], Pane(PaneId::Events), A::Pane(P::PageDown), "scroll events a page (older / newer)", No),
     bind(&[Char('j')], Focused(PaneId::Alerts), A::Pane(P::Down), "select an alert (newest first)", No),
     bind(&[Char('k')], Focused(PaneId::Alerts), A::Pane(P::Up), "select an alert (newest first)", No),
-    bind(&[Code(KeyCode::Enter)], Focused(PaneId::Alerts), A::Pane(P::Open), "jump the charts to the alert's step and select its run (Esc: back)", No),
+    bind(&[Code(KeyCode::Enter)], Focused(PaneId::Alerts), A::Pane(P::Open), "open the alert's detail, and jump the charts to its step and run (Esc: back)", No),
     bind(&[Char('a')], Focused(PaneId::Alerts), A::Pane(P::Acknowledge), "acknowledge the selected alert", No),
     bind(&[Char('A')], Focused(PaneId::Alerts), A::Pane(P::AcknowledgeAll), "acknowledge every alert", No),
+    bind(&[Char('o')], Global, A::OpenDetail, "open the detail of the alert jumped to, else of the selected run's latest alert", No),
+    bind(&[Code(KeyCode::Esc), Code(KeyCode::Enter), Char('o')], Scope::Detail, A::CloseDetail, "close it", No),
+    bind(&[Char('j'), Code(KeyCode::Down)], Scope::Detail, A::OlderAlert, "the older / newer alert's detail", No),
+    bind(&[Char('k'), Code(KeyCode::Up)], Scope::Detail, A::NewerAlert, "the older / newer alert's detail", No),
     bind(&[Char('y'), Code(KeyCode::Enter)], Scope::Confirm, A::Confirm, "yes", No),
     bind(&[Char('q'), Ctrl('c')], Scope::Confirm, A::ConfirmQuit, "yes, when asked whether to quit", No),
 ];
@@ -255,6 +268,7 @@ fn scope_prefix(scope: Scope) -> String {
     match scope {
         Focused(p) => format!("{} focused: ", p.spec().title),
         Scope::Confirm => "asked to confirm: ".into(),
+        Scope::Detail => "alert detail: ".into(),
         Source | Pane(_) | Global => String::new(),
     }
 }

@@ -45,6 +45,9 @@ pub const MIN_HEIGHT: u16 = 24;
 /// squeeze every chart to a few rows and drop the runs list's columns.
 pub const COMPACT_BELOW_WIDTH: u16 = 120;
 pub const COMPACT_BELOW_HEIGHT: u16 = 30;
+/// The grid's top row at its shortest: the throughput chart beside the runs list
+/// stays readable.
+pub const GRID_TOP_MIN_HEIGHT: u16 = 10;
 /// Rows of the compact layout's runs list around its run rows: borders, the column
 /// header, and the selected run's failure reason.
 const COMPACT_RUNS_CHROME: u16 = 4;
@@ -131,8 +134,9 @@ impl PaneId {
 /// How the body is divided.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Arrangement {
-    /// Every visible pane on the grid.
-    Grid,
+    /// Every visible pane on the grid; the top row no taller than `runs` runs need
+    /// (its throughput chart keeps `GRID_TOP_MIN_HEIGHT`).
+    Grid { runs: u16 },
     /// One pane takes the whole body.
     Zoomed(PaneId),
     /// The runs list (with room for `runs` rows) over one large pane.
@@ -172,21 +176,39 @@ pub fn areas(area: Rect, arrangement: Arrangement, visible: &[PaneId]) -> Areas 
                 vec![(PaneId::Runs, top), (shown, rest)]
             }
         }
-        Arrangement::Grid => grid(body, visible),
+        Arrangement::Grid { runs } => grid(body, visible, runs),
     };
     Areas { header, footer, panes }
 }
 
-fn grid(body: Rect, visible: &[PaneId]) -> Vec<(PaneId, Rect)> {
+fn grid(body: Rect, visible: &[PaneId], runs: u16) -> Vec<(PaneId, Rect)> {
     let shown: Vec<&PaneSpec> = PANES.iter().filter(|p| visible.contains(&p.id)).collect();
     let mut rows: Vec<u8> = shown.iter().map(|p| p.row).collect();
     rows.dedup();
     // Every row but the last (events) is a chart row sharing CHART_ROWS_PERCENT.
     let chart_rows = rows.len().saturating_sub(1).max(1) as u16;
+    let chart_height = body.height * CHART_ROWS_PERCENT / 100;
+    let share = chart_height / chart_rows;
+    // The runs list's row takes what its runs need; the other chart rows get the rest.
+    let top = if chart_rows > 1 && shown.first().is_some_and(|p| p.id == PaneId::Runs) {
+        (runs + COMPACT_RUNS_CHROME).max(GRID_TOP_MIN_HEIGHT).min(share)
+    } else {
+        share
+    };
+    // Chart rows other than the top one share what it leaves; the first gets the remainder.
+    let others = if chart_rows > 1 { (chart_height - top) / (chart_rows - 1) } else { share };
+    let remainder = if chart_rows > 1 { (chart_height - top) % (chart_rows - 1) } else { 0 };
     let constraints: Vec<Constraint> = rows
         .iter()
         .enumerate()
-        .map(|(i, _)| if i + 1 == rows.len() { Constraint::Min(EVENTS_MIN_HEIGHT) } else { Constraint::Percentage(CHART_ROWS_PERCENT / chart_rows) })
+        .map(|(i, _)| match i {
+            _ if i + 1 == rows.len() => Constraint::Min(EVENTS_MIN_HEIGHT),
+            // Not shortened: every chart row its percentage, as without the runs' height.
+            _ if top >= share => Constraint::Percentage(CHART_ROWS_PERCENT / chart_rows),
+            0 => Constraint::Length(top),
+            1 => Constraint::Length(others + remainder),
+            _ => Constraint::Length(others),
+        })
         .collect();
     let row_rects = Layout::vertical(constraints).split(body);
     let mut panes = Vec::with_capacity(shown.len());
@@ -211,7 +233,7 @@ mod tests {
     fn every_pane_gets_an_area_inside_the_screen() {
         let screen = Rect::new(0, 0, 120, 40);
         let all: Vec<PaneId> = PANES.iter().map(|p| p.id).collect();
-        let a = areas(screen, Arrangement::Grid, &all);
+        let a = areas(screen, Arrangement::Grid { runs: 3 }, &all);
         assert_eq!(a.panes.len(), PANES.len());
         for (_, r) in &a.panes {
             assert!(r.width > 10 && r.height >= 5, "{r:?}");
@@ -231,14 +253,25 @@ mod tests {
     #[test]
     fn hidden_optional_panes_take_no_space() {
         let fixed = [PaneId::Runs, PaneId::Throughput, PaneId::Training, PaneId::Hardware, PaneId::Events];
-        let a = areas(Rect::new(0, 0, 100, 30), Arrangement::Grid, &fixed);
+        let a = areas(Rect::new(0, 0, 100, 30), Arrangement::Grid { runs: 3 }, &fixed);
         assert_eq!(a.panes.len(), 5);
         let bottom = |a: &Areas| a.panes.iter().map(|(_, r)| r.bottom()).max().unwrap();
         assert_eq!(bottom(&a), 29, "the panes fill the body");
         let with_moe = [&fixed[..4], &[PaneId::Moe, PaneId::Events]].concat();
-        let b = areas(Rect::new(0, 0, 100, 30), Arrangement::Grid, &with_moe);
+        let b = areas(Rect::new(0, 0, 100, 30), Arrangement::Grid { runs: 3 }, &with_moe);
         let moe = b.panes.iter().find(|(p, _)| *p == PaneId::Moe).unwrap().1;
         assert_eq!(moe.width, 100, "alone in its row, MoE takes the width");
+    }
+
+    #[test]
+    fn the_runs_row_takes_the_height_its_runs_need() {
+        let all = [PaneId::Runs, PaneId::Throughput, PaneId::Training, PaneId::Hardware, PaneId::Events, PaneId::Alerts];
+        let height = |runs: u16, id: PaneId| areas(Rect::new(0, 0, 160, 48), Arrangement::Grid { runs }, &all).panes.iter().find(|(p, _)| *p == id).unwrap().1.height;
+        assert_eq!(height(1, PaneId::Runs), GRID_TOP_MIN_HEIGHT, "one run: a short row");
+        assert!(height(1, PaneId::Training) > height(12, PaneId::Training), "the training row gets the rest");
+        assert_eq!(height(1, PaneId::Events), height(12, PaneId::Events), "events keep their share");
+        assert_eq!(height(12, PaneId::Runs), 16);
+        assert_eq!(height(40, PaneId::Runs), 17, "many runs: no more than an even share");
     }
 
     #[test]

@@ -11,7 +11,7 @@ use super::keys::{self, Action, Binding, Direction, Scope};
 use super::layout::{self, Arrangement, Areas, PaneId};
 use super::panes::{self, Ctx, PaneAction, Panes, Reaction};
 use super::theme::Theme;
-use super::view::{step_window, Confirm, Controls, Outcome, ViewState};
+use super::view::{step_window, AlertPlace, Confirm, Controls, Outcome, ViewState};
 use super::SourceAction;
 use crate::session::SessionState;
 
@@ -44,6 +44,7 @@ impl Screen {
             (Scope::Focused(p), _) => self.view.focus == p && visible(p),
             (Scope::Pane(p), _) => visible(p),
             (Scope::Confirm, _) => self.view.confirm.is_some(),
+            (Scope::Detail, _) => self.view.detail.is_some(),
             (Scope::Global, _) => true,
         }
     }
@@ -64,6 +65,15 @@ impl Screen {
             };
         }
         let state = self.shown(live);
+        if self.view.detail.is_some() && !self.view.help {
+            // The detail is modal: its own keys and quit; others wait until it closes.
+            let binding = keys::find(&key, |b| b.scope == Scope::Detail)
+                .or_else(|| keys::find(&key, |b| b.scope == Scope::Global && matches!(b.action, Action::Quit | Action::Help)));
+            return match binding {
+                Some(b) => self.run(b.action, b.scope, key, live),
+                None => Outcome::None,
+            };
+        }
         if !self.view.help {
             if let Some(b) = keys::find(&key, |b| b.scope == Scope::Source && self.in_effect(b, state)) {
                 return self.run(b.action, b.scope, key, live);
@@ -146,6 +156,25 @@ impl Screen {
             Action::WiderWindow => v.window = step_window(v.window, 1),
             Action::Smooth => v.smoothing = !v.smoothing,
             Action::InfoMarkers => v.info_markers = !v.info_markers,
+            Action::OpenDetail => {
+                let state = self.view.frozen.as_deref().unwrap_or(live);
+                let run = state.runs.get(self.view.selected_run);
+                let latest = run.and_then(|r| r.alerts.last().copied());
+                match self.view.highlight.or(latest).and_then(|i| alert_place(i, state)) {
+                    Some(place) => self.view.show_alert(place),
+                    None => return Outcome::None,
+                }
+            }
+            Action::CloseDetail => v.detail = None,
+            Action::OlderAlert | Action::NewerAlert => {
+                let state = self.view.frozen.as_deref().unwrap_or(live);
+                let Some(i) = self.view.detail else { return Outcome::None };
+                let next = if action == Action::OlderAlert { i.checked_sub(1) } else { Some(i + 1).filter(|n| *n < state.alerts.len()) };
+                match next.and_then(|n| alert_place(n, state)) {
+                    Some(place) => self.view.show_alert(place),
+                    None => return Outcome::None,
+                }
+            }
             Action::CancelRun => {
                 let running = live.runs.get(v.selected_run).is_some_and(|r| !r.state.is_over());
                 if running && v.controls.cancels_runs {
@@ -167,10 +196,13 @@ impl Screen {
                 }
                 self.view.window = Window::Around(step);
                 self.view.highlight = Some(alert);
+                self.view.detail = Some(alert);
                 Outcome::Redraw
             }
         }
     }
+
+
 
     pub fn on_mouse(&mut self, m: MouseEvent, live: &SessionState) -> Outcome {
         let at = Position::new(m.column, m.row);
@@ -203,7 +235,7 @@ impl Screen {
         } else if layout::is_compact(area) {
             Arrangement::Compact { shown: self.view.shown, runs: state.runs.len() as u16 }
         } else {
-            Arrangement::Grid
+            Arrangement::Grid { runs: state.runs.len() as u16 }
         }
     }
 
@@ -231,6 +263,12 @@ impl Screen {
     }
 }
 
+/// Alert `i`, its run's index and its step, when the session has it.
+fn alert_place(i: usize, state: &SessionState) -> Option<AlertPlace> {
+    let alert = state.alerts.get(i)?;
+    Some(AlertPlace { index: i, run: state.runs.iter().position(|r| r.name == alert.run), step: alert.step })
+}
+
 /// Draws the whole screen for `state` (the state on screen: the frozen one while frozen).
 pub fn draw(frame: &mut Frame, state: &SessionState, screen: &Screen, theme: &Theme) {
     let area = frame.area();
@@ -250,6 +288,8 @@ pub fn draw(frame: &mut Frame, state: &SessionState, screen: &Screen, theme: &Th
         panes::overlay::confirm(frame, area, &ctx, c);
     } else if screen.view.help {
         panes::overlay::help(frame, area, &ctx, screen);
+    } else if let Some(i) = screen.view.detail {
+        panes::detail::render(frame, area, &ctx, i, compact);
     }
 }
 
@@ -433,6 +473,17 @@ mod tests {
         assert_eq!(v.panes.of::<Alerts>().unwrap().row, 1, "row 1: the older alert");
         press(&mut v, KeyCode::Enter, &s);
         assert_eq!((v.view.selected_run, v.view.window, v.view.zoomed), (1, Window::Around(40), false), "Enter jumps instead of zooming");
+        assert_eq!(v.view.detail, Some(0), "and opens the alert's detail");
+        assert_eq!(press(&mut v, KeyCode::Char('a'), &s), Outcome::None, "the detail is modal");
+        press(&mut v, KeyCode::Char('k'), &s);
+        assert_eq!((v.view.detail, v.view.selected_run, v.view.window), (Some(1), 0, Window::Around(70)), "k: the newer alert");
+        press(&mut v, KeyCode::Char('j'), &s);
+        press(&mut v, KeyCode::Esc, &s);
+        assert_eq!((v.view.detail, v.view.window, v.view.highlight), (None, Window::Around(40), Some(0)), "Esc closes the detail; the jump stays");
+        press(&mut v, KeyCode::Char('o'), &s);
+        assert_eq!(v.view.detail, Some(0), "o reopens the alert jumped to");
+        press(&mut v, KeyCode::Char('o'), &s);
+        assert_eq!(v.view.detail, None);
         press(&mut v, KeyCode::Char('a'), &s);
         let acked = &v.panes.of::<Alerts>().unwrap().acknowledged;
         assert!(acked.contains(&0) && !acked.contains(&1));

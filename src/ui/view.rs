@@ -74,6 +74,8 @@ pub struct ViewState {
     pub info_markers: bool,
     /// The alert jumped to from the alerts pane: its marker is highlighted.
     pub highlight: Option<usize>,
+    /// The alert whose detail is open (an index into the session's alerts).
+    pub detail: Option<usize>,
     pub help: bool,
     pub confirm: Option<Confirm>,
     pub controls: Controls,
@@ -97,6 +99,7 @@ impl Default for ViewState {
             smoothing: false,
             info_markers: true,
             highlight: None,
+            detail: None,
             help: false,
             confirm: None,
             controls: Controls::default(),
@@ -114,6 +117,27 @@ impl ViewState {
         if pane != PaneId::Runs {
             self.shown = pane;
         }
+    }
+}
+
+/// Where an alert is: its index in the session's alerts, its run, its step.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AlertPlace {
+    pub index: usize,
+    pub run: Option<usize>,
+    pub step: u64,
+}
+
+impl ViewState {
+    /// Opens an alert's detail, with its run selected and the charts behind it
+    /// around its step, its marker highlighted.
+    pub fn show_alert(&mut self, at: AlertPlace) {
+        if let Some(run) = at.run {
+            self.selected_run = run;
+        }
+        self.window = Window::Around(at.step);
+        self.highlight = Some(at.index);
+        self.detail = Some(at.index);
     }
 }
 

@@ -4,6 +4,7 @@
 //! global view (read-only). `Panes` holds one of each, built from the layout's
 //! `PANES` table; the header and the overlays are fixed parts, not panes.
 pub mod alerts;
+pub mod detail;
 pub mod events;
 pub mod hardware;
 pub mod header;

@@ -27,6 +27,8 @@ fn centered(area: Rect, width: u16, height: u16) -> Rect {
 fn listed(b: &Binding, ctx: &Ctx, screen: &Screen) -> bool {
     match b.scope {
         Scope::Confirm => false,
+        // Listed: help says they need an open detail.
+        Scope::Detail => true,
         // Listed whatever has focus: help says which pane they need.
         Scope::Focused(p) => screen.panes.get(p).visible(ctx.state),
         _ => screen.in_effect(b, ctx.state),
