@@ -20,8 +20,9 @@ const WIDTHS: [Constraint; 6] = [
     Constraint::Length(7),
     Constraint::Length(PROGRESS_CELLS as u16 + 9),
     Constraint::Length(7),
-    // "running CRIT"
-    Constraint::Min(13),
+    // "cancelled CRIT": a fixed width, so that the name column alone takes the slack
+    // and `fit_middle` cuts names to the width they really get.
+    Constraint::Length(14),
 ];
 
 /// Screen rows of each run, for mouse selection: (run index, row area).
@@ -84,7 +85,7 @@ pub fn fit_middle(text: &str, width: usize) -> String {
 
 fn render(frame: &mut Frame, area: Rect, ctx: &Ctx) {
     // The name column takes what the fixed columns leave (Table's Min(10) column).
-    let fixed: u16 = 2 + 7 + PROGRESS_CELLS as u16 + 9 + 7 + 13 + 5;
+    let fixed: u16 = 2 + 7 + PROGRESS_CELLS as u16 + 9 + 7 + 14 + 5;
     let name_width = area.width.saturating_sub(2 + fixed).max(10) as usize;
     let header = Row::new(["#", "run", "device", "step", "tok/s", "state · alert"]).style(ctx.muted().add_modifier(Modifier::BOLD));
     let rows = ctx.state.runs.iter().enumerate().map(|(i, r)| {
