@@ -247,6 +247,10 @@ impl Writer {
     }
 
     fn on_event(&mut self, t: f64, event: Event) -> io::Result<()> {
+        if let Event::Resumed { run, at_step, .. } = &event {
+            // Points dropped from those already checkpointed shift the rest down.
+            self.checkpointed -= self.rec.points.count_run_from(*run as u32, *at_step, self.checkpointed);
+        }
         self.rec.record(t, &event);
         if self.failed {
             return Ok(());
