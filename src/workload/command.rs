@@ -171,7 +171,7 @@ impl Sink {
         Sink { tx: ctx.tx.clone(), run: ctx.id, started: ctx.started, dropped: 0 }
     }
 
-    fn now_s(&self) -> f64 {
+    pub(crate) fn now_s(&self) -> f64 {
         self.started.elapsed().as_secs_f64()
     }
 
@@ -211,7 +211,7 @@ impl Sink {
     }
 
     /// Hands on what a metric stream produced.
-    async fn stream(&mut self, outs: Vec<StreamOut>, text_level: LogLevel, skips: &mut u64) -> Result<(), Gone> {
+    pub(crate) async fn stream(&mut self, outs: Vec<StreamOut>, text_level: LogLevel, skips: &mut u64) -> Result<(), Gone> {
         for out in outs {
             match out {
                 StreamOut::Point { step, time_s, values } => self.send(Event::Metrics { run: self.run, step, time_s, values }).await?,

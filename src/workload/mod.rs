@@ -7,6 +7,7 @@
 //! `driver` is the one training loop; `lm` and `rlhf` are its `Trainer`s, built from
 //! the shared model, data and schedule in `common`. `command` is the other kind of
 //! run: the user's own program, whose output is read instead of a loop driven.
+pub mod attach;
 pub mod command;
 pub mod common;
 pub mod determinism;
@@ -82,6 +83,10 @@ pub fn spawn(id: RunId, config: RunConfig, threads: usize, tx: mpsc::Sender<Even
                 let cfg = cfg.clone();
                 command::run(&ctx, &cfg).await
             }
+            WorkloadConfig::Attach(cfg) => {
+                let cfg = cfg.clone();
+                attach::run(&ctx, &cfg).await
+            }
             WorkloadConfig::Lm(_) | WorkloadConfig::Rlhf(_) => on_training_thread(ctx).await,
         };
         let _ = tx.send(Event::RunEnded { run: id, outcome }).await;
@@ -106,6 +111,6 @@ fn run_workload(ctx: &RunContext) -> RunOutcome {
     match &ctx.config.workload {
         WorkloadConfig::Lm(cfg) => driver::drive::<lm::LmTrainer>(ctx, cfg),
         WorkloadConfig::Rlhf(cfg) => driver::drive::<rlhf::trainer::RlhfTrainer>(ctx, cfg),
-        WorkloadConfig::Command(_) => RunOutcome::Failed("a command run has no training loop".into()),
+        WorkloadConfig::Command(_) | WorkloadConfig::Attach(_) => RunOutcome::Failed("a command or attached run has no training loop".into()),
     }
 }
