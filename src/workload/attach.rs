@@ -28,6 +28,9 @@ pub async fn run(ctx: &RunContext, cfg: &AttachConfig) -> RunOutcome {
     let path = cfg.source.path().display().to_string();
     let whose = cfg.pid.map_or(String::new(), |pid| format!(" (process {pid})"));
     let _ = sink.log(LogLevel::Info, format!("following {path}{whose}"));
+    if let Some(pid) = cfg.pid {
+        ctx.jobs.set(ctx.id, pid);
+    }
     let stop = CancellationToken::new();
     let follower = match &cfg.source {
         AttachSource::Stream(source) => command::follow(source, None, Sink::new(ctx), stop.clone()),

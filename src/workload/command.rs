@@ -56,6 +56,9 @@ pub async fn run(ctx: &RunContext, cfg: &CommandConfig) -> RunOutcome {
     };
     // The program leads its own group, whose id is its pid.
     let mut group = Group(child.id().map(|pid| pid as i32));
+    if let Some(pid) = child.id() {
+        ctx.jobs.set(ctx.id, pid);
+    }
     let sink = || Sink::new(ctx);
     if sink().send(Event::RunStarted { run: ctx.id, device: DEVICE.into(), threads: 0 }).await.is_err() {
         group.signal(libc::SIGKILL);

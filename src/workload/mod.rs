@@ -41,6 +41,8 @@ pub struct RunContext {
     tx: mpsc::Sender<Event>,
     cancel: CancellationToken,
     started: Instant,
+    /// Where a run whose job is a process tree (command, attach) names its root.
+    jobs: crate::telemetry::procs::JobPids,
 }
 
 /// The session stopped listening (rlmon is shutting down): stop training.
@@ -74,9 +76,11 @@ impl RunContext {
 }
 
 /// Starts one run; the task ends after sending the run's `RunEnded` event.
-pub fn spawn(id: RunId, config: RunConfig, threads: usize, tx: mpsc::Sender<Event>, cancel: CancellationToken) -> JoinHandle<()> {
+/// `jobs`: where the run names its job's process, for GPU attribution.
+pub fn spawn(id: RunId, config: RunConfig, threads: usize, tx: mpsc::Sender<Event>, cancel: CancellationToken, jobs: crate::telemetry::procs::JobPids) -> JoinHandle<()> {
     tokio::spawn(async move {
-        let ctx = RunContext { id, config, threads, tx: tx.clone(), cancel, started: Instant::now() };
+        let job_over = jobs.clone();
+        let ctx = RunContext { id, config, threads, tx: tx.clone(), cancel, started: Instant::now(), jobs };
         let outcome = match &ctx.config.workload {
             // A program of the user's: waited on here, no training thread.
             WorkloadConfig::Command(cfg) => {
@@ -89,6 +93,8 @@ pub fn spawn(id: RunId, config: RunConfig, threads: usize, tx: mpsc::Sender<Even
             }
             WorkloadConfig::Lm(_) | WorkloadConfig::Rlhf(_) => on_training_thread(ctx).await,
         };
+        // The job's process id may be reused from now on.
+        job_over.clear(id);
         let _ = tx.send(Event::RunEnded { run: id, outcome }).await;
     })
 }

@@ -25,6 +25,21 @@ fn gib(v: f64) -> String {
     format!("{:.1}", v / GIB)
 }
 
+/// GPU memory of run `run`'s job (its process tree), over every GPU; `None` when
+/// none is attributed (not a process-tree run, or no NVML).
+pub(super) fn job_gpu_memory(ctx: &Ctx, run: usize) -> Option<f64> {
+    let GpuStatus::Available { gpus, .. } = &ctx.state.gpu else { return None };
+    gpus.iter().filter_map(|g| fresh(ctx, &catalog::gpu(g.index as usize).run_mem_bytes(run))).reduce(|a, b| a + b)
+}
+
+/// The last sample of a telemetry series, if it is from the last sampling round
+/// (a job's series stops when its processes leave the GPU).
+fn fresh(ctx: &Ctx, key: &str) -> Option<f64> {
+    let series = ctx.state.telemetry.get(key)?;
+    let newest = ctx.state.telemetry.values().filter_map(|s| s.times.last().copied()).fold(f64::MIN, f64::max);
+    (series.times.last().copied()? >= newest).then(|| series.last()).flatten()
+}
+
 /// A row: label, bar, figures; the bar turns warn/critical as it fills.
 fn meter<'a>(ctx: &Ctx, label: String, fraction: Option<f64>, figures: String) -> Line<'a> {
     let t = ctx.theme;
@@ -84,6 +99,18 @@ fn render(frame: &mut Frame, area: Rect, ctx: &Ctx) {
                     Span::styled("  rlmon ", ctx.muted()),
                     Span::styled(last(ctx, &gpu.proc_mem_bytes()).map_or("-".into(), |b| format!("{} GiB", gib(b))), ctx.text()),
                 ]));
+                // The jobs' share of this GPU's memory, apart from the rest.
+                let jobs: Vec<(String, f64)> = ctx.state.runs.iter().enumerate().filter_map(|(i, r)| Some((r.name.clone(), fresh(ctx, &gpu.run_mem_bytes(i))?))).collect();
+                if !jobs.is_empty() {
+                    let mine: f64 = jobs.iter().map(|j| j.1).sum();
+                    let mut spans = vec![Span::styled("  jobs   ", ctx.muted())];
+                    for (name, bytes) in &jobs {
+                        spans.push(Span::styled(format!("{name} {} GiB  ", gib(*bytes)), ctx.text()));
+                    }
+                    let other = used.map_or("-".into(), |u| format!("{} GiB", gib((u - mine).max(0.0))));
+                    spans.push(Span::styled(format!("other {other}"), ctx.muted()));
+                    lines.push(Line::from(spans));
+                }
                 sparks.push((format!("gpu{} %", g.index), gpu.util_pct(), 100));
             }
         }

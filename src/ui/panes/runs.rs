@@ -47,6 +47,8 @@ fn state_cell<'a>(r: &RunRecord, ctx: &Ctx) -> Cell<'a> {
     let t = ctx.theme;
     let (text, color) = match r.state {
         RunState::Pending => ("pending".to_owned(), t.muted),
+        // A job rlmon did not start: followed, with no exit status of rlmon's to show.
+        RunState::Running if r.device == crate::workload::attach::DEVICE => ("attached".to_owned(), t.accent),
         RunState::Running => ("running".to_owned(), t.accent),
         RunState::Finished => ("finished".to_owned(), t.ok),
         RunState::Cancelled => ("cancelled".to_owned(), t.warn),
@@ -57,6 +59,15 @@ fn state_cell<'a>(r: &RunRecord, ctx: &Ctx) -> Cell<'a> {
         spans.push(Span::styled(format!(" {}", short(s)), Style::default().fg(ctx.severity_color(s)).add_modifier(Modifier::BOLD)));
     }
     Cell::from(Line::from(spans))
+}
+
+/// The run's name and workload, and its job's GPU memory where it is attributed.
+fn name_cell(r: &RunRecord, run: usize, ctx: &Ctx) -> String {
+    let name = format!("{} ({})", r.name, r.workload);
+    match super::hardware::job_gpu_memory(ctx, run) {
+        Some(bytes) => format!("{name} {}B GPU", si(bytes)),
+        None => name,
+    }
 }
 
 /// The runs list; no state of its own (the selected run is global).
@@ -96,7 +107,7 @@ fn render(frame: &mut Frame, area: Rect, ctx: &Ctx) {
         let rate = r.rate(catalog::TOKENS, Some(RATE_WINDOW)).map_or("-".into(), si);
         let mut row = Row::new(vec![
             Cell::from(format!("{}", i + 1)),
-            Cell::from(fit_middle(&format!("{} ({})", r.name, r.workload), name_width)),
+            Cell::from(fit_middle(&name_cell(r, i, ctx), name_width)),
             Cell::from(r.device.clone()),
             Cell::from(progress),
             Cell::from(rate),
