@@ -380,6 +380,17 @@ impl Recording {
                 events.push((t, Event::RunStarted { run: i, device: r.device.clone(), threads }));
             }
         }
+        // A resume goes before the first point logged after it (on its own clock, a
+        // point may carry a time earlier than the moment the rewind was seen); pushed
+        // before the points, so at one instant it comes first.
+        for r in &meta.resumes {
+            let first_after = (0..p.len()).filter(|&i| p.run[i] as usize == r.run && p.step[i] >= r.at_step).map(|i| {
+                let started = meta.runs.get(r.run).and_then(|m| m.started_s).unwrap_or(0.0);
+                started + p.time_s[i]
+            });
+            let at = first_after.fold(r.at_s, f64::min);
+            events.push((at, Event::Resumed { run: r.run, at_step: r.at_step, discarded: r.discarded }));
+        }
         let names: Vec<MetricName> = p.metric_names.iter().map(|n| MetricName::Borrowed(catalog::intern(n))).collect();
         let order = p.by_run_step();
         // A run's clock starts before its RunStarted is logged (model build), so its
@@ -402,16 +413,6 @@ impl Recording {
                 *last = last.max(started + time_s);
             }
             events.push((started + time_s, Event::Metrics { run: run as usize, step: p.step[first], time_s, values }));
-        }
-        // A resume goes before the first point logged after it (on its own clock, a
-        // point may carry a time earlier than the moment the rewind was seen).
-        for r in &meta.resumes {
-            let first_after = (0..p.len()).filter(|&i| p.run[i] as usize == r.run && p.step[i] >= r.at_step).map(|i| {
-                let started = meta.runs.get(r.run).and_then(|m| m.started_s).unwrap_or(0.0);
-                started + p.time_s[i]
-            });
-            let at = first_after.fold(r.at_s, f64::min);
-            events.push((at, Event::Resumed { run: r.run, at_step: r.at_step, discarded: r.discarded }));
         }
         // Within one instant, a step's log lines follow it and a run's end comes last.
         for l in &meta.log {
