@@ -137,3 +137,36 @@ fn render(frame: &mut Frame, area: Rect, ctx: &Ctx) {
         sparkline_row(frame, *row, ctx, label, ctx.state.telemetry.get(key), *max);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use ratatui::backend::TestBackend;
+    use ratatui::Terminal;
+
+    use crate::metrics::catalog;
+    use crate::session::{Event, GpuInfo, GpuStatus, Hub, RunRecord, SessionState};
+    use crate::ui::screen::Screen;
+    use crate::ui::theme::Theme;
+
+    #[test]
+    fn a_jobs_gpu_memory_is_shown_apart_from_the_rest() {
+        let runs = vec![RunRecord::new("job".into(), "attach".into(), "attached".into(), 0)];
+        let mut hub = Hub::new(SessionState::new("s".into(), runs));
+        let gpus = vec![GpuInfo { index: 0, name: "H100".into(), mem_total_bytes: 80 << 30 }];
+        hub.apply(Event::GpuStatus(GpuStatus::Available { driver: "550".into(), gpus }), 0.0);
+        let gpu = catalog::gpu(0);
+        let values = vec![(gpu.mem_used_bytes().into(), (10u64 << 30) as f64), (gpu.run_mem_bytes(0).into(), (6u64 << 30) as f64)];
+        hub.apply(Event::Telemetry { time_s: 1.0, values }, 1.0);
+        let mut terminal = Terminal::new(TestBackend::new(160, 48)).unwrap();
+        terminal.draw(|f| crate::ui::draw(f, &hub.state, &Screen::default(), &Theme::built_in("default").unwrap())).unwrap();
+        let text: String = terminal.backend().buffer().content().iter().map(|c| c.symbol()).collect();
+        assert!(text.contains("jobs   job 6.0 GiB  other 4.0 GiB"), "hardware pane");
+        let row = text.split("1  ").nth(1).unwrap_or("").chars().take(60).collect::<String>();
+        assert!(row.starts_with("job (attach)") && row.contains(" 6.44GB "), "runs list, device column: {row}");
+        // The job left the GPU: its last sample is stale, nothing is attributed.
+        hub.apply(Event::Telemetry { time_s: 2.0, values: vec![(gpu.mem_used_bytes().into(), 1.0)] }, 2.0);
+        terminal.draw(|f| crate::ui::draw(f, &hub.state, &Screen::default(), &Theme::built_in("default").unwrap())).unwrap();
+        let text: String = terminal.backend().buffer().content().iter().map(|c| c.symbol()).collect();
+        assert!(!text.contains("jobs   job"));
+    }
+}

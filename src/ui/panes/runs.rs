@@ -61,12 +61,12 @@ fn state_cell<'a>(r: &RunRecord, ctx: &Ctx) -> Cell<'a> {
     Cell::from(Line::from(spans))
 }
 
-/// The run's name and workload, and its job's GPU memory where it is attributed.
-fn name_cell(r: &RunRecord, run: usize, ctx: &Ctx) -> String {
-    let name = format!("{} ({})", r.name, r.workload);
+/// The run's device; for a job rlmon did not build (a command, an attached job),
+/// the GPU memory of its process tree where NVML attributes some.
+fn device_cell<'a>(r: &RunRecord, run: usize, ctx: &Ctx) -> Cell<'a> {
     match super::hardware::job_gpu_memory(ctx, run) {
-        Some(bytes) => format!("{name} {}B GPU", si(bytes)),
-        None => name,
+        Some(bytes) => Cell::from(Span::styled(format!("{}B", si(bytes)), Style::default().fg(ctx.theme.accent))),
+        None => Cell::from(r.device.clone()),
     }
 }
 
@@ -107,8 +107,8 @@ fn render(frame: &mut Frame, area: Rect, ctx: &Ctx) {
         let rate = r.rate(catalog::TOKENS, Some(RATE_WINDOW)).map_or("-".into(), si);
         let mut row = Row::new(vec![
             Cell::from(format!("{}", i + 1)),
-            Cell::from(fit_middle(&name_cell(r, i, ctx), name_width)),
-            Cell::from(r.device.clone()),
+            Cell::from(fit_middle(&format!("{} ({})", r.name, r.workload), name_width)),
+            device_cell(r, i, ctx),
             Cell::from(progress),
             Cell::from(rate),
             state_cell(r, ctx),
