@@ -42,9 +42,19 @@ pub enum Command {
 
 #[derive(Debug, Args)]
 pub struct WatchArgs {
-    /// Session config (TOML). Looked up as given, then under workloads/
-    #[arg(short, long, value_name = "FILE")]
-    pub config: PathBuf,
+    /// Session config (TOML). Looked up as given, then under workloads/.
+    /// Not needed with --attach
+    #[arg(short, long, value_name = "FILE", required_unless_present = "attach")]
+    pub config: Option<PathBuf>,
+    /// Follow a job rlmon did not start: each PATH a metrics file (JSONL, CSV, text
+    /// log, trainer_state.json; the format is detected) or a folder (TensorBoard event
+    /// files, or log files), read live as it is written. One run per file or event folder
+    #[arg(long, value_name = "PATH", num_args = 1..)]
+    pub attach: Vec<PathBuf>,
+    /// The attached job's process: its process tree's GPU use is shown, and the
+    /// attached runs finish when it exits
+    #[arg(long, value_name = "PID", requires = "attach")]
+    pub attach_pid: Option<u32>,
     /// No interactive display: progress lines and a summary on stderr.
     /// Automatic when stdout is not a terminal
     #[arg(long)]

@@ -135,8 +135,35 @@ write("a", [3], 2.0)
     assert_eq!(run["metrics"]["loss"], 1.7, "the last line written: {}", run["metrics"]);
     assert_eq!(run["steps"], 3);
     assert!(stderr.contains("was truncated: reading it from the start"), "{stderr}");
-    assert!(stderr.contains("steps went back to 1"), "{stderr}");
+    assert!(stderr.contains("resumed at step 1 (3 steps discarded)"), "{stderr}");
     assert!(stderr.contains("[job] writing metrics"), "stdout goes to the log when metrics come from a file: {stderr}");
+}
+
+#[test]
+fn a_tensorboard_folder_is_read_as_the_program_writes_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let fixture = std::fs::read_dir(Path::new(ROOT).join("tests/fixtures/tensorboard/run1")).unwrap().flatten().next().unwrap().path();
+    // The program creates its event file late and writes it in pieces that cut records.
+    let script = r#"
+import os, sys, time
+src, out = sys.argv[1], sys.argv[2]
+data = open(src, "rb").read()
+time.sleep(0.5)
+os.makedirs(out, exist_ok=True)
+with open(os.path.join(out, os.path.basename(src)), "wb") as f:
+    for i in range(0, len(data), 333):
+        f.write(data[i:i + 333])
+        f.flush()
+        time.sleep(0.05)
+"#;
+    let out = dir.path().join("runs/x/train");
+    let text = python_run(script, &[fixture.to_str().unwrap(), out.to_str().unwrap()], "metrics = { tensorboard = \"runs/x\" }");
+    let (code, summary, stderr) = watch(dir.path(), &write_config(dir.path(), &text));
+    assert_eq!(code, Some(0), "{stderr}");
+    let run = &summary["runs"][0];
+    assert_eq!(run["steps"], 40, "{stderr}");
+    assert!(run["metrics"]["loss"].is_number(), "train/ + train/loss still reads as loss: {}", run["metrics"]);
+    assert!(!stderr.contains("skipped"), "{stderr}");
 }
 
 #[test]
@@ -234,6 +261,8 @@ fn a_command_run_resolves_with_defaults_and_paths_from_the_config_folder() {
     let c = command_of(&cfg);
     assert_eq!((c.metrics.clone(), c.format.as_deref(), c.grace), (MetricsSource::Stdout, Some("csv"), Duration::from_millis(500)));
     assert_eq!(cfg.runs[0].steps, 10);
+    let cfg = config("[[run]]\nname = \"m\"\nworkload = \"command\"\ncommand = [\"x\"]\nmetrics = { tensorboard = \"runs/x\" }\n").unwrap();
+    assert_eq!(command_of(&cfg).metrics, MetricsSource::TensorBoard("/work/cfg/runs/x".into()));
 }
 
 #[test]
@@ -245,6 +274,8 @@ fn command_config_errors_point_at_the_key() {
         ("command = [\"x\"]\nmetrics = 5\n", "5:11", "\"stdout\" or a table"),
         ("command = [\"x\"]\nmetrics = \"stderr\"\n", "5:11", "expected \"stdout\""),
         ("command = [\"x\"]\nmetrics = { path = \"m\" }\n", "5:", "unknown field `path`"),
+        ("command = [\"x\"]\nmetrics = { file = \"m\", tensorboard = \"d\" }\n", "5:", "one of `file` or `tensorboard`"),
+        ("command = [\"x\"]\nmetrics = { tensorboard = \" \" }\n", "5:11", "must name a folder"),
         ("command = [\"x\"]\nformat = \"xml\"\n", "5:10", "unknown format `xml`"),
         ("command = [\"x\"]\nformat = \"trainer-state\"\n", "5:10", "cannot be followed"),
         ("command = [\"x\"]\ngrace_s = -1\n", "5:11", "grace_s must be between"),

@@ -58,6 +58,7 @@ impl LiveSession {
         let n_runs = config.runs.len();
         let mut tasks = Vec::with_capacity(n_runs);
         let mut run_tokens = Vec::with_capacity(n_runs);
+        let jobs = telemetry::procs::JobPids::default();
         for (id, run) in config.runs.into_iter().enumerate() {
             let threads = match run.threads {
                 Threads::Fixed(n) => n,
@@ -65,9 +66,9 @@ impl LiveSession {
             };
             let token = root.child_token();
             run_tokens.push(token.clone());
-            tasks.push(workload::spawn(id, run, threads, tx.clone(), token));
+            tasks.push(workload::spawn(id, run, threads, tx.clone(), token, jobs.clone()));
         }
-        let sampler = match telemetry::spawn(tx, root.child_token(), telemetry::DEFAULT_SAMPLE_HZ, started) {
+        let sampler = match telemetry::spawn(tx, root.child_token(), telemetry::DEFAULT_SAMPLE_HZ, started, jobs) {
             Ok(handle) => Some(handle),
             Err(e) => {
                 let msg = format!("telemetry disabled: cannot start its thread: {e}");

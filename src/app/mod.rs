@@ -1,5 +1,6 @@
 //! Commands: each subcommand's orchestration, wiring config, producers, the hub and
 //! an output together.
+pub mod attach;
 pub mod check;
 pub mod compare;
 pub mod doctor;

@@ -17,8 +17,15 @@ use crate::ui::theme::Theme;
 pub const PROGRESS_PERIOD: Duration = Duration::from_secs(5);
 
 pub async fn watch(args: WatchArgs) -> Result<u8> {
-    let path = find_config(&args.config)?;
-    let mut config = SessionConfig::load(&path)?;
+    let mut config = match &args.config {
+        Some(name) => {
+            let mut config = SessionConfig::load(&find_config(name)?)?;
+            super::attach::add_runs(&mut config, &args.attach, args.attach_pid)?;
+            config
+        }
+        None => super::attach::session(&args.attach, args.attach_pid)?,
+    };
+    let path = config.path.clone();
     if let Some(max) = args.max_steps {
         config.cap_steps(max);
     }

@@ -68,18 +68,21 @@ pub struct RawRun {
     pub grace_s: Option<f64>,
 }
 
-/// `metrics = "stdout"` or `metrics = { file = "..." }`.
+/// `metrics = "stdout"`, `metrics = { file = "..." }` or `metrics = { tensorboard = "dir" }`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum RawMetrics {
     /// A name: only "stdout" is valid (checked when resolved, with its place).
     Named(String),
     File(String),
+    /// A folder of TensorBoard event files.
+    TensorBoard(String),
 }
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct RawMetricsTable {
-    file: String,
+    file: Option<String>,
+    tensorboard: Option<String>,
 }
 
 impl<'de> Deserialize<'de> for RawMetrics {
@@ -88,14 +91,18 @@ impl<'de> Deserialize<'de> for RawMetrics {
         impl<'de> Visitor<'de> for MetricsVisitor {
             type Value = RawMetrics;
             fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-                f.write_str("\"stdout\" or a table { file = \"path\" }")
+                f.write_str("\"stdout\" or a table { file = \"path\" } or { tensorboard = \"dir\" }")
             }
             fn visit_str<E: de::Error>(self, v: &str) -> Result<RawMetrics, E> {
                 Ok(RawMetrics::Named(v.to_owned()))
             }
             fn visit_map<A: de::MapAccess<'de>>(self, map: A) -> Result<RawMetrics, A::Error> {
                 let table = RawMetricsTable::deserialize(de::value::MapAccessDeserializer::new(map))?;
-                Ok(RawMetrics::File(table.file))
+                match (table.file, table.tensorboard) {
+                    (Some(file), None) => Ok(RawMetrics::File(file)),
+                    (None, Some(dir)) => Ok(RawMetrics::TensorBoard(dir)),
+                    _ => Err(de::Error::custom("metrics: give one of `file` or `tensorboard`")),
+                }
             }
         }
         deserializer.deserialize_any(MetricsVisitor)

@@ -90,6 +90,18 @@ impl Gpu {
         self.measure("proc_mem_bytes")
     }
 
+    /// GPU memory of run `run`'s job: the processes of its process tree on this GPU
+    /// (a command's program and its children, or an `--attach-pid` tree).
+    pub fn run_mem_bytes(self, run: usize) -> String {
+        self.measure(&format!("run{run}_mem_bytes"))
+    }
+
+    /// `gpu{i}/run{r}_mem_bytes` → `(i, r)`.
+    pub fn parse_run_mem(name: &str) -> Option<(usize, usize)> {
+        let (gpu, measure) = Self::parse(name)?;
+        Some((gpu, measure.strip_prefix("run")?.strip_suffix("_mem_bytes")?.parse().ok()?))
+    }
+
     /// `gpu{i}/{measure}` → `(i, measure)`.
     pub fn parse(name: &str) -> Option<(usize, &str)> {
         let rest = name.strip_prefix("gpu")?;

@@ -257,13 +257,36 @@ impl Writer {
     }
 
     fn on_event(&mut self, t: f64, event: Event) -> io::Result<()> {
+        // A resume that drops points already in a checkpoint: the checkpoints on disk
+        // still hold them, so they are all replaced by one (resumes are rare).
+        let rewrite = match &event {
+            Event::Resumed { run, at_step, .. } => self.rec.points.count_run_from(*run as u32, *at_step, self.checkpointed) > 0,
+            _ => false,
+        };
         self.rec.record(t, &event);
         if self.failed {
             return Ok(());
         }
         self.append(&Record::Event { t, event })?;
-        if self.segment_bytes >= SEGMENT_LIMIT {
+        if rewrite {
+            self.rewrite_checkpoints()?;
+        } else if self.segment_bytes >= SEGMENT_LIMIT {
             self.compact()?;
+        }
+        Ok(())
+    }
+
+    /// One checkpoint of every point so far replaces the older ones. Written before
+    /// they are removed: a crash in between leaves points twice, never none.
+    fn rewrite_checkpoints(&mut self) -> io::Result<()> {
+        let older = numbered(&self.dir, "checkpoint-", naming::SNAPSHOT_SUFFIX).map_err(|e| io::Error::other(e.to_string()))?;
+        self.checkpointed = 0;
+        self.compact()?;
+        let newest = self.segment_no - 1;
+        for (n, path) in older {
+            if n < newest {
+                fs::remove_file(path)?;
+            }
         }
         Ok(())
     }
@@ -598,6 +621,35 @@ mod tests {
         let (live, whole) = live_and_recorded();
         assert_eq!(canonical(&r.recording), canonical(&whole));
         assert_eq!(r.recording.final_state().runs[0].series, live.runs[0].series);
+    }
+
+    #[test]
+    fn a_resume_reaching_into_checkpoints_is_recovered_without_the_discarded_points() {
+        let dir = tempfile::tempdir().unwrap();
+        let journal = dir.path().join("r.rlmon.journal");
+        fs::create_dir_all(&journal).unwrap();
+        let mut w = Writer::open(journal.clone(), dir.path().join("r.rlmon.parquet"), Recording::new(meta())).unwrap();
+        let point = |step: u64, loss: f64| Event::Metrics { run: 0, step, time_s: step as f64, values: vec![("loss".into(), loss)] };
+        w.on_event(0.0, Event::RunStarted { run: 0, device: "attached".into(), threads: 0 }).unwrap();
+        for s in 1..=5 {
+            w.on_event(s as f64, point(s, 5.0)).unwrap();
+        }
+        w.compact().unwrap();
+        w.on_event(6.0, point(6, 5.0)).unwrap();
+        w.on_event(7.0, Event::Resumed { run: 0, at_step: 3, discarded: 4 }).unwrap();
+        for s in 3..=4 {
+            w.on_event(7.0 + s as f64, point(s, 1.0)).unwrap();
+        }
+        w.sync().unwrap();
+        let expect: Vec<(u64, f64)> = vec![(1, 5.0), (2, 5.0), (3, 1.0), (4, 1.0)];
+        let got = |r: &Recording| r.points.step.iter().copied().zip(r.points.value.iter().copied()).collect::<Vec<_>>();
+        assert_eq!(got(&w.rec), expect);
+        let r = recover(&journal).unwrap();
+        assert_eq!(got(&r.recording), expect, "the checkpointed steps 3..5 stay discarded");
+        assert_eq!(r.recording.meta.resumes.len(), 1);
+        let state = r.recording.final_state();
+        assert_eq!(state.runs[0].series["loss"].steps, [1, 2, 3, 4]);
+        assert!(state.log.iter().any(|l| l.message == "resumed at step 3 (4 steps discarded)"), "{:?}", state.log);
     }
 
     #[test]

@@ -95,6 +95,19 @@ pub struct Meta {
     /// when they were raised: a replay that cannot read the baseline raises them again.
     #[serde(default)]
     pub baseline_alerts: Vec<RaisedAlert>,
+    /// Runs whose steps went back (a job resumed from a checkpoint): a replay says so
+    /// at the same point. The discarded points are not recorded.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub resumes: Vec<ResumeEntry>,
+}
+
+/// One resume of a run, as seen live.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ResumeEntry {
+    pub at_s: f64,
+    pub run: usize,
+    pub at_step: u64,
+    pub discarded: u64,
 }
 
 pub use crate::session::state::RaisedAlert;
@@ -133,6 +146,7 @@ impl Meta {
             telemetry_run: TELEMETRY_RUN.into(),
             baseline: None,
             baseline_tolerance: None,
+            resumes: Vec::new(),
             baseline_alerts: Vec::new(),
         }
     }
@@ -226,6 +240,22 @@ impl Points {
         self.value.push(value);
     }
 
+    /// How many of the first `below` points are `run`'s at `step` or later.
+    pub fn count_run_from(&self, run: u32, step: u64, below: usize) -> usize {
+        let below = below.min(self.len());
+        self.run[..below].iter().zip(&self.step[..below]).filter(|(r, s)| **r == run && **s >= step).count()
+    }
+
+    /// Drops `run`'s points at `step` and later (its job resumed from an earlier step).
+    pub fn drop_run_from(&mut self, run: u32, step: u64) {
+        let keep: Vec<bool> = self.run.iter().zip(&self.step).map(|(r, s)| *r != run || *s < step).collect();
+        keep_where(&mut self.run, &keep);
+        keep_where(&mut self.step, &keep);
+        keep_where(&mut self.time_s, &keep);
+        keep_where(&mut self.metric, &keep);
+        keep_where(&mut self.value, &keep);
+    }
+
     /// The points from index `from` on (a checkpoint of what is new), with every
     /// metric name so ids stay valid.
     pub fn since(&self, from: usize) -> Points {
@@ -259,6 +289,12 @@ impl Points {
         keyed.sort_unstable();
         keyed.into_iter().map(|(_, _, i)| i).collect()
     }
+}
+
+/// Keeps the items of `col` whose flag in `keep` is set.
+fn keep_where<T>(col: &mut Vec<T>, keep: &[bool]) {
+    let mut flags = keep.iter();
+    col.retain(|_| flags.next().copied().unwrap_or(true));
 }
 
 /// A whole recorded session.
@@ -323,6 +359,11 @@ impl Recording {
                 self.meta.log.push(LogEntry { time_s: now_s, run: *run, level: *level, message: message.clone() });
             }
             Event::Alert { run, alert } => self.meta.baseline_alerts.push(RaisedAlert { at_s: now_s, run: *run, alert: alert.clone() }),
+            Event::Resumed { run, at_step, discarded } if *run < runs => {
+                // The resumed points replace the earlier ones, in the recording as on screen.
+                self.points.drop_run_from(*run as u32, *at_step);
+                self.meta.resumes.push(ResumeEntry { at_s: now_s, run: *run, at_step: *at_step, discarded: *discarded });
+            }
             _ => {}
         }
     }
@@ -338,6 +379,17 @@ impl Recording {
             if let (Some(t), Some(threads)) = (r.started_s, r.threads) {
                 events.push((t, Event::RunStarted { run: i, device: r.device.clone(), threads }));
             }
+        }
+        // A resume goes before the first point logged after it (on its own clock, a
+        // point may carry a time earlier than the moment the rewind was seen); pushed
+        // before the points, so at one instant it comes first.
+        for r in &meta.resumes {
+            let first_after = (0..p.len()).filter(|&i| p.run[i] as usize == r.run && p.step[i] >= r.at_step).map(|i| {
+                let started = meta.runs.get(r.run).and_then(|m| m.started_s).unwrap_or(0.0);
+                started + p.time_s[i]
+            });
+            let at = first_after.fold(r.at_s, f64::min);
+            events.push((at, Event::Resumed { run: r.run, at_step: r.at_step, discarded: r.discarded }));
         }
         let names: Vec<MetricName> = p.metric_names.iter().map(|n| MetricName::Borrowed(catalog::intern(n))).collect();
         let order = p.by_run_step();

@@ -25,6 +25,10 @@ pub enum Event {
     /// An alert raised outside the runs' own detectors (a live run held against a
     /// baseline session); journalled like any event so a replay raises it again.
     Alert { run: Option<RunId>, alert: crate::health::Alert },
+    /// The job behind a run restarted from a checkpoint: its steps went back to
+    /// `at_step`, and the `discarded` steps logged from there on are replaced by
+    /// the ones that follow. (Last: journals encode variants by position.)
+    Resumed { run: RunId, at_step: u64, discarded: u64 },
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

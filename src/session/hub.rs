@@ -74,6 +74,7 @@ impl Hub {
                 self.log(Some(run), LogLevel::Info, msg, now_s);
             }
             Event::Metrics { run, step, time_s, values } => self.apply_metrics(run, step, time_s, values),
+            Event::Resumed { run, at_step, discarded } => self.resume_reported(run, at_step, discarded, now_s),
             Event::RunEnded { run, outcome } => {
                 let Some(r) = self.state.runs.get_mut(run) else { return };
                 let (state, level, msg) = match outcome {
@@ -151,6 +152,12 @@ impl Hub {
     /// TensorBoard does), and its detectors start over from the points kept, so the
     /// rewind is not seen as a jump. Alerts already raised stay: they happened.
     pub fn resume(&mut self, run: RunId, step: u64, now_s: f64) {
+        self.resume_reported(run, step, 0, now_s);
+    }
+
+    /// [`Hub::resume`] where the reader counted the steps it discarded (a replay
+    /// no longer has them to count: the recording keeps only the resumed ones).
+    fn resume_reported(&mut self, run: RunId, step: u64, discarded: u64, now_s: f64) {
         let Some(r) = self.state.runs.get_mut(run) else { return };
         let mut dropped = 0;
         for series in r.series.values_mut() {
@@ -171,7 +178,7 @@ impl Hub {
                 monitor.observe(group[0].0, group[0].1, &values);
             }
         }
-        let msg = format!("resumed at step {step} ({dropped} steps discarded)");
+        let msg = format!("resumed at step {step} ({} steps discarded)", dropped.max(discarded as usize));
         self.log(Some(run), LogLevel::Warn, msg, now_s);
     }
 

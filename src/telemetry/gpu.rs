@@ -5,6 +5,7 @@ use nvml_wrapper::enums::device::UsedGpuMemory;
 use nvml_wrapper::error::NvmlError;
 use nvml_wrapper::Nvml;
 
+use super::procs;
 use crate::metrics::{catalog, MetricName};
 use crate::session::{GpuInfo, GpuStatus};
 
@@ -50,6 +51,34 @@ impl GpuSampler {
             })
             .collect();
         GpuStatus::Available { driver, gpus }
+    }
+
+    /// Appends each job's GPU memory per GPU (`gpu{i}/run{r}_mem_bytes`): the
+    /// processes of its tree found in NVML's compute and graphics lists.
+    pub fn sample_jobs(&self, jobs: &[(crate::session::RunId, u32)], out: &mut Vec<(MetricName, f64)>) {
+        if jobs.is_empty() {
+            return;
+        }
+        let table = procs::snapshot();
+        let trees: Vec<_> = jobs.iter().map(|(run, pid)| (*run, procs::tree(&table, *pid))).collect();
+        for i in 0..self.count {
+            let Ok(d) = self.nvml.device_by_index(i) else { continue };
+            let listed = d.running_compute_processes().unwrap_or_default().into_iter().chain(d.running_graphics_processes().unwrap_or_default());
+            let on_gpu: Vec<(u32, Option<u64>)> = listed
+                .map(|p| {
+                    let used = match p.used_gpu_memory {
+                        UsedGpuMemory::Used(b) => Some(b),
+                        UsedGpuMemory::Unavailable => None,
+                    };
+                    (p.pid, used)
+                })
+                .collect();
+            for (run, tree) in &trees {
+                if let Some(bytes) = procs::job_memory(&on_gpu, tree) {
+                    out.push((catalog::gpu(i as usize).run_mem_bytes(*run).into(), bytes as f64));
+                }
+            }
+        }
     }
 
     /// Appends `gpu{i}/...` samples; a metric NVML does not support on a device is

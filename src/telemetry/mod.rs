@@ -6,6 +6,7 @@
 pub mod gpu;
 pub mod host;
 pub mod libtorch;
+pub mod procs;
 
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
@@ -19,7 +20,8 @@ use crate::session::Event;
 pub const DEFAULT_SAMPLE_HZ: f64 = 2.0;
 
 /// Starts the sampler thread; it stops when `cancel` fires or the hub goes away.
-pub fn spawn(tx: mpsc::Sender<Event>, cancel: CancellationToken, sample_hz: f64, session_start: Instant) -> std::io::Result<JoinHandle<()>> {
+/// `jobs`: the runs' job processes, whose GPU memory is sampled apart.
+pub fn spawn(tx: mpsc::Sender<Event>, cancel: CancellationToken, sample_hz: f64, session_start: Instant, jobs: procs::JobPids) -> std::io::Result<JoinHandle<()>> {
     let period = Duration::from_secs_f64(1.0 / sample_hz.clamp(0.1, 10.0));
     std::thread::Builder::new().name("rlmon-telemetry".into()).spawn(move || {
         // A failure inside the sampler (a driver library misbehaving) stops telemetry
@@ -50,6 +52,7 @@ fn sample_until_cancelled(tx: mpsc::Sender<Event>, cancel: CancellationToken, pe
             let mut values: Vec<(MetricName, f64)> = Vec::with_capacity(16);
             if let Ok(g) = &gpu {
                 g.sample(&mut values);
+                g.sample_jobs(&jobs.get(), &mut values);
             }
             if let Some(h) = host.as_mut() {
                 h.sample(&mut values);

@@ -5,7 +5,9 @@
 //! output goes to the events pane. Cancelling sends SIGTERM to the group, then
 //! SIGKILL after the grace period; once the run ends, the group is gone.
 //!
-//! `stream` holds the pure parts (lines, formats, outcome), `tail` follows a file.
+//! `stream` holds the pure parts (lines, formats, outcome), `tail` follows a file,
+//! `events_dir` a folder of TensorBoard event files.
+pub mod events_dir;
 pub mod stream;
 pub mod tail;
 
@@ -54,7 +56,10 @@ pub async fn run(ctx: &RunContext, cfg: &CommandConfig) -> RunOutcome {
     };
     // The program leads its own group, whose id is its pid.
     let mut group = Group(child.id().map(|pid| pid as i32));
-    let sink = || Sink { tx: ctx.tx.clone(), run: ctx.id, started: ctx.started, dropped: 0 };
+    if let Some(pid) = child.id() {
+        ctx.jobs.set(ctx.id, pid);
+    }
+    let sink = || Sink::new(ctx);
     if sink().send(Event::RunStarted { run: ctx.id, device: DEVICE.into(), threads: 0 }).await.is_err() {
         group.signal(libc::SIGKILL);
         return RunOutcome::Cancelled;
@@ -70,8 +75,8 @@ pub async fn run(ctx: &RunContext, cfg: &CommandConfig) -> RunOutcome {
         readers.push(tokio::spawn(read_output(stderr, LogLevel::Warn, None, sink())));
     }
     let tailer = match &cfg.metrics {
-        MetricsSource::File(path) => Some(tokio::spawn(follow_file(path.clone(), MetricStream::new(path, format, false), sink(), stop_tail.clone()))),
         MetricsSource::Stdout => None,
+        source => follow(source, format, sink(), stop_tail.clone()),
     };
 
     let mut cancelled = false;
@@ -154,7 +159,7 @@ impl Drop for Group {
 /// Where a reader's events go. Metrics wait for room in the queue (as a built-in
 /// run's do); output lines do not: when the queue is full they are dropped and
 /// counted, so a flood of output never holds up the program or grows memory.
-struct Sink {
+pub(crate) struct Sink {
     tx: mpsc::Sender<Event>,
     run: RunId,
     started: Instant,
@@ -162,18 +167,22 @@ struct Sink {
 }
 
 /// The session stopped listening.
-struct Gone;
+pub(crate) struct Gone;
 
 impl Sink {
-    fn now_s(&self) -> f64 {
+    pub(crate) fn new(ctx: &RunContext) -> Self {
+        Sink { tx: ctx.tx.clone(), run: ctx.id, started: ctx.started, dropped: 0 }
+    }
+
+    pub(crate) fn now_s(&self) -> f64 {
         self.started.elapsed().as_secs_f64()
     }
 
-    async fn send(&self, event: Event) -> Result<(), Gone> {
+    pub(crate) async fn send(&self, event: Event) -> Result<(), Gone> {
         self.tx.send(event).await.map_err(|_| Gone)
     }
 
-    fn log(&mut self, level: LogLevel, message: String) -> Result<(), Gone> {
+    pub(crate) fn log(&mut self, level: LogLevel, message: String) -> Result<(), Gone> {
         if self.dropped > 0 {
             let note = Event::Log { run: Some(self.run), level: LogLevel::Warn, message: dropped_note(self.dropped) };
             match self.tx.try_send(note) {
@@ -205,15 +214,11 @@ impl Sink {
     }
 
     /// Hands on what a metric stream produced.
-    async fn stream(&mut self, outs: Vec<StreamOut>, text_level: LogLevel, skips: &mut u64) -> Result<(), Gone> {
+    pub(crate) async fn stream(&mut self, outs: Vec<StreamOut>, text_level: LogLevel, skips: &mut u64) -> Result<(), Gone> {
         for out in outs {
             match out {
                 StreamOut::Point { step, time_s, values } => self.send(Event::Metrics { run: self.run, step, time_s, values }).await?,
-                StreamOut::Resumed(r) => {
-                    // Replacing the earlier points is not done yet: say what happened.
-                    let message = format!("steps went back to {}: the job resumed from a checkpoint ({} steps logged again)", r.at_step, r.discarded);
-                    self.log(LogLevel::Warn, message)?;
-                }
+                StreamOut::Resumed(r) => self.send(Event::Resumed { run: self.run, at_step: r.at_step, discarded: r.discarded }).await?,
                 StreamOut::Text(line) => self.log(text_level, line)?,
                 StreamOut::Skipped(kind, reason) => {
                     *skips += 1;
@@ -271,6 +276,69 @@ async fn read_output(mut pipe: impl AsyncRead + Unpin, level: LogLevel, mut metr
         outs.extend(m.finish(now));
     }
     if sink.stream(outs, level, &mut skips).await.is_ok() {
+        sink.flush().await;
+    }
+}
+
+/// Starts following a metrics file or an event folder until `stop`; `None` for stdout.
+pub(crate) fn follow(source: &MetricsSource, format: Option<Format>, sink: Sink, stop: CancellationToken) -> Option<tokio::task::JoinHandle<()>> {
+    Some(match source {
+        MetricsSource::Stdout => return None,
+        MetricsSource::File(path) => tokio::spawn(follow_file(path.clone(), MetricStream::new(path, format, false), sink, stop)),
+        MetricsSource::TensorBoard(dir) => tokio::spawn(follow_events(dir.clone(), sink, stop)),
+    })
+}
+
+/// Follows a folder of TensorBoard event files until `stop`, then reads it one last
+/// time. Each folder under it is one stream (its own steps, resumes and report).
+async fn follow_events(dir: std::path::PathBuf, mut sink: Sink, stop: CancellationToken) {
+    let mut events = events_dir::EventDir::new(dir.clone());
+    let mut streams: std::collections::BTreeMap<String, MetricStream> = std::collections::BTreeMap::new();
+    let mut skips = 0;
+    let mut failing = false;
+    loop {
+        let last = stop.is_cancelled();
+        match events.poll() {
+            Ok(records) => {
+                failing = false;
+                let now = sink.now_s();
+                let mut outs = Vec::new();
+                for r in records {
+                    let stream = streams.entry(r.stream.clone()).or_insert_with(|| MetricStream::new(&dir, Some(Format::TensorBoard), false));
+                    outs.extend(stream.record(events_dir::prefixed(&r.stream, r.line), now));
+                }
+                for stream in streams.values_mut() {
+                    outs.extend(stream.flush());
+                }
+                if sink.stream(outs, LogLevel::Info, &mut skips).await.is_err() {
+                    return;
+                }
+            }
+            Err(e) if !failing => {
+                failing = true;
+                if sink.log(LogLevel::Warn, format!("cannot read event files under {}: {e}", dir.display())).is_err() {
+                    return;
+                }
+            }
+            Err(_) => {}
+        }
+        if last {
+            break;
+        }
+        tokio::select! {
+            _ = tokio::time::sleep(TAIL_PERIOD) => {}
+            _ = stop.cancelled() => {}
+        }
+    }
+    let now = sink.now_s();
+    let outs: Vec<StreamOut> = streams.values_mut().flat_map(|s| s.finish(now)).collect();
+    if events.files() == 0 {
+        let _ = sink.log(LogLevel::Warn, format!("no TensorBoard event files appeared under {}: no metrics were read", dir.display()));
+    }
+    if sink.stream(outs, LogLevel::Info, &mut skips).await.is_ok() {
+        if skips > SKIPS_SHOWN {
+            let _ = sink.log(LogLevel::Warn, format!("{skips} records of the event files skipped in all"));
+        }
         sink.flush().await;
     }
 }

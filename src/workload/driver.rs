@@ -219,7 +219,7 @@ mod tests {
         let text = "[[run]]\nname = \"a\"\nworkload = \"lm\"\ndevice = \"cpu\"\nsteps = 4\nintra_op_threads = 1\n";
         let config = SessionConfig::from_str(text, std::path::Path::new("d.toml")).unwrap().runs.remove(0);
         let (tx, mut rx) = mpsc::channel(64);
-        let ctx = RunContext { id: 0, config, threads: 1, tx, cancel: script.cancel.clone(), started: Instant::now() };
+        let ctx = RunContext { id: 0, config, threads: 1, tx, cancel: script.cancel.clone(), started: Instant::now(), jobs: Default::default() };
         let outcome = drive::<Scripted>(&ctx, script);
         drop(ctx);
         let mut events = Vec::new();

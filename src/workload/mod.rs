@@ -7,6 +7,7 @@
 //! `driver` is the one training loop; `lm` and `rlhf` are its `Trainer`s, built from
 //! the shared model, data and schedule in `common`. `command` is the other kind of
 //! run: the user's own program, whose output is read instead of a loop driven.
+pub mod attach;
 pub mod command;
 pub mod common;
 pub mod determinism;
@@ -40,6 +41,8 @@ pub struct RunContext {
     tx: mpsc::Sender<Event>,
     cancel: CancellationToken,
     started: Instant,
+    /// Where a run whose job is a process tree (command, attach) names its root.
+    jobs: crate::telemetry::procs::JobPids,
 }
 
 /// The session stopped listening (rlmon is shutting down): stop training.
@@ -73,17 +76,25 @@ impl RunContext {
 }
 
 /// Starts one run; the task ends after sending the run's `RunEnded` event.
-pub fn spawn(id: RunId, config: RunConfig, threads: usize, tx: mpsc::Sender<Event>, cancel: CancellationToken) -> JoinHandle<()> {
+/// `jobs`: where the run names its job's process, for GPU attribution.
+pub fn spawn(id: RunId, config: RunConfig, threads: usize, tx: mpsc::Sender<Event>, cancel: CancellationToken, jobs: crate::telemetry::procs::JobPids) -> JoinHandle<()> {
     tokio::spawn(async move {
-        let ctx = RunContext { id, config, threads, tx: tx.clone(), cancel, started: Instant::now() };
+        let job_over = jobs.clone();
+        let ctx = RunContext { id, config, threads, tx: tx.clone(), cancel, started: Instant::now(), jobs };
         let outcome = match &ctx.config.workload {
             // A program of the user's: waited on here, no training thread.
             WorkloadConfig::Command(cfg) => {
                 let cfg = cfg.clone();
                 command::run(&ctx, &cfg).await
             }
+            WorkloadConfig::Attach(cfg) => {
+                let cfg = cfg.clone();
+                attach::run(&ctx, &cfg).await
+            }
             WorkloadConfig::Lm(_) | WorkloadConfig::Rlhf(_) => on_training_thread(ctx).await,
         };
+        // The job's process id may be reused from now on.
+        job_over.clear(id);
         let _ = tx.send(Event::RunEnded { run: id, outcome }).await;
     })
 }
@@ -106,6 +117,6 @@ fn run_workload(ctx: &RunContext) -> RunOutcome {
     match &ctx.config.workload {
         WorkloadConfig::Lm(cfg) => driver::drive::<lm::LmTrainer>(ctx, cfg),
         WorkloadConfig::Rlhf(cfg) => driver::drive::<rlhf::trainer::RlhfTrainer>(ctx, cfg),
-        WorkloadConfig::Command(_) => RunOutcome::Failed("a command run has no training loop".into()),
+        WorkloadConfig::Command(_) | WorkloadConfig::Attach(_) => RunOutcome::Failed("a command or attached run has no training loop".into()),
     }
 }

@@ -81,10 +81,12 @@ pub(super) fn resolve(c: &Checker, i: usize, raw: &mut RawRun, base_dir: &Path) 
         None => MetricsSource::Stdout,
         Some(RawMetrics::Named(n)) if n == "stdout" => MetricsSource::Stdout,
         Some(RawMetrics::Named(n)) => {
-            return Err(c.err(&at("metrics"), format!("metrics = \"{n}\": expected \"stdout\" or a table {{ file = \"path\" }}")))
+            return Err(c.err(&at("metrics"), format!("metrics = \"{n}\": expected \"stdout\" or a table {{ file = \"path\" }} or {{ tensorboard = \"dir\" }}")))
         }
         Some(RawMetrics::File(f)) if f.trim().is_empty() => return Err(c.err(&at("metrics"), "metrics.file must name a file")),
         Some(RawMetrics::File(f)) => MetricsSource::File(base_dir.join(f)),
+        Some(RawMetrics::TensorBoard(d)) if d.trim().is_empty() => return Err(c.err(&at("metrics"), "metrics.tensorboard must name a folder")),
+        Some(RawMetrics::TensorBoard(d)) => MetricsSource::TensorBoard(base_dir.join(d)),
     };
     let format = match raw.format.take() {
         None => None,

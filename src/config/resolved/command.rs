@@ -24,6 +24,9 @@ pub enum MetricsSource {
     Stdout,
     /// A file the program writes, tailed from its start.
     File(PathBuf),
+    /// A folder of TensorBoard event files (searched recursively), followed as
+    /// files grow and appear.
+    TensorBoard(PathBuf),
 }
 
 pub const DEFAULT_GRACE: Duration = Duration::from_secs(5);

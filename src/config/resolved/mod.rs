@@ -1,5 +1,6 @@
 //! The settings the rest of rlmon uses: a config file checked and with every
 //! default filled in. Plain data; `resolve` builds them from the file.
+pub mod attach;
 pub mod command;
 pub mod faults;
 pub mod lm;
@@ -8,6 +9,7 @@ pub mod rlhf;
 use std::path::PathBuf;
 
 use crate::health::HealthConfig;
+use attach::AttachConfig;
 use command::CommandConfig;
 use faults::FaultConfig;
 use lm::LmConfig;
@@ -31,7 +33,7 @@ impl SessionConfig {
     /// Caps every built-in run at `max_steps` (the `--max-steps` flag). A command
     /// run's program decides its own steps, so its total is left as given.
     pub fn cap_steps(&mut self, max_steps: u64) {
-        for run in self.runs.iter_mut().filter(|r| !matches!(r.workload, WorkloadConfig::Command(_))) {
+        for run in self.runs.iter_mut().filter(|r| !matches!(r.workload, WorkloadConfig::Command(_) | WorkloadConfig::Attach(_))) {
             run.steps = run.steps.min(max_steps);
         }
     }
@@ -73,6 +75,8 @@ pub enum WorkloadConfig {
     Lm(LmConfig),
     Rlhf(RlhfConfig),
     Command(CommandConfig),
+    /// Following a job rlmon did not start (`watch --attach`); never in a config file.
+    Attach(AttachConfig),
 }
 
 impl WorkloadConfig {
@@ -82,6 +86,7 @@ impl WorkloadConfig {
             WorkloadConfig::Lm(_) => "lm",
             WorkloadConfig::Rlhf(_) => "rlhf",
             WorkloadConfig::Command(_) => "command",
+            WorkloadConfig::Attach(_) => "attach",
         }
     }
 }

@@ -25,6 +25,21 @@ fn gib(v: f64) -> String {
     format!("{:.1}", v / GIB)
 }
 
+/// GPU memory of run `run`'s job (its process tree), over every GPU; `None` when
+/// none is attributed (not a process-tree run, or no NVML).
+pub(super) fn job_gpu_memory(ctx: &Ctx, run: usize) -> Option<f64> {
+    let GpuStatus::Available { gpus, .. } = &ctx.state.gpu else { return None };
+    gpus.iter().filter_map(|g| fresh(ctx, &catalog::gpu(g.index as usize).run_mem_bytes(run))).reduce(|a, b| a + b)
+}
+
+/// The last sample of a telemetry series, if it is from the last sampling round
+/// (a job's series stops when its processes leave the GPU).
+fn fresh(ctx: &Ctx, key: &str) -> Option<f64> {
+    let series = ctx.state.telemetry.get(key)?;
+    let newest = ctx.state.telemetry.values().filter_map(|s| s.times.last().copied()).fold(f64::MIN, f64::max);
+    (series.times.last().copied()? >= newest).then(|| series.last()).flatten()
+}
+
 /// A row: label, bar, figures; the bar turns warn/critical as it fills.
 fn meter<'a>(ctx: &Ctx, label: String, fraction: Option<f64>, figures: String) -> Line<'a> {
     let t = ctx.theme;
@@ -84,6 +99,18 @@ fn render(frame: &mut Frame, area: Rect, ctx: &Ctx) {
                     Span::styled("  rlmon ", ctx.muted()),
                     Span::styled(last(ctx, &gpu.proc_mem_bytes()).map_or("-".into(), |b| format!("{} GiB", gib(b))), ctx.text()),
                 ]));
+                // The jobs' share of this GPU's memory, apart from the rest.
+                let jobs: Vec<(String, f64)> = ctx.state.runs.iter().enumerate().filter_map(|(i, r)| Some((r.name.clone(), fresh(ctx, &gpu.run_mem_bytes(i))?))).collect();
+                if !jobs.is_empty() {
+                    let mine: f64 = jobs.iter().map(|j| j.1).sum();
+                    let mut spans = vec![Span::styled("  jobs   ", ctx.muted())];
+                    for (name, bytes) in &jobs {
+                        spans.push(Span::styled(format!("{name} {} GiB  ", gib(*bytes)), ctx.text()));
+                    }
+                    let other = used.map_or("-".into(), |u| format!("{} GiB", gib((u - mine).max(0.0))));
+                    spans.push(Span::styled(format!("other {other}"), ctx.muted()));
+                    lines.push(Line::from(spans));
+                }
                 sparks.push((format!("gpu{} %", g.index), gpu.util_pct(), 100));
             }
         }
@@ -108,5 +135,38 @@ fn render(frame: &mut Frame, area: Rect, ctx: &Ctx) {
     let rows = Layout::vertical(vec![Constraint::Length(1); sparks.len()]).split(spark_area);
     for ((label, key, max), row) in sparks.iter().zip(rows.iter()) {
         sparkline_row(frame, *row, ctx, label, ctx.state.telemetry.get(key), *max);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use ratatui::backend::TestBackend;
+    use ratatui::Terminal;
+
+    use crate::metrics::catalog;
+    use crate::session::{Event, GpuInfo, GpuStatus, Hub, RunRecord, SessionState};
+    use crate::ui::screen::Screen;
+    use crate::ui::theme::Theme;
+
+    #[test]
+    fn a_jobs_gpu_memory_is_shown_apart_from_the_rest() {
+        let runs = vec![RunRecord::new("job".into(), "attach".into(), "attached".into(), 0)];
+        let mut hub = Hub::new(SessionState::new("s".into(), runs));
+        let gpus = vec![GpuInfo { index: 0, name: "H100".into(), mem_total_bytes: 80 << 30 }];
+        hub.apply(Event::GpuStatus(GpuStatus::Available { driver: "550".into(), gpus }), 0.0);
+        let gpu = catalog::gpu(0);
+        let values = vec![(gpu.mem_used_bytes().into(), (10u64 << 30) as f64), (gpu.run_mem_bytes(0).into(), (6u64 << 30) as f64)];
+        hub.apply(Event::Telemetry { time_s: 1.0, values }, 1.0);
+        let mut terminal = Terminal::new(TestBackend::new(160, 48)).unwrap();
+        terminal.draw(|f| crate::ui::draw(f, &hub.state, &Screen::default(), &Theme::built_in("default").unwrap())).unwrap();
+        let text: String = terminal.backend().buffer().content().iter().map(|c| c.symbol()).collect();
+        assert!(text.contains("jobs   job 6.0 GiB  other 4.0 GiB"), "hardware pane");
+        let row = text.split("1  ").nth(1).unwrap_or("").chars().take(60).collect::<String>();
+        assert!(row.starts_with("job (attach)") && row.contains(" 6.44GB "), "runs list, device column: {row}");
+        // The job left the GPU: its last sample is stale, nothing is attributed.
+        hub.apply(Event::Telemetry { time_s: 2.0, values: vec![(gpu.mem_used_bytes().into(), 1.0)] }, 2.0);
+        terminal.draw(|f| crate::ui::draw(f, &hub.state, &Screen::default(), &Theme::built_in("default").unwrap())).unwrap();
+        let text: String = terminal.backend().buffer().content().iter().map(|c| c.symbol()).collect();
+        assert!(!text.contains("jobs   job"));
     }
 }

@@ -48,6 +48,8 @@ fn state_cell<'a>(r: &RunRecord, ctx: &Ctx) -> Cell<'a> {
     let t = ctx.theme;
     let (text, color) = match r.state {
         RunState::Pending => ("pending".to_owned(), t.muted),
+        // A job rlmon did not start: followed, with no exit status of rlmon's to show.
+        RunState::Running if r.device == crate::workload::attach::DEVICE => ("attached".to_owned(), t.accent),
         RunState::Running => ("running".to_owned(), t.accent),
         RunState::Finished => ("finished".to_owned(), t.ok),
         RunState::Cancelled => ("cancelled".to_owned(), t.warn),
@@ -58,6 +60,15 @@ fn state_cell<'a>(r: &RunRecord, ctx: &Ctx) -> Cell<'a> {
         spans.push(Span::styled(format!(" {}", short(s)), Style::default().fg(ctx.severity_color(s)).add_modifier(Modifier::BOLD)));
     }
     Cell::from(Line::from(spans))
+}
+
+/// The run's device; for a job rlmon did not build (a command, an attached job),
+/// the GPU memory of its process tree where NVML attributes some.
+fn device_cell<'a>(r: &RunRecord, run: usize, ctx: &Ctx) -> Cell<'a> {
+    match super::hardware::job_gpu_memory(ctx, run) {
+        Some(bytes) => Cell::from(Span::styled(format!("{}B", si(bytes)), Style::default().fg(ctx.theme.accent))),
+        None => Cell::from(r.device.clone()),
+    }
 }
 
 /// The runs list; no state of its own (the selected run is global).
@@ -98,7 +109,7 @@ fn render(frame: &mut Frame, area: Rect, ctx: &Ctx) {
         let mut row = Row::new(vec![
             Cell::from(format!("{}", i + 1)),
             Cell::from(fit_middle(&format!("{} ({})", r.name, r.workload), name_width)),
-            Cell::from(r.device.clone()),
+            device_cell(r, i, ctx),
             Cell::from(progress),
             Cell::from(rate),
             state_cell(r, ctx),

@@ -224,6 +224,20 @@ impl MetricStream {
         } else {
             reader.line(&raw.bytes)
         };
+        self.parsed(line, || log_text(&raw), now_s, out);
+    }
+
+    /// One input already parsed (a TensorBoard record, which is not a line),
+    /// arrived at `now_s`. Text it holds is not shown: an event file's
+    /// non-scalar records (graphs, images) are not output.
+    pub fn record(&mut self, line: Line, now_s: f64) -> Vec<StreamOut> {
+        let mut out = Vec::new();
+        let line = if matches!(line, Line::Text) { Line::Blank } else { line };
+        self.parsed(line, String::new, now_s, &mut out);
+        out
+    }
+
+    fn parsed(&mut self, line: Line, text: impl FnOnce() -> String, now_s: f64, out: &mut Vec<StreamOut>) {
         match line {
             Line::Blank => {}
             Line::Metrics(rec) => {
@@ -236,8 +250,8 @@ impl MetricStream {
                 self.pending_arrival = now_s;
                 self.pending_has_time = has_time;
             }
-            Line::Text => out.push(StreamOut::Text(log_text(&raw))),
-            Line::Skip(_, _) if self.mixed => out.push(StreamOut::Text(log_text(&raw))),
+            Line::Text => out.push(StreamOut::Text(text())),
+            Line::Skip(_, _) if self.mixed => out.push(StreamOut::Text(text())),
             Line::Skip(kind, reason) => out.push(StreamOut::Skipped(kind, reason)),
         }
     }

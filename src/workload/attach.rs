@@ -1,0 +1,174 @@
+//! A run attached to a job rlmon did not start (`rlmon watch --attach PATH`): its
+//! metrics file or event folder is followed as the job writes it, read like a
+//! command run's. The job is not rlmon's, so it has no exit status here: the run
+//! stays running while it is followed and ends when rlmon stops following it, or
+//! when the process given with `--attach-pid` exits.
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use tokio_util::sync::CancellationToken;
+
+use super::command::stream::MetricStream;
+use super::command::{self, Sink};
+use super::RunContext;
+use crate::config::{AttachConfig, AttachSource};
+use crate::ingest::{hf, Format, Line};
+use crate::session::{Event, LogLevel, RunOutcome};
+
+/// The device an attached run shows (the runs pane's device column).
+pub const DEVICE: &str = "attached";
+/// How often the job's process and a rewritten document are looked at.
+const POLL_PERIOD: Duration = Duration::from_millis(250);
+
+pub async fn run(ctx: &RunContext, cfg: &AttachConfig) -> RunOutcome {
+    let mut sink = Sink::new(ctx);
+    if sink.send(Event::RunStarted { run: ctx.id, device: DEVICE.into(), threads: 0 }).await.is_err() {
+        return RunOutcome::Cancelled;
+    }
+    let path = cfg.source.path().display().to_string();
+    let whose = cfg.pid.map_or(String::new(), |pid| format!(" (process {pid})"));
+    let _ = sink.log(LogLevel::Info, format!("following {path}{whose}"));
+    if let Some(pid) = cfg.pid {
+        ctx.jobs.set(ctx.id, pid);
+    }
+    let stop = CancellationToken::new();
+    let follower = match &cfg.source {
+        AttachSource::Stream(source) => command::follow(source, None, Sink::new(ctx), stop.clone()),
+        AttachSource::TrainerState(file) => Some(tokio::spawn(follow_document(file.clone(), Sink::new(ctx), stop.clone()))),
+    };
+    let message = tokio::select! {
+        _ = ctx.cancel.cancelled() => format!("stopped following {path}; the job itself is not stopped"),
+        pid = process_gone(cfg.pid) => format!("process {pid} exited: the job is over"),
+    };
+    stop.cancel();
+    if let Some(f) = follower {
+        let _ = f.await;
+    }
+    let _ = sink.log(LogLevel::Info, message);
+    // The job's own exit status is its parent's to see, not rlmon's.
+    RunOutcome::Finished
+}
+
+/// Waits until process `pid` is gone (never, without one); returns its pid.
+async fn process_gone(pid: Option<u32>) -> u32 {
+    let Some(pid) = pid else { return std::future::pending().await };
+    while process_alive(pid) {
+        tokio::time::sleep(POLL_PERIOD).await;
+    }
+    pid
+}
+
+/// Whether `pid` is a live process (a zombie has exited: only its parent has not
+/// looked yet).
+pub fn process_alive(pid: u32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Ok(stat) => stat_alive(&stat),
+        Err(_) => false,
+    }
+}
+
+/// Whether a `/proc/PID/stat` line is a running (not zombie or dead) process's.
+pub fn stat_alive(stat: &str) -> bool {
+    // The state follows the command name, which is in parentheses and may hold any byte.
+    let state = stat.rfind(')').and_then(|i| stat[i + 1..].split_whitespace().next());
+    !matches!(state, Some("Z" | "X" | "x") | None)
+}
+
+/// Follows a document the job rewrites whole (trainer_state.json): each time it
+/// changes, the records not seen before are read. A history rewritten from an
+/// earlier point (the job resumed from a checkpoint) is read from where it differs.
+async fn follow_document(path: PathBuf, mut sink: Sink, stop: CancellationToken) {
+    let mut stream = MetricStream::new(&path, Some(Format::TrainerState), false);
+    let mut seen: Vec<Line> = Vec::new();
+    let mut last_change = None;
+    let mut skips = 0;
+    loop {
+        let last = stop.is_cancelled();
+        let change = std::fs::metadata(&path).ok().map(|m| (m.len(), m.modified().ok()));
+        if change.is_some() && change != last_change {
+            // A document caught half written does not parse: read it again next time.
+            if let Some(records) = std::fs::read_to_string(&path).ok().and_then(|t| hf::trainer_state(&t).ok()) {
+                last_change = change;
+                let now = sink.now_s();
+                let mut outs = Vec::new();
+                for line in new_records(&mut seen, records) {
+                    outs.extend(stream.record(line, now));
+                }
+                outs.extend(stream.flush());
+                if sink.stream(outs, LogLevel::Info, &mut skips).await.is_err() {
+                    return;
+                }
+            }
+        }
+        if last {
+            break;
+        }
+        tokio::select! {
+            _ = tokio::time::sleep(POLL_PERIOD) => {}
+            _ = stop.cancelled() => {}
+        }
+    }
+    let now = sink.now_s();
+    let outs = stream.finish(now);
+    let _ = sink.stream(outs, LogLevel::Info, &mut skips).await;
+}
+
+/// The records of a rewritten document that were not read before: those after the
+/// longest start it shares with what was read. `seen` becomes the document.
+pub fn new_records(seen: &mut Vec<Line>, now: Vec<Line>) -> Vec<Line> {
+    let same = seen.iter().zip(&now).take_while(|(a, b)| a == b).count();
+    let fresh = now[same..].to_vec();
+    *seen = now;
+    fresh
+}
+
+/// The name a path gives its run: a file's stem, a folder's name, and for
+/// `trainer_state.json` its folder's (the checkpoint or output folder).
+pub fn run_name(path: &Path) -> String {
+    let absolute = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
+    let named = if absolute.file_name().is_some_and(|n| n == "trainer_state.json") { absolute.parent().unwrap_or(&absolute) } else { &absolute };
+    let name = if named.is_dir() { named.file_name() } else { named.file_stem() };
+    name.map(|n| n.to_string_lossy().into_owned()).filter(|n| !n.is_empty()).unwrap_or_else(|| "attached".into())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ingest::Record;
+
+    fn rec(step: u64) -> Line {
+        Line::Metrics(Record { step: Some(step), fields: vec![("loss".into(), step as f64)], ..Default::default() })
+    }
+
+    #[test]
+    fn a_rewritten_document_is_read_from_where_it_changed() {
+        let mut seen = Vec::new();
+        assert_eq!(new_records(&mut seen, vec![rec(1), rec(2)]), vec![rec(1), rec(2)]);
+        assert_eq!(new_records(&mut seen, vec![rec(1), rec(2), rec(3)]), vec![rec(3)], "grown: only the new record");
+        assert_eq!(new_records(&mut seen, vec![rec(1), rec(2), rec(3)]), vec![], "unchanged");
+        // Resumed from the checkpoint at step 2: its history goes on from there.
+        assert_eq!(new_records(&mut seen, vec![rec(1), rec(2), rec(30)]), vec![rec(30)]);
+        assert_eq!(new_records(&mut seen, vec![rec(1)]), vec![]);
+        assert_eq!(new_records(&mut seen, vec![rec(1), rec(2)]), vec![rec(2)]);
+    }
+
+    #[test]
+    fn zombies_and_dead_processes_are_gone() {
+        assert!(stat_alive("42 (python3) S 1 42 42 0"));
+        assert!(stat_alive("42 (a) b) R 1 42"), "a name with a parenthesis");
+        assert!(!stat_alive("42 (python3) Z 1 42 42 0"));
+        assert!(!stat_alive("garbage"));
+        assert!(process_alive(std::process::id()));
+        assert!(!process_alive(u32::MAX));
+    }
+
+    #[test]
+    fn runs_are_named_after_their_file_or_folder() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("checkpoint-500");
+        std::fs::create_dir(&out).unwrap();
+        assert_eq!(run_name(&out.join("trainer_state.json")), "checkpoint-500");
+        assert_eq!(run_name(&out), "checkpoint-500");
+        assert_eq!(run_name(&dir.path().join("metrics.jsonl")), "metrics");
+    }
+}
