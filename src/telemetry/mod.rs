@@ -27,7 +27,7 @@ pub fn spawn(tx: mpsc::Sender<Event>, cancel: CancellationToken, sample_hz: f64,
         // A failure inside the sampler (a driver library misbehaving) stops telemetry
         // only: the session goes on, and the events pane says why the figures froze.
         let report = tx.clone();
-        let sampled = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| sample_until_cancelled(tx, cancel, period, session_start)));
+        let sampled = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| sample_until_cancelled(tx, cancel, period, session_start, jobs)));
         if let Err(panic) = sampled {
             let message = format!("telemetry stopped: {}", crate::error::panic_reason(panic.as_ref()));
             let _ = report.blocking_send(Event::Log { run: None, level: crate::session::LogLevel::Warn, message });
@@ -35,7 +35,7 @@ pub fn spawn(tx: mpsc::Sender<Event>, cancel: CancellationToken, sample_hz: f64,
     })
 }
 
-fn sample_until_cancelled(tx: mpsc::Sender<Event>, cancel: CancellationToken, period: Duration, session_start: Instant) {
+fn sample_until_cancelled(tx: mpsc::Sender<Event>, cancel: CancellationToken, period: Duration, session_start: Instant, jobs: procs::JobPids) {
     {
         let gpu = gpu::GpuSampler::open();
         let status = match &gpu {
