@@ -593,7 +593,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let journal = dir.path().join("c.rlmon.journal");
         fs::create_dir_all(&journal).unwrap();
-        let mut w = Writer::open(journal.clone(), dir.path().join("c.rlmon.parquet"), Recording::new(meta())).unwrap();
+        let mut w = Writer::open(journal.clone(), dir.path().join("c.rlmon.parquet"), Recording::new(meta()), Default::default()).unwrap();
         let events = live_events();
         let (third, two_thirds) = (events.len() / 3, 2 * events.len() / 3);
         let mut part_points = Vec::new();
@@ -628,7 +628,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let journal = dir.path().join("r.rlmon.journal");
         fs::create_dir_all(&journal).unwrap();
-        let mut w = Writer::open(journal.clone(), dir.path().join("r.rlmon.parquet"), Recording::new(meta())).unwrap();
+        let mut w = Writer::open(journal.clone(), dir.path().join("r.rlmon.parquet"), Recording::new(meta()), Default::default()).unwrap();
         let point = |step: u64, loss: f64| Event::Metrics { run: 0, step, time_s: step as f64, values: vec![("loss".into(), loss)] };
         w.on_event(0.0, Event::RunStarted { run: 0, device: "attached".into(), threads: 0 }).unwrap();
         for s in 1..=5 {
