@@ -1,7 +1,6 @@
 //! The bad-input table (docs/reliability.md): every row hands rlmon something broken
 //! and requires an exit code of 0, 1 or 2, a message naming the file where it fails,
 //! no panic, and an end within a time limit (a hang fails the row).
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
