@@ -6,7 +6,7 @@
 //! The independent corpus (`health_eval::indep`, seeds 5000..5006) is scored
 //! apart: nothing was tuned on it.
 //!
-//! cargo bench --bench health_accuracy [-- tune|test|both|indep|cost]
+//! cargo bench --bench health_accuracy [-- tune|test|both|indep|real|cost]
 mod health_eval;
 
 use health_eval::indep;
@@ -45,6 +45,43 @@ fn independent(seeds: std::ops::Range<u64>) {
     println!("rlmon detectors: {points} points in {elapsed:.2} s ({:.1} µs per point)", elapsed * 1e6 / points as f64);
 }
 
+/// The real logs of tests/fixtures/real/, each scored against its label.
+fn real_logs() {
+    use health_eval::real;
+    println!("\n## real logs (tests/fixtures/real/)\n");
+    println!("| log | points | incident | caught (latency, steps) | false alarms | critical on clean | not judged |\n|---|---:|---|---|---:|---:|---|");
+    let (mut clean, mut false_alarms, mut incidents, mut caught) = (0u64, 0usize, 0usize, 0usize);
+    let mut details = Vec::new();
+    for log in real::LOGS {
+        let report = match real::check(log) {
+            Ok(r) => r,
+            Err(e) => {
+                println!("| {} | - | - | unreadable: {e} | - | - | - |", log.file);
+                continue;
+            }
+        };
+        let s = real::score(log, &report);
+        clean += s.clean_points;
+        false_alarms += s.false_alarms;
+        let incident = log.incident.map_or("clean".to_owned(), |(at, kinds)| format!("step {at} ({})", kinds.iter().map(|k| k.as_str()).collect::<Vec<_>>().join("/")));
+        let got = match (log.incident, s.latency) {
+            (None, _) => "-".to_owned(),
+            (Some(_), Some(l)) => format!("yes ({l})"),
+            (Some(_), None) => "no".to_owned(),
+        };
+        if log.incident.is_some() {
+            incidents += 1;
+            caught += s.latency.is_some() as usize;
+        }
+        println!("| {} | {} | {incident} | {got} | {} | {} | {} |", log.file, s.points, s.false_alarms, s.criticals_on_clean, s.not_judged.len());
+        details.push(format!("{} ({}):\n  alerts: {}\n  not judged: {}", log.file, log.what, if s.alerts.is_empty() { "none".into() } else { s.alerts.join("; ") }, s.not_judged.join("; ")));
+    }
+    println!("\nincidents caught {caught} of {incidents}; false warn/critical alarms {false_alarms} in {clean} clean points = {:.1} per 1,000", 1000.0 * false_alarms as f64 / clean.max(1) as f64);
+    for d in details {
+        println!("\n{d}");
+    }
+}
+
 /// The slow-drift detector's own cost per point, on a 200,000-step loss and reward.
 fn drift_cost() {
     use rlmon::health::detect::{drift::SlowDrift, Detector, Point};
@@ -74,6 +111,10 @@ fn main() {
     let which = std::env::args().skip(1).find(|a| !a.starts_with('-')).unwrap_or_else(|| "test".into());
     if which == "indep" {
         independent(5000..5006);
+        return;
+    }
+    if which == "real" {
+        real_logs();
         return;
     }
     if which == "cost" {
