@@ -196,10 +196,7 @@ impl Track {
             return None;
         }
         let y: Vec<f64> = self.levels.iter().map(|l| l.1).collect();
-        let diffs: Vec<f64> = y.windows(2).map(|w| w[1] - w[0]).collect();
-        let centre = median(&diffs)?;
-        let dev: Vec<f64> = diffs.iter().map(|d| (d - centre).abs()).collect();
-        let sigma = MAD_TO_SIGMA * median(&dev)? / std::f64::consts::SQRT_2;
+        let sigma = level_noise(&y)?;
         let (best_at, best) = self.levels.iter().copied().enumerate().map(|(i, l)| (i, l.1)).min_by(|a, b| a.1.total_cmp(&b.1))?;
         let initial = y[0];
         let now = y[n - 1];
@@ -229,8 +226,26 @@ impl Track {
         // Critical only when large: the drift has undone `critical` of the
         // improvement the run had made (a real one, well above the noise).
         let material = gain >= DRIFT_Z * sigma && gain > 0.0;
-        Some(if material && rise >= self.critical * gain { Severity::Critical } else { Severity::Warn })
+        Some(if material && rise >= self.critical * gain && rise >= 2.0 * threshold { Severity::Critical } else { Severity::Warn })
     }
+}
+
+/// The noise of the levels: the robust spread of their differences at lags of
+/// one and two blocks, centred on their median (a steady trend is not noise),
+/// the larger, over the newer half of the history (the steep start of a run is
+/// not its noise). Noise with memory (AR) makes neighbouring levels alike, so
+/// lag-1 differences alone would understate it.
+fn level_noise(y: &[f64]) -> Option<f64> {
+    let newer = &y[y.len() - (y.len() / 2).max(MIN_LEVELS).min(y.len())..];
+    let mut sigma: Option<f64> = None;
+    for lag in [1usize, 2] {
+        let diffs: Vec<f64> = newer.windows(lag + 1).map(|w| w[lag] - w[0]).collect();
+        let centre = median(&diffs)?;
+        let dev: Vec<f64> = diffs.iter().map(|d| (d - centre).abs()).collect();
+        let s = MAD_TO_SIGMA * median(&dev)? / std::f64::consts::SQRT_2;
+        sigma = Some(sigma.map_or(s, |x: f64| x.max(s)));
+    }
+    sigma
 }
 
 #[cfg(test)]
@@ -305,6 +320,19 @@ mod tests {
             // A rising reward that levels off.
             let reward: Vec<f64> = (0..n).map(|i| 0.2 + 0.8 * (1.0 - (-(i as f64) / (n as f64 / 5.0)).exp()) + 0.05 * e[i]).collect();
             assert!(run("reward", &reward).is_empty(), "{n}");
+        }
+        // Noise with long memory (AR 0.95) and nothing else: a policy loss around
+        // zero and a reward that never improves.
+        for (n, seed) in [(400usize, 8u64), (30_000, 9)] {
+            let mut rng = crate::workload::rng::SplitMix64::new(seed);
+            let mut u = move || (rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64 - 0.5;
+            let mut ar = 0.0;
+            let slow: Vec<f64> = (0..n).map(|_| { ar = 0.95 * ar + 0.3 * (u() + u() + u()); ar }).collect();
+            for name in ["loss", "reward"] {
+                let series: Vec<f64> = slow.iter().map(|v| 0.02 * v).collect();
+                let alerts = run(name, &series);
+                assert!(alerts.is_empty(), "{name} {n}: {alerts:?}");
+            }
         }
     }
 
