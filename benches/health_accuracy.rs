@@ -135,6 +135,12 @@ fn main() {
         let base = score(&cases, run_baseline);
         println!("\n## {name} split: seeds {seeds:?}, {} series", cases.len());
         println!("\n{}", table("### rlmon detectors", &ours));
+        let missed: Vec<String> = cases
+            .iter()
+            .filter(|c| c.fault.as_ref().is_some_and(|f| !run_rlmon(c).iter().any(|(at, a)| a.kind == f.kind && a.severity >= rlmon::health::Severity::Warn && *at >= f.onset)))
+            .map(|c| c.name.clone())
+            .collect();
+        println!("missed: {}\n", if missed.is_empty() { "none".into() } else { missed.join(", ") });
         println!("{}", table("### baseline: fixed z-score 4 over the last 50 points", &base));
         let points: usize = cases.iter().map(|c| c.steps.len() * if c.partner.is_some() { 2 } else { 1 }).sum();
         println!("rlmon detectors: {points} points in {:.2} s ({:.1} µs per point)", elapsed.as_secs_f64(), elapsed.as_secs_f64() * 1e6 / points as f64);

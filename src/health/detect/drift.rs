@@ -9,13 +9,14 @@
 //! log scale for a positive loss (a relative rise) and as a share of the
 //! improvement made for a reward or a signed loss; the noise of the levels is
 //! the robust spread of their block-to-block differences (a trend does not
-//! inflate it). A cumulative sum of the excess over the threshold (CUSUM) must
-//! hold for [`DRIFT_BLOCKS`] consecutive blocks: a benign bump shorter than a few
-//! blocks (a warm-up, a data shard) never gets there. Work per point is O(1)
-//! amortised: a block's median is taken once, when it closes.
+//! inflate it). The newest level (the median of the last block's worth of
+//! points, taken every quarter block) must stay above the threshold, with a
+//! cumulative sum of its excess (CUSUM) positive, for two blocks: a benign bump
+//! shorter than that (a warm-up, a data shard) never gets there. Work per point is
+//! O(1) amortised: five medians of a block's length per block.
 use super::{Gate, Point, Raised, Worse};
 use crate::health::config::KindSettings;
-use crate::health::stats::{median, MAD_TO_SIGMA};
+use crate::health::stats::{median, Window, MAD_TO_SIGMA};
 use crate::health::Severity;
 use crate::metrics::catalog::{self, Better};
 use crate::report::format::compact;
@@ -26,8 +27,11 @@ pub const MIN_BLOCK: usize = 10;
 pub const MAX_BLOCKS: usize = 64;
 /// Levels needed before anything is judged.
 pub const MIN_LEVELS: usize = 12;
-/// Consecutive blocks above the threshold before the drift is reported.
-pub const DRIFT_BLOCKS: u32 = 3;
+/// The level is judged every quarter block, over the newest block's worth of
+/// points; this many consecutive judgements (two blocks) above the threshold
+/// before the drift is reported.
+pub const DRIFT_TICKS: u32 = 8;
+const TICKS_PER_BLOCK: usize = 4;
 /// The rise must also be this many noise sigmas of a level.
 pub const DRIFT_Z: f64 = 6.0;
 
@@ -79,6 +83,10 @@ struct Track {
     block_start: u64,
     /// Closed blocks: (first step, level), oriented so that higher is worse.
     levels: Vec<(u64, f64)>,
+    /// The newest block's worth of points (oriented), and points since the
+    /// level was last judged.
+    recent: Window,
+    since_judged: usize,
     /// CUSUM of the level's excess over the threshold, in thresholds.
     cusum: f64,
     above: u32,
@@ -100,6 +108,8 @@ impl Track {
             block: Vec::with_capacity(MIN_BLOCK),
             block_start: 0,
             levels: Vec::with_capacity(MAX_BLOCKS),
+            recent: Window::new(MIN_BLOCK),
+            since_judged: 0,
             cusum: 0.0,
             above: 0,
             verdict: None,
@@ -143,6 +153,7 @@ impl Track {
             self.scale = Some(Scale::Linear { higher_is_better: false });
             self.levels.clear();
             self.block.clear();
+            self.recent = Window::new(MIN_BLOCK);
             self.block_len = MIN_BLOCK;
             self.cusum = 0.0;
             self.above = 0;
@@ -151,10 +162,17 @@ impl Track {
         if self.block.is_empty() {
             self.block_start = p.step;
         }
-        self.block.push(self.orient(x));
+        let y = self.orient(x);
+        self.block.push(y);
+        self.recent.push(y);
         let warming = self.gate.warming();
         if self.block.len() >= self.block_len {
-            self.close_block(warming);
+            self.close_block();
+        }
+        self.since_judged += 1;
+        if self.since_judged >= (self.block_len / TICKS_PER_BLOCK).max(1) {
+            self.since_judged = 0;
+            self.verdict = if warming { None } else { self.judge() };
         }
         let v = self.gate.pass(self.verdict, p.step, x)?;
         let (best_step, best, now, rise) = self.detail?;
@@ -175,8 +193,8 @@ impl Track {
         Some(v.raise(self.metric.clone(), message))
     }
 
-    /// Closes the open block: its median becomes a level, and the drift is judged.
-    fn close_block(&mut self, warming: bool) {
+    /// Closes the open block: its median becomes a level.
+    fn close_block(&mut self) {
         let Some(level) = median(&self.block) else { return };
         self.block.clear();
         self.levels.push((self.block_start, level));
@@ -184,22 +202,24 @@ impl Track {
             // Merge neighbours: the history keeps spanning the run.
             self.levels = self.levels.chunks(2).map(|c| (c[0].0, c.iter().map(|l| l.1).sum::<f64>() / c.len() as f64)).collect();
             self.block_len *= 2;
+            let mut longer = Window::new(self.block_len);
+            self.recent.to_vec().into_iter().for_each(|v| longer.push(v));
+            self.recent = longer;
         }
         self.block.reserve(self.block_len);
-        self.verdict = if warming { None } else { self.judge() };
     }
 
     /// The severity the levels show now, if any.
     fn judge(&mut self) -> Option<Severity> {
         let n = self.levels.len();
-        if n < MIN_LEVELS {
+        if n < MIN_LEVELS || self.recent.len() < self.block_len / 2 {
             return None;
         }
         let y: Vec<f64> = self.levels.iter().map(|l| l.1).collect();
         let sigma = level_noise(&y)?;
         let (best_at, best) = self.levels.iter().copied().enumerate().map(|(i, l)| (i, l.1)).min_by(|a, b| a.1.total_cmp(&b.1))?;
         let initial = y[0];
-        let now = y[n - 1];
+        let now = self.recent.median()?;
         let rise = now - best;
         let gain = (initial - best).max(0.0);
         let relative = match self.scale {
@@ -213,8 +233,9 @@ impl Track {
         let threshold = warn_at.max(DRIFT_Z * sigma).max(f64::MIN_POSITIVE);
         // CUSUM in thresholds: a level above it adds its excess, one below it drains.
         self.cusum = (self.cusum + (rise - threshold) / threshold).max(0.0);
-        self.above = if rise >= threshold && best_at + (DRIFT_BLOCKS as usize) < n { self.above + 1 } else { 0 };
-        if self.above < DRIFT_BLOCKS || self.cusum <= 0.0 {
+        // The best level must be older than the newest block the level is taken over.
+        self.above = if rise >= threshold && best_at + 1 < n { self.above + 1 } else { 0 };
+        if self.above < DRIFT_TICKS || self.cusum <= 0.0 {
             self.detail = None;
             return None;
         }
@@ -231,14 +252,14 @@ impl Track {
 }
 
 /// The noise of the levels: the robust spread of their differences at lags of
-/// one and two blocks, centred on their median (a steady trend is not noise),
+/// one, two and four blocks, centred on their median (a steady trend is not noise),
 /// the larger, over the newer half of the history (the steep start of a run is
 /// not its noise). Noise with memory (AR) makes neighbouring levels alike, so
 /// lag-1 differences alone would understate it.
 fn level_noise(y: &[f64]) -> Option<f64> {
     let newer = &y[y.len() - (y.len() / 2).max(MIN_LEVELS).min(y.len())..];
     let mut sigma: Option<f64> = None;
-    for lag in [1usize, 2] {
+    for lag in [1usize, 2, 4] {
         let diffs: Vec<f64> = newer.windows(lag + 1).map(|w| w[lag] - w[0]).collect();
         let centre = median(&diffs)?;
         let dev: Vec<f64> = diffs.iter().map(|d| (d - centre).abs()).collect();
