@@ -150,3 +150,28 @@ impl SessionSummary {
         out
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::metrics::Series;
+
+    #[test]
+    fn the_summary_lists_what_was_not_judged() {
+        let mut run = RunRecord::new("short".into(), "lm".into(), "cpu".into(), 10);
+        let mut loss = Series::default();
+        for step in 0..10 {
+            loss.push(step, step as f64, 2.0);
+        }
+        run.series.insert(catalog::LOSS.to_owned(), loss);
+        let state = SessionState::new("s".into(), vec![run]);
+        let summary = SessionSummary::judged_by(&state, 1.0, &[HealthConfig::default()]);
+        let nj = &summary.runs[0].not_judged;
+        assert!(nj.iter().any(|n| n.kind == crate::health::AlertKind::LossSpike && n.reason.starts_with("not enough points: 10 of loss")), "{nj:?}");
+        assert!(nj.iter().any(|n| n.reason == "metric missing: grad_norm"), "{nj:?}");
+        let text = summary.to_text();
+        assert!(text.contains("not judged: loss_spike (not enough points: 10 of loss, it needs 22)"), "{text}");
+        let json = serde_json::to_value(&summary.runs[0]).unwrap();
+        assert_eq!(json["not_judged"][0]["reason"].as_str().map(|r| r.is_empty()), Some(false), "{json}");
+    }
+}
