@@ -5,12 +5,12 @@
 //! start at [`MIN_BLOCK`] points and, once [`MAX_BLOCKS`] are held, neighbours
 //! merge and the block length doubles, so the history always spans the whole run
 //! in 32 to 64 levels (the median of each block: one-step bumps and heavy tails do
-//! not move it). The newest level is compared with the best level so far, on the
-//! log scale for a positive loss (a relative rise) and as a share of the
-//! improvement made for a reward or a signed loss; the noise of the levels is
-//! the robust spread of their block-to-block differences (a trend does not
-//! inflate it). The newest level (the median of the last block's worth of
-//! points, taken every quarter block) must stay above the threshold, with a
+//! not move it). The newest level (the median of the last block's worth of
+//! points, taken every quarter block) is compared with the best level so far, on
+//! the log scale for a positive loss (a relative rise) and as a share of the
+//! improvement made for a reward or a signed loss; the noise of the levels is the
+//! robust spread of their differences at short lags (a steady trend does not
+//! inflate it). The newest level must stay above the threshold, with a
 //! cumulative sum of its excess (CUSUM) positive, for two blocks: a benign bump
 //! shorter than that (a warm-up, a data shard) never gets there. Work per point is
 //! O(1) amortised: five medians of a block's length per block.
