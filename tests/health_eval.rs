@@ -38,3 +38,34 @@ fn scorer_counts_hits_latency_and_false_alarms() {
     assert_eq!(nf.latencies, vec![0], "NaN is caught at its step");
     assert!(s.clean_steps > STEPS);
 }
+
+#[test]
+fn independent_corpus_is_seeded_and_spans_short_to_long_runs() {
+    use health_eval::indep;
+    let a = indep::generate(Some(AlertKind::LossSpike), Family::Pretrain, 1, 5000);
+    let b = indep::generate(Some(AlertKind::LossSpike), Family::Pretrain, 1, 5000);
+    assert_eq!(a.case.steps, b.case.steps);
+    let onset = a.case.fault.as_ref().unwrap().onset as usize;
+    assert!(onset >= 60 && onset + 20 <= a.case.steps.len(), "{onset} of {}", a.case.steps.len());
+    // Every kind has a case per magnitude, clean runs come in every family, and
+    // lengths reach 200,000 steps somewhere in the list.
+    let specs: Vec<_> = indep::corpus(5000..5001).collect();
+    assert_eq!(specs.iter().filter(|s| s.0.is_some()).count(), 3 * AlertKind::ALL.len());
+    assert!([Family::Pretrain, Family::Rl, Family::Moe].iter().all(|f| specs.iter().any(|s| s.0.is_none() && s.1 == *f)));
+}
+
+#[test]
+fn real_logs_nan_at_its_step_and_no_critical_on_a_healthy_run() {
+    use health_eval::real;
+    for log in real::LOGS {
+        let report = real::check(log).unwrap_or_else(|e| panic!("{}: {e}", log.file));
+        assert!(report.points > 0, "{}: nothing read", log.file);
+        let s = real::score(log, &report);
+        assert_eq!(s.criticals_on_clean, 0, "{}: {:?}", log.file, s.alerts);
+        if let Some((_, kinds)) = log.incident {
+            if kinds.contains(&AlertKind::Nonfinite) {
+                assert_eq!(s.latency, Some(0), "{}: {:?}", log.file, s.alerts);
+            }
+        }
+    }
+}

@@ -11,13 +11,18 @@ use rlmon::health::stats::{mean, std_dev, Window};
 use rlmon::health::{Alert, AlertKind, HealthConfig, SessionHealth, Severity};
 use rlmon::metrics::catalog;
 
-use super::synth::{Case, MEM_TOTAL, STEPS};
+use super::synth::{Case, MEM_TOTAL};
 
 /// Alerts of one case with the step at which each was raised.
 pub type Raised = Vec<(u64, Alert)>;
 
 /// rlmon's detectors, as the hub runs them, over one case.
 pub fn run_rlmon(case: &Case) -> Raised {
+    run_rlmon_with(case, Some(MEM_TOTAL))
+}
+
+/// rlmon's detectors over one case whose run declares `mem_total` (or none).
+pub fn run_rlmon_with(case: &Case, mem_total: Option<f64>) -> Raised {
     let mut h = SessionHealth::new();
     let cfg = HealthConfig::default();
     let (a, b) = if case.fault.as_ref().is_some_and(|f| f.kind == AlertKind::RunDivergence) {
@@ -28,8 +33,10 @@ pub fn run_rlmon(case: &Case) -> Raised {
     } else {
         (h.add_run("run#1", &cfg), h.add_run("run#2", &cfg))
     };
-    for r in &mut h.runs {
-        r.set_memory_total(catalog::MEM_GPU_BYTES, MEM_TOTAL);
+    if let Some(total) = mem_total {
+        for r in &mut h.runs {
+            r.set_memory_total(catalog::MEM_GPU_BYTES, total);
+        }
     }
     let mut out = Vec::new();
     for (t, values) in case.steps.iter().enumerate() {
@@ -49,9 +56,10 @@ pub fn run_rlmon(case: &Case) -> Raised {
 pub fn run_baseline(case: &Case) -> Raised {
     const Z: f64 = 4.0;
     // (kind, metric (`None`: the worst MoE layer balance), +1 up / -1 down)
-    let watched: [(AlertKind, Option<&str>, f64); 12] = [
+    let watched: [(AlertKind, Option<&str>, f64); 13] = [
         (AlertKind::LossSpike, Some(catalog::LOSS), 1.0),
         (AlertKind::LossDivergence, Some(catalog::LOSS), 1.0),
+        (AlertKind::SlowDrift, Some(catalog::LOSS), 1.0),
         (AlertKind::GradExplosion, Some(catalog::GRAD_NORM), 1.0),
         (AlertKind::GradVanishing, Some(catalog::GRAD_NORM), -1.0),
         (AlertKind::KlSpike, Some(catalog::KL), 1.0),
@@ -180,16 +188,26 @@ fn cause(case: &Case, step: u64) -> String {
 /// Scores `detector` over `cases`.
 pub fn score(cases: &[Case], detector: impl Fn(&Case) -> Raised) -> Scores {
     let mut s = Scores::default();
-    for k in AlertKind::ALL {
-        s.kinds.insert(k, KindScore::default());
-    }
     for case in cases {
-        let raised = detector(case);
+        s.add(case, &detector(case));
+    }
+    s
+}
+
+impl Scores {
+    /// Adds one case and the alerts raised on it.
+    pub fn add(&mut self, case: &Case, raised: &Raised) {
+        let s = self;
+        if s.kinds.is_empty() {
+            for k in AlertKind::ALL {
+                s.kinds.insert(k, KindScore::default());
+            }
+        }
         s.infos += raised.iter().filter(|(_, a)| a.severity == Severity::Info).count();
         let alarms = raised.iter().filter(|(_, a)| a.severity >= Severity::Warn);
         match &case.fault {
             None => {
-                s.clean_steps += STEPS;
+                s.clean_steps += case.steps.len() as u64;
                 for (at, a) in alarms {
                     s.false_alarms += 1;
                     s.kinds.get_mut(&a.kind).expect("kind").false_alarms += 1;
@@ -219,7 +237,6 @@ pub fn score(cases: &[Case], detector: impl Fn(&Case) -> Raised) -> Scores {
             }
         }
     }
-    s
 }
 
 /// The table the benchmark prints: one row per kind, then the false-alarm rate.

@@ -9,10 +9,12 @@ use rlmon::health::AlertKind;
 use rlmon::metrics::{catalog, MetricName};
 use rlmon::workload::rng::SplitMix64;
 
+/// v3: slow_drift faults (a loss climbing back slowly after the onset); the
+/// series of the other kinds and the clean ones are those of v2.
 /// v2: one-step bumps are at least 3 steps apart (v1 could draw two adjacent
 /// ones, a two-step event labelled as one-step); clean series of each family get
 /// their own draws (v1 shared them across families for a seed).
-pub const GENERATOR_VERSION: u32 = 2;
+pub const GENERATOR_VERSION: u32 = 3;
 /// Steps of every generated series.
 pub const STEPS: u64 = 600;
 /// Memory available to a generated run.
@@ -321,6 +323,13 @@ pub fn generate(kind: Option<AlertKind>, family: Family, magnitude: usize, seed:
                     let since = (t - o) as f64;
                     let f = if since < len as f64 || !recovers { factor } else { 1.0 + (factor - 1.0) * (-(since - len as f64) / 10.0).exp() };
                     *v *= f;
+                }
+            }
+            SlowDrift => {
+                // The loss stops improving and climbs linearly to the end of the run.
+                let rise = [0.15, 0.3, 0.6][m];
+                for (t, v) in c.get_mut(catalog::LOSS).iter_mut().enumerate().skip(o) {
+                    *v *= 1.0 + rise * (t - o) as f64 / (n - o) as f64;
                 }
             }
             LossDivergence => {

@@ -12,7 +12,8 @@ use serde::Serialize;
 use crate::cli::{CheckArgs, FailOn};
 use crate::error::{Result, RlmonError, EXIT_FAILURE};
 use crate::health::context::{self, Moved};
-use crate::health::{Alert, AlertKind, HealthConfig, Severity};
+pub use crate::health::judged::NotJudged;
+use crate::health::{Alert, HealthConfig, Severity};
 use crate::ingest::normalize::{Emit, Normalizer, StreamReport};
 use crate::ingest::{self, Format, Line, LineReader, SkipKind};
 use crate::session::{Event, Hub, RunRecord, SessionState};
@@ -85,29 +86,9 @@ pub struct CheckedRun {
     pub not_judged: Vec<NotJudged>,
 }
 
-/// A detector whose metric the run has, but too few points of it to leave warm-up.
-#[derive(Debug, Clone, Serialize, PartialEq)]
-pub struct NotJudged {
-    pub kind: AlertKind,
-    pub metric: String,
-    pub reason: String,
-}
-
-/// Detectors of `settings` that watch a metric `run` has, with fewer points than
-/// their warm-up: they never judged it.
+/// Detectors of `settings` that could not judge `run` (health::judged).
 fn not_judged(run: &RunRecord, settings: &HealthConfig) -> Vec<NotJudged> {
-    let mut out = Vec::new();
-    for kind in AlertKind::ALL {
-        let s = settings.get(kind);
-        let Some(metric) = s.metric.as_deref() else { continue };
-        let Some(series) = run.series(metric) else { continue };
-        let needed = s.warmup as usize + s.persistence.max(1) as usize;
-        if s.enabled && series.len() < needed {
-            let reason = format!("not enough points: {} of {metric}, it needs {needed}", series.len());
-            out.push(NotJudged { kind, metric: metric.to_owned(), reason });
-        }
-    }
-    out
+    crate::health::judged::not_judged(settings, run.series.keys().map(String::as_str), |m| run.series(m).map(|s| s.len()))
 }
 
 /// Analyses log text in `format`; `default_run` names records without a run.
@@ -379,6 +360,7 @@ pub fn check(args: CheckArgs) -> Result<u8> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::health::AlertKind;
 
     #[test]
     fn streams_split_by_run_and_bad_lines_are_counted() {

@@ -213,7 +213,7 @@ impl LiveSession {
             self.apply(event, now);
         }
         let finale = self.finale();
-        let mut summary = SessionSummary::of(&self.hub.state, self.elapsed_s());
+        let mut summary = SessionSummary::judged_by(&self.hub.state, self.elapsed_s(), &self.hub.settings);
         if let Some(recorder) = self.recorder.take() {
             let journal = recorder.journal.clone();
             let kept = |failure: Option<String>| match failure {

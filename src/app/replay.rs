@@ -199,7 +199,7 @@ impl Source for ReplaySession {
 /// The summary of a replayed session: the recorded duration, and the snapshot it
 /// came from.
 pub fn summary_of(state: &SessionState, recording: &Recording, path: &Path) -> SessionSummary {
-    let mut summary = SessionSummary::of(state, recording.meta.elapsed_s);
+    let mut summary = SessionSummary::judged_by(state, recording.meta.elapsed_s, &recording.meta.fresh_hub().settings);
     summary.snapshot = Some(path.display().to_string());
     summary
 }

@@ -77,6 +77,11 @@ pub fn defaults(kind: AlertKind) -> KindSettings {
         // `warn` is the relative tolerance.
         Nondeterminism => k(1e-4, 1e-2, 0, 3, u32::MAX, 0, None),
         RunDivergence => k(0.05, 0.2, 0, 3, u32::MAX, 0, None),
+        // A loss (and the reward) drifting the wrong way over the long horizon
+        // (detect/drift.rs): `warn` is the rise of a positive loss's level over its
+        // best (0.1 = 10%), or for a reward or signed loss the share of its
+        // improvement lost; `critical` the share of the improvement undone.
+        SlowDrift => k(0.1, 0.5, 50, 1, 1000, 0, Some(catalog::LOSS)),
     }
 }
 

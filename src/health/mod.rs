@@ -6,9 +6,11 @@ pub mod config;
 pub mod context;
 pub mod detect;
 pub mod divergence;
+pub mod judged;
 pub mod monitor;
 pub mod stats;
 
 pub use alert::{Alert, AlertKind, Peak, Severity};
+pub use judged::NotJudged;
 pub use config::{HealthConfig, KindOverride, KindSettings};
 pub use monitor::{RunMonitor, SessionHealth};

@@ -7,7 +7,8 @@ use serde::Serialize;
 
 use super::format::{duration, si, value};
 use crate::metrics::catalog;
-use crate::health::Alert;
+use crate::health::judged::{not_judged, NotJudged};
+use crate::health::{Alert, HealthConfig};
 use crate::session::{GpuStatus, RunRecord, SessionState};
 
 #[derive(Debug, Serialize)]
@@ -46,6 +47,9 @@ pub struct RunSummary {
     pub metrics: BTreeMap<String, Option<f64>>,
     /// Every alert of the run, oldest first (design.md, "Alerts").
     pub alerts: Vec<Alert>,
+    /// Detectors that could not judge the run, and why (not enough points, or
+    /// the metric missing), as `rlmon check` reports them.
+    pub not_judged: Vec<NotJudged>,
     pub error: Option<String>,
 }
 
@@ -55,7 +59,13 @@ fn finite(v: f64) -> Option<f64> {
 
 impl RunSummary {
     /// The summary of `r`; `alerts` are the session's alerts, which `r` indexes.
+    /// What was not judged is told against the default detector settings.
     pub fn of(r: &RunRecord, alerts: &[Alert]) -> Self {
+        Self::judged_by(r, alerts, &HealthConfig::default())
+    }
+
+    /// The summary of `r`, whose detectors ran with `settings`.
+    pub fn judged_by(r: &RunRecord, alerts: &[Alert], settings: &HealthConfig) -> Self {
         let cost = r.cost();
         RunSummary {
             name: r.name.clone(),
@@ -73,6 +83,7 @@ impl RunSummary {
             final_loss: r.last(catalog::LOSS).and_then(finite),
             metrics: r.series.iter().filter_map(|(k, s)| Some((k.clone(), finite(s.last()?)))).collect(),
             alerts: r.alerts.iter().filter_map(|i| alerts.get(*i).cloned()).collect(),
+            not_judged: not_judged(settings, r.series.keys().map(String::as_str), |m| r.series(m).map(|s| s.len())),
             error: r.error.clone(),
         }
     }
@@ -80,12 +91,19 @@ impl RunSummary {
 
 impl SessionSummary {
     pub fn of(state: &SessionState, elapsed_s: f64) -> Self {
+        Self::judged_by(state, elapsed_s, &[])
+    }
+
+    /// The summary of a session whose runs' detectors ran with `settings` (in run
+    /// order; a run without one was judged with the defaults).
+    pub fn judged_by(state: &SessionState, elapsed_s: f64, settings: &[HealthConfig]) -> Self {
+        let default = HealthConfig::default();
         SessionSummary {
             session: state.name.clone(),
             snapshot: None,
             elapsed_s,
             gpu: state.gpu.clone(),
-            runs: state.runs.iter().map(|r| RunSummary::of(r, &state.alerts)).collect(),
+            runs: state.runs.iter().enumerate().map(|(i, r)| RunSummary::judged_by(r, &state.alerts, settings.get(i).unwrap_or(&default))).collect(),
         }
     }
 
@@ -114,6 +132,10 @@ impl SessionSummary {
                     let _ = write!(out, "\n      {} {} at step {}: {}", a.severity.as_str(), a.kind, a.step, a.message);
                 }
             }
+            if !r.not_judged.is_empty() {
+                let what: Vec<String> = r.not_judged.iter().map(|n| format!("{} ({})", n.kind, n.reason)).collect();
+                let _ = write!(out, "\n      not judged: {}", what.join("; "));
+            }
             if let Some(e) = &r.error {
                 let _ = write!(out, "\n      reason: {e}");
             }
@@ -126,5 +148,30 @@ impl SessionSummary {
             let _ = writeln!(out, "  snapshot: {path}");
         }
         out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::metrics::Series;
+
+    #[test]
+    fn the_summary_lists_what_was_not_judged() {
+        let mut run = RunRecord::new("short".into(), "lm".into(), "cpu".into(), 10);
+        let mut loss = Series::default();
+        for step in 0..10 {
+            loss.push(step, step as f64, 2.0);
+        }
+        run.series.insert(catalog::LOSS.to_owned(), loss);
+        let state = SessionState::new("s".into(), vec![run]);
+        let summary = SessionSummary::judged_by(&state, 1.0, &[HealthConfig::default()]);
+        let nj = &summary.runs[0].not_judged;
+        assert!(nj.iter().any(|n| n.kind == crate::health::AlertKind::LossSpike && n.reason.starts_with("not enough points: 10 of loss")), "{nj:?}");
+        assert!(nj.iter().any(|n| n.reason == "metric missing: grad_norm"), "{nj:?}");
+        let text = summary.to_text();
+        assert!(text.contains("not judged: loss_spike (not enough points: 10 of loss, it needs 22)"), "{text}");
+        let json = serde_json::to_value(&summary.runs[0]).unwrap();
+        assert_eq!(json["not_judged"][0]["reason"].as_str().map(|r| r.is_empty()), Some(false), "{json}");
     }
 }

@@ -1,6 +1,7 @@
 //! The detectors, one family per file. Each sees one run's points in step order,
 //! keeps O(window) state, and returns what it raises at this point, if anything.
 //! [`for_run`] is the one place that lists them.
+pub mod drift;
 pub mod moe;
 pub mod nonfinite;
 pub mod rl;
@@ -12,6 +13,7 @@ use crate::metrics::MetricName;
 use super::config::{HealthConfig, KindSettings};
 use super::stats::{Cooldown, Streak};
 use super::{AlertKind, Peak, Severity};
+use drift::SlowDrift;
 use moe::ExpertCollapse;
 use nonfinite::NonfiniteValues;
 use rl::{EntropyCollapse, RewardHacking, RewardSaturation};
@@ -62,6 +64,7 @@ pub fn for_run(config: &HealthConfig) -> Vec<Box<dyn Detector>> {
         Box::new(EntropyCollapse::new(s(K::EntropyCollapse))),
         Box::new(ThroughputRegression::new(s(K::ThroughputRegression))),
         Box::new(ExpertCollapse::new(s(K::ExpertCollapse))),
+        Box::new(SlowDrift::new(s(K::SlowDrift))),
     ];
     all.into_iter().filter(|d| config.get(d.kind()).enabled).collect()
 }
@@ -259,6 +262,7 @@ mod tests {
                 K::EntropyCollapse,
                 K::ThroughputRegression,
                 K::ExpertCollapse,
+                K::SlowDrift,
             ]
         );
     }

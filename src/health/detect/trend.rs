@@ -217,10 +217,12 @@ impl MemoryLeak {
         let grown = slope * w.len() as f64;
         let total = total.filter(|t| *t > 0.0);
         let (severity, slope) = match total {
-            Some(total) if slope > 0.0 && r2 >= 0.8 && grown >= 0.01 * total => {
+            Some(total) if now >= 0.95 * total => (Some(Severity::Critical), slope),
+            // Still rising at the newest quarter: an allocator warm-up that has
+            // levelled off is not projected to the total.
+            Some(total) if slope > 0.0 && r2 >= 0.8 && grown >= 0.01 * total && still_rising(&w, slope) => {
                 let left = ((total - now) / slope).max(0.0);
-                let by_trend = grade(left, self.s.warn, self.s.critical, true);
-                (if now >= 0.95 * total { Some(Severity::Critical) } else { by_trend }, slope)
+                (grade(left, self.s.warn, self.s.critical, true), slope)
             }
             Some(_) => (None, slope),
             None => match self.sustained_growth(now) {
@@ -265,6 +267,19 @@ impl MemoryLeak {
         let recent_rise = median(&h[h.len() - q..])? - median(&h[h.len() - 2 * q..h.len() - q])?;
         let sustained = positive >= LEAK_POSITIVE && recent_rise >= 0.5 * slope * q as f64;
         (slope > 0.0 && sustained && slope * LEAK_HORIZON >= LEAK_FRACTION * now.max(1.0)).then_some(slope)
+    }
+}
+
+/// Whether the newest quarter of `w` is above the quarter before it by at least
+/// half of what `slope` (per sample) says.
+fn still_rising(w: &[f64], slope: f64) -> bool {
+    let q = w.len() / 4;
+    if q == 0 {
+        return false;
+    }
+    match (median(&w[w.len() - q..]), median(&w[w.len() - 2 * q..w.len() - q])) {
+        (Some(newest), Some(before)) => newest - before >= 0.5 * slope * q as f64,
+        _ => false,
     }
 }
 
@@ -424,6 +439,16 @@ mod tests {
             .collect();
         assert!(!alerts.is_empty() && alerts[0].0 > 100, "{alerts:?}");
         assert!(alerts[0].1.message.contains("full in about"));
+    }
+
+    #[test]
+    fn an_allocator_ramp_that_levels_off_is_not_projected_to_the_total() {
+        // +15% over the first 48 samples, then flat: judged from sample 60 on.
+        let mut d = MemoryLeak::new(defaults(AlertKind::MemoryLeak), "mem/gpu_bytes");
+        let alerts: Vec<_> = (0..1500u64)
+            .filter_map(|i| d.observe(i, 20e9 * (1.0 + 0.15 * (i as f64 / 48.0).min(1.0)) * wiggle(i as usize).sqrt().sqrt(), Some(48e9)).map(|r| (i, r)))
+            .collect();
+        assert!(alerts.is_empty(), "{alerts:?}");
     }
 
     #[test]

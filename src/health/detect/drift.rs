@@ -1,0 +1,385 @@
+//! Slow drift: a loss that stops improving and climbs back over thousands of steps,
+//! or a reward that slides, too gently for the spike and divergence detectors.
+//!
+//! Each watched metric is cut into blocks whose length scales with the run: blocks
+//! start at [`MIN_BLOCK`] points and, once [`MAX_BLOCKS`] are held, neighbours
+//! merge and the block length doubles, so the history always spans the whole run
+//! in 32 to 64 levels (the median of each block: one-step bumps and heavy tails do
+//! not move it). The newest level (the median of the last block's worth of
+//! points, taken every quarter block) is compared with the best level so far, on
+//! the log scale for a positive loss (a relative rise) and as a share of the
+//! improvement made for a reward or a signed loss; the noise of the levels is the
+//! robust spread of their differences at short lags (a steady trend does not
+//! inflate it). The newest level must stay above the threshold, with a
+//! cumulative sum of its excess (CUSUM) positive, for two blocks: a benign bump
+//! shorter than that (a warm-up, a data shard) never gets there. Work per point is
+//! O(1) amortised: five medians of a block's length per block.
+use super::{Gate, Point, Raised, Worse};
+use crate::health::config::KindSettings;
+use crate::health::stats::{median, Window, MAD_TO_SIGMA};
+use crate::health::Severity;
+use crate::metrics::catalog::{self, Better};
+use crate::report::format::compact;
+
+/// Points of a block at the start of a run.
+pub const MIN_BLOCK: usize = 10;
+/// Levels held before neighbours merge (the block length then doubles).
+pub const MAX_BLOCKS: usize = 64;
+/// Levels needed before anything is judged.
+pub const MIN_LEVELS: usize = 12;
+/// The level is judged every quarter block, over the newest block's worth of
+/// points; this many consecutive judgements (two blocks) above the threshold
+/// before the drift is reported.
+pub const DRIFT_TICKS: u32 = 8;
+const TICKS_PER_BLOCK: usize = 4;
+/// The rise must also be this many noise sigmas of a level.
+pub const DRIFT_Z: f64 = 6.0;
+
+/// The slow-drift detector of one run: the loss (its settings' metric) and the reward.
+#[derive(Debug, Clone)]
+pub struct SlowDrift {
+    tracks: Vec<Track>,
+}
+
+impl SlowDrift {
+    pub fn new(s: KindSettings) -> Self {
+        let loss = s.metric.clone().unwrap_or_else(|| catalog::LOSS.to_owned());
+        let mut metrics = vec![loss];
+        if !metrics.iter().any(|m| m == catalog::REWARD) {
+            metrics.push(catalog::REWARD.to_owned());
+        }
+        SlowDrift { tracks: metrics.into_iter().map(|m| Track::new(&s, m)).collect() }
+    }
+}
+
+impl super::Detector for SlowDrift {
+    fn kind(&self) -> crate::health::AlertKind {
+        crate::health::AlertKind::SlowDrift
+    }
+
+    fn observe(&mut self, p: &Point) -> Vec<Raised> {
+        self.tracks.iter_mut().filter_map(|t| t.observe(p)).collect()
+    }
+}
+
+/// How levels are compared.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Scale {
+    /// A positive loss: ln of the value, a rise is relative.
+    Log,
+    /// A reward or a signed loss: the value, higher worse (a reward is negated).
+    Linear { higher_is_better: bool },
+}
+
+#[derive(Debug, Clone)]
+struct Track {
+    metric: String,
+    warn: f64,
+    critical: f64,
+    scale: Option<Scale>,
+    block_len: usize,
+    block: Vec<f64>,
+    /// First step of the open block.
+    block_start: u64,
+    /// Closed blocks: (first step, level), oriented so that higher is worse.
+    levels: Vec<(u64, f64)>,
+    /// The newest block's worth of points (oriented), and points since the
+    /// level was last judged.
+    recent: Window,
+    since_judged: usize,
+    /// CUSUM of the level's excess over the threshold, in thresholds.
+    cusum: f64,
+    above: u32,
+    /// The verdict of the last closed block, held until the next one closes.
+    verdict: Option<Severity>,
+    /// What the message says: (best level's step, best value, newest value, rise).
+    detail: Option<(u64, f64, f64, f64)>,
+    gate: Gate,
+}
+
+impl Track {
+    fn new(s: &KindSettings, metric: String) -> Self {
+        let worse = if catalog::better(&metric) == Better::Higher { Worse::Lower } else { Worse::Higher };
+        Track {
+            warn: s.warn,
+            critical: s.critical,
+            scale: None,
+            block_len: MIN_BLOCK,
+            block: Vec::with_capacity(MIN_BLOCK),
+            block_start: 0,
+            levels: Vec::with_capacity(MAX_BLOCKS),
+            recent: Window::new(MIN_BLOCK),
+            since_judged: 0,
+            cusum: 0.0,
+            above: 0,
+            verdict: None,
+            detail: None,
+            gate: Gate::new(s, worse),
+            metric,
+        }
+    }
+
+    /// The value as a level: higher is worse.
+    fn orient(&self, x: f64) -> f64 {
+        match self.scale {
+            Some(Scale::Log) => x.ln(),
+            Some(Scale::Linear { higher_is_better: true }) => -x,
+            _ => x,
+        }
+    }
+
+    /// A level back in the metric's own unit.
+    fn unorient(&self, y: f64) -> f64 {
+        match self.scale {
+            Some(Scale::Log) => y.exp(),
+            Some(Scale::Linear { higher_is_better: true }) => -y,
+            _ => y,
+        }
+    }
+
+    fn observe(&mut self, p: &Point) -> Option<Raised> {
+        let x = p.get(&self.metric)?;
+        if !x.is_finite() {
+            return None;
+        }
+        let higher_is_better = catalog::better(&self.metric) == Better::Higher;
+        let scale = *self.scale.get_or_insert(if !higher_is_better && x > 0.0 && !catalog::is_signed(&self.metric) {
+            Scale::Log
+        } else {
+            Scale::Linear { higher_is_better }
+        });
+        // A positive loss that reaches zero or below is judged linearly from here.
+        if scale == Scale::Log && x <= 0.0 {
+            self.scale = Some(Scale::Linear { higher_is_better: false });
+            self.levels.clear();
+            self.block.clear();
+            self.recent = Window::new(MIN_BLOCK);
+            self.block_len = MIN_BLOCK;
+            self.cusum = 0.0;
+            self.above = 0;
+            self.verdict = None;
+        }
+        if self.block.is_empty() {
+            self.block_start = p.step;
+        }
+        let y = self.orient(x);
+        self.block.push(y);
+        self.recent.push(y);
+        let warming = self.gate.warming();
+        if self.block.len() >= self.block_len {
+            self.close_block();
+        }
+        self.since_judged += 1;
+        if self.since_judged >= (self.block_len / TICKS_PER_BLOCK).max(1) {
+            self.since_judged = 0;
+            self.verdict = if warming { None } else { self.judge() };
+        }
+        let v = self.gate.pass(self.verdict, p.step, x)?;
+        let (best_step, best, now, rise) = self.detail?;
+        let how = match scale {
+            Scale::Log => format!("{}% above", compact(100.0 * rise)),
+            Scale::Linear { higher_is_better: true } => format!("{}% of its gain lost from", compact(100.0 * rise)),
+            Scale::Linear { higher_is_better: false } => format!("{}% of its improvement undone from", compact(100.0 * rise)),
+        };
+        let message = format!(
+            "{} drifting from step {} ({} there): level {} is {how} its best {} (around step {best_step}) over {} steps",
+            self.metric,
+            v.step,
+            compact(v.value),
+            compact(now),
+            compact(best),
+            self.levels.len() * self.block_len
+        );
+        Some(v.raise(self.metric.clone(), message))
+    }
+
+    /// Closes the open block: its median becomes a level.
+    fn close_block(&mut self) {
+        let Some(level) = median(&self.block) else { return };
+        self.block.clear();
+        self.levels.push((self.block_start, level));
+        if self.levels.len() >= MAX_BLOCKS {
+            // Merge neighbours: the history keeps spanning the run.
+            self.levels = self.levels.chunks(2).map(|c| (c[0].0, c.iter().map(|l| l.1).sum::<f64>() / c.len() as f64)).collect();
+            self.block_len *= 2;
+            let mut longer = Window::new(self.block_len);
+            self.recent.to_vec().into_iter().for_each(|v| longer.push(v));
+            self.recent = longer;
+        }
+        self.block.reserve(self.block_len);
+    }
+
+    /// The severity the levels show now, if any.
+    fn judge(&mut self) -> Option<Severity> {
+        let n = self.levels.len();
+        if n < MIN_LEVELS || self.recent.len() < self.block_len / 2 {
+            return None;
+        }
+        let y: Vec<f64> = self.levels.iter().map(|l| l.1).collect();
+        let sigma = level_noise(&y)?;
+        let (best_at, best) = self.levels.iter().copied().enumerate().map(|(i, l)| (i, l.1)).min_by(|a, b| a.1.total_cmp(&b.1))?;
+        let initial = y[0];
+        let now = self.recent.median()?;
+        let rise = now - best;
+        let gain = (initial - best).max(0.0);
+        let relative = match self.scale {
+            Some(Scale::Log) => rise,
+            _ => rise / gain.max(f64::MIN_POSITIVE),
+        };
+        let warn_at = match self.scale {
+            Some(Scale::Log) => self.warn.ln_1p(),
+            _ => self.warn * gain,
+        };
+        let threshold = warn_at.max(DRIFT_Z * sigma).max(f64::MIN_POSITIVE);
+        // CUSUM in thresholds: a level above it adds its excess, one below it drains.
+        self.cusum = (self.cusum + (rise - threshold) / threshold).max(0.0);
+        // The best level must be older than the newest block the level is taken over.
+        self.above = if rise >= threshold && best_at + 1 < n { self.above + 1 } else { 0 };
+        if self.above < DRIFT_TICKS || self.cusum <= 0.0 {
+            self.detail = None;
+            return None;
+        }
+        let shown = match self.scale {
+            Some(Scale::Log) => rise.exp() - 1.0,
+            _ => relative,
+        };
+        self.detail = Some((self.levels[best_at].0, self.unorient(best), self.unorient(now), shown));
+        // Critical only when large: the drift has undone `critical` of the
+        // improvement the run had made (a real one, well above the noise).
+        let material = gain >= DRIFT_Z * sigma && gain > 0.0;
+        Some(if material && rise >= self.critical * gain && rise >= 2.0 * threshold { Severity::Critical } else { Severity::Warn })
+    }
+}
+
+/// The noise of the levels: the robust spread of their differences at lags of
+/// one, two and four blocks, centred on their median (a steady trend is not noise),
+/// the larger, over the newer half of the history (the steep start of a run is
+/// not its noise). Noise with memory (AR) makes neighbouring levels alike, so
+/// lag-1 differences alone would understate it.
+fn level_noise(y: &[f64]) -> Option<f64> {
+    let newer = &y[y.len() - (y.len() / 2).max(MIN_LEVELS).min(y.len())..];
+    let mut sigma: Option<f64> = None;
+    for lag in [1usize, 2, 4] {
+        let diffs: Vec<f64> = newer.windows(lag + 1).map(|w| w[lag] - w[0]).collect();
+        let centre = median(&diffs)?;
+        let dev: Vec<f64> = diffs.iter().map(|d| (d - centre).abs()).collect();
+        let s = MAD_TO_SIGMA * median(&dev)? / std::f64::consts::SQRT_2;
+        sigma = Some(sigma.map_or(s, |x: f64| x.max(s)));
+    }
+    sigma
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::health::config::defaults;
+    use crate::health::detect::Detector;
+    use crate::health::AlertKind;
+    use crate::metrics::MetricName;
+
+    /// Noise with heavy tails and some memory, seeded.
+    fn noise(seed: u64, n: usize) -> Vec<f64> {
+        let mut rng = crate::workload::rng::SplitMix64::new(seed);
+        let mut u = move || (rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64 - 0.5;
+        let mut ar = 0.0;
+        (0..n)
+            .map(|_| {
+                let z = (u() + u() + u() + u()) * 1.7;
+                let tail = if u() > 0.48 { 5.0 } else { 1.0 };
+                ar = 0.5 * ar + z * tail;
+                ar
+            })
+            .collect()
+    }
+
+    fn run(name: &str, series: &[f64]) -> Vec<(u64, Raised)> {
+        let mut d = SlowDrift::new(defaults(AlertKind::SlowDrift));
+        let mut out = Vec::new();
+        for (i, v) in series.iter().enumerate() {
+            let values: Vec<(MetricName, f64)> = vec![(MetricName::Owned(name.to_owned()), *v)];
+            out.extend(d.observe(&Point { step: i as u64, time_s: i as f64, values: &values }).into_iter().map(|r| (i as u64, r)));
+        }
+        out
+    }
+
+    /// A pretraining loss: falls from 10 towards 3 and flattens.
+    fn pretrain(i: usize, n: usize) -> f64 {
+        3.0 + 7.0 * (-(i as f64) / (n as f64 / 20.0)).exp()
+    }
+
+    #[test]
+    fn a_loss_that_climbs_back_slowly_is_a_warning() {
+        for (n, seed) in [(3_000usize, 1u64), (20_000, 2), (143_000, 3)] {
+            let e = noise(seed, n);
+            let onset = n * 2 / 3;
+            // +16% over the last third, as a slow linear climb.
+            let series: Vec<f64> = (0..n).map(|i| pretrain(i, n) * (1.0 + 0.16 * i.saturating_sub(onset) as f64 / (n - onset) as f64) * (1.0 + 0.01 * e[i])).collect();
+            let alerts = run("loss", &series);
+            assert!(!alerts.is_empty(), "{n}: nothing raised");
+            assert!(alerts.iter().all(|(at, a)| *at > onset as u64 && a.severity == Severity::Warn), "{n}: {alerts:?}");
+            let (_, first) = &alerts[0];
+            assert_eq!(series[first.step as usize], first.value);
+            assert!(first.message.contains("drifting") && first.message.len() < 200, "{}", first.message);
+        }
+    }
+
+    #[test]
+    fn healthy_runs_with_bumps_plateaus_and_heavy_tails_stay_quiet() {
+        for (n, seed) in [(600usize, 4u64), (5_000, 5), (200_000, 6)] {
+            let e = noise(seed, n);
+            // Plateau with heavy-tailed noise, benign one-step bumps every 97 steps
+            // and a short re-warm-up bump (a data shard change) at 40% of the run.
+            let series: Vec<f64> = (0..n)
+                .map(|i| {
+                    let bump = if i % 97 == 50 { 3.0 } else { 1.0 };
+                    let shard = if (n * 2 / 5..n * 2 / 5 + n / 200).contains(&i) { 1.08 } else { 1.0 };
+                    pretrain(i, n) * bump * shard * (1.0 + 0.02 * e[i])
+                })
+                .collect();
+            let alerts = run("loss", &series);
+            assert!(alerts.iter().all(|(_, a)| a.severity < Severity::Warn), "{n}: {alerts:?}");
+            // A rising reward that levels off.
+            let reward: Vec<f64> = (0..n).map(|i| 0.2 + 0.8 * (1.0 - (-(i as f64) / (n as f64 / 5.0)).exp()) + 0.05 * e[i]).collect();
+            assert!(run("reward", &reward).is_empty(), "{n}");
+        }
+        // Noise with long memory (AR 0.95) and nothing else: a policy loss around
+        // zero and a reward that never improves.
+        for (n, seed) in [(400usize, 8u64), (30_000, 9)] {
+            let mut rng = crate::workload::rng::SplitMix64::new(seed);
+            let mut u = move || (rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64 - 0.5;
+            let mut ar = 0.0;
+            let slow: Vec<f64> = (0..n).map(|_| { ar = 0.95 * ar + 0.3 * (u() + u() + u()); ar }).collect();
+            for name in ["loss", "reward"] {
+                let series: Vec<f64> = slow.iter().map(|v| 0.02 * v).collect();
+                let alerts = run(name, &series);
+                assert!(alerts.is_empty(), "{name} {n}: {alerts:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn a_sliding_reward_and_a_zero_crossing_loss() {
+        let n = 10_000;
+        let e = noise(7, n);
+        // Reward rises from -0.5 to 0.5, then slides back 40% of that gain: warn;
+        // back 80%: critical.
+        for (slide, want) in [(0.4, Severity::Warn), (0.8, Severity::Critical)] {
+            let reward: Vec<f64> = (0..n)
+                .map(|i| {
+                    let up = -0.5 + (1.0 - (-(i as f64) / 800.0).exp());
+                    let down = slide * (i.saturating_sub(6_000) as f64 / 4_000.0);
+                    up - down + 0.03 * e[i]
+                })
+                .collect();
+            let alerts = run("reward", &reward);
+            assert_eq!(alerts.iter().map(|a| a.1.severity).max(), Some(want), "{slide}: {alerts:?}");
+            assert!(alerts.iter().all(|(at, a)| *at > 6_000 && a.step == alerts[0].1.step), "{slide}: one event: {alerts:?}");
+        }
+        // A policy loss around zero: healthy, then climbing by 0.3 (its noise is 0.02).
+        let flat: Vec<f64> = (0..n).map(|i| -0.01 + 0.02 * e[i]).collect();
+        assert!(run("loss", &flat).iter().all(|(_, a)| a.severity < Severity::Warn));
+        let climbing: Vec<f64> = flat.iter().enumerate().map(|(i, v)| v + 0.3 * i.saturating_sub(7_000) as f64 / 3_000.0).collect();
+        let alerts = run("loss", &climbing);
+        assert!(!alerts.is_empty() && alerts.iter().all(|(at, a)| *at > 7_000 && a.message.len() < 200), "{alerts:?}");
+    }
+}
