@@ -91,7 +91,7 @@ impl AlertKind {
 
 /// What usually causes each kind, and what to check first: one line each, shown
 /// with an alert's detail.
-pub const ADVICE: [(AlertKind, &str); 15] = [
+pub const ADVICE: &[(AlertKind, &str)] = &[
     (AlertKind::LossSpike, "usually a learning-rate jump, a bad batch or an exploding gradient; check lr and grad_norm at the step, and the data there"),
     (AlertKind::LossDivergence, "usually a learning rate too high for the schedule, or lost numerical precision; check lr, grad_norm and the warm-up"),
     (AlertKind::Nonfinite, "usually overflow (fp16 without loss scaling), a division by zero or a bad input; check grad_norm and lr just before, and the batch"),
@@ -107,6 +107,7 @@ pub const ADVICE: [(AlertKind, &str); 15] = [
     (AlertKind::ThroughputRegression, "usually contention (another job, thermal throttling), a data-loader stall or a longer sequence mix; check step time and the hardware pane"),
     (AlertKind::Nondeterminism, "usually non-deterministic kernels, unseeded data order or threads; check the seeds, deterministic flags and the thread count"),
     (AlertKind::RunDivergence, "usually a changed setting or code path between the runs; check their configs and the first differing metric"),
+    (AlertKind::SlowDrift, "usually a learning rate too high for this stage, data that changed (a new shard, a filter gone), or a reward the policy has stopped improving on; check lr, the data mix at the turn and the loss on a fixed batch"),
 ];
 
 impl AlertKind {
