@@ -68,6 +68,10 @@ pub struct NotJudged {
 fn not_judged(run: &RunRecord, settings: &HealthConfig) -> Vec<NotJudged> {
     let mut out = Vec::new();
     for kind in AlertKind::ALL {
+        // Judged per job over its ranks, not per run.
+        if kind == AlertKind::RankStraggler {
+            continue;
+        }
         let s = settings.get(kind);
         let Some(metric) = s.metric.as_deref() else { continue };
         let Some(series) = run.series(metric) else { continue };

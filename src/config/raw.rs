@@ -74,12 +74,15 @@ pub enum RawMetrics {
     /// A name: only "stdout" is valid (checked when resolved, with its place).
     Named(String),
     File(String),
+    /// `{ glob = "logs/rank*.jsonl" }`: one stream per matching file.
+    Glob(String),
 }
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct RawMetricsTable {
-    file: String,
+    file: Option<String>,
+    glob: Option<String>,
 }
 
 impl<'de> Deserialize<'de> for RawMetrics {
@@ -88,14 +91,18 @@ impl<'de> Deserialize<'de> for RawMetrics {
         impl<'de> Visitor<'de> for MetricsVisitor {
             type Value = RawMetrics;
             fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-                f.write_str("\"stdout\" or a table { file = \"path\" }")
+                f.write_str("\"stdout\" or a table { file = \"path\" } or { glob = \"logs/rank*.jsonl\" }")
             }
             fn visit_str<E: de::Error>(self, v: &str) -> Result<RawMetrics, E> {
                 Ok(RawMetrics::Named(v.to_owned()))
             }
             fn visit_map<A: de::MapAccess<'de>>(self, map: A) -> Result<RawMetrics, A::Error> {
                 let table = RawMetricsTable::deserialize(de::value::MapAccessDeserializer::new(map))?;
-                Ok(RawMetrics::File(table.file))
+                match (table.file, table.glob) {
+                    (Some(file), None) => Ok(RawMetrics::File(file)),
+                    (None, Some(glob)) => Ok(RawMetrics::Glob(glob)),
+                    _ => Err(de::Error::custom("metrics: give one of `file` or `glob`")),
+                }
             }
         }
         deserializer.deserialize_any(MetricsVisitor)

@@ -40,10 +40,11 @@ pub enum AlertKind {
     ThroughputRegression,
     Nondeterminism,
     RunDivergence,
+    RankStraggler,
 }
 
 impl AlertKind {
-    pub const ALL: [AlertKind; 15] = [
+    pub const ALL: [AlertKind; 16] = [
         AlertKind::LossSpike,
         AlertKind::LossDivergence,
         AlertKind::Nonfinite,
@@ -59,6 +60,7 @@ impl AlertKind {
         AlertKind::ThroughputRegression,
         AlertKind::Nondeterminism,
         AlertKind::RunDivergence,
+        AlertKind::RankStraggler,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -78,6 +80,7 @@ impl AlertKind {
             AlertKind::ThroughputRegression => "throughput_regression",
             AlertKind::Nondeterminism => "nondeterminism",
             AlertKind::RunDivergence => "run_divergence",
+            AlertKind::RankStraggler => "rank_straggler",
         }
     }
 

@@ -77,6 +77,10 @@ pub fn defaults(kind: AlertKind) -> KindSettings {
         // `warn` is the relative tolerance.
         Nondeterminism => k(1e-4, 1e-2, 0, 3, u32::MAX, 0, None),
         RunDivergence => k(0.05, 0.2, 0, 3, u32::MAX, 0, None),
+        // How much slower a job's slowest rank is than its fastest (1 - slow/fast
+        // of their median speeds over `window` points), judged per step all ranks
+        // logged; a straggler is a warning (`critical` 1.0: never reached).
+        RankStraggler => k(0.05, 1.0, 5, 5, 20, 10, Some(catalog::TOKENS_PER_S)),
     }
 }
 

@@ -44,6 +44,10 @@ pub struct RunMeta {
     /// Hardware price per hour from the config, for cost figures.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub price_per_hour: Option<f64>,
+    /// For one rank of a job of several processes: the job's run index and the
+    /// rank. Such a run starts and ends with its job.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rank_of: Option<(RunId, u32)>,
 }
 
 /// Where the session ran, for reading numbers in context later.
@@ -123,6 +127,7 @@ impl Meta {
                     summary: serde_json::Value::Null,
                     health: None,
                     price_per_hour: r.price_per_hour,
+                    rank_of: r.rank_of,
                 })
                 .collect(),
             alerts: Vec::new(),
@@ -160,6 +165,7 @@ impl Meta {
                 Some(_) => r.price_per_hour,
                 None => run_config(&r.name).and_then(|c| c.price_per_hour),
             };
+            record.rank_of = r.rank_of;
             records.push(record);
             health.push(r.health.clone().or_else(|| run_config(&r.name).map(|c| c.health.clone())).unwrap_or_default());
         }
@@ -291,6 +297,17 @@ impl Recording {
                 r.threads = Some(*threads);
                 r.state = RunState::Running;
                 r.started_s = Some(now_s);
+                let (device, threads) = (r.device.clone(), r.threads);
+                for rank in self.meta.runs.iter_mut().filter(|r| r.rank_of.is_some_and(|(j, _)| j == *run)) {
+                    (rank.device, rank.threads, rank.state, rank.started_s) = (device.clone(), threads, RunState::Running, Some(now_s));
+                }
+            }
+            Event::RankMetrics { job, rank, step, time_s, values } if *job < runs => {
+                let Some(run) = self.rank_run(*job, *rank) else { return };
+                for (name, value) in values {
+                    let id = self.points.metric_id(name);
+                    self.points.push(run as u32, *step, *time_s, id, *value);
+                }
             }
             Event::Metrics { run, step, time_s, values } if *run < runs => {
                 for (name, value) in values {
@@ -306,6 +323,10 @@ impl Recording {
                     RunOutcome::Cancelled => (RunState::Cancelled, None),
                     RunOutcome::Failed(reason) => (RunState::Failed, Some(reason.clone())),
                 };
+                let (state, error, ended) = (r.state.clone(), r.error.clone(), r.ended_s);
+                for rank in self.meta.runs.iter_mut().filter(|r| r.rank_of.is_some_and(|(j, _)| j == *run) && !r.state.is_over()) {
+                    (rank.state, rank.error, rank.ended_s) = (state.clone(), error.clone(), ended);
+                }
             }
             Event::Telemetry { time_s, values } => {
                 let sample = self.telemetry_samples;
@@ -327,6 +348,21 @@ impl Recording {
         }
     }
 
+    /// The index of rank `rank`'s run of job `job`, added as the hub adds it (on
+    /// the rank's first point, after every run before it).
+    fn rank_run(&mut self, job: RunId, rank: u32) -> Option<usize> {
+        if let Some(i) = self.meta.runs.iter().position(|r| r.rank_of == Some((job, rank))) {
+            return Some(i);
+        }
+        let j = self.meta.runs.get(job).filter(|j| j.rank_of.is_none())?;
+        let mut meta = j.clone();
+        meta.name = crate::session::event::rank_run_name(&j.name, rank);
+        meta.summary = serde_json::Value::Null;
+        meta.rank_of = Some((job, rank));
+        self.meta.runs.push(meta);
+        Some(self.meta.runs.len() - 1)
+    }
+
     /// The events that rebuild this session in a hub, with their session times, in
     /// time order. Derived rates are left out where the hub derives them again, so a
     /// replayed series equals the live one point for point.
@@ -334,7 +370,8 @@ impl Recording {
         let meta = &self.meta;
         let p = &self.points;
         let mut events: Vec<(f64, Event)> = vec![(0.0, Event::GpuStatus(meta.gpu.clone()))];
-        for (i, r) in meta.runs.iter().enumerate() {
+        // A rank's run starts and ends with its job: the hub does that.
+        for (i, r) in meta.runs.iter().enumerate().filter(|(_, r)| r.rank_of.is_none()) {
             if let (Some(t), Some(threads)) = (r.started_s, r.threads) {
                 events.push((t, Event::RunStarted { run: i, device: r.device.clone(), threads }));
             }
@@ -369,7 +406,7 @@ impl Recording {
         for a in &meta.baseline_alerts {
             events.push((a.at_s, Event::Alert { run: a.run, alert: a.alert.clone() }));
         }
-        for (i, r) in meta.runs.iter().enumerate() {
+        for (i, r) in meta.runs.iter().enumerate().filter(|(_, r)| r.rank_of.is_none()) {
             let outcome = match r.state {
                 RunState::Finished => Some(RunOutcome::Finished),
                 RunState::Cancelled => Some(RunOutcome::Cancelled),

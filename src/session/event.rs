@@ -25,6 +25,15 @@ pub enum Event {
     /// An alert raised outside the runs' own detectors (a live run held against a
     /// baseline session); journalled like any event so a replay raises it again.
     Alert { run: Option<RunId>, alert: crate::health::Alert },
+    /// The metrics of one step of one rank of a job of several processes (run
+    /// `job`): the rank's own run, `{job}/rank{rank}`, is made on its first point.
+    /// Last of the variants: journals number them.
+    RankMetrics { job: RunId, rank: u32, step: u64, time_s: f64, values: Vec<(MetricName, f64)> },
+}
+
+/// The name of rank `rank`'s run under job `job`.
+pub fn rank_run_name(job: &str, rank: u32) -> String {
+    format!("{job}/rank{rank}")
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

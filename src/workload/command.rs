@@ -5,7 +5,9 @@
 //! output goes to the events pane. Cancelling sends SIGTERM to the group, then
 //! SIGKILL after the grace period; once the run ends, the group is gone.
 //!
-//! `stream` holds the pure parts (lines, formats, outcome), `tail` follows a file.
+//! `stream` holds the pure parts (lines, formats, outcome), `tail` follows a file,
+//! `glob` finds the files of `metrics = { glob = ... }` (one stream, one rank each).
+pub mod glob;
 pub mod stream;
 pub mod tail;
 
@@ -71,6 +73,7 @@ pub async fn run(ctx: &RunContext, cfg: &CommandConfig) -> RunOutcome {
     }
     let tailer = match &cfg.metrics {
         MetricsSource::File(path) => Some(tokio::spawn(follow_file(path.clone(), MetricStream::new(path, format, false), sink(), stop_tail.clone()))),
+        MetricsSource::Glob(pattern) => Some(tokio::spawn(follow_glob(pattern.clone(), format, sink(), stop_tail.clone()))),
         MetricsSource::Stdout => None,
     };
 
@@ -208,7 +211,8 @@ impl Sink {
     async fn stream(&mut self, outs: Vec<StreamOut>, text_level: LogLevel, skips: &mut u64) -> Result<(), Gone> {
         for out in outs {
             match out {
-                StreamOut::Point { step, time_s, values } => self.send(Event::Metrics { run: self.run, step, time_s, values }).await?,
+                StreamOut::Point { rank: None, step, time_s, values } => self.send(Event::Metrics { run: self.run, step, time_s, values }).await?,
+                StreamOut::Point { rank: Some(rank), step, time_s, values } => self.send(Event::RankMetrics { job: self.run, rank, step, time_s, values }).await?,
                 StreamOut::Resumed(r) => {
                     // Replacing the earlier points is not done yet: say what happened.
                     let message = format!("steps went back to {}: the job resumed from a checkpoint ({} steps logged again)", r.at_step, r.discarded);
@@ -272,6 +276,47 @@ async fn read_output(mut pipe: impl AsyncRead + Unpin, level: LogLevel, mut metr
     }
     if sink.stream(outs, level, &mut skips).await.is_ok() {
         sink.flush().await;
+    }
+}
+
+/// Follows every file matching `pattern` until `stop`, each as the stream of one
+/// rank (the number in its name, else its place among the files found); files
+/// that appear later are followed from then on.
+async fn follow_glob(pattern: std::path::PathBuf, format: Option<Format>, mut log: Sink, stop: CancellationToken) {
+    let (tx, run, started) = (log.tx.clone(), log.run, log.started);
+    let sink = || Sink { tx: tx.clone(), run, started, dropped: 0 };
+    let Ok(glob) = glob::FileGlob::new(&pattern) else { return };
+    let mut followed: Vec<std::path::PathBuf> = Vec::new();
+    let mut tailers = Vec::new();
+    loop {
+        let last = stop.is_cancelled();
+        for path in glob.list() {
+            if followed.contains(&path) {
+                continue;
+            }
+            let rank = stream::rank_of_file(&path).unwrap_or(followed.len() as u32);
+            let metrics = MetricStream::new(&path, format.clone(), false).with_rank(Some(rank));
+            let message = format!("rank {rank}: following {}", path.display());
+            tailers.push(tokio::spawn(follow_file(path.clone(), metrics, sink(), stop.clone())));
+            followed.push(path);
+            if log.log(LogLevel::Info, message).is_err() {
+                break;
+            }
+        }
+        if last {
+            break;
+        }
+        tokio::select! {
+            _ = tokio::time::sleep(TAIL_PERIOD) => {}
+            _ = stop.cancelled() => {}
+        }
+    }
+    if followed.is_empty() {
+        let _ = log.log(LogLevel::Warn, format!("no file matched {}: no metrics were read", pattern.display()));
+    }
+    log.flush().await;
+    for tailer in tailers {
+        let _ = tailer.await;
     }
 }
 

@@ -24,6 +24,9 @@ pub enum MetricsSource {
     Stdout,
     /// A file the program writes, tailed from its start.
     File(PathBuf),
+    /// Files matching a pattern (wildcards in the file name), one stream each:
+    /// one per rank of a multi-process job. Files that appear later are read too.
+    Glob(PathBuf),
 }
 
 pub const DEFAULT_GRACE: Duration = Duration::from_secs(5);
