@@ -537,6 +537,57 @@ pub mod tests {
         assert_eq!(a.gpu, b.gpu);
     }
 
+    /// A command job whose two ranks log tokens and step time; rank 1 is 15%
+    /// slower from step 20 on. Rank 1's points arrive first at each step.
+    fn rank_events() -> Vec<(f64, Event)> {
+        let mut ev = vec![(0.1, Event::RunStarted { run: 0, device: "external".into(), threads: 0 })];
+        for step in 1..=60u64 {
+            let t = 0.1 + step as f64 * 0.1;
+            for rank in [1u32, 0] {
+                let slow = if rank == 1 && step >= 20 { 1.15 } else { 1.0 };
+                let values = vec![("tokens".into(), 1000.0), ("step_time_s".into(), 0.1 * slow), ("loss".into(), 3.0 / step as f64)];
+                ev.push((t, Event::RankMetrics { job: 0, rank, step, time_s: t - 0.1, values }));
+            }
+        }
+        ev.push((6.5, Event::RunEnded { run: 0, outcome: RunOutcome::Finished }));
+        ev
+    }
+
+    #[test]
+    fn ranks_become_runs_under_their_job_and_replay_the_same() {
+        let job = vec![RunRecord::new("job".into(), "command".into(), "external".into(), 0)];
+        let mut hub = Hub::new(SessionState::new("ranks".into(), job.clone()));
+        let mut rec = Recording::new(Meta::new("ranks", "20260101T000000Z".into(), "# config".into(), &job));
+        for (t, e) in rank_events() {
+            rec.record(t, &e);
+            hub.apply(e, t);
+        }
+        let live = hub.state;
+        let names: Vec<&str> = live.runs.iter().map(|r| r.name.as_str()).collect();
+        assert_eq!(names, ["job", "job/rank1", "job/rank0"], "made as their points arrive");
+        assert_eq!(live.display_order(), [0, 2, 1], "ranks under their job, in rank order");
+        assert_eq!(live.runs[1].rank_of, Some((0, 1)));
+        assert!(live.runs.iter().all(|r| r.state == RunState::Finished), "ranks end with their job");
+        let stragglers: Vec<_> = live.alerts.iter().filter(|a| a.kind == crate::health::AlertKind::RankStraggler).collect();
+        assert_eq!(stragglers.len(), 1, "{:?}", live.alerts);
+        assert_eq!(stragglers[0].run, "job", "the job's alert");
+        assert!(stragglers[0].message.starts_with("rank 1 is "), "{}", stragglers[0].message);
+        assert_eq!(live.runs[0].alerts.len(), 1);
+        let spread = live.rank_spread(0, 10).unwrap();
+        assert_eq!(spread.ranks, 2);
+        let tokens = spread.tokens_per_s.unwrap();
+        assert_eq!((tokens.slow.0, tokens.fast.0), (1, 0));
+        assert!((tokens.fraction - (1.0 - 1.0 / 1.15)).abs() < 1e-9);
+        // Replayed from the recording: the same runs, points, states and alerts.
+        let replayed = rec.final_state();
+        same_series(&live, &replayed);
+        assert_eq!(replayed.runs.iter().map(|r| r.rank_of).collect::<Vec<_>>(), live.runs.iter().map(|r| r.rank_of).collect::<Vec<_>>());
+        assert_eq!(replayed.alerts, live.alerts);
+        // And through the metadata's JSON, as a snapshot stores it.
+        let meta: Meta = serde_json::from_str(&serde_json::to_string(&rec.meta).unwrap()).unwrap();
+        assert_eq!(Recording::from_parts(meta, rec.points.clone()).final_state().alerts, live.alerts);
+    }
+
     #[test]
     fn replayed_events_rebuild_the_live_state() {
         let (live, rec) = live_and_recorded();

