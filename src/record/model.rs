@@ -573,6 +573,7 @@ pub mod tests {
         assert_eq!(stragglers[0].run, "job", "the job's alert");
         assert!(stragglers[0].message.starts_with("rank 1 is "), "{}", stragglers[0].message);
         assert_eq!(live.runs[0].alerts.len(), 1);
+        assert_eq!(live.runs[0].step, 60, "the job is as far as its slowest rank");
         let spread = live.rank_spread(0, 10).unwrap();
         assert_eq!(spread.ranks, 2);
         let tokens = spread.tokens_per_s.unwrap();

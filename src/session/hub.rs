@@ -174,6 +174,12 @@ impl Hub {
         }
         // A rank's throughput is compared with its job's other ranks.
         if let Some((job, rank)) = rank_of {
+            // The job is as far as its slowest rank.
+            let slowest = self.state.ranks_of(job).iter().map(|(_, r)| r.step).min().unwrap_or(step);
+            if let Some(j) = self.state.runs.get_mut(job) {
+                j.step = slowest;
+                j.time_s = j.time_s.max(time_s);
+            }
             if let Some(alert) = self.health.observe_rank(job, rank, step, time_s, &all) {
                 self.raise(Some(job), alert, time_s);
             }
