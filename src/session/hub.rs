@@ -137,7 +137,7 @@ impl Hub {
 
     /// The run of rank `rank` of job `job`, made (as the job is, and with its
     /// detector settings) on the rank's first point. A rank's run has no ranks.
-    fn rank_run(&mut self, job: RunId, rank: u32) -> Option<RunId> {
+    pub fn rank_run(&mut self, job: RunId, rank: u32) -> Option<RunId> {
         if let Some(i) = self.state.runs.iter().position(|r| r.rank_of == Some((job, rank))) {
             return Some(i);
         }
