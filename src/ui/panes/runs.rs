@@ -97,9 +97,17 @@ fn render(frame: &mut Frame, area: Rect, ctx: &Ctx) {
             0 => format!("{} {}", bar(fraction, PROGRESS_CELLS), si(r.step as f64)),
             total => format!("{} {}/{}", bar(fraction, PROGRESS_CELLS), si(r.step as f64), si(total as f64)),
         };
-        let rate = r.rate(catalog::TOKENS, Some(RATE_WINDOW)).map_or("-".into(), si);
+        // A job of several ranks trains at the sum of its ranks' rates.
+        let ranks = ctx.state.ranks_of(i);
+        let rate = if ranks.is_empty() {
+            r.rate(catalog::TOKENS, Some(RATE_WINDOW))
+        } else {
+            ranks.iter().map(|(_, k)| k.rate(catalog::TOKENS, Some(RATE_WINDOW))).sum::<Option<f64>>()
+        };
+        let rate = rate.map_or("-".into(), si);
         let mut row = Row::new(vec![
-            Cell::from(format!("{}", i + 1)),
+            // A rank's number is its place under the job, not a key to press.
+            Cell::from(if r.rank_of.is_some() { String::new() } else { format!("{}", i + 1) }),
             // A rank sits under its job, named by its rank alone.
             Cell::from(match r.rank_of {
                 Some((_, rank)) => fit_middle(&format!("  └ rank{rank}"), name_width),
