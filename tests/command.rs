@@ -227,6 +227,10 @@ time.sleep(0.5)
 "#;
     let logs = dir.path().join("logs");
     std::fs::create_dir_all(&logs).unwrap();
+    // An earlier run's file of a third rank: not this run's, never read.
+    std::fs::write(logs.join("rank2.jsonl"), "{\"step\": 1, \"loss\": 9}\n").unwrap();
+    let old = std::time::SystemTime::now() - Duration::from_secs(3600);
+    std::fs::File::options().write(true).open(logs.join("rank2.jsonl")).unwrap().set_modified(old).unwrap();
     let text = python_run(script, &[logs.to_str().unwrap()], "metrics = { glob = \"logs/rank*.jsonl\" }");
     let (code, summary, stderr) = watch(dir.path(), &write_config(dir.path(), &text));
     assert_eq!(code, Some(0), "{stderr}");
@@ -237,6 +241,7 @@ time.sleep(0.5)
     }
     assert_eq!(summary["runs"][0]["steps"], 3, "the job: as far as its slowest rank");
     assert!(stderr.contains("rank 1: following"), "{stderr}");
+    assert!(stderr.contains("rank2.jsonl was written before this run"), "{stderr}");
 }
 
 // Config: the shape of a command run, and its errors with file:line:col.

@@ -281,17 +281,32 @@ async fn read_output(mut pipe: impl AsyncRead + Unpin, level: LogLevel, mut metr
 
 /// Follows every file matching `pattern` until `stop`, each as the stream of one
 /// rank (the number in its name, else its place among the files found); files
-/// that appear later are followed from then on.
+/// that appear later are followed from then on. A file last written before the
+/// run started is an earlier run's: it waits until the program writes it again.
 async fn follow_glob(pattern: std::path::PathBuf, format: Option<Format>, mut log: Sink, stop: CancellationToken) {
     let (tx, run, started) = (log.tx.clone(), log.run, log.started);
     let sink = || Sink { tx: tx.clone(), run, started, dropped: 0 };
     let Ok(glob) = glob::FileGlob::new(&pattern) else { return };
+    // A little before this run's start: file times may be coarse.
+    let since = std::time::SystemTime::now() - Duration::from_secs(1);
     let mut followed: Vec<std::path::PathBuf> = Vec::new();
+    let mut stale: Vec<std::path::PathBuf> = Vec::new();
     let mut tailers = Vec::new();
     loop {
         let last = stop.is_cancelled();
         for path in glob.list() {
             if followed.contains(&path) {
+                continue;
+            }
+            let modified = std::fs::metadata(&path).and_then(|m| m.modified());
+            if modified.is_ok_and(|m| m < since) {
+                if !stale.contains(&path) {
+                    let message = format!("{} was written before this run: read once the program writes it", path.display());
+                    if log.log(LogLevel::Info, message).is_err() {
+                        break;
+                    }
+                    stale.push(path);
+                }
                 continue;
             }
             let rank = stream::rank_of_file(&path).unwrap_or(followed.len() as u32);
