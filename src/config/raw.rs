@@ -68,7 +68,7 @@ pub struct RawRun {
     pub grace_s: Option<f64>,
 }
 
-/// `metrics = "stdout"` or `metrics = { file = "..." }`.
+/// `metrics = "stdout"`, `metrics = { file = "..." }` or `metrics = { glob = "..." }`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum RawMetrics {
     /// A name: only "stdout" is valid (checked when resolved, with its place).
