@@ -2,11 +2,13 @@
 # Installs what rlmon needs to build and run, skipping whatever is already there:
 #   - a project-local virtualenv (.venv) with torch==2.11.0, whose bundled libtorch
 #     tch 0.24 links against;
+#   - tensorboard==2.21.0 there too, for torch.utils.tensorboard (examples/train_tensorboard.py);
 #   - the link .venv/libtorch -> that libtorch, which .cargo/config.toml and build.rs use.
 # Safe to run any number of times.
 set -euo pipefail
 
 TORCH_VERSION="2.11.0"
+TENSORBOARD_VERSION="2.21.0"
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 venv="$root/.venv"
 say() { printf 'setup: %s\n' "$*" >&2; }
@@ -29,6 +31,12 @@ if [ "$(torch_version)" != "$TORCH_VERSION" ]; then
   "$venv/bin/python" -m pip install --quiet --disable-pip-version-check "torch==$TORCH_VERSION"
 fi
 [ "$(torch_version)" = "$TORCH_VERSION" ] || { say "torch $TORCH_VERSION did not import from $venv"; exit 1; }
+
+# torch.utils.tensorboard's SummaryWriter needs the tensorboard package (small).
+if [ "$("$venv/bin/python" -c 'import tensorboard; print(tensorboard.__version__)' 2>/dev/null || true)" != "$TENSORBOARD_VERSION" ]; then
+  say "installing tensorboard==$TENSORBOARD_VERSION into $venv"
+  "$venv/bin/python" -m pip install --quiet --disable-pip-version-check "tensorboard==$TENSORBOARD_VERSION"
+fi
 
 torch_dir="$("$venv/bin/python" -c 'import os, torch; print(os.path.dirname(torch.__file__))' 2>/dev/null)"
 if [ "$(readlink "$venv/libtorch" 2>/dev/null || true)" != "$torch_dir" ]; then

@@ -235,6 +235,42 @@ while True:
     assert!(!Path::new(&format!("/proc/{grandchild}")).exists() || std::fs::read_to_string(format!("/proc/{grandchild}/stat")).is_ok_and(|s| !s.contains("sleep")), "the job's child {grandchild} is still there");
 }
 
+#[test]
+fn a_glob_follows_one_file_per_rank_including_files_that_appear_later() {
+    let dir = tempfile::tempdir().unwrap();
+    // Rank 0's file at once; rank 1's a second later (after rlmon's first look).
+    let script = r#"
+import json, os, sys, time
+d = sys.argv[1]
+def write(name):
+    with open(os.path.join(d, name), "w") as f:
+        for s in range(1, 4):
+            rec = {"step": s, "loss": 2.0 - s / 10}
+            f.write(json.dumps(rec) + "\n")
+write("rank0.jsonl")
+time.sleep(1.0)
+write("rank1.jsonl")
+time.sleep(0.5)
+"#;
+    let logs = dir.path().join("logs");
+    std::fs::create_dir_all(&logs).unwrap();
+    // An earlier run's file of a third rank: not this run's, never read.
+    std::fs::write(logs.join("rank2.jsonl"), "{\"step\": 1, \"loss\": 9}\n").unwrap();
+    let old = std::time::SystemTime::now() - Duration::from_secs(3600);
+    std::fs::File::options().write(true).open(logs.join("rank2.jsonl")).unwrap().set_modified(old).unwrap();
+    let text = python_run(script, &[logs.to_str().unwrap()], "metrics = { glob = \"logs/rank*.jsonl\" }");
+    let (code, summary, stderr) = watch(dir.path(), &write_config(dir.path(), &text));
+    assert_eq!(code, Some(0), "{stderr}");
+    let names: Vec<&str> = summary["runs"].as_array().unwrap().iter().map(|r| r["name"].as_str().unwrap()).collect();
+    assert_eq!(names, ["job", "job/rank0", "job/rank1"], "{stderr}");
+    for r in &summary["runs"].as_array().unwrap()[1..] {
+        assert_eq!((r["steps"].as_u64(), r["state"].as_str()), (Some(3), Some("finished")), "{r}");
+    }
+    assert_eq!(summary["runs"][0]["steps"], 3, "the job: as far as its slowest rank");
+    assert!(stderr.contains("rank 1: following"), "{stderr}");
+    assert!(stderr.contains("rank2.jsonl was written before this run"), "{stderr}");
+}
+
 // Config: the shape of a command run, and its errors with file:line:col.
 
 fn config(text: &str) -> Result<SessionConfig, String> {
@@ -263,6 +299,8 @@ fn a_command_run_resolves_with_defaults_and_paths_from_the_config_folder() {
     assert_eq!(cfg.runs[0].steps, 10);
     let cfg = config("[[run]]\nname = \"m\"\nworkload = \"command\"\ncommand = [\"x\"]\nmetrics = { tensorboard = \"runs/x\" }\n").unwrap();
     assert_eq!(command_of(&cfg).metrics, MetricsSource::TensorBoard("/work/cfg/runs/x".into()));
+    let cfg = config("[[run]]\nname = \"m\"\nworkload = \"command\"\ncommand = [\"x\"]\nmetrics = { glob = \"logs/rank*.jsonl\" }\n").unwrap();
+    assert_eq!(command_of(&cfg).metrics, MetricsSource::Glob("/work/cfg/logs/rank*.jsonl".into()));
 }
 
 #[test]
@@ -274,8 +312,10 @@ fn command_config_errors_point_at_the_key() {
         ("command = [\"x\"]\nmetrics = 5\n", "5:11", "\"stdout\" or a table"),
         ("command = [\"x\"]\nmetrics = \"stderr\"\n", "5:11", "expected \"stdout\""),
         ("command = [\"x\"]\nmetrics = { path = \"m\" }\n", "5:", "unknown field `path`"),
-        ("command = [\"x\"]\nmetrics = { file = \"m\", tensorboard = \"d\" }\n", "5:", "one of `file` or `tensorboard`"),
+        ("command = [\"x\"]\nmetrics = { file = \"m\", tensorboard = \"d\" }\n", "5:", "one of `file`, `tensorboard` or `glob`"),
         ("command = [\"x\"]\nmetrics = { tensorboard = \" \" }\n", "5:11", "must name a folder"),
+        ("command = [\"x\"]\nmetrics = { file = \"a\", glob = \"b*\" }\n", "5:", "one of `file`, `tensorboard` or `glob`"),
+        ("command = [\"x\"]\nmetrics = { glob = \"logs/*/rank0.jsonl\" }\n", "5:11", "in the file name only"),
         ("command = [\"x\"]\nformat = \"xml\"\n", "5:10", "unknown format `xml`"),
         ("command = [\"x\"]\nformat = \"trainer-state\"\n", "5:10", "cannot be followed"),
         ("command = [\"x\"]\ngrace_s = -1\n", "5:11", "grace_s must be between"),

@@ -16,6 +16,7 @@ pub use crate::health::judged::NotJudged;
 use crate::health::{Alert, HealthConfig, Severity};
 use crate::ingest::normalize::{Emit, Normalizer, StreamReport};
 use crate::ingest::{self, Format, Line, LineReader, SkipKind};
+use crate::session::event::rank_run_name;
 use crate::session::{Event, Hub, RunRecord, SessionState};
 
 #[derive(Debug, Serialize)]
@@ -122,8 +123,12 @@ pub fn analyse_sources(sources: &[(&str, &[u8])], format: Format, default_metric
         Line::Metrics(rec) => {
             for rec in ingest::csv::split_runs(rec) {
                 let name = rec.run.clone().unwrap_or_else(|| (*default_run).to_owned());
-                let (run, norm) = streams.entry(name.clone()).or_insert_with(|| {
-                    let id = hub.add_run(RunRecord::new(name.clone(), "log".into(), "-".into(), 0), &HealthConfig::default());
+                // A rank's records are a stream of their own, a run under its job.
+                let key = rec.rank.map_or_else(|| name.clone(), |rank| rank_run_name(&name, rank));
+                let (run, norm) = streams.entry(key).or_insert_with(|| {
+                    let job = hub.state.runs.iter().position(|r| r.name == name && r.rank_of.is_none());
+                    let job = job.unwrap_or_else(|| hub.add_run(RunRecord::new(name.clone(), "log".into(), "-".into(), 0), &HealthConfig::default()));
+                    let id = rec.rank.and_then(|rank| hub.rank_run(job, rank)).unwrap_or(job);
                     (id, Normalizer::default())
                 });
                 let (run, emits) = (*run, norm.push(rec));
@@ -396,6 +401,23 @@ mod tests {
         assert_eq!((alert["metric"].as_str(), alert["moved"][0]["metric"].as_str()), (Some("loss"), Some("lr")), "{alert}");
         assert!(alert["moved"][0]["change"]["factor"].as_f64().is_some_and(|f| f > 30.0), "{alert}");
         assert!(r.to_text(Path::new("x.jsonl")).contains("moved: lr x"), "{}", r.to_text(Path::new("x.jsonl")));
+    }
+
+    #[test]
+    fn ranks_in_a_log_are_runs_under_their_job_and_a_straggler_is_found() {
+        let mut log = String::new();
+        for step in 1..=40 {
+            for rank in 0..2 {
+                let step_time = if rank == 1 { 0.12 } else { 0.1 };
+                log.push_str(&format!("{{\"step\": {step}, \"rank\": {rank}, \"loss\": 2.0, \"tokens\": 1000, \"step_time_s\": {step_time}}}\n"));
+            }
+        }
+        let r = analyse(log.as_bytes(), Format::Jsonl, "job", None).unwrap();
+        assert_eq!(r.runs.iter().map(|r| r.name.as_str()).collect::<Vec<_>>(), ["job", "job/rank0", "job/rank1"]);
+        assert_eq!((r.points, r.runs[1].points, r.runs[2].last_step), (80, 40, 40));
+        let kinds: Vec<(AlertKind, &str)> = r.alerts.iter().map(|a| (a.kind, a.run.as_str())).collect();
+        assert_eq!(kinds, [(AlertKind::RankStraggler, "job")]);
+        assert!(r.alerts[0].message.starts_with("rank 1 is 16.67% slower than rank 0"), "{}", r.alerts[0].message);
     }
 
     #[test]

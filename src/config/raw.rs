@@ -68,7 +68,7 @@ pub struct RawRun {
     pub grace_s: Option<f64>,
 }
 
-/// `metrics = "stdout"`, `metrics = { file = "..." }` or `metrics = { tensorboard = "dir" }`.
+/// `metrics = "stdout"`, `metrics = { file = "..." }`, `{ tensorboard = "dir" }` or `{ glob = "..." }`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum RawMetrics {
     /// A name: only "stdout" is valid (checked when resolved, with its place).
@@ -76,6 +76,8 @@ pub enum RawMetrics {
     File(String),
     /// A folder of TensorBoard event files.
     TensorBoard(String),
+    /// `{ glob = "logs/rank*.jsonl" }`: one stream per matching file.
+    Glob(String),
 }
 
 #[derive(Deserialize)]
@@ -83,6 +85,7 @@ pub enum RawMetrics {
 struct RawMetricsTable {
     file: Option<String>,
     tensorboard: Option<String>,
+    glob: Option<String>,
 }
 
 impl<'de> Deserialize<'de> for RawMetrics {
@@ -91,17 +94,18 @@ impl<'de> Deserialize<'de> for RawMetrics {
         impl<'de> Visitor<'de> for MetricsVisitor {
             type Value = RawMetrics;
             fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-                f.write_str("\"stdout\" or a table { file = \"path\" } or { tensorboard = \"dir\" }")
+                f.write_str("\"stdout\" or a table { file = \"path\" }, { tensorboard = \"dir\" } or { glob = \"logs/rank*.jsonl\" }")
             }
             fn visit_str<E: de::Error>(self, v: &str) -> Result<RawMetrics, E> {
                 Ok(RawMetrics::Named(v.to_owned()))
             }
             fn visit_map<A: de::MapAccess<'de>>(self, map: A) -> Result<RawMetrics, A::Error> {
                 let table = RawMetricsTable::deserialize(de::value::MapAccessDeserializer::new(map))?;
-                match (table.file, table.tensorboard) {
-                    (Some(file), None) => Ok(RawMetrics::File(file)),
-                    (None, Some(dir)) => Ok(RawMetrics::TensorBoard(dir)),
-                    _ => Err(de::Error::custom("metrics: give one of `file` or `tensorboard`")),
+                match (table.file, table.tensorboard, table.glob) {
+                    (Some(file), None, None) => Ok(RawMetrics::File(file)),
+                    (None, Some(dir), None) => Ok(RawMetrics::TensorBoard(dir)),
+                    (None, None, Some(glob)) => Ok(RawMetrics::Glob(glob)),
+                    _ => Err(de::Error::custom("metrics: give one of `file`, `tensorboard` or `glob`")),
                 }
             }
         }

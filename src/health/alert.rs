@@ -41,10 +41,11 @@ pub enum AlertKind {
     Nondeterminism,
     RunDivergence,
     SlowDrift,
+    RankStraggler,
 }
 
 impl AlertKind {
-    pub const ALL: [AlertKind; 16] = [
+    pub const ALL: [AlertKind; 17] = [
         AlertKind::LossSpike,
         AlertKind::LossDivergence,
         AlertKind::Nonfinite,
@@ -61,6 +62,7 @@ impl AlertKind {
         AlertKind::Nondeterminism,
         AlertKind::RunDivergence,
         AlertKind::SlowDrift,
+        AlertKind::RankStraggler,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -81,6 +83,7 @@ impl AlertKind {
             AlertKind::Nondeterminism => "nondeterminism",
             AlertKind::RunDivergence => "run_divergence",
             AlertKind::SlowDrift => "slow_drift",
+            AlertKind::RankStraggler => "rank_straggler",
         }
     }
 

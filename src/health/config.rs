@@ -82,6 +82,10 @@ pub fn defaults(kind: AlertKind) -> KindSettings {
         // best (0.1 = 10%), or for a reward or signed loss the share of its
         // improvement lost; `critical` the share of the improvement undone.
         SlowDrift => k(0.1, 0.5, 50, 1, 1000, 0, Some(catalog::LOSS)),
+        // How much slower a job's slowest rank is than its fastest (1 - slow/fast
+        // of their median speeds over `window` points), judged per step all ranks
+        // logged; a straggler is a warning (`critical` 1.0: never reached).
+        RankStraggler => k(0.05, 1.0, 5, 5, 20, 10, Some(catalog::TOKENS_PER_S)),
     }
 }
 

@@ -24,6 +24,10 @@ pub fn not_judged<'a>(settings: &HealthConfig, names: impl Iterator<Item = &'a s
     let rl_run = catalog::is_rl_run(names);
     let mut out = Vec::new();
     for kind in AlertKind::ALL {
+        // Judged per job over its ranks, not per run.
+        if kind == AlertKind::RankStraggler {
+            continue;
+        }
         let s = settings.get(kind);
         let Some(metric) = s.metric.as_deref() else { continue };
         if !s.enabled {

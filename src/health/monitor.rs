@@ -189,6 +189,8 @@ pub fn replica_of(name: &str) -> Option<(&str, u32)> {
 pub struct SessionHealth {
     pub runs: Vec<RunMonitor>,
     pairs: Vec<PairMonitor>,
+    /// Per job of several ranks (by the job's run index): its ranks compared.
+    stragglers: BTreeMap<usize, detect::straggler::RankStraggler>,
 }
 
 impl SessionHealth {
@@ -217,6 +219,21 @@ impl SessionHealth {
         if let Some(rd) = rd.filter(|s| s.enabled) {
             self.pairs.push(PairMonitor::new(AlertKind::RunDivergence, a, b, Tolerance::new(1e-6, rd.warn, rd.persistence as usize)));
         }
+    }
+
+    /// One point of rank `rank` of job `job` (the job's run index), after its own
+    /// run's detectors saw it: the job's ranks are compared with each other. The
+    /// alert, if any, is the job's.
+    pub fn observe_rank(&mut self, job: usize, rank: u32, step: u64, time_s: f64, values: &[(MetricName, f64)]) -> Option<Alert> {
+        let monitor = self.runs.get(job)?;
+        let settings = monitor.config.get(AlertKind::RankStraggler);
+        if !settings.enabled {
+            return None;
+        }
+        let find = |name: &str| values.iter().find(|(n, _)| n == name).map(|(_, v)| *v);
+        let detector = self.stragglers.entry(job).or_insert_with(|| detect::straggler::RankStraggler::new(settings.clone()));
+        let raised = detector.observe(rank, step, find(catalog::TOKENS_PER_S), find(catalog::STEP_TIME_S))?;
+        Some(alert(&monitor.run, AlertKind::RankStraggler, raised, time_s))
     }
 
     pub fn observe(&mut self, run: usize, step: u64, time_s: f64, values: &[(MetricName, f64)]) -> Vec<Alert> {

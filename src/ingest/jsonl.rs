@@ -115,6 +115,15 @@ pub fn object(map: serde_json::Map<String, Value>) -> Line {
                     _ => return Line::Skip(SkipKind::Malformed, format!("`{key}` must be a string")),
                 }
             }
+            // A global rank wins over a node-local one (which repeats across nodes).
+            "rank" | "global_rank" | "local_rank" => {
+                let r = number(&v).filter(|r| r.is_finite() && *r >= 0.0 && r.fract() == 0.0 && *r <= f64::from(u32::MAX));
+                match r {
+                    Some(r) if key != "local_rank" || rec.rank.is_none() => rec.rank = Some(r as u32),
+                    Some(_) => {}
+                    None => return Line::Skip(SkipKind::Malformed, format!("`{key}` must be a non-negative integer, got {}", short(&v))),
+                }
+            }
             "step" | "_step" | "global_step" | "iteration" | "train/global_step" | "training/global_step" => {
                 let s = number(&v).filter(|s| s.is_finite() && *s >= 0.0 && s.fract() == 0.0 && *s < 2f64.powi(63));
                 match s {
@@ -234,6 +243,15 @@ mod tests {
         assert_eq!(rec(r#"{"step": 2, "data": {"actor/pg_loss": 0.1}}"#).fields, vec![("actor/pg_loss".to_owned(), 0.1)]);
         let r = rec(r#"{"time": "2025-01-01T00:00:00Z", "step": 3, "name": "reward_mean", "value": 0.7, "run_id": "a"}"#);
         assert_eq!((r.run.as_deref(), r.fields.clone()), (Some("a"), vec![("reward_mean".to_owned(), 0.7)]));
+    }
+
+    #[test]
+    fn a_rank_field_names_the_process_and_is_not_a_metric() {
+        let r = rec(r#"{"step": 1, "rank": 1, "loss": 2.0}"#);
+        assert_eq!((r.rank, r.fields.clone()), (Some(1), vec![("loss".to_owned(), 2.0)]));
+        assert_eq!(rec(r#"{"step": 1, "global_rank": "3", "local_rank": 1, "loss": 2.0}"#).rank, Some(3), "the global rank wins");
+        assert_eq!(rec(r#"{"step": 1, "local_rank": 1, "loss": 2.0}"#).rank, Some(1));
+        assert!(skip(r#"{"step": 1, "rank": -2, "loss": 1}"#).contains("non-negative integer"));
     }
 
     #[test]

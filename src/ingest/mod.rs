@@ -26,6 +26,9 @@ pub const MAX_LINE_BYTES: usize = 1 << 20;
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct Record {
     pub run: Option<String>,
+    /// The process of a multi-process job that wrote it (`rank`, `global_rank`,
+    /// `local_rank`): each rank is its own run under the job.
+    pub rank: Option<u32>,
     pub step: Option<u64>,
     pub time: Option<f64>,
     /// Numeric fields as written (vectors flattened to `name/E{i}`).

@@ -44,6 +44,10 @@ pub struct RunMeta {
     /// Hardware price per hour from the config, for cost figures.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub price_per_hour: Option<f64>,
+    /// For one rank of a job of several processes: the job's run index and the
+    /// rank. Such a run starts and ends with its job.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rank_of: Option<(RunId, u32)>,
 }
 
 /// Where the session ran, for reading numbers in context later.
@@ -136,6 +140,7 @@ impl Meta {
                     summary: serde_json::Value::Null,
                     health: None,
                     price_per_hour: r.price_per_hour,
+                    rank_of: r.rank_of,
                 })
                 .collect(),
             alerts: Vec::new(),
@@ -174,6 +179,7 @@ impl Meta {
                 Some(_) => r.price_per_hour,
                 None => run_config(&r.name).and_then(|c| c.price_per_hour),
             };
+            record.rank_of = r.rank_of;
             records.push(record);
             health.push(r.health.clone().or_else(|| run_config(&r.name).map(|c| c.health.clone())).unwrap_or_default());
         }
@@ -327,6 +333,17 @@ impl Recording {
                 r.threads = Some(*threads);
                 r.state = RunState::Running;
                 r.started_s = Some(now_s);
+                let (device, threads) = (r.device.clone(), r.threads);
+                for rank in self.meta.runs.iter_mut().filter(|r| r.rank_of.is_some_and(|(j, _)| j == *run)) {
+                    (rank.device, rank.threads, rank.state, rank.started_s) = (device.clone(), threads, RunState::Running, Some(now_s));
+                }
+            }
+            Event::RankMetrics { job, rank, step, time_s, values } if *job < runs => {
+                let Some(run) = self.rank_run(*job, *rank) else { return };
+                for (name, value) in values {
+                    let id = self.points.metric_id(name);
+                    self.points.push(run as u32, *step, *time_s, id, *value);
+                }
             }
             Event::Metrics { run, step, time_s, values } if *run < runs => {
                 for (name, value) in values {
@@ -342,6 +359,10 @@ impl Recording {
                     RunOutcome::Cancelled => (RunState::Cancelled, None),
                     RunOutcome::Failed(reason) => (RunState::Failed, Some(reason.clone())),
                 };
+                let (state, error, ended) = (r.state.clone(), r.error.clone(), r.ended_s);
+                for rank in self.meta.runs.iter_mut().filter(|r| r.rank_of.is_some_and(|(j, _)| j == *run) && !r.state.is_over()) {
+                    (rank.state, rank.error, rank.ended_s) = (state.clone(), error.clone(), ended);
+                }
             }
             Event::Telemetry { time_s, values } => {
                 let sample = self.telemetry_samples;
@@ -368,6 +389,21 @@ impl Recording {
         }
     }
 
+    /// The index of rank `rank`'s run of job `job`, added as the hub adds it (on
+    /// the rank's first point, after every run before it).
+    fn rank_run(&mut self, job: RunId, rank: u32) -> Option<usize> {
+        if let Some(i) = self.meta.runs.iter().position(|r| r.rank_of == Some((job, rank))) {
+            return Some(i);
+        }
+        let j = self.meta.runs.get(job).filter(|j| j.rank_of.is_none())?;
+        let mut meta = j.clone();
+        meta.name = crate::session::event::rank_run_name(&j.name, rank);
+        meta.summary = serde_json::Value::Null;
+        meta.rank_of = Some((job, rank));
+        self.meta.runs.push(meta);
+        Some(self.meta.runs.len() - 1)
+    }
+
     /// The events that rebuild this session in a hub, with their session times, in
     /// time order. Derived rates are left out where the hub derives them again, so a
     /// replayed series equals the live one point for point.
@@ -375,7 +411,8 @@ impl Recording {
         let meta = &self.meta;
         let p = &self.points;
         let mut events: Vec<(f64, Event)> = vec![(0.0, Event::GpuStatus(meta.gpu.clone()))];
-        for (i, r) in meta.runs.iter().enumerate() {
+        // A rank's run starts and ends with its job: the hub does that.
+        for (i, r) in meta.runs.iter().enumerate().filter(|(_, r)| r.rank_of.is_none()) {
             if let (Some(t), Some(threads)) = (r.started_s, r.threads) {
                 events.push((t, Event::RunStarted { run: i, device: r.device.clone(), threads }));
             }
@@ -421,7 +458,7 @@ impl Recording {
         for a in &meta.baseline_alerts {
             events.push((a.at_s, Event::Alert { run: a.run, alert: a.alert.clone() }));
         }
-        for (i, r) in meta.runs.iter().enumerate() {
+        for (i, r) in meta.runs.iter().enumerate().filter(|(_, r)| r.rank_of.is_none()) {
             let outcome = match r.state {
                 RunState::Finished => Some(RunOutcome::Finished),
                 RunState::Cancelled => Some(RunOutcome::Cancelled),
@@ -550,6 +587,58 @@ pub mod tests {
         }
         assert_eq!(a.telemetry, b.telemetry);
         assert_eq!(a.gpu, b.gpu);
+    }
+
+    /// A command job whose two ranks log tokens and step time; rank 1 is 15%
+    /// slower from step 20 on. Rank 1's points arrive first at each step.
+    fn rank_events() -> Vec<(f64, Event)> {
+        let mut ev = vec![(0.1, Event::RunStarted { run: 0, device: "external".into(), threads: 0 })];
+        for step in 1..=60u64 {
+            let t = 0.1 + step as f64 * 0.1;
+            for rank in [1u32, 0] {
+                let slow = if rank == 1 && step >= 20 { 1.15 } else { 1.0 };
+                let values = vec![("tokens".into(), 1000.0), ("step_time_s".into(), 0.1 * slow), ("loss".into(), 3.0 / step as f64)];
+                ev.push((t, Event::RankMetrics { job: 0, rank, step, time_s: t - 0.1, values }));
+            }
+        }
+        ev.push((6.5, Event::RunEnded { run: 0, outcome: RunOutcome::Finished }));
+        ev
+    }
+
+    #[test]
+    fn ranks_become_runs_under_their_job_and_replay_the_same() {
+        let job = vec![RunRecord::new("job".into(), "command".into(), "external".into(), 0)];
+        let mut hub = Hub::new(SessionState::new("ranks".into(), job.clone()));
+        let mut rec = Recording::new(Meta::new("ranks", "20260101T000000Z".into(), "# config".into(), &job));
+        for (t, e) in rank_events() {
+            rec.record(t, &e);
+            hub.apply(e, t);
+        }
+        let live = hub.state;
+        let names: Vec<&str> = live.runs.iter().map(|r| r.name.as_str()).collect();
+        assert_eq!(names, ["job", "job/rank1", "job/rank0"], "made as their points arrive");
+        assert_eq!(live.display_order(), [0, 2, 1], "ranks under their job, in rank order");
+        assert_eq!(live.runs[1].rank_of, Some((0, 1)));
+        assert!(live.runs.iter().all(|r| r.state == RunState::Finished), "ranks end with their job");
+        let stragglers: Vec<_> = live.alerts.iter().filter(|a| a.kind == crate::health::AlertKind::RankStraggler).collect();
+        assert_eq!(stragglers.len(), 1, "{:?}", live.alerts);
+        assert_eq!(stragglers[0].run, "job", "the job's alert");
+        assert!(stragglers[0].message.starts_with("rank 1 is "), "{}", stragglers[0].message);
+        assert_eq!(live.runs[0].alerts.len(), 1);
+        assert_eq!(live.runs[0].step, 60, "the job is as far as its slowest rank");
+        let spread = live.rank_spread(0, 10).unwrap();
+        assert_eq!(spread.ranks, 2);
+        let tokens = spread.tokens_per_s.unwrap();
+        assert_eq!((tokens.slow.0, tokens.fast.0), (1, 0));
+        assert!((tokens.fraction - (1.0 - 1.0 / 1.15)).abs() < 1e-9);
+        // Replayed from the recording: the same runs, points, states and alerts.
+        let replayed = rec.final_state();
+        same_series(&live, &replayed);
+        assert_eq!(replayed.runs.iter().map(|r| r.rank_of).collect::<Vec<_>>(), live.runs.iter().map(|r| r.rank_of).collect::<Vec<_>>());
+        assert_eq!(replayed.alerts, live.alerts);
+        // And through the metadata's JSON, as a snapshot stores it.
+        let meta: Meta = serde_json::from_str(&serde_json::to_string(&rec.meta).unwrap()).unwrap();
+        assert_eq!(Recording::from_parts(meta, rec.points.clone()).final_state().alerts, live.alerts);
     }
 
     #[test]

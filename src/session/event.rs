@@ -27,8 +27,17 @@ pub enum Event {
     Alert { run: Option<RunId>, alert: crate::health::Alert },
     /// The job behind a run restarted from a checkpoint: its steps went back to
     /// `at_step`, and the `discarded` steps logged from there on are replaced by
-    /// the ones that follow. (Last: journals encode variants by position.)
+    /// the ones that follow. (Journals encode variants by position: new ones go last.)
     Resumed { run: RunId, at_step: u64, discarded: u64 },
+    /// The metrics of one step of one rank of a job of several processes (run
+    /// `job`): the rank's own run, `{job}/rank{rank}`, is made on its first point.
+    /// Last of the variants: journals number them.
+    RankMetrics { job: RunId, rank: u32, step: u64, time_s: f64, values: Vec<(MetricName, f64)> },
+}
+
+/// The name of rank `rank`'s run under job `job`.
+pub fn rank_run_name(job: &str, rank: u32) -> String {
+    format!("{job}/rank{rank}")
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

@@ -3,7 +3,7 @@
 //! point. Pure in-memory work: it never blocks.
 use super::event::{Event, GpuStatus, LogLevel, RunId, RunOutcome};
 use super::baseline::Baseline;
-use super::state::{LogLine, RaisedAlert, RunState, SessionState, LOG_CAPACITY};
+use super::state::{LogLine, RaisedAlert, RunRecord, RunState, SessionState, LOG_CAPACITY};
 use crate::health::{Alert, HealthConfig, SessionHealth, Severity};
 use crate::metrics::{catalog, moe, MetricName};
 
@@ -47,7 +47,7 @@ impl Hub {
     }
 
     /// Adds a run discovered while reading (a log's `run` field); returns its id.
-    pub fn add_run(&mut self, record: super::state::RunRecord, config: &HealthConfig) -> RunId {
+    pub fn add_run(&mut self, record: RunRecord, config: &HealthConfig) -> RunId {
         self.health.add_run(&record.name, config);
         self.settings.push(config.clone());
         self.state.runs.push(record);
@@ -63,6 +63,11 @@ impl Hub {
                 r.state = RunState::Running;
                 r.device = device.clone();
                 r.threads = Some(threads);
+                self.state.for_ranks_of(run, |rank| {
+                    rank.state = RunState::Running;
+                    rank.device = device.clone();
+                });
+                let Some(r) = self.state.runs.get_mut(run) else { return };
                 // A command run's threads and total may be unknown (0): not shown.
                 let mut msg = format!("started on {device}");
                 if threads > 0 {
@@ -86,7 +91,15 @@ impl Hub {
                         (RunState::Failed, LogLevel::Error, msg)
                     }
                 };
-                r.state = state;
+                let error = r.error.clone();
+                r.state = state.clone();
+                // A job's ranks end with it (their lines would repeat the job's).
+                self.state.for_ranks_of(run, |rank| {
+                    if !rank.state.is_over() {
+                        rank.state = state.clone();
+                        rank.error = error.clone();
+                    }
+                });
                 self.log(Some(run), level, msg, now_s);
             }
             Event::Telemetry { time_s, values } => {
@@ -115,11 +128,33 @@ impl Hub {
             // Alerts raised outside the hub: a baseline's, journalled by older
             // sessions, or replayed from a snapshot whose baseline file is gone.
             Event::Alert { run, alert } => self.raise_against_baseline(run, alert, now_s),
+            Event::RankMetrics { job, rank, step, time_s, values } => {
+                if let Some(run) = self.rank_run(job, rank) {
+                    self.apply_metrics(run, step, time_s, values);
+                }
+            }
         }
+    }
+
+    /// The run of rank `rank` of job `job`, made (as the job is, and with its
+    /// detector settings) on the rank's first point. A rank's run has no ranks.
+    pub fn rank_run(&mut self, job: RunId, rank: u32) -> Option<RunId> {
+        if let Some(i) = self.state.runs.iter().position(|r| r.rank_of == Some((job, rank))) {
+            return Some(i);
+        }
+        let j = self.state.runs.get(job).filter(|j| j.rank_of.is_none())?;
+        let mut record = RunRecord::new(super::event::rank_run_name(&j.name, rank), j.workload.clone(), j.device.clone(), j.total_steps);
+        record.state = j.state.clone();
+        record.threads = j.threads;
+        record.price_per_hour = j.price_per_hour;
+        record.rank_of = Some((job, rank));
+        let config = self.settings.get(job).cloned().unwrap_or_default();
+        Some(self.add_run(record, &config))
     }
 
     fn apply_metrics(&mut self, run: RunId, step: u64, time_s: f64, values: Vec<(crate::metrics::MetricName, f64)>) {
         let Some(r) = self.state.runs.get_mut(run) else { return };
+        let rank_of = r.rank_of;
         r.step = r.step.max(step);
         r.time_s = r.time_s.max(time_s);
         let find = |name: &str| values.iter().find(|(n, _)| n == name).map(|(_, v)| *v);
@@ -137,6 +172,18 @@ impl Hub {
         }
         for alert in self.health.observe(run, step, time_s, &all) {
             self.raise(Some(run), alert, time_s);
+        }
+        // A rank's throughput is compared with its job's other ranks.
+        if let Some((job, rank)) = rank_of {
+            // The job is as far as its slowest rank.
+            let slowest = self.state.ranks_of(job).iter().map(|(_, r)| r.step).min().unwrap_or(step);
+            if let Some(j) = self.state.runs.get_mut(job) {
+                j.step = slowest;
+                j.time_s = j.time_s.max(time_s);
+            }
+            if let Some(alert) = self.health.observe_rank(job, rank, step, time_s, &all) {
+                self.raise(Some(job), alert, time_s);
+            }
         }
         let baseline_alerts = match (&mut self.baseline, self.state.runs.get(run)) {
             (Some(b), Some(r)) => b.observe(r, run, step),
@@ -303,7 +350,6 @@ impl Hub {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::session::state::RunRecord;
 
     fn hub() -> Hub {
         let runs = vec![RunRecord::new("a".into(), "lm".into(), "auto".into(), 10)];

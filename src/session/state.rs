@@ -57,6 +57,8 @@ pub struct RunRecord {
     pub alerts: Vec<usize>,
     /// Hardware price per hour, for cost figures.
     pub price_per_hour: Option<f64>,
+    /// For one rank of a job of several processes: the job's run and the rank.
+    pub rank_of: Option<(RunId, u32)>,
 }
 
 impl RunRecord {
@@ -74,6 +76,7 @@ impl RunRecord {
             error: None,
             alerts: Vec::new(),
             price_per_hour: None,
+            rank_of: None,
         }
     }
 
@@ -127,6 +130,15 @@ impl RunRecord {
         let secs = self.series(catalog::STEP_TIME_S)?;
         throughput::eta_s(self.total_steps.saturating_sub(self.step), secs.tail(20))
     }
+}
+
+/// The spread across one job's ranks (see [`SessionState::rank_spread`]); a
+/// spread's speeds are tokens/s, and 1/step time for `step_time`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct RankSpread {
+    pub ranks: usize,
+    pub tokens_per_s: Option<crate::health::detect::straggler::Spread>,
+    pub step_time: Option<crate::health::detect::straggler::Spread>,
 }
 
 /// An alert with the session time it was raised at (alerts carry their run's time).
@@ -201,6 +213,47 @@ impl SessionState {
     pub fn log_since(&self, seen: u64) -> impl Iterator<Item = &LogLine> {
         let new = (self.logged_total.saturating_sub(seen) as usize).min(self.log.len());
         self.log.iter().skip(self.log.len() - new)
+    }
+
+    /// The runs of job `job`'s ranks, in rank order.
+    pub fn ranks_of(&self, job: RunId) -> Vec<(RunId, &RunRecord)> {
+        let mut ranks: Vec<(RunId, &RunRecord)> = self.runs.iter().enumerate().filter(|(_, r)| r.rank_of.is_some_and(|(j, _)| j == job)).collect();
+        ranks.sort_by_key(|(_, r)| r.rank_of.map(|(_, k)| k));
+        ranks
+    }
+
+    /// Applies `f` to every run of job `job`'s ranks.
+    pub fn for_ranks_of(&mut self, job: RunId, mut f: impl FnMut(&mut RunRecord)) {
+        self.runs.iter_mut().filter(|r| r.rank_of.is_some_and(|(j, _)| j == job)).for_each(|r| f(r));
+    }
+
+    /// Run indices in display order: each job followed by its ranks.
+    pub fn display_order(&self) -> Vec<RunId> {
+        let mut order = Vec::with_capacity(self.runs.len());
+        for (i, r) in self.runs.iter().enumerate() {
+            match r.rank_of {
+                Some((job, _)) if job < self.runs.len() && self.runs[job].rank_of.is_none() => {}
+                _ => {
+                    order.push(i);
+                    order.extend(self.ranks_of(i).into_iter().map(|(k, _)| k));
+                }
+            }
+        }
+        order
+    }
+
+    /// How far apart job `job`'s ranks are over the last `window` steps: the
+    /// slowest against the fastest, by tokens/s and by step time.
+    pub fn rank_spread(&self, job: RunId, window: usize) -> Option<RankSpread> {
+        let ranks = self.ranks_of(job);
+        let speeds = |f: &dyn Fn(&RunRecord) -> Option<f64>| -> Vec<(u32, f64)> {
+            ranks.iter().filter_map(|(_, r)| Some((r.rank_of?.1, f(r)?))).collect()
+        };
+        let recent = |r: &RunRecord, metric: &str| r.series(metric).and_then(|s| crate::health::stats::median(s.tail(window)));
+        let tokens = crate::health::detect::straggler::spread(&speeds(&|r| recent(r, catalog::TOKENS_PER_S)));
+        // Step time: a longer step is slower, so compare its inverse.
+        let step_time = crate::health::detect::straggler::spread(&speeds(&|r| recent(r, catalog::STEP_TIME_S).filter(|t| *t > 0.0).map(|t| 1.0 / t)));
+        (ranks.len() >= 2).then_some(RankSpread { ranks: ranks.len(), tokens_per_s: tokens, step_time })
     }
 
     pub fn count(&self, state: RunState) -> usize {

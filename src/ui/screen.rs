@@ -117,8 +117,13 @@ impl Screen {
             // Dialog answers are read in `on_key`.
             Action::Confirm | Action::ConfirmQuit => return Outcome::None,
             Action::Help => v.help = true,
-            Action::NextRun => v.selected_run = (v.selected_run + 1) % n_runs,
-            Action::PrevRun => v.selected_run = (v.selected_run + n_runs - 1) % n_runs,
+            // In the order shown: a job's ranks follow it.
+            Action::NextRun | Action::PrevRun => {
+                let order = live.display_order();
+                let at = order.iter().position(|r| *r == v.selected_run).unwrap_or(0);
+                let next = if action == Action::NextRun { at + 1 } else { at + n_runs - 1 };
+                v.selected_run = order.get(next % n_runs).copied().unwrap_or(0);
+            }
             Action::PickRun => {
                 if let KeyCode::Char(c @ '1'..='9') = key.code {
                     let i = c as usize - '1' as usize;
@@ -257,7 +262,7 @@ impl Screen {
             .panes
             .iter()
             .find(|(id, _)| *id == PaneId::Runs)
-            .map(|(_, r)| panes::runs::row_areas(*r, state.runs.len()))
+            .map(|(_, r)| panes::runs::row_areas(*r, &state.display_order()))
             .unwrap_or_default();
         self.view.pane_areas = areas.panes;
     }

@@ -6,8 +6,10 @@
 //! SIGKILL after the grace period; once the run ends, the group is gone.
 //!
 //! `stream` holds the pure parts (lines, formats, outcome), `tail` follows a file,
-//! `events_dir` a folder of TensorBoard event files.
+//! `events_dir` a folder of TensorBoard event files, and `glob` finds the files of
+//! `metrics = { glob = ... }` (one stream, one rank each).
 pub mod events_dir;
+pub mod glob;
 pub mod stream;
 pub mod tail;
 
@@ -217,7 +219,8 @@ impl Sink {
     pub(crate) async fn stream(&mut self, outs: Vec<StreamOut>, text_level: LogLevel, skips: &mut u64) -> Result<(), Gone> {
         for out in outs {
             match out {
-                StreamOut::Point { step, time_s, values } => self.send(Event::Metrics { run: self.run, step, time_s, values }).await?,
+                StreamOut::Point { rank: None, step, time_s, values } => self.send(Event::Metrics { run: self.run, step, time_s, values }).await?,
+                StreamOut::Point { rank: Some(rank), step, time_s, values } => self.send(Event::RankMetrics { job: self.run, rank, step, time_s, values }).await?,
                 StreamOut::Resumed(r) => self.send(Event::Resumed { run: self.run, at_step: r.at_step, discarded: r.discarded }).await?,
                 StreamOut::Text(line) => self.log(text_level, line)?,
                 StreamOut::Skipped(kind, reason) => {
@@ -280,12 +283,14 @@ async fn read_output(mut pipe: impl AsyncRead + Unpin, level: LogLevel, mut metr
     }
 }
 
-/// Starts following a metrics file or an event folder until `stop`; `None` for stdout.
+/// Starts following a metrics file, an event folder or a glob's files until `stop`;
+/// `None` for stdout.
 pub(crate) fn follow(source: &MetricsSource, format: Option<Format>, sink: Sink, stop: CancellationToken) -> Option<tokio::task::JoinHandle<()>> {
     Some(match source {
         MetricsSource::Stdout => return None,
         MetricsSource::File(path) => tokio::spawn(follow_file(path.clone(), MetricStream::new(path, format, false), sink, stop)),
         MetricsSource::TensorBoard(dir) => tokio::spawn(follow_events(dir.clone(), sink, stop)),
+        MetricsSource::Glob(pattern) => tokio::spawn(follow_glob(pattern.clone(), format, sink, stop)),
     })
 }
 
@@ -340,6 +345,62 @@ async fn follow_events(dir: std::path::PathBuf, mut sink: Sink, stop: Cancellati
             let _ = sink.log(LogLevel::Warn, format!("{skips} records of the event files skipped in all"));
         }
         sink.flush().await;
+    }
+}
+
+/// Follows every file matching `pattern` until `stop`, each as the stream of one
+/// rank (the number in its name, else its place among the files found); files
+/// that appear later are followed from then on. A file last written before the
+/// run started is an earlier run's: it waits until the program writes it again.
+async fn follow_glob(pattern: std::path::PathBuf, format: Option<Format>, mut log: Sink, stop: CancellationToken) {
+    let (tx, run, started) = (log.tx.clone(), log.run, log.started);
+    let sink = || Sink { tx: tx.clone(), run, started, dropped: 0 };
+    let Ok(glob) = glob::FileGlob::new(&pattern) else { return };
+    // A little before this run's start: file times may be coarse.
+    let since = std::time::SystemTime::now() - Duration::from_secs(1);
+    let mut followed: Vec<std::path::PathBuf> = Vec::new();
+    let mut stale: Vec<std::path::PathBuf> = Vec::new();
+    let mut tailers = Vec::new();
+    loop {
+        let last = stop.is_cancelled();
+        for path in glob.list() {
+            if followed.contains(&path) {
+                continue;
+            }
+            let modified = std::fs::metadata(&path).and_then(|m| m.modified());
+            if modified.is_ok_and(|m| m < since) {
+                if !stale.contains(&path) {
+                    let message = format!("{} was written before this run: read once the program writes it", path.display());
+                    if log.log(LogLevel::Info, message).is_err() {
+                        break;
+                    }
+                    stale.push(path);
+                }
+                continue;
+            }
+            let rank = stream::rank_of_file(&path).unwrap_or(followed.len() as u32);
+            let metrics = MetricStream::new(&path, format.clone(), false).with_rank(Some(rank));
+            let message = format!("rank {rank}: following {}", path.display());
+            tailers.push(tokio::spawn(follow_file(path.clone(), metrics, sink(), stop.clone())));
+            followed.push(path);
+            if log.log(LogLevel::Info, message).is_err() {
+                break;
+            }
+        }
+        if last {
+            break;
+        }
+        tokio::select! {
+            _ = tokio::time::sleep(TAIL_PERIOD) => {}
+            _ = stop.cancelled() => {}
+        }
+    }
+    if followed.is_empty() {
+        let _ = log.log(LogLevel::Warn, format!("no file matched {}: no metrics were read", pattern.display()));
+    }
+    log.flush().await;
+    for tailer in tailers {
+        let _ = tailer.await;
     }
 }
 

@@ -87,6 +87,13 @@ pub(super) fn resolve(c: &Checker, i: usize, raw: &mut RawRun, base_dir: &Path) 
         Some(RawMetrics::File(f)) => MetricsSource::File(base_dir.join(f)),
         Some(RawMetrics::TensorBoard(d)) if d.trim().is_empty() => return Err(c.err(&at("metrics"), "metrics.tensorboard must name a folder")),
         Some(RawMetrics::TensorBoard(d)) => MetricsSource::TensorBoard(base_dir.join(d)),
+        Some(RawMetrics::Glob(g)) => {
+            let pattern = base_dir.join(&g);
+            match crate::workload::command::glob::FileGlob::new(&pattern) {
+                Ok(_) => MetricsSource::Glob(pattern),
+                Err(why) => return Err(c.err(&at("metrics"), format!("metrics.glob `{g}`: {why}"))),
+            }
+        }
     };
     let format = match raw.format.take() {
         None => None,

@@ -25,7 +25,7 @@ impl AttachSource {
     /// The path followed.
     pub fn path(&self) -> &std::path::Path {
         match self {
-            AttachSource::Stream(MetricsSource::File(p) | MetricsSource::TensorBoard(p)) | AttachSource::TrainerState(p) => p,
+            AttachSource::Stream(MetricsSource::File(p) | MetricsSource::TensorBoard(p) | MetricsSource::Glob(p)) | AttachSource::TrainerState(p) => p,
             AttachSource::Stream(MetricsSource::Stdout) => std::path::Path::new("stdout"),
         }
     }

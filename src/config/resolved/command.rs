@@ -27,6 +27,9 @@ pub enum MetricsSource {
     /// A folder of TensorBoard event files (searched recursively), followed as
     /// files grow and appear.
     TensorBoard(PathBuf),
+    /// Files matching a pattern (wildcards in the file name), one stream each:
+    /// one per rank of a multi-process job. Files that appear later are read too.
+    Glob(PathBuf),
 }
 
 pub const DEFAULT_GRACE: Duration = Duration::from_secs(5);

@@ -6,6 +6,7 @@ pub mod moe;
 pub mod nonfinite;
 pub mod rl;
 pub mod spike;
+pub mod straggler;
 pub mod trend;
 
 use crate::metrics::MetricName;

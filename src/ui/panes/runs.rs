@@ -25,12 +25,15 @@ const WIDTHS: [Constraint; 6] = [
     Constraint::Length(14),
 ];
 
-/// Screen rows of each run, for mouse selection: (run index, row area).
-pub fn row_areas(area: Rect, n_runs: usize) -> Vec<(usize, Rect)> {
+/// Screen rows of each run, for mouse selection: (run index, row area). `order`:
+/// the runs in the order shown (a job's ranks under it).
+pub fn row_areas(area: Rect, order: &[usize]) -> Vec<(usize, Rect)> {
     let inner_top = area.y + 2; // border + header row
-    (0..n_runs)
-        .filter(|i| inner_top + (*i as u16) < area.bottom().saturating_sub(1))
-        .map(|i| (i, Rect::new(area.x + 1, inner_top + i as u16, area.width.saturating_sub(2), 1)))
+    order
+        .iter()
+        .enumerate()
+        .filter(|(row, _)| inner_top + (*row as u16) < area.bottom().saturating_sub(1))
+        .map(|(row, run)| (*run, Rect::new(area.x + 1, inner_top + row as u16, area.width.saturating_sub(2), 1)))
         .collect()
 }
 
@@ -99,16 +102,29 @@ fn render(frame: &mut Frame, area: Rect, ctx: &Ctx) {
     let fixed: u16 = 2 + 7 + PROGRESS_CELLS as u16 + 9 + 7 + 14 + 5;
     let name_width = area.width.saturating_sub(2 + fixed).max(10) as usize;
     let header = Row::new(["#", "run", "device", "step", "tok/s", "state · alert"]).style(ctx.muted().add_modifier(Modifier::BOLD));
-    let rows = ctx.state.runs.iter().enumerate().map(|(i, r)| {
+    let order = ctx.state.display_order();
+    let rows = order.iter().filter_map(|&i| Some((i, ctx.state.runs.get(i)?))).map(|(i, r)| {
         let fraction = if r.total_steps > 0 { r.step as f64 / r.total_steps as f64 } else { 0.0 };
         let progress = match r.total_steps {
             0 => format!("{} {}", bar(fraction, PROGRESS_CELLS), si(r.step as f64)),
             total => format!("{} {}/{}", bar(fraction, PROGRESS_CELLS), si(r.step as f64), si(total as f64)),
         };
-        let rate = r.rate(catalog::TOKENS, Some(RATE_WINDOW)).map_or("-".into(), si);
+        // A job of several ranks trains at the sum of its ranks' rates.
+        let ranks = ctx.state.ranks_of(i);
+        let rate = if ranks.is_empty() {
+            r.rate(catalog::TOKENS, Some(RATE_WINDOW))
+        } else {
+            ranks.iter().map(|(_, k)| k.rate(catalog::TOKENS, Some(RATE_WINDOW))).sum::<Option<f64>>()
+        };
+        let rate = rate.map_or("-".into(), si);
         let mut row = Row::new(vec![
-            Cell::from(format!("{}", i + 1)),
-            Cell::from(fit_middle(&format!("{} ({})", r.name, r.workload), name_width)),
+            // A rank's number is its place under the job, not a key to press.
+            Cell::from(if r.rank_of.is_some() { String::new() } else { format!("{}", i + 1) }),
+            // A rank sits under its job, named by its rank alone.
+            Cell::from(match r.rank_of {
+                Some((_, rank)) => fit_middle(&format!("  └ rank{rank}"), name_width),
+                None => fit_middle(&format!("{} ({})", r.name, r.workload), name_width),
+            }),
             device_cell(r, i, ctx),
             Cell::from(progress),
             Cell::from(rate),

@@ -11,6 +11,7 @@ use super::{ghost_lines, line_chart_marked, marker_lines, Ctx, Line, Pane, PaneA
 use crate::metrics::catalog;
 use crate::report::format::{duration, si};
 use crate::report::progress::RATE_WINDOW;
+use crate::session::state::RankSpread;
 use crate::session::{GpuStatus, SessionState};
 use crate::ui::chart::{reduce, Transform};
 use crate::ui::layout::PaneId;
@@ -46,8 +47,12 @@ fn render(frame: &mut Frame, area: Rect, ctx: &Ctx, samples: bool) {
     let inner = block.inner(area);
     frame.render_widget(block, area);
     let Some(run) = ctx.state.runs.get(ctx.view.selected_run) else { return };
-    let [stats, run_row, gpu_row, chart_area] =
-        Layout::vertical([Constraint::Length(1), Constraint::Length(1), Constraint::Length(1), Constraint::Min(3)]).areas(inner);
+    // A job of several ranks (or one of its ranks, selected): their spread.
+    let job = run.rank_of.map_or(ctx.view.selected_run, |(job, _)| job);
+    let spread = ctx.state.rank_spread(job, RATE_WINDOW);
+    let spread_rows = u16::from(spread.is_some());
+    let [stats, run_row, spread_row, gpu_row, chart_area] =
+        Layout::vertical([Constraint::Length(1), Constraint::Length(1), Constraint::Length(spread_rows), Constraint::Length(1), Constraint::Min(3)]).areas(inner);
 
     let rate = |c| run.rate(c, Some(RATE_WINDOW)).map_or("-".into(), si);
     let step_ms = run.series(catalog::STEP_TIME_S).map(|s| s.tail(RATE_WINDOW)).filter(|t| !t.is_empty()).map(|t| {
@@ -81,6 +86,11 @@ fn render(frame: &mut Frame, area: Rect, ctx: &Ctx, samples: bool) {
         whole.extend([label("  $/1k samples "), value(per_1k.map_or("-".into(), |c| format!("{c:.4}"))), label("  cost "), value(format!("${so_far:.2}"))]);
     }
     frame.render_widget(Paragraph::new(TextLine::from(whole)), run_row);
+    if let Some(spread) = spread {
+        let mut row = vec![label("ranks "), value(spread.ranks.to_string())];
+        row.extend(spread_spans(spread).into_iter().flat_map(|(l, v)| [label(l), value(v)]));
+        frame.render_widget(Paragraph::new(TextLine::from(row)), spread_row);
+    }
 
     // GPU utilization next to throughput: low utilization with low tokens/s means
     // the loop is waiting on input or the host, not on the GPU.
@@ -106,12 +116,22 @@ fn render(frame: &mut Frame, area: Rect, ctx: &Ctx, samples: bool) {
 
     let metric = if samples { catalog::SAMPLES_PER_S } else { catalog::TOKENS_PER_S };
     let unit = catalog::info(metric).map_or(metric, |m| m.label);
+    let transform = Transform { ema_alpha: ctx.view.smoothing.then_some(SMOOTHING_ALPHA), log10: false };
+    let columns = chart_area.width.saturating_sub(8) as usize;
+    // A job's own run has no steps: its ranks are drawn, one line each.
+    let ranks = ctx.state.ranks_of(ctx.view.selected_run);
+    if !ranks.is_empty() {
+        let reduced: Vec<(String, crate::ui::chart::Reduced)> =
+            ranks.iter().filter_map(|(_, r)| Some((r.name.clone(), reduce(r.series(metric)?, ctx.view.window, columns, transform)))).collect();
+        let lines: Vec<Line> = reduced.iter().enumerate().map(|(i, (name, data))| Line { label: name.clone(), data, style: Style::default().fg(ctx.theme.series_color(i)) }).collect();
+        let markers = marker_lines(&ctx.alert_markers(ctx.view.selected_run), &lines);
+        frame.render_widget(line_chart_marked(&lines, &markers, "step", unit.into(), false, ctx), chart_area);
+        return;
+    }
     let Some(series) = run.series(metric) else {
         frame.render_widget(Paragraph::new(Span::styled("no steps yet", ctx.muted())), chart_area);
         return;
     };
-    let transform = Transform { ema_alpha: ctx.view.smoothing.then_some(SMOOTHING_ALPHA), log10: false };
-    let columns = chart_area.width.saturating_sub(8) as usize;
     let reduced = reduce(series, ctx.view.window, columns, transform);
     // The baseline's rate at the same steps, dimmed underneath.
     let ghost = ghost_lines(ctx, metric, [ctx.view.selected_run]).into_iter().next().map(|g| (g.label, reduce(g.series, ctx.view.window, columns, transform)));
@@ -122,4 +142,23 @@ fn render(frame: &mut Frame, area: Rect, ctx: &Ctx, samples: bool) {
     lines.push(Line { label: run.name.clone(), data: &reduced, style: Style::default().fg(ctx.theme.series_color(0)) });
     let markers = marker_lines(&ctx.alert_markers(ctx.view.selected_run), &lines);
     frame.render_widget(line_chart_marked(&lines, &markers, "step", unit.into(), false, ctx), chart_area);
+}
+
+/// The spread row's parts: slowest against fastest rank, by tokens/s and by step
+/// time, each as how much slower the slowest is.
+fn spread_spans(spread: RankSpread) -> Vec<(&'static str, String)> {
+    let mut out = Vec::new();
+    if let Some(s) = spread.tokens_per_s {
+        out.push(("  tok/s spread ", format!("-{:.1}% (rank {} {} vs rank {} {})", 100.0 * s.fraction, s.slow.0, si(s.slow.1), s.fast.0, si(s.fast.1))));
+    }
+    if let Some(s) = spread.step_time {
+        let ms = |speed: f64| format!("{:.1} ms", 1e3 / speed);
+        // A step time is read as how much longer the slowest rank's step takes.
+        let longer = 100.0 * (s.fast.1 / s.slow.1 - 1.0);
+        out.push(("  step time spread ", format!("+{longer:.1}% (rank {} {} vs rank {} {})", s.slow.0, ms(s.slow.1), s.fast.0, ms(s.fast.1))));
+    }
+    if out.is_empty() {
+        out.push(("  spread ", "-".into()));
+    }
+    out
 }

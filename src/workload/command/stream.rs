@@ -1,6 +1,7 @@
 //! The pure part of following a command: bytes cut into bounded lines, lines read
 //! as metrics (format given or detected from the first lines) or as text for the
 //! events pane, and how the program's end becomes the run's outcome. No I/O here.
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use crate::ingest::normalize::{Emit, Normalizer, Resume};
@@ -76,8 +77,10 @@ impl LineSplitter {
 /// What a stream's line became.
 #[derive(Debug, Clone, PartialEq)]
 pub enum StreamOut {
-    /// One step's canonical metrics, `time_s` on the run's clock.
-    Point { step: u64, time_s: f64, values: Vec<(MetricName, f64)> },
+    /// One step's canonical metrics, `time_s` on the run's clock; `rank`: the
+    /// process of a multi-process job that logged it (a record's `rank` field, or
+    /// the stream's own rank).
+    Point { rank: Option<u32>, step: u64, time_s: f64, values: Vec<(MetricName, f64)> },
     /// Steps went backwards: the job restarted from a checkpoint.
     Resumed(Resume),
     /// Not a metric line: for the events pane, already cut to `LOG_LINE_BYTES`.
@@ -96,9 +99,18 @@ pub struct MetricStream {
     /// `None` while the format is being detected from `head`.
     reader: Option<LineReader>,
     head: Vec<RawLine>,
-    normalizer: Normalizer,
+    /// One lane per rank seen (records of different ranks never merge into one step).
+    lanes: BTreeMap<Option<u32>, Lane>,
+    /// The rank of records without their own (a glob's file of one rank).
+    rank: Option<u32>,
     /// Whether other lines are expected between metric lines (stdout).
     mixed: bool,
+}
+
+/// The steps of one rank being gathered.
+#[derive(Default)]
+struct Lane {
+    normalizer: Normalizer,
     /// Run time at which the step being gathered last got a record, and whether
     /// its records carry their own time.
     pending_arrival: f64,
@@ -116,11 +128,16 @@ impl MetricStream {
             reader: format.map(|f| LineReader::new(f, default_metric.clone())),
             default_metric,
             head: Vec::new(),
-            normalizer: Normalizer::default(),
+            lanes: BTreeMap::new(),
+            rank: None,
             mixed,
-            pending_arrival: 0.0,
-            pending_has_time: false,
         }
+    }
+
+    /// Records without a rank of their own are this rank's.
+    pub fn with_rank(mut self, rank: Option<u32>) -> Self {
+        self.rank = rank;
+        self
     }
 
     /// The format in use, once known.
@@ -156,8 +173,10 @@ impl MetricStream {
     pub fn flush(&mut self) -> Vec<StreamOut> {
         let mut out = Vec::new();
         if self.reader.is_some() {
-            let emits = self.normalizer.flush();
-            self.emits(emits, self.pending_arrival, self.pending_has_time, &mut out);
+            for (rank, lane) in &mut self.lanes {
+                let emits = lane.normalizer.flush();
+                emit(*rank, emits, lane.pending_arrival, lane.pending_has_time, &mut out);
+            }
         }
         out
     }
@@ -168,8 +187,10 @@ impl MetricStream {
         if self.reader.is_none() {
             self.detect(true, now_s, &mut out);
         }
-        let emits = self.normalizer.finish();
-        self.emits(emits, self.pending_arrival, self.pending_has_time, &mut out);
+        for (rank, lane) in &mut self.lanes {
+            let emits = lane.normalizer.finish();
+            emit(*rank, emits, lane.pending_arrival, lane.pending_has_time, &mut out);
+        }
         out
     }
 
@@ -242,13 +263,15 @@ impl MetricStream {
             Line::Blank => {}
             Line::Metrics(rec) => {
                 let has_time = rec.time.is_some();
+                let rank = rec.rank.or(self.rank);
+                let lane = self.lanes.entry(rank).or_default();
                 // A point leaves the normalizer when the next step begins: it carries
                 // the arrival time of its own last record, not of this one.
-                let (arrival, had_time) = (self.pending_arrival, self.pending_has_time);
-                let emits = self.normalizer.push(rec);
-                self.emits(emits, arrival, had_time, out);
-                self.pending_arrival = now_s;
-                self.pending_has_time = has_time;
+                let (arrival, had_time) = (lane.pending_arrival, lane.pending_has_time);
+                let emits = lane.normalizer.push(rec);
+                emit(rank, emits, arrival, had_time, out);
+                lane.pending_arrival = now_s;
+                lane.pending_has_time = has_time;
             }
             Line::Text => out.push(StreamOut::Text(text())),
             Line::Skip(_, _) if self.mixed => out.push(StreamOut::Text(text())),
@@ -256,14 +279,23 @@ impl MetricStream {
         }
     }
 
-    fn emits(&self, emits: Vec<Emit>, arrival: f64, has_time: bool, out: &mut Vec<StreamOut>) {
-        for e in emits {
-            out.push(match e {
-                Emit::Point(p) => StreamOut::Point { step: p.step, time_s: if has_time { p.time_s } else { arrival }, values: p.values },
-                Emit::Resumed(r) => StreamOut::Resumed(r),
-            });
-        }
+}
+
+fn emit(rank: Option<u32>, emits: Vec<Emit>, arrival: f64, has_time: bool, out: &mut Vec<StreamOut>) {
+    for e in emits {
+        out.push(match e {
+            Emit::Point(p) => StreamOut::Point { rank, step: p.step, time_s: if has_time { p.time_s } else { arrival }, values: p.values },
+            Emit::Resumed(r) => StreamOut::Resumed(r),
+        });
     }
+}
+
+/// The rank a file of a glob stands for: the last number in its name
+/// (`rank3.jsonl`, `log_1.csv`), or `None` when it has none.
+pub fn rank_of_file(path: &Path) -> Option<u32> {
+    let stem = path.file_stem()?.to_string_lossy();
+    let digits: String = stem.chars().rev().skip_while(|c| !c.is_ascii_digit()).take_while(char::is_ascii_digit).collect();
+    digits.chars().rev().collect::<String>().parse().ok()
 }
 
 /// A line for the events pane: lossy UTF-8, at most `LOG_LINE_BYTES`; an
@@ -427,6 +459,21 @@ mod tests {
         assert!(out.iter().any(|o| matches!(o, StreamOut::Skipped(SkipKind::NotMetrics, _))));
         assert!(out.contains(&StreamOut::Resumed(Resume { at_step: 1, discarded: 2 })), "{out:?}");
         assert_eq!(steps(&out).iter().map(|s| s.0).collect::<Vec<_>>(), [1, 2, 1]);
+    }
+
+    #[test]
+    fn ranks_are_gathered_apart_and_a_file_gives_its_rank() {
+        let ranks = |out: &[StreamOut]| out.iter().filter_map(|o| if let StreamOut::Point { rank, step, .. } = o { Some((*rank, *step)) } else { None }).collect::<Vec<_>>();
+        let mut m = MetricStream::new(Path::new("logs/all.jsonl"), Some(Format::Jsonl), false);
+        let out = feed(&mut m, &[r#"{"step": 1, "rank": 0, "loss": 2}"#, r#"{"step": 1, "rank": 1, "loss": 2.1}"#, r#"{"step": 2, "rank": 0, "loss": 1.9}"#]);
+        let mut got = ranks(&out);
+        got.sort();
+        assert_eq!(got, [(Some(0), 1), (Some(0), 2), (Some(1), 1)], "no step merges two ranks");
+        let mut m = MetricStream::new(Path::new("logs/rank3.jsonl"), Some(Format::Jsonl), false).with_rank(Some(3));
+        assert_eq!(ranks(&feed(&mut m, &[r#"{"step": 1, "loss": 2}"#])), [(Some(3), 1)]);
+        assert_eq!(rank_of_file(Path::new("logs/rank12.jsonl")), Some(12));
+        assert_eq!(rank_of_file(Path::new("logs/worker_2_log.csv")), Some(2));
+        assert_eq!(rank_of_file(Path::new("logs/main.jsonl")), None);
     }
 
     #[test]
