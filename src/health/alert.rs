@@ -111,6 +111,7 @@ pub const ADVICE: &[(AlertKind, &str)] = &[
     (AlertKind::Nondeterminism, "usually non-deterministic kernels, unseeded data order or threads; check the seeds, deterministic flags and the thread count"),
     (AlertKind::RunDivergence, "usually a changed setting or code path between the runs; check their configs and the first differing metric"),
     (AlertKind::SlowDrift, "usually a learning rate too high for this stage, data that changed (a new shard, a filter gone), or a reward the policy has stopped improving on; check lr, the data mix at the turn and the loss on a fixed batch"),
+    (AlertKind::RankStraggler, "usually one slow node or GPU (thermal throttling, a noisy neighbour, a slower link) or an uneven data shard; check that rank's host figures, its data loader and its step time before the collective"),
 ];
 
 impl AlertKind {
