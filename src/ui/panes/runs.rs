@@ -13,17 +13,46 @@ use crate::report::progress::RATE_WINDOW;
 use crate::session::{RunRecord, RunState};
 use crate::ui::layout::PaneId;
 
-const PROGRESS_CELLS: usize = 8;
-const WIDTHS: [Constraint; 6] = [
-    Constraint::Length(2),
-    Constraint::Min(10),
-    Constraint::Length(7),
-    Constraint::Length(PROGRESS_CELLS as u16 + 9),
-    Constraint::Length(7),
-    // "cancelled CRIT": a fixed width, so that the name column alone takes the slack
-    // and `fit_middle` cuts names to the width they really get.
-    Constraint::Length(14),
-];
+/// The state column: "cancelled CRIT".
+const STATE_WIDTH: u16 = 14;
+/// The device column: "external", "attached", "cuda:0".
+const DEVICE_WIDTH: u16 = 8;
+/// Below this many cells for the name, narrower columns give way first.
+const NAME_MIN: u16 = 16;
+
+/// Column layout for a pane `inner` cells wide. The name column takes the slack;
+/// when it would get fewer than [`NAME_MIN`] cells the progress bar shrinks, then the
+/// device column goes. Every width is exact, so `fit_middle` cuts names to the
+/// width they really get.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Columns {
+    bar_cells: usize,
+    device: bool,
+    name: u16,
+}
+
+impl Columns {
+    fn fit(inner: u16) -> Columns {
+        let name_for = |bar_cells: usize, device: bool| {
+            let cols = [2, bar_cells as u16 + 9, 7, STATE_WIDTH];
+            let fixed: u16 = cols.iter().sum::<u16>() + if device { DEVICE_WIDTH } else { 0 };
+            let spacing = if device { 5 } else { 4 };
+            inner.saturating_sub(fixed + spacing)
+        };
+        let choices = [(8, true), (4, true), (4, false)];
+        let (bar_cells, device) = choices.into_iter().find(|&(b, d)| name_for(b, d) >= NAME_MIN).unwrap_or((4, false));
+        Columns { bar_cells, device, name: name_for(bar_cells, device).max(1) }
+    }
+
+    fn widths(&self) -> Vec<Constraint> {
+        let mut w = vec![Constraint::Length(2), Constraint::Length(self.name)];
+        if self.device {
+            w.push(Constraint::Length(DEVICE_WIDTH));
+        }
+        w.extend([Constraint::Length(self.bar_cells as u16 + 9), Constraint::Length(7), Constraint::Length(STATE_WIDTH)]);
+        w
+    }
+}
 
 /// Screen rows of each run, for mouse selection: (run index, row area). `order`:
 /// the runs in the order shown (a job's ranks under it).
@@ -98,16 +127,21 @@ pub fn fit_middle(text: &str, width: usize) -> String {
 }
 
 fn render(frame: &mut Frame, area: Rect, ctx: &Ctx) {
-    // The name column takes what the fixed columns leave (Table's Min(10) column).
-    let fixed: u16 = 2 + 7 + PROGRESS_CELLS as u16 + 9 + 7 + 14 + 5;
-    let name_width = area.width.saturating_sub(2 + fixed).max(10) as usize;
-    let header = Row::new(["#", "run", "device", "step", "tok/s", "state · alert"]).style(ctx.muted().add_modifier(Modifier::BOLD));
+    let block = ctx.block(PaneId::Runs, "runs".into());
+    let inner = block.inner(area);
+    let columns = Columns::fit(inner.width);
+    let name_width = columns.name as usize;
+    let mut titles = vec!["#", "run", "device", "step", "tok/s", "state · alert"];
+    if !columns.device {
+        titles.remove(2);
+    }
+    let header = Row::new(titles).style(ctx.muted().add_modifier(Modifier::BOLD));
     let order = ctx.state.display_order();
     let rows = order.iter().filter_map(|&i| Some((i, ctx.state.runs.get(i)?))).map(|(i, r)| {
-        let fraction = if r.total_steps > 0 { r.step as f64 / r.total_steps as f64 } else { 0.0 };
         let progress = match r.total_steps {
-            0 => format!("{} {}", bar(fraction, PROGRESS_CELLS), si(r.step as f64)),
-            total => format!("{} {}/{}", bar(fraction, PROGRESS_CELLS), si(r.step as f64), si(total as f64)),
+            // No total: a bar would say nothing; the step alone.
+            0 => si(r.step as f64),
+            total => format!("{} {}/{}", bar(r.step as f64 / total as f64, columns.bar_cells), si(r.step as f64), si(total as f64)),
         };
         // A job of several ranks trains at the sum of its ranks' rates.
         let ranks = ctx.state.ranks_of(i);
@@ -117,7 +151,7 @@ fn render(frame: &mut Frame, area: Rect, ctx: &Ctx) {
             ranks.iter().map(|(_, k)| k.rate(catalog::TOKENS, Some(RATE_WINDOW))).sum::<Option<f64>>()
         };
         let rate = rate.map_or("-".into(), si);
-        let mut row = Row::new(vec![
+        let mut cells = vec![
             // A rank's number is its place under the job, not a key to press.
             Cell::from(if r.rank_of.is_some() { String::new() } else { format!("{}", i + 1) }),
             // A rank sits under its job, named by its rank alone.
@@ -125,21 +159,19 @@ fn render(frame: &mut Frame, area: Rect, ctx: &Ctx) {
                 Some((_, rank)) => fit_middle(&format!("  └ rank{rank}"), name_width),
                 None => fit_middle(&format!("{} ({})", r.name, r.workload), name_width),
             }),
-            device_cell(r, i, ctx),
-            Cell::from(progress),
-            Cell::from(rate),
-            state_cell(r, ctx),
-        ])
-        .style(ctx.text());
+        ];
+        if columns.device {
+            cells.push(device_cell(r, i, ctx));
+        }
+        cells.extend([Cell::from(progress), Cell::from(rate), state_cell(r, ctx)]);
+        let mut row = Row::new(cells).style(ctx.text());
         if i == ctx.view.selected_run {
             row = row.style(Style::default().fg(ctx.theme.focus).add_modifier(Modifier::BOLD | Modifier::REVERSED));
         }
         row
     });
-    let block = ctx.block(PaneId::Runs, "runs".into());
-    let inner = block.inner(area);
     frame.render_widget(block, area);
-    let table = Table::new(rows, WIDTHS).header(header).column_spacing(1);
+    let table = Table::new(rows, columns.widths()).header(header).column_spacing(1);
     // The selected run's failure reason gets the pane's last line: the state column
     // is too narrow for it.
     let selected = ctx.state.runs.get(ctx.view.selected_run);
@@ -166,5 +198,18 @@ mod tests {
         assert_eq!(fit_middle("grpo-kl-zero (rlhf)", 15), "grpo-kl… (rlhf)");
         assert_eq!(fit_middle("tiny (lm)", 15), "tiny (lm)");
         assert_eq!(fit_middle("abcdef", 5).chars().count(), 5);
+    }
+
+    #[test]
+    fn narrow_panes_shrink_the_bar_then_drop_the_device_before_the_name() {
+        use super::{Columns, NAME_MIN};
+        let wide = Columns::fit(100);
+        assert_eq!((wide.bar_cells, wide.device), (8, true));
+        assert_eq!(wide.widths().iter().map(|c| match c { ratatui::layout::Constraint::Length(n) => *n, _ => 0 }).sum::<u16>() + 5, 100);
+        let mid = Columns::fit(66);
+        assert_eq!((mid.bar_cells, mid.device), (4, true));
+        assert!(mid.name >= NAME_MIN);
+        let narrow = Columns::fit(50);
+        assert_eq!((narrow.bar_cells, narrow.device), (4, false));
     }
 }
