@@ -59,3 +59,24 @@ pub fn panic_reason(payload: &(dyn std::any::Any + Send)) -> String {
         first.to_owned()
     }
 }
+
+thread_local! {
+    /// Set while [`contain_panic`] runs: the panic hook stays quiet, since the panic
+    /// is turned into an error the caller reports.
+    static CONTAINED: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Runs `f`, turning a panic inside it into `Err(reason)`. For third-party code that
+/// can panic on corrupt input (the Parquet reader on a damaged file): bad input gets
+/// a message, never a crash.
+pub fn contain_panic<T>(f: impl FnOnce() -> T) -> std::result::Result<T, String> {
+    CONTAINED.with(|c| c.set(true));
+    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(f));
+    CONTAINED.with(|c| c.set(false));
+    result.map_err(|payload| panic_reason(payload.as_ref()))
+}
+
+/// Whether the current thread is inside [`contain_panic`].
+pub fn panic_contained() -> bool {
+    CONTAINED.with(|c| c.get())
+}

@@ -90,7 +90,9 @@ fn install_panic_hook() {
     let previous = std::panic::take_hook();
     std::panic::set_hook(Box::new(move |info| {
         let in_run = std::thread::current().name().is_some_and(|n| n.starts_with(workload::RUN_THREAD_PREFIX));
-        if in_run || ui::terminal::active_on_another_thread() {
+        if error::panic_contained() {
+            tracing::debug!("contained: {info}");
+        } else if in_run || ui::terminal::active_on_another_thread() {
             tracing::error!(thread = std::thread::current().name(), "{info}");
         } else {
             ui::terminal::restore_if_active();

@@ -204,7 +204,13 @@ pub fn read_bytes(bytes: &[u8]) -> Result<Recording, BadFile> {
     read_from(bytes::Bytes::copy_from_slice(bytes))
 }
 
+/// The Parquet reader can panic on a damaged file (a dictionary page missing, for
+/// one, found by fuzzing): that is a damaged snapshot, said as such.
 fn read_from<R: parquet::file::reader::ChunkReader + 'static>(source: R) -> Result<Recording, BadFile> {
+    crate::error::contain_panic(|| read_parquet(source)).unwrap_or_else(|why| Err(BadFile(format!("corrupted data (the Parquet reader failed: {why})"))))
+}
+
+fn read_parquet<R: parquet::file::reader::ChunkReader + 'static>(source: R) -> Result<Recording, BadFile> {
     let builder = ParquetRecordBatchReaderBuilder::try_new(source)
         .map_err(|e| BadFile(format!("not a readable Parquet file (truncated or corrupted?): {e}")))?;
     let meta = parse_meta(builder.metadata().file_metadata().key_value_metadata())?;
