@@ -254,3 +254,84 @@ fn prometheus_scrapes_tokens_per_second_and_the_alert() {
     assert_eq!(alert[0]["metric"]["run"], "job", "{alert:?}");
     finish(child, &release);
 }
+
+/// A stand-in exporter: answers every request with `page` until `stop` is set.
+fn fake_exporter(page: &'static str) -> (String, std::sync::Arc<std::sync::atomic::AtomicBool>) {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    listener.set_nonblocking(true).unwrap();
+    let addr = listener.local_addr().unwrap().to_string();
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let stopped = stop.clone();
+    std::thread::spawn(move || {
+        while !stopped.load(std::sync::atomic::Ordering::SeqCst) {
+            match listener.accept() {
+                Ok((mut s, _)) => {
+                    s.set_nonblocking(false).unwrap();
+                    let mut buf = [0u8; 4096];
+                    let _ = s.read(&mut buf);
+                    let _ = write!(s, "HTTP/1.1 200 OK\r\nContent-Type: text/plain; version=0.0.4\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{page}", page.len());
+                }
+                Err(_) => std::thread::sleep(Duration::from_millis(20)),
+            }
+        }
+        // Dropping the listener: connections are refused from now on.
+    });
+    (addr, stop)
+}
+
+#[test]
+fn scraped_hosts_are_served_under_their_name_and_go_stale_when_they_stop() {
+    let dir = tempfile::tempdir().unwrap();
+    let (config, release) = config(dir.path());
+    let (node, stop_node) = fake_exporter(include_str!("fixtures/exporters/node_exporter.txt"));
+    let (dcgm, _keep) = fake_exporter(include_str!("fixtures/exporters/dcgm_exporter.txt"));
+    let mut text = std::fs::read_to_string(&config).unwrap();
+    text.push_str(&format!(
+        "\n[[telemetry.scrape]]\nurl = \"http://{node}/metrics\"\nhost = \"node7\"\ninterval_s = 0.5\n\n[[telemetry.scrape]]\nurl = \"http://{dcgm}/metrics\"\nhost = \"node3\"\ninterval_s = 0.5\n"
+    ));
+    std::fs::write(&config, text).unwrap();
+    let (child, lines) = start(dir.path(), &config, &["--serve", "127.0.0.1:0"]);
+    let addr = served_addr(&lines);
+    let metrics = wait_for_metrics(&addr, |t| sample(t, r#"rlmon_host_mem_total_bytes{host="node7"}"#).is_some() && sample(t, r#"rlmon_gpu_util_percent{host="node3",gpu="1"}"#).is_some());
+    assert_eq!(sample(&metrics, r#"rlmon_host_mem_total_bytes{host="node7"}"#), Some(67_108_864_000.0), "{metrics}");
+    assert_eq!(sample(&metrics, r#"rlmon_gpu_util_percent{host="node3",gpu="0"}"#), Some(97.0), "{metrics}");
+    assert_eq!(sample(&metrics, r#"rlmon_gpu_mem_used_bytes{host="node3",gpu="0"}"#), Some(61_440.0 * 1024.0 * 1024.0), "{metrics}");
+    assert_eq!(sample(&metrics, r#"rlmon_remote_host_stale{host="node7"}"#), Some(0.0), "{metrics}");
+    // node7 stops answering: it goes stale with its last figures kept, and the session goes on.
+    stop_node.store(true, std::sync::atomic::Ordering::SeqCst);
+    let metrics = wait_for_metrics(&addr, |t| sample(t, r#"rlmon_remote_host_stale{host="node7"}"#) == Some(1.0));
+    assert_eq!(sample(&metrics, r#"rlmon_host_mem_total_bytes{host="node7"}"#), Some(67_108_864_000.0), "never zero: {metrics}");
+    assert_eq!(sample(&metrics, r#"rlmon_remote_host_stale{host="node3"}"#), Some(0.0), "{metrics}");
+    finish(child, &release);
+}
+
+#[test]
+fn a_real_node_exporter_is_scraped_when_installed() {
+    if !installed("prometheus-node-exporter") {
+        eprintln!("skipped: Debian's `prometheus-node-exporter` is not installed (apt-get install prometheus-node-exporter)");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let (config, release) = config(dir.path());
+    let exporter_addr = format!("127.0.0.1:{}", free_port());
+    let mut exporter = Command::new("prometheus-node-exporter")
+        .arg(format!("--web.listen-address={exporter_addr}"))
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut text = std::fs::read_to_string(&config).unwrap();
+    text.push_str(&format!("\n[[telemetry.scrape]]\nurl = \"http://{exporter_addr}/metrics\"\nhost = \"local\"\ninterval_s = 0.5\n"));
+    std::fs::write(&config, text).unwrap();
+    let (child, lines) = start(dir.path(), &config, &["--serve", "127.0.0.1:0"]);
+    let addr = served_addr(&lines);
+    let metrics = wait_for_metrics(&addr, |t| sample(t, r#"rlmon_host_cpu_percent{host="local"}"#).is_some());
+    let _ = exporter.kill();
+    let _ = exporter.wait();
+    let total = sample(&metrics, r#"rlmon_host_mem_total_bytes{host="local"}"#).unwrap_or(0.0);
+    let used = sample(&metrics, r#"rlmon_host_mem_used_bytes{host="local"}"#).unwrap_or(-1.0);
+    assert!(total > 1e8 && (0.0..=total).contains(&used), "{metrics}");
+    let cpu = sample(&metrics, r#"rlmon_host_cpu_percent{host="local"}"#).unwrap();
+    assert!((0.0..=100.0).contains(&cpu), "{metrics}");
+    finish(child, &release);
+}
