@@ -335,3 +335,18 @@ fn a_real_node_exporter_is_scraped_when_installed() {
     assert!((0.0..=100.0).contains(&cpu), "{metrics}");
     finish(child, &release);
 }
+
+#[test]
+fn an_address_that_cannot_be_bound_is_refused_before_anything_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let (config, _release) = config(dir.path());
+    let out = Command::new(assert_cmd::cargo::cargo_bin("rlmon"))
+        .args(["watch", "--headless", "--serve", "not-an-address", "--config"])
+        .arg(&config)
+        .env("RLMON_SESSION_DIR", dir.path().join("sessions"))
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("cannot serve on not-an-address"), "{stderr}");
+}
