@@ -78,6 +78,12 @@ pub struct WatchArgs {
     /// throughput regressions. Overrides `baseline` in the config
     #[arg(long, value_name = "SNAPSHOT")]
     pub baseline: Option<PathBuf>,
+    /// Serve the session over HTTP at ADDR (host:port; port 0 picks a free one):
+    /// /metrics for Prometheus (each run's latest metrics, each alert) and
+    /// /api/points?since=N (recent points, JSON). Off by default. Bind to localhost or
+    /// a cluster-internal address: there is no authentication
+    #[arg(long, value_name = "ADDR")]
+    pub serve: Option<String>,
 }
 
 /// Replay pace: a multiple of the recorded pace, or as fast as possible.

@@ -24,6 +24,7 @@ pub mod logging;
 pub mod metrics;
 pub mod record;
 pub mod report;
+pub mod serve;
 pub mod session;
 pub mod telemetry;
 pub mod ui;

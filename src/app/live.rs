@@ -34,6 +34,8 @@ pub struct LiveSession {
     journal_failure_told: bool,
     /// A snapshot asked for with `s`, not yet confirmed.
     pending_snapshot: Option<std::sync::mpsc::Receiver<std::io::Result<std::path::PathBuf>>>,
+    /// Snapshots for `--serve`; `None` when not serving.
+    publisher: Option<crate::serve::Publisher>,
 }
 
 impl LiveSession {
@@ -68,6 +70,8 @@ impl LiveSession {
             run_tokens.push(token.clone());
             tasks.push(workload::spawn(id, run, threads, tx.clone(), token, jobs.clone()));
         }
+        // Exporters on other machines (`[[telemetry.scrape]]`), read like local telemetry.
+        tasks.extend(telemetry::scrape::spawn(&config.scrape, &tx, &root.child_token(), started));
         let sampler = match telemetry::spawn(tx, root.child_token(), telemetry::DEFAULT_SAMPLE_HZ, started, jobs) {
             Ok(handle) => Some(handle),
             Err(e) => {
@@ -76,7 +80,7 @@ impl LiveSession {
                 None
             }
         };
-        LiveSession { hub, rx, root, run_tokens, tasks, sampler, started, recorder: None, journal_failure_told: false, pending_snapshot: None }
+        LiveSession { hub, rx, root, run_tokens, tasks, sampler, started, recorder: None, journal_failure_told: false, pending_snapshot: None, publisher: None }
     }
 
     /// Starts recording into `dir`: a journal now, a snapshot at the end. Call right
@@ -94,6 +98,15 @@ impl LiveSession {
         }
         self.recorder = Some(Recorder::start(dir, &naming::file_stem(&state.name, &stamp), meta)?);
         Ok(())
+    }
+
+    /// Answers `--serve` requests from snapshots of this session until it finishes.
+    /// Call right after `start`, so the points feed has every event.
+    pub fn serve(&mut self, server: crate::serve::http::Server) {
+        let (mut publisher, snapshots) = crate::serve::Publisher::new();
+        publisher.publish(&self.hub.state, true);
+        self.publisher = Some(publisher);
+        self.tasks.push(server.spawn(snapshots, self.root.child_token()));
     }
 
     /// Path the snapshot will be written to, when recording.
@@ -132,6 +145,9 @@ impl LiveSession {
         if let Some(r) = &self.recorder {
             r.record(now, &event);
         }
+        if let Some(p) = &mut self.publisher {
+            p.observe(&self.hub.state, &event);
+        }
         self.hub.apply(event, now);
     }
 
@@ -162,6 +178,9 @@ impl LiveSession {
         }
         self.report_snapshot(now);
         self.report_journal_failure(now);
+        if let Some(p) = &mut self.publisher {
+            p.publish(&self.hub.state, false);
+        }
         true
     }
 

@@ -56,8 +56,21 @@ pub async fn watch(args: WatchArgs) -> Result<u8> {
         None => None,
     };
 
+    // Bound before any run starts: an address in use is refused, not found out later.
+    let server = match &args.serve {
+        Some(addr) => {
+            let server = crate::serve::http::Server::bind(addr).await.map_err(|e| RlmonError::Usage(format!("cannot serve on {addr}: {e}")))?;
+            let bound = server.local_addr().map_or_else(|_| addr.clone(), |a| a.to_string());
+            crate::say!("rlmon: serving http://{bound}/metrics and http://{bound}/api/points");
+            Some(server)
+        }
+        None => None,
+    };
     let config_text = config.text.clone();
     let mut live = LiveSession::start(config);
+    if let Some(server) = server {
+        live.serve(server);
+    }
     if let Err(e) = live.record(&args.session_dir, config_text, baseline_path.as_deref().map(|p| (p, DEFAULT_TOLERANCE))) {
         // Monitoring goes on; only the recording is lost, and the user is told.
         crate::say!("rlmon: warning: cannot record this session in {}: {e}", args.session_dir.display());

@@ -15,6 +15,26 @@ pub struct RawConfig {
     pub baseline: Option<String>,
     #[serde(rename = "run", default)]
     pub runs: Vec<RawRun>,
+    /// `[telemetry]`: figures from other machines.
+    pub telemetry: Option<RawTelemetry>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawTelemetry {
+    /// `[[telemetry.scrape]]`: Prometheus exporters (node_exporter, dcgm-exporter) read directly.
+    #[serde(default)]
+    pub scrape: Vec<RawScrape>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawScrape {
+    pub url: String,
+    /// Seconds between scrapes (default 2).
+    pub interval_s: Option<f64>,
+    /// The name its figures go under (`node7/gpu0/util_pct`); the URL's host when left out.
+    pub host: Option<String>,
 }
 
 #[derive(Debug, Deserialize, Clone, Copy, PartialEq, Eq)]

@@ -386,7 +386,81 @@ pub fn info(name: &str) -> Option<&'static MetricInfo> {
     } else {
         name.into()
     };
-    CATALOG.iter().find(|m| m.pattern == pattern)
+    match CATALOG.iter().find(|m| m.pattern == pattern) {
+        Some(m) => Some(m),
+        // A remote host's telemetry is the same family as the local one.
+        None => parse_remote(name).and_then(|(_, local)| info(local)),
+    }
+}
+
+// ---------------------------------------------------------------- remote hosts
+/// The name of a remote host's telemetry (scraped from its exporters): `node7` and
+/// `gpu0/util_pct` give `node7/gpu0/util_pct`; `host/cpu_pct` gives `node7/host/cpu_pct`.
+pub fn remote(host: &str, local: &str) -> String {
+    format!("{host}/{local}")
+}
+
+/// `node7/gpu0/util_pct` → `("node7", "gpu0/util_pct")`: a host name followed by a
+/// local telemetry name (`gpu{i}/...` or `host/...`); `None` for any other name.
+pub fn parse_remote(name: &str) -> Option<(&str, &str)> {
+    let (host, local) = name.split_once('/')?;
+    let telemetry = Gpu::parse(local).is_some() || local.starts_with("host/");
+    (!host.is_empty() && telemetry).then_some((host, local))
+}
+
+// ---------------------------------------------------------------- OpenMetrics
+/// A catalog metric as an OpenMetrics / Prometheus gauge: the family name (prefixed
+/// `rlmon_`, dimensions moved to labels, base units spelt out) and the labels of this
+/// series (`gpu`, `layer`, `expert`, `host`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct OpenMetric {
+    pub family: String,
+    pub labels: Vec<(&'static str, String)>,
+    pub info: &'static MetricInfo,
+}
+
+/// `tokens_per_s` → `rlmon_tokens_per_second`; `gpu0/util_pct` →
+/// `rlmon_gpu_util_percent{gpu="0"}`; `node7/host/cpu_pct` →
+/// `rlmon_host_cpu_percent{host="node7"}`. `None` for a name the catalog lacks (a
+/// user's own metric is not published: its name is not ours to promise).
+pub fn openmetric(name: &str) -> Option<OpenMetric> {
+    let info = info(name)?;
+    let (host, local) = match parse_remote(name) {
+        Some((host, local)) => (Some(host), local),
+        None => (None, name),
+    };
+    let mut labels: Vec<(&'static str, String)> = host.map(|h| ("host", h.to_owned())).into_iter().collect();
+    if let Some((gpu, _)) = Gpu::parse(local) {
+        labels.push(("gpu", gpu.to_string()));
+    } else if let Some((layer, expert)) = MoeLayer::parse_load(local) {
+        labels.push(("layer", layer.to_string()));
+        labels.push(("expert", expert.to_string()));
+    } else if let Some((layer, _)) = MoeLayer::parse(local).or_else(|| NdtLayer::parse(local)) {
+        labels.push(("layer", layer.to_string()));
+    }
+    // The pattern without its dimensions: `moe/L{l}/load/E{e}` → `moe_load`.
+    let mut base = String::with_capacity(info.pattern.len());
+    for part in info.pattern.split('/') {
+        let part = part.split('{').next().unwrap_or("");
+        let part = if part.len() == 1 && info.pattern.contains('{') && part.chars().all(|c| c.is_ascii_uppercase()) { "" } else { part };
+        if !part.is_empty() {
+            if !base.is_empty() {
+                base.push('_');
+            }
+            base.push_str(part);
+        }
+    }
+    let base: String = base.chars().map(|c| if c.is_ascii_alphanumeric() { c.to_ascii_lowercase() } else { '_' }).collect();
+    let suffixes: &[(&str, &str)] = match info.unit {
+        Unit::PerSecond => &[("_per_s", "_per_second")],
+        Unit::Seconds => &[("_s", "_seconds")],
+        Unit::Percent => &[("_pct", "_percent")],
+        Unit::Watts => &[("_w", "_watts")],
+        Unit::Celsius => &[("_c", "_celsius")],
+        _ => &[],
+    };
+    let base = suffixes.iter().find_map(|(short, long)| base.strip_suffix(short).map(|b| format!("{b}{long}"))).unwrap_or(base);
+    Some(OpenMetric { family: format!("rlmon_{base}"), labels, info })
 }
 
 /// The metrics a pane offers, in the catalog's order (plain names only: patterns
@@ -660,6 +734,33 @@ pub fn markdown_table() -> String {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn openmetric_names_move_dimensions_to_labels_and_spell_units() {
+        let om = |n: &str| openmetric(n).map(|m| (m.family, m.labels.into_iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(",")));
+        assert_eq!(om("tokens_per_s"), Some(("rlmon_tokens_per_second".into(), "".into())));
+        assert_eq!(om("step_time_s"), Some(("rlmon_step_time_seconds".into(), "".into())));
+        assert_eq!(om("mem/gpu_bytes"), Some(("rlmon_mem_gpu_bytes".into(), "".into())));
+        assert_eq!(om("gpu3/util_pct"), Some(("rlmon_gpu_util_percent".into(), "gpu=3".into())));
+        assert_eq!(om("gpu0/power_w"), Some(("rlmon_gpu_power_watts".into(), "gpu=0".into())));
+        assert_eq!(om("moe/L1/load/E7"), Some(("rlmon_moe_load".into(), "layer=1,expert=7".into())));
+        assert_eq!(om("moe/L2/balance"), Some(("rlmon_moe_balance".into(), "layer=2".into())));
+        assert_eq!(om("ndt/L0/stable_rank"), Some(("rlmon_ndt_stable_rank".into(), "layer=0".into())));
+        assert_eq!(om("node7/host/cpu_pct"), Some(("rlmon_host_cpu_percent".into(), "host=node7".into())));
+        assert_eq!(om("node7/gpu1/temp_c"), Some(("rlmon_gpu_temp_celsius".into(), "host=node7,gpu=1".into())));
+        assert_eq!(om("my_own_metric"), None);
+    }
+
+    #[test]
+    fn remote_names_split_into_host_and_local_telemetry() {
+        assert_eq!(remote("node7", &gpu(0).util_pct()), "node7/gpu0/util_pct");
+        assert_eq!(parse_remote("node7/gpu0/util_pct"), Some(("node7", "gpu0/util_pct")));
+        assert_eq!(parse_remote("node7/host/mem_used_bytes"), Some(("node7", "host/mem_used_bytes")));
+        assert_eq!(parse_remote("gpu0/util_pct"), None);
+        assert_eq!(parse_remote("host/cpu_pct"), None);
+        assert_eq!(parse_remote("moe/L1/balance"), None);
+        assert!(is_timing_or_resource("node7/gpu0/mem_used_bytes"));
+    }
     use super::*;
 
     #[test]

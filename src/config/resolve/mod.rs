@@ -12,7 +12,7 @@ use std::path::Path;
 use super::checker::{Checker, Seg};
 use super::error::ConfigError;
 use super::raw::{RawConfig, RawRun, RawThreads, RawWorkload};
-use super::resolved::{DeviceRequest, Replica, RunConfig, SessionConfig, Threads, WorkloadConfig, DEFAULT_BATCH_SIZE};
+use super::resolved::{DeviceRequest, Replica, RunConfig, ScrapeTarget, SessionConfig, Threads, WorkloadConfig, DEFAULT_BATCH_SIZE, DEFAULT_SCRAPE_INTERVAL_S};
 
 const MAX_THREADS: u64 = 1024;
 /// More copies of one run than this is a typo, not an experiment.
@@ -44,7 +44,29 @@ pub(super) fn session(raw: RawConfig, text: &str, path: &Path) -> Result<Session
         }
     }
     let baseline = raw.baseline.map(|b| base_dir.join(b));
-    Ok(SessionConfig { name, path: path.to_path_buf(), text: text.to_owned(), runs, baseline })
+    let scrape = scrape_targets(&checker, raw.telemetry.map(|t| t.scrape).unwrap_or_default())?;
+    Ok(SessionConfig { name, path: path.to_path_buf(), text: text.to_owned(), runs, baseline, scrape })
+}
+
+/// `[[telemetry.scrape]]` tables: a plain-HTTP URL, a positive interval, and a host
+/// name of one path segment. The exporters of one machine (node_exporter and
+/// dcgm-exporter) share its name; two machines behind one address need `host`.
+fn scrape_targets(c: &Checker, raw: Vec<super::raw::RawScrape>) -> Result<Vec<ScrapeTarget>, ConfigError> {
+    let mut targets: Vec<ScrapeTarget> = Vec::with_capacity(raw.len());
+    for (i, s) in raw.into_iter().enumerate() {
+        let at = |key: &'static str| [Seg::Key("telemetry"), Seg::Key("scrape"), Seg::Index(i), Seg::Key(key)];
+        let endpoint = crate::telemetry::scrape::Endpoint::parse(&s.url).map_err(|e| c.err(&at("url"), e))?;
+        let interval_s = s.interval_s.unwrap_or(DEFAULT_SCRAPE_INTERVAL_S);
+        if !(interval_s.is_finite() && (0.1..=3600.0).contains(&interval_s)) {
+            return Err(c.err(&at("interval_s"), "interval_s must be between 0.1 and 3600 seconds"));
+        }
+        let host = s.host.unwrap_or(endpoint.host);
+        if host.is_empty() || host.contains('/') || host.chars().any(char::is_control) || host == "host" || crate::metrics::catalog::Gpu::parse(&format!("{host}/x")).is_some() {
+            return Err(c.err(&at("host"), format!("`{host}` cannot name a host: it must be non-empty, without `/`, and not `host` or `gpuN`")));
+        }
+        targets.push(ScrapeTarget { url: s.url, host, interval: std::time::Duration::from_secs_f64(interval_s) });
+    }
+    Ok(targets)
 }
 
 /// One `[[run]]` table: one run, or its replicas.

@@ -27,7 +27,21 @@ pub struct SessionConfig {
     pub runs: Vec<RunConfig>,
     /// A snapshot to compare against live (relative to the config's folder).
     pub baseline: Option<PathBuf>,
+    /// `[[telemetry.scrape]]`: exporters on other machines, read like local telemetry.
+    pub scrape: Vec<ScrapeTarget>,
 }
+
+/// An exporter's `/metrics` page scraped every `interval`, its figures recorded
+/// under `host` (`node7/gpu0/util_pct`, `node7/host/cpu_pct`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ScrapeTarget {
+    pub url: String,
+    pub host: String,
+    pub interval: std::time::Duration,
+}
+
+/// Seconds between scrapes when the config gives none.
+pub const DEFAULT_SCRAPE_INTERVAL_S: f64 = 2.0;
 
 impl SessionConfig {
     /// Caps every built-in run at `max_steps` (the `--max-steps` flag). A command

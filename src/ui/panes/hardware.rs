@@ -32,11 +32,13 @@ pub(super) fn job_gpu_memory(ctx: &Ctx, run: usize) -> Option<f64> {
     gpus.iter().filter_map(|g| fresh(ctx, &catalog::gpu(g.index as usize).run_mem_bytes(run))).reduce(|a, b| a + b)
 }
 
-/// The last sample of a telemetry series, if it is from the last sampling round
-/// (a job's series stops when its processes leave the GPU).
+/// The last sample of a telemetry series, if it is from the last local sampling
+/// round (a job's series stops when its processes leave the GPU; scraped hosts
+/// keep their own time).
 fn fresh(ctx: &Ctx, key: &str) -> Option<f64> {
     let series = ctx.state.telemetry.get(key)?;
-    let newest = ctx.state.telemetry.values().filter_map(|s| s.times.last().copied()).fold(f64::MIN, f64::max);
+    let local = ctx.state.telemetry.iter().filter(|(name, _)| catalog::parse_remote(name).is_none());
+    let newest = local.filter_map(|(_, s)| s.times.last().copied()).fold(f64::MIN, f64::max);
     (series.times.last().copied()? >= newest).then(|| series.last()).flatten()
 }
 
@@ -53,6 +55,42 @@ fn meter<'a>(ctx: &Ctx, label: String, fraction: Option<f64>, figures: String) -
         None => spans.push(Span::styled(figures, ctx.muted())),
     }
     Line::from(spans)
+}
+
+/// One compact row per scraped host: CPU, RAM, each GPU's utilization; a host that
+/// stopped answering shows its last figures and how long ago they were taken.
+fn remote_host_lines<'a>(ctx: &Ctx) -> Vec<Line<'a>> {
+    let t = &ctx.state.telemetry;
+    let figure = |host: &str, local: &str| t.get(&catalog::remote(host, local)).and_then(Series::last);
+    crate::telemetry::scrape::remote_hosts(ctx.state)
+        .into_iter()
+        .map(|h| {
+            let mut spans = vec![Span::styled(format!("{:<9}", h.host), ctx.muted())];
+            let cpu = figure(&h.host, host::CPU_PCT).map_or("-".into(), |c| format!("{c:.0}%"));
+            spans.push(Span::styled(format!("CPU {cpu}"), ctx.text()));
+            if let (Some(u), Some(total)) = (figure(&h.host, host::MEM_USED_BYTES), figure(&h.host, host::MEM_TOTAL_BYTES)) {
+                spans.push(Span::styled(format!("  RAM {}/{} GiB", gib(u), gib(total)), ctx.text()));
+            }
+            let prefix = catalog::remote(&h.host, "");
+            let mut by_gpu: Vec<(usize, f64)> = t
+                .range(prefix.clone()..)
+                .take_while(|(name, _)| name.starts_with(&prefix))
+                .filter_map(|(name, s)| {
+                    let (i, _) = catalog::Gpu::parse(&name[prefix.len()..])?;
+                    (name[prefix.len()..] == catalog::gpu(i).util_pct()).then_some((i, s.last()?))
+                })
+                .collect();
+            by_gpu.sort_by_key(|(i, _)| *i);
+            let utils: Vec<String> = by_gpu.iter().map(|(_, u)| format!("{u:.0}")).collect();
+            if !utils.is_empty() {
+                spans.push(Span::styled(format!("  GPUs {}: {}%", utils.len(), utils.join(" ")), ctx.text()));
+            }
+            if h.stale {
+                spans.push(Span::styled(format!("  stale {:.0}s", h.age_s), Style::default().fg(ctx.theme.warn)));
+            }
+            Line::from(spans)
+        })
+        .collect()
 }
 
 fn sparkline_row(frame: &mut Frame, area: Rect, ctx: &Ctx, label: &str, series: Option<&Series>, max: u64) {
@@ -128,6 +166,7 @@ fn render(frame: &mut Frame, area: Rect, ctx: &Ctx) {
     let rss = last(ctx, host::PROC_RSS_BYTES);
     lines.push(Line::from(vec![Span::styled("rlmon RSS", ctx.muted()), Span::styled(rss.map_or(" -".into(), |b| format!(" {}B", si(b))), ctx.text())]));
     sparks.push(("CPU %".into(), host::CPU_PCT.into(), 100));
+    lines.extend(remote_host_lines(ctx));
 
     let text_height = (lines.len() as u16).min(inner.height);
     let [text_area, spark_area] = Layout::vertical([Constraint::Length(text_height), Constraint::Min(0)]).areas(inner);
@@ -168,5 +207,38 @@ mod tests {
         terminal.draw(|f| crate::ui::draw(f, &hub.state, &Screen::default(), &Theme::built_in("default").unwrap())).unwrap();
         let text: String = terminal.backend().buffer().content().iter().map(|c| c.symbol()).collect();
         assert!(!text.contains("jobs   job"));
+    }
+
+    #[test]
+    fn scraped_hosts_get_a_compact_row_and_say_when_they_are_stale() {
+        let runs = vec![RunRecord::new("job".into(), "attach".into(), "attached".into(), 0)];
+        let mut hub = Hub::new(SessionState::new("s".into(), runs));
+        let gpus = vec![GpuInfo { index: 0, name: "H100".into(), mem_total_bytes: 80 << 30 }];
+        hub.apply(Event::GpuStatus(GpuStatus::Available { driver: "550".into(), gpus }), 0.0);
+        let gpu = catalog::gpu(0);
+        let local = vec![(gpu.mem_used_bytes().into(), (10u64 << 30) as f64), (gpu.run_mem_bytes(0).into(), (6u64 << 30) as f64)];
+        hub.apply(Event::Telemetry { time_s: 1.0, values: local }, 1.0);
+        let remote = |local: &str| catalog::remote("node7", local).into();
+        let values = vec![
+            (remote(catalog::host::CPU_PCT), 45.0),
+            (remote(catalog::host::MEM_USED_BYTES), (12u64 << 30) as f64),
+            (remote(catalog::host::MEM_TOTAL_BYTES), (64u64 << 30) as f64),
+            (remote(&catalog::gpu(1).util_pct()), 12.0),
+            (remote(&catalog::gpu(0).util_pct()), 97.0),
+        ];
+        // A scrape later than the local round does not make the local figures stale.
+        hub.apply(Event::Telemetry { time_s: 1.5, values }, 1.5);
+        let draw = |hub: &Hub| {
+            let mut terminal = Terminal::new(TestBackend::new(160, 48)).unwrap();
+            terminal.draw(|f| crate::ui::draw(f, &hub.state, &Screen::default(), &Theme::built_in("default").unwrap())).unwrap();
+            terminal.backend().buffer().content().iter().map(|c| c.symbol()).collect::<String>()
+        };
+        let text = draw(&hub);
+        assert!(text.contains("node7    CPU 45%  RAM 12.0/64.0 GiB  GPUs 2: 97 12%"), "{text}");
+        assert!(text.contains("jobs   job 6.0 GiB"), "local job memory still shown");
+        assert!(!text.contains("stale"));
+        hub.apply(Event::Log { run: None, level: crate::session::LogLevel::Info, message: "later".into() }, 30.0);
+        let text = draw(&hub);
+        assert!(text.contains("node7    CPU 45%") && text.contains("stale 28s"), "last figures kept, with their age: {text}");
     }
 }
