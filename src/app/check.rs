@@ -140,7 +140,7 @@ struct Reading {
     streams: Vec<(String, Normalizer)>,
     skipped: BTreeMap<SkipKind, Skipped>,
     batch: Vec<Read>,
-    to_hub: std::sync::mpsc::SyncSender<Vec<Read>>,
+    to_hub: Option<std::sync::mpsc::SyncSender<Vec<Read>>>,
 }
 
 impl Reading {
@@ -189,7 +189,9 @@ impl Reading {
     fn flush(&mut self) {
         if !self.batch.is_empty() {
             // The hub side only stops early by panicking: nothing to do then.
-            let _ = self.to_hub.send(std::mem::take(&mut self.batch));
+            if let Some(to_hub) = &self.to_hub {
+                let _ = to_hub.send(std::mem::take(&mut self.batch));
+            }
         }
     }
 
@@ -202,6 +204,8 @@ impl Reading {
             self.send(Read::Emits(n, emits));
         }
         self.flush();
+        // The hub side reads until the channel closes.
+        self.to_hub = None;
     }
 }
 
@@ -219,7 +223,7 @@ fn analyse_stream(
     let (to_hub, from_reading) = std::sync::mpsc::sync_channel::<Vec<Read>>(16);
     let reading = std::thread::scope(|scope| {
         let reader = scope.spawn(move || {
-            let mut reading = Reading { keys: HashMap::new(), streams: Vec::new(), skipped: BTreeMap::new(), batch: Vec::with_capacity(BATCH), to_hub };
+            let mut reading = Reading { keys: HashMap::new(), streams: Vec::new(), skipped: BTreeMap::new(), batch: Vec::with_capacity(BATCH), to_hub: Some(to_hub) };
             let done = read(&mut reading);
             reading.finish();
             done.map(|()| reading)
