@@ -436,6 +436,19 @@ mod tests {
     }
 
     #[test]
+    fn reading_fields_in_place_gives_the_record_of_a_parsed_object() {
+        for line in [
+            r#"{"step": 2, "loss": 1.5, "loss": 1.25, "b\u0061d": 3, "run": 7, "lr": -2, "big": 18446744073709551615, "x": [1, "2", true], "tag": null}"#,
+            r#"{"z": 1e300, "step": "3", "a": {"b": {"c": 1, "d": {"e": 2}}}, "metrics": {"kl": 0.1}, "name": "reward_mean", "value": "0.5"}"#,
+            r#"{"run": 1.5, "step": 1, "ok": false, "loss": 2}"#,
+        ] {
+            let map: serde_json::Map<String, Value> = serde_json::from_str(line).unwrap();
+            assert_eq!(parse(line), object(map), "{line}");
+        }
+        assert!(skip(r#"{"step": 1, "loss": 1e400}"#).contains("number out of range"));
+    }
+
+    #[test]
     fn malformed_lines_say_why() {
         assert!(skip("{not json").starts_with("not JSON"));
         assert_eq!(parse("[1, 2]"), Line::Text);
