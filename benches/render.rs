@@ -1,6 +1,7 @@
 //! Frame cost of the live display with long series: one run with N steps of every
 //! training metric, drawn into an off-screen 200x50 terminal. Prints the median and
-//! p90 draw time for N = 1k, 100k and 1M points per series.
+//! p90 draw time for N = 1k, 100k and 1M points per series, with EMA smoothing off
+//! and on.
 //!   cargo bench --bench render
 use std::time::Instant;
 
@@ -30,20 +31,24 @@ fn session(steps: u64) -> SessionState {
 
 fn main() {
     let theme = Theme::built_in("default").unwrap();
-    let screen = Screen::default();
-    println!("| points per series | median frame | p90 frame |");
-    println!("|---:|---:|---:|");
+    println!("| points per series | smoothing | median frame | p90 frame |");
+    println!("|---:|---|---:|---:|");
     for steps in [1_000u64, 100_000, 1_000_000] {
         let state = session(steps);
-        let mut terminal = Terminal::new(TestBackend::new(200, 50)).unwrap();
-        let mut times: Vec<f64> = (0..30)
-            .map(|_| {
-                let t = Instant::now();
-                terminal.draw(|f| rlmon::ui::draw(f, &state, &screen, &theme)).unwrap();
-                t.elapsed().as_secs_f64() * 1e3
-            })
-            .collect();
-        times.sort_by(f64::total_cmp);
-        println!("| {steps} | {:.2} ms | {:.2} ms |", times[times.len() / 2], times[times.len() * 9 / 10]);
+        for smoothing in [false, true] {
+            let mut screen = Screen::default();
+            screen.view.smoothing = smoothing;
+            let mut terminal = Terminal::new(TestBackend::new(200, 50)).unwrap();
+            let mut times: Vec<f64> = (0..30)
+                .map(|_| {
+                    let t = Instant::now();
+                    terminal.draw(|f| rlmon::ui::draw(f, &state, &screen, &theme)).unwrap();
+                    t.elapsed().as_secs_f64() * 1e3
+                })
+                .collect();
+            times.sort_by(f64::total_cmp);
+            let on = if smoothing { "on" } else { "off" };
+            println!("| {steps} | {on} | {:.2} ms | {:.2} ms |", times[times.len() / 2], times[times.len() * 9 / 10]);
+        }
     }
 }

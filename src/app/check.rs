@@ -2,7 +2,7 @@
 //! same hub as a live session, or over a recorded session (snapshot or journal),
 //! replayed with its own detector settings. Exit 0 when no alert reaches --fail-on,
 //! 1 when one does, 2 when the file cannot be read or holds no metrics.
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::fmt::Write as _;
 use std::io::Write as _;
 use std::path::Path;
@@ -100,56 +100,151 @@ pub fn analyse(text: &[u8], format: Format, default_run: &str, default_metric: O
 /// Analyses several inputs of one format (the event files of a TensorBoard folder),
 /// each `(default run, text)`; records of one run name form one stream, in order.
 pub fn analyse_sources(sources: &[(&str, &[u8])], format: Format, default_metric: Option<String>) -> std::result::Result<CheckReport, String> {
+    let session = sources.first().map_or("log", |s| s.0);
+    analyse_stream(&format, session, |reading| {
+        for (default_run, text) in sources {
+            let mut reader = LineReader::new(format.clone(), default_metric.clone());
+            ingest::read_all(text, &mut reader, |line_no, line| reading.line(default_run, line_no, line))?;
+        }
+        Ok(())
+    })
+}
+
+/// Analyses a log file of a line format, read a chunk at a time: memory does not
+/// hold the file, and parsing overlaps the detectors.
+fn analyse_file(path: &Path, format: Format, default_run: &str, default_metric: Option<String>) -> std::result::Result<CheckReport, String> {
+    let file = std::fs::File::open(path).map_err(|e| format!("cannot read: {e}"))?;
+    analyse_stream(&format.clone(), default_run, move |reading| {
+        let mut reader = LineReader::new(format, default_metric);
+        ingest::read_lines(file, &mut reader, |line_no, line| reading.line(default_run, line_no, line))
+            .map_err(|e| format!("cannot read: {e}"))
+    })
+}
+
+/// What the reading side hands the analysing side, in input order.
+enum Read {
+    /// A stream met for the first time: the run it belongs to, and its rank.
+    Stream { name: String, rank: Option<u32> },
+    /// What stream `n` (in order of first appearance) made complete.
+    Emits(usize, Vec<Emit>),
+}
+
+/// Items sent from the reading side at a time.
+const BATCH: usize = 1024;
+
+/// The reading side of an analysis: lines parsed, split into streams and made
+/// canonical, skipped lines counted; what is complete goes to the hub in batches.
+struct Reading {
+    keys: HashMap<String, usize>,
+    /// Each stream's key (its run's name) and normalizer, in order of appearance.
+    streams: Vec<(String, Normalizer)>,
+    skipped: BTreeMap<SkipKind, Skipped>,
+    batch: Vec<Read>,
+    to_hub: Option<std::sync::mpsc::SyncSender<Vec<Read>>>,
+}
+
+impl Reading {
+    fn line(&mut self, default_run: &str, line_no: usize, line: Line) {
+        match line {
+            Line::Metrics(rec) => {
+                for rec in ingest::csv::split_runs(rec) {
+                    let name = rec.run.clone().unwrap_or_else(|| default_run.to_owned());
+                    // A rank's records are a stream of their own, a run under its job.
+                    let key = rec.rank.map_or_else(|| name.clone(), |rank| rank_run_name(&name, rank));
+                    let n = match self.keys.get(&key) {
+                        Some(n) => *n,
+                        None => {
+                            let n = self.streams.len();
+                            self.keys.insert(key.clone(), n);
+                            self.streams.push((key, Normalizer::default()));
+                            self.batch.push(Read::Stream { name, rank: rec.rank });
+                            n
+                        }
+                    };
+                    let emits = self.streams[n].1.push(rec);
+                    if !emits.is_empty() {
+                        self.send(Read::Emits(n, emits));
+                    }
+                }
+            }
+            Line::Skip(kind, why) => {
+                let s = self.skipped.entry(kind).or_insert_with(|| Skipped { lines: 0, first_line: line_no, first: why });
+                s.lines += 1;
+            }
+            Line::Text => {
+                let kind = SkipKind::NotMetrics;
+                self.skipped.entry(kind).or_insert_with(|| Skipped { lines: 0, first_line: line_no, first: kind.as_str().into() }).lines += 1;
+            }
+            Line::Blank => {}
+        }
+    }
+
+    fn send(&mut self, read: Read) {
+        self.batch.push(read);
+        if self.batch.len() >= BATCH {
+            self.flush();
+        }
+    }
+
+    fn flush(&mut self) {
+        if !self.batch.is_empty() {
+            // The hub side only stops early by panicking: nothing to do then.
+            if let Some(to_hub) = &self.to_hub {
+                let _ = to_hub.send(std::mem::take(&mut self.batch));
+            }
+        }
+    }
+
+    /// Each stream's last step, streams in the order of their keys.
+    fn finish(&mut self) {
+        let mut order: Vec<usize> = (0..self.streams.len()).collect();
+        order.sort_by(|a, b| self.streams[*a].0.cmp(&self.streams[*b].0));
+        for n in order {
+            let emits = self.streams[n].1.finish();
+            self.send(Read::Emits(n, emits));
+        }
+        self.flush();
+        // The hub side reads until the channel closes.
+        self.to_hub = None;
+    }
+}
+
+/// Runs `read` (which calls `Reading::line` for each line of the input) on a thread
+/// of its own, feeding what it completes through a hub of session `session` on this
+/// one, and reports.
+fn analyse_stream(
+    format: &Format,
+    session: &str,
+    read: impl FnOnce(&mut Reading) -> std::result::Result<(), String> + Send,
+) -> std::result::Result<CheckReport, String> {
     let format_name = format.name().to_owned();
     let strict = format.strict();
-    let session = sources.first().map_or("log", |s| s.0);
     let mut hub = Hub::new(SessionState::new(session.to_owned(), Vec::new()));
-    let mut streams: BTreeMap<String, (usize, Normalizer)> = BTreeMap::new();
-    let mut skipped: BTreeMap<SkipKind, Skipped> = BTreeMap::new();
-    let feed = |hub: &mut Hub, run: usize, emits: Vec<Emit>| {
-        for e in emits {
-            match e {
-                Emit::Point(p) => hub.apply(Event::Metrics { run, step: p.step, time_s: p.time_s, values: p.values }, p.time_s),
-                Emit::Resumed(r) => {
-                    let now = hub.state.time_s;
-                    hub.resume(run, r.at_step, now);
+    let (to_hub, from_reading) = std::sync::mpsc::sync_channel::<Vec<Read>>(16);
+    let reading = std::thread::scope(|scope| {
+        let reader = scope.spawn(move || {
+            let mut reading = Reading { keys: HashMap::new(), streams: Vec::new(), skipped: BTreeMap::new(), batch: Vec::with_capacity(BATCH), to_hub: Some(to_hub) };
+            let done = read(&mut reading);
+            reading.finish();
+            done.map(|()| reading)
+        });
+        let mut runs: Vec<usize> = Vec::new();
+        for batch in from_reading {
+            for item in batch {
+                match item {
+                    Read::Stream { name, rank } => {
+                        let job = hub.state.runs.iter().position(|r| r.name == name && r.rank_of.is_none());
+                        let job = job.unwrap_or_else(|| hub.add_run(RunRecord::new(name.clone(), "log".into(), "-".into(), 0), &HealthConfig::default()));
+                        runs.push(rank.and_then(|rank| hub.rank_run(job, rank)).unwrap_or(job));
+                    }
+                    Read::Emits(n, emits) => feed(&mut hub, runs[n], emits),
                 }
             }
         }
-    };
-    for (default_run, text) in sources {
-    let mut reader = LineReader::new(format.clone(), default_metric.clone());
-    ingest::read_all(text, &mut reader, |line_no, line| match line {
-        Line::Metrics(rec) => {
-            for rec in ingest::csv::split_runs(rec) {
-                let name = rec.run.clone().unwrap_or_else(|| (*default_run).to_owned());
-                // A rank's records are a stream of their own, a run under its job.
-                let key = rec.rank.map_or_else(|| name.clone(), |rank| rank_run_name(&name, rank));
-                let (run, norm) = streams.entry(key).or_insert_with(|| {
-                    let job = hub.state.runs.iter().position(|r| r.name == name && r.rank_of.is_none());
-                    let job = job.unwrap_or_else(|| hub.add_run(RunRecord::new(name.clone(), "log".into(), "-".into(), 0), &HealthConfig::default()));
-                    let id = rec.rank.and_then(|rank| hub.rank_run(job, rank)).unwrap_or(job);
-                    (id, Normalizer::default())
-                });
-                let (run, emits) = (*run, norm.push(rec));
-                feed(&mut hub, run, emits);
-            }
-        }
-        Line::Skip(kind, why) => {
-            let s = skipped.entry(kind).or_insert_with(|| Skipped { lines: 0, first_line: line_no, first: why });
-            s.lines += 1;
-        }
-        Line::Text => {
-            let kind = SkipKind::NotMetrics;
-            skipped.entry(kind).or_insert_with(|| Skipped { lines: 0, first_line: line_no, first: kind.as_str().into() }).lines += 1;
-        }
-        Line::Blank => {}
+        reader.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic))
     })?;
-    }
-    for (run, norm) in streams.values_mut() {
-        let emits = norm.finish();
-        feed(&mut hub, *run, emits);
-    }
+    let Reading { streams, mut skipped, .. } = reading;
+    let reports: HashMap<String, StreamReport> = streams.into_iter().map(|(key, n)| (key, n.report)).collect();
     let settings = hub.settings.clone();
     let state = hub.state;
     let runs = state
@@ -157,7 +252,7 @@ pub fn analyse_sources(sources: &[(&str, &[u8])], format: Format, default_metric
         .iter()
         .zip(&settings)
         .map(|(r, settings)| {
-            let input = streams.get(&r.name).map(|(_, n)| n.report.clone());
+            let input = reports.get(&r.name).cloned();
             CheckedRun {
                 name: r.name.clone(),
                 points: input.as_ref().map_or(0, |i| i.points),
@@ -183,6 +278,19 @@ pub fn analyse_sources(sources: &[(&str, &[u8])], format: Format, default_metric
         skipped,
         first_skipped,
     })
+}
+
+/// A stream's completed steps into the hub, as run `run`.
+fn feed(hub: &mut Hub, run: usize, emits: Vec<Emit>) {
+    for e in emits {
+        match e {
+            Emit::Point(p) => hub.apply(Event::Metrics { run, step: p.step, time_s: p.time_s, values: p.values }, p.time_s),
+            Emit::Resumed(r) => {
+                let now = hub.state.time_s;
+                hub.resume(run, r.at_step, now);
+            }
+        }
+    }
 }
 
 impl CheckReport {
@@ -322,11 +430,13 @@ pub fn check(args: CheckArgs) -> Result<u8> {
     } else if path.is_dir() || crate::record::snapshot::looks_like_parquet(path) {
         analyse_recording(&crate::record::load(path)?)
     } else {
-        let text = std::fs::read(path).map_err(|e| RlmonError::Usage(format!("{}: cannot read: {e}", path.display())))?;
+        let cannot_read = |e: std::io::Error| RlmonError::Usage(format!("{}: cannot read: {e}", path.display()));
+        let mut head = Vec::with_capacity(64 * 1024);
+        std::io::Read::read_to_end(&mut std::io::Read::take(std::fs::File::open(path).map_err(cannot_read)?, 64 * 1024), &mut head).map_err(cannot_read)?;
         let format = match (&args.format, &args.pattern) {
             (_, Some(p)) => Format::Pattern(ingest::text::Pattern::new(p).map_err(|e| RlmonError::Usage(format!("--pattern: {e}")))?),
             (Some(name), None) => Format::from_name(name).ok_or_else(|| RlmonError::Usage(format!("--format {name}: not a format (one of: {})", ingest::FORMAT_NAMES.join(", "))))?,
-            (None, None) => ingest::detect(path, &String::from_utf8_lossy(&text[..text.len().min(64 * 1024)])),
+            (None, None) => ingest::detect(path, &String::from_utf8_lossy(&head)),
         };
         let stem = path.file_stem().map(|s| s.to_string_lossy().into_owned());
         // An event file's name is a timestamp and a host: its folder names the run.
@@ -338,7 +448,14 @@ pub fn check(args: CheckArgs) -> Result<u8> {
         .unwrap_or_else(|| "run".into());
         // TensorBoard's export of one tag: `run-NAME-tag-TAG.csv`.
         let default_metric = stem.map(|s| s.rsplit_once("-tag-").map_or(s.clone(), |(_, tag)| tag.to_owned()));
-        analyse(&text, format, &default_run, default_metric).map_err(|e| RlmonError::Usage(format!("{}: {e}", path.display())))?
+        // A line format is read a chunk at a time; the others are documents.
+        let analysed = if matches!(format, Format::TensorBoard | Format::TrainerState) {
+            let text = std::fs::read(path).map_err(cannot_read)?;
+            analyse(&text, format, &default_run, default_metric)
+        } else {
+            analyse_file(path, format, &default_run, default_metric)
+        };
+        analysed.map_err(|e| RlmonError::Usage(format!("{}: {e}", path.display())))?
     };
     if report.points == 0 {
         let why = match &report.first_skipped {

@@ -3,6 +3,10 @@
 //! `time`/`timestamp`. Python's json module writes NaN, Infinity and -Infinity as
 //! bare tokens, and some loggers write numbers as strings (`"loss": "1.2"`): both
 //! are read as numbers. Other strings, booleans and objects are listed as ignored.
+use std::borrow::Cow;
+
+use serde::de::value::{MapAccessDeserializer, SeqAccessDeserializer};
+use serde::de::{Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde_json::Value;
 
 use super::{number_in_text, Line, Record, SkipKind};
@@ -57,6 +61,171 @@ fn number(v: &Value) -> Option<f64> {
     }
 }
 
+/// A top-level field's value as read from the line: numbers and strings without
+/// building a [`Value`] tree (the common case, read at every line of a long log);
+/// objects and arrays, which are rare, as their `Value`.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Field<'a> {
+    U64(u64),
+    I64(i64),
+    F64(f64),
+    Str(Cow<'a, str>),
+    Bool(bool),
+    Null,
+    /// An object or an array.
+    Nested(Value),
+}
+
+impl Field<'_> {
+    /// The number a field holds, as `serde_json`'s `Number::as_f64` reads it, or
+    /// the number written in a string.
+    fn number(&self) -> Option<f64> {
+        match self {
+            Field::U64(n) => Some(*n as f64),
+            Field::I64(n) => Some(*n as f64),
+            Field::F64(f) => Some(*f),
+            Field::Str(s) => number_in_text(s),
+            Field::Bool(_) | Field::Null | Field::Nested(_) => None,
+        }
+    }
+
+    fn into_value(self) -> Value {
+        match self {
+            Field::U64(n) => Value::from(n),
+            Field::I64(n) => Value::from(n),
+            Field::F64(f) => serde_json::Number::from_f64(f).map_or(Value::Null, Value::Number),
+            Field::Str(s) => Value::String(s.into_owned()),
+            Field::Bool(b) => Value::Bool(b),
+            Field::Null => Value::Null,
+            Field::Nested(v) => v,
+        }
+    }
+
+    fn from_value(v: Value) -> Field<'static> {
+        match v {
+            Value::Number(n) => match (n.as_u64(), n.as_i64()) {
+                (Some(u), _) => Field::U64(u),
+                (None, Some(i)) => Field::I64(i),
+                _ => n.as_f64().map_or(Field::Null, Field::F64),
+            },
+            Value::String(s) => Field::Str(Cow::Owned(s)),
+            Value::Bool(b) => Field::Bool(b),
+            Value::Null => Field::Null,
+            nested => Field::Nested(nested),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for Field<'de> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = Field<'de>;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a JSON value")
+            }
+            fn visit_u64<E>(self, n: u64) -> Result<Field<'de>, E> {
+                Ok(Field::U64(n))
+            }
+            fn visit_i64<E>(self, n: i64) -> Result<Field<'de>, E> {
+                Ok(Field::I64(n))
+            }
+            fn visit_f64<E>(self, f: f64) -> Result<Field<'de>, E> {
+                Ok(Field::F64(f))
+            }
+            fn visit_borrowed_str<E>(self, s: &'de str) -> Result<Field<'de>, E> {
+                Ok(Field::Str(Cow::Borrowed(s)))
+            }
+            fn visit_str<E>(self, s: &str) -> Result<Field<'de>, E> {
+                Ok(Field::Str(Cow::Owned(s.to_owned())))
+            }
+            fn visit_string<E>(self, s: String) -> Result<Field<'de>, E> {
+                Ok(Field::Str(Cow::Owned(s)))
+            }
+            fn visit_bool<E>(self, b: bool) -> Result<Field<'de>, E> {
+                Ok(Field::Bool(b))
+            }
+            fn visit_unit<E>(self) -> Result<Field<'de>, E> {
+                Ok(Field::Null)
+            }
+            fn visit_none<E>(self) -> Result<Field<'de>, E> {
+                Ok(Field::Null)
+            }
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Field<'de>, A::Error> {
+                Value::deserialize(MapAccessDeserializer::new(map)).map(Field::Nested)
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Field<'de>, A::Error> {
+                Value::deserialize(SeqAccessDeserializer::new(seq)).map(Field::Nested)
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+/// A key, borrowed from the line unless it holds escapes.
+struct Key<'a>(Cow<'a, str>);
+
+impl<'de> Deserialize<'de> for Key<'de> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = Key<'de>;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a key")
+            }
+            fn visit_borrowed_str<E>(self, s: &'de str) -> Result<Key<'de>, E> {
+                Ok(Key(Cow::Borrowed(s)))
+            }
+            fn visit_str<E>(self, s: &str) -> Result<Key<'de>, E> {
+                Ok(Key(Cow::Owned(s.to_owned())))
+            }
+        }
+        d.deserialize_str(V)
+    }
+}
+
+/// A JSON object's fields in the order `serde_json::Map` iterates them (by key; of
+/// a key given twice, the later value), read without a `Value` per field.
+struct Fields<'a>(Vec<(Cow<'a, str>, Field<'a>)>);
+
+impl<'de> Deserialize<'de> for Fields<'de> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = Fields<'de>;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a JSON object")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Fields<'de>, A::Error> {
+                let mut fields: Vec<(Cow<'de, str>, Field<'de>)> = Vec::with_capacity(map.size_hint().unwrap_or(16));
+                while let Some(Key(k)) = map.next_key()? {
+                    let v: Field<'de> = map.next_value()?;
+                    fields.push((k, v));
+                }
+                Ok(Fields(in_map_order(fields)))
+            }
+        }
+        d.deserialize_map(V)
+    }
+}
+
+/// Sorted by key, the later of a repeated key kept: the order and content of a
+/// `serde_json::Map` (a `BTreeMap`) built from the same fields.
+fn in_map_order<'a>(mut fields: Vec<(Cow<'a, str>, Field<'a>)>) -> Vec<(Cow<'a, str>, Field<'a>)> {
+    if fields.windows(2).all(|w| w[0].0 < w[1].0) {
+        return fields;
+    }
+    fields.sort_by(|a, b| a.0.cmp(&b.0)); // stable: a repeated key's values stay in line order
+    let mut out: Vec<(Cow<'a, str>, Field<'a>)> = Vec::with_capacity(fields.len());
+    for f in fields {
+        match out.last_mut() {
+            Some(last) if last.0 == f.0 => *last = f,
+            _ => out.push(f),
+        }
+    }
+    out
+}
+
 fn too_deep(line: &str) -> bool {
     let mut depth = 0usize;
     for b in line.bytes() {
@@ -83,64 +252,76 @@ pub fn parse(line: &str) -> Line {
     if too_deep(line) {
         return Line::Skip(SkipKind::Malformed, format!("JSON nested deeper than {MAX_DEPTH} levels"));
     }
-    let value: Value = match serde_json::from_str(&quote_nonfinite(line)) {
-        Ok(v) => v,
-        Err(e) => return Line::Skip(SkipKind::Malformed, format!("not JSON: {e}")),
+    // Most lines hold no bare NaN / Infinity: they are parsed in place.
+    let quoted;
+    let text = if line.contains("NaN") || line.contains("Infinity") {
+        quoted = quote_nonfinite(line);
+        quoted.as_str()
+    } else {
+        line
     };
-    let Value::Object(map) = value else { return Line::Skip(SkipKind::Malformed, "not a JSON object".into()) };
-    object(map)
+    match serde_json::from_str::<Fields>(text) {
+        Ok(Fields(fields)) => record(fields),
+        Err(e) => Line::Skip(SkipKind::Malformed, format!("not JSON: {e}")),
+    }
 }
 
 /// One JSON object's record: its step, run, time and numeric fields.
 pub fn object(map: serde_json::Map<String, Value>) -> Line {
+    record(map.into_iter().map(|(k, v)| (Cow::Owned(k), Field::from_value(v))).collect())
+}
+
+/// The record of an object's fields, in `serde_json::Map` order.
+fn record(fields: Vec<(Cow<'_, str>, Field<'_>)>) -> Line {
     let mut rec = Record::default();
+    let get = |name: &str| fields.iter().find(|(k, _)| k == name).map(|(_, v)| v);
     // One metric per line (`{"step": 3, "name": "reward_mean", "value": 0.5}`, as
     // RLDK's event writer emits): the pair is the metric.
-    let long = match (map.get("name"), map.get("value").and_then(number)) {
-        (Some(Value::String(name)), Some(value)) => Some((name.clone(), value)),
+    let long = match (get("name"), get("value").and_then(Field::number)) {
+        (Some(Field::Str(name)), Some(value)) => Some((name.clone().into_owned(), value)),
         _ => None,
     };
     if let Some(field) = long.clone() {
         rec.fields.push(field);
     }
-    for (key, v) in map {
+    for (key, v) in fields {
         if long.is_some() && (key == "name" || key == "value") {
             continue;
         }
-        match key.as_str() {
+        match key.as_ref() {
             "run" | "run_id" => {
                 rec.run = match v {
-                    Value::String(s) => Some(s),
-                    Value::Number(n) => Some(n.to_string()),
+                    Field::Str(s) => Some(s.into_owned()),
+                    Field::U64(_) | Field::I64(_) | Field::F64(_) => Some(v.into_value().to_string()),
                     _ => return Line::Skip(SkipKind::Malformed, format!("`{key}` must be a string")),
                 }
             }
             // A global rank wins over a node-local one (which repeats across nodes).
             "rank" | "global_rank" | "local_rank" => {
-                let r = number(&v).filter(|r| r.is_finite() && *r >= 0.0 && r.fract() == 0.0 && *r <= f64::from(u32::MAX));
+                let r = v.number().filter(|r| r.is_finite() && *r >= 0.0 && r.fract() == 0.0 && *r <= f64::from(u32::MAX));
                 match r {
                     Some(r) if key != "local_rank" || rec.rank.is_none() => rec.rank = Some(r as u32),
                     Some(_) => {}
-                    None => return Line::Skip(SkipKind::Malformed, format!("`{key}` must be a non-negative integer, got {}", short(&v))),
+                    None => return Line::Skip(SkipKind::Malformed, format!("`{key}` must be a non-negative integer, got {}", short(&v.into_value()))),
                 }
             }
             "step" | "_step" | "global_step" | "iteration" | "train/global_step" | "training/global_step" => {
-                let s = number(&v).filter(|s| s.is_finite() && *s >= 0.0 && s.fract() == 0.0 && *s < 2f64.powi(63));
+                let s = v.number().filter(|s| s.is_finite() && *s >= 0.0 && s.fract() == 0.0 && *s < 2f64.powi(63));
                 match s {
                     Some(s) => rec.step = Some(s as u64),
-                    None => return Line::Skip(SkipKind::Malformed, format!("`{key}` must be a non-negative integer, got {}", short(&v))),
+                    None => return Line::Skip(SkipKind::Malformed, format!("`{key}` must be a non-negative integer, got {}", short(&v.into_value()))),
                 }
             }
-            "time" | "timestamp" | "time_s" | "_timestamp" => rec.time = number(&v).filter(|t| t.is_finite()),
+            "time" | "timestamp" | "time_s" | "_timestamp" => rec.time = v.number().filter(|t| t.is_finite()),
             // A wrapper of the metrics (RLDK's `metrics`/`data_slice`, verl's file
             // logger's `data`): its fields as if at the top; other objects' fields
             // under `key/`.
-            _ if v.is_object() => {
-                let prefix = if WRAPPERS.contains(&key.as_str()) { String::new() } else { format!("{key}/") };
-                flatten(&prefix, &v, 1, &mut rec);
-            }
-            _ => match &v {
-                Value::Array(items) => {
+            _ => match v {
+                Field::Nested(v @ Value::Object(_)) => {
+                    let prefix = if WRAPPERS.contains(&key.as_ref()) { String::new() } else { format!("{key}/") };
+                    flatten(&prefix, &v, 1, &mut rec);
+                }
+                Field::Nested(Value::Array(items)) => {
                     let before = rec.fields.len();
                     for (i, item) in items.iter().enumerate() {
                         if let Some(x) = number(item) {
@@ -148,12 +329,12 @@ pub fn object(map: serde_json::Map<String, Value>) -> Line {
                         }
                     }
                     if rec.fields.len() == before {
-                        rec.ignored.push(key);
+                        rec.ignored.push(key.into_owned());
                     }
                 }
-                _ => match number(&v) {
-                    Some(x) => rec.fields.push((key, x)),
-                    None => rec.ignored.push(key),
+                other => match other.number() {
+                    Some(x) => rec.fields.push((key.into_owned(), x)),
+                    None => rec.ignored.push(key.into_owned()),
                 },
             },
         }
@@ -252,6 +433,19 @@ mod tests {
         assert_eq!(rec(r#"{"step": 1, "global_rank": "3", "local_rank": 1, "loss": 2.0}"#).rank, Some(3), "the global rank wins");
         assert_eq!(rec(r#"{"step": 1, "local_rank": 1, "loss": 2.0}"#).rank, Some(1));
         assert!(skip(r#"{"step": 1, "rank": -2, "loss": 1}"#).contains("non-negative integer"));
+    }
+
+    #[test]
+    fn reading_fields_in_place_gives_the_record_of_a_parsed_object() {
+        for line in [
+            r#"{"step": 2, "loss": 1.5, "loss": 1.25, "b\u0061d": 3, "run": 7, "lr": -2, "big": 18446744073709551615, "x": [1, "2", true], "tag": null}"#,
+            r#"{"z": 1e300, "step": "3", "a": {"b": {"c": 1, "d": {"e": 2}}}, "metrics": {"kl": 0.1}, "name": "reward_mean", "value": "0.5"}"#,
+            r#"{"run": 1.5, "step": 1, "ok": false, "loss": 2}"#,
+        ] {
+            let map: serde_json::Map<String, Value> = serde_json::from_str(line).unwrap();
+            assert_eq!(parse(line), object(map), "{line}");
+        }
+        assert!(skip(r#"{"step": 1, "loss": 1e400}"#).contains("number out of range"));
     }
 
     #[test]

@@ -197,7 +197,7 @@ impl LineReader {
     /// One line of input, without its line break.
     pub fn line(&mut self, raw: &[u8]) -> Line {
         if raw.len() > MAX_LINE_BYTES {
-            return Line::Skip(SkipKind::TooLong, format!("line of {} bytes (at most {MAX_LINE_BYTES})", raw.len()));
+            return too_long(raw.len());
         }
         let Ok(line) = std::str::from_utf8(raw) else { return Line::Skip(SkipKind::NotText, "not UTF-8 text".into()) };
         let line = line.trim_end_matches('\r');
@@ -240,6 +240,61 @@ pub fn read_all(text: &[u8], reader: &mut LineReader, mut f: impl FnMut(usize, L
     Ok(())
 }
 
+fn too_long(bytes: usize) -> Line {
+    Line::Skip(SkipKind::TooLong, format!("line of {bytes} bytes (at most {MAX_LINE_BYTES})"))
+}
+
+/// Bytes read from a stream at a time by [`read_lines`].
+const CHUNK_BYTES: usize = 1 << 20;
+
+/// Reads the lines of a stream a chunk at a time, calling `f` as [`read_all`] does
+/// (the same lines, numbers and [`Line`]s): memory holds one chunk and the line
+/// being read, however long the input (an over-long line is counted, not kept).
+/// For line formats only (not TensorBoard or trainer_state.json).
+pub fn read_lines(mut input: impl std::io::Read, reader: &mut LineReader, mut f: impl FnMut(usize, Line)) -> std::io::Result<()> {
+    let mut buf: Vec<u8> = Vec::with_capacity(2 * CHUNK_BYTES);
+    let mut line_no = 0;
+    // Bytes of a line already past MAX_LINE_BYTES, dropped from `buf`.
+    let mut overlong: Option<usize> = None;
+    loop {
+        let start = buf.len();
+        buf.resize(start + CHUNK_BYTES, 0);
+        let n = loop {
+            match input.read(&mut buf[start..]) {
+                Ok(n) => break n,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(e),
+            }
+        };
+        buf.truncate(start + n);
+        if n == 0 {
+            break;
+        }
+        let mut from = 0;
+        while let Some(i) = buf[from..].iter().position(|b| *b == b'\n') {
+            let end = from + i;
+            line_no += 1;
+            match overlong.take() {
+                Some(dropped) => f(line_no, too_long(dropped + end - from)),
+                None => f(line_no, reader.line(&buf[from..end])),
+            }
+            from = end + 1;
+        }
+        buf.drain(..from);
+        if buf.len() > MAX_LINE_BYTES {
+            *overlong.get_or_insert(0) += buf.len();
+            buf.clear();
+        }
+    }
+    // The last line, or the empty piece after a final line break (as `split` gives it).
+    line_no += 1;
+    match overlong {
+        Some(dropped) => f(line_no, too_long(dropped + buf.len())),
+        None => f(line_no, reader.line(&buf)),
+    }
+    Ok(())
+}
+
 /// A number written as a string (`"1.2"`, `"nan"`, `"-inf"`), as some loggers do.
 pub fn number_in_text(s: &str) -> Option<f64> {
     let t = s.trim();
@@ -277,6 +332,19 @@ mod tests {
         assert_eq!(number_in_text("-inf"), Some(f64::NEG_INFINITY));
         assert_eq!(number_in_text("1.2.3"), None);
         assert_eq!(number_in_text(""), None);
+    }
+
+    #[test]
+    fn reading_in_chunks_gives_the_lines_of_reading_whole() {
+        let mut text = b"{\"step\": 1, \"loss\": 2}\r\n\nnot json\n".to_vec();
+        text.extend(vec![b'x'; MAX_LINE_BYTES + CHUNK_BYTES + 5]);
+        text.extend(b"\n{\"step\": 2, \"loss\": 1.5}\n");
+        for text in [&text[..], b"", b"{\"step\": 3, \"loss\": 1}"] {
+            let (mut whole, mut chunked) = (Vec::new(), Vec::new());
+            read_all(text, &mut LineReader::new(Format::Jsonl, None), |i, l| whole.push((i, l))).unwrap();
+            read_lines(text, &mut LineReader::new(Format::Jsonl, None), |i, l| chunked.push((i, l))).unwrap();
+            assert_eq!(whole, chunked);
+        }
     }
 
     #[test]

@@ -74,80 +74,27 @@ pub fn reduce(series: &Series, window: Window, columns: usize, t: Transform) -> 
     let start = first_at_or_after(&series.steps, x0);
     let end = first_at_or_after(&series.steps, x1.saturating_add(1)).max(start);
     let columns = columns.max(1);
-    if t.ema_alpha.is_none() {
-        return reduce_by_column(series, start..end, (x0, x1), columns, t.log10);
-    }
-    let span = (x1 - x0).max(1) as f64;
-
-    // Smoothed values are computed from the series' start; only the window is kept.
-    let mut ema = t.ema_alpha.map(Ema::new);
-    if let Some(e) = ema.as_mut() {
-        for v in &series.values[..start] {
-            if v.is_finite() {
+    let ema = match t.ema_alpha {
+        None => None,
+        // The series keeps the smoothing's state as points arrive: a frame starts
+        // from it at the window, whatever the run's length.
+        Some(alpha) if alpha == crate::metrics::series::SMOOTHING_ALPHA => Some(series.smoothed_before(start)),
+        Some(alpha) => {
+            let mut e = Ema::new(alpha);
+            for v in series.values[..start].iter().filter(|v| v.is_finite()) {
                 e.update(*v);
             }
-        }
-    }
-
-    let mut points = Vec::with_capacity(2 * columns);
-    let mut bucket: Option<(usize, (f64, f64), (f64, f64))> = None; // (column, min point, max point)
-    let mut y_min = f64::INFINITY;
-    let mut y_max = f64::NEG_INFINITY;
-    let flush = |b: (usize, (f64, f64), (f64, f64)), points: &mut Vec<(f64, f64)>| {
-        let (_, lo, hi) = b;
-        if lo.0 <= hi.0 {
-            points.push(lo);
-            if hi != lo {
-                points.push(hi);
-            }
-        } else {
-            points.push(hi);
-            points.push(lo);
+            Some(e)
         }
     };
-    for i in start..end {
-        let raw = series.values[i];
-        if !raw.is_finite() {
-            continue;
-        }
-        let v = match ema.as_mut() {
-            Some(e) => e.update(raw),
-            None => raw,
-        };
-        let y = if t.log10 {
-            if v <= 0.0 {
-                continue;
-            }
-            v.log10()
-        } else {
-            v
-        };
-        let x = series.steps[i] as f64;
-        let col = (((x - x0 as f64) / span) * (columns - 1) as f64).round().clamp(0.0, (columns - 1) as f64) as usize;
-        y_min = y_min.min(y);
-        y_max = y_max.max(y);
-        bucket = match bucket {
-            Some((c, lo, hi)) if c == col => Some((c, if y < lo.1 { (x, y) } else { lo }, if y > hi.1 { (x, y) } else { hi })),
-            Some(b) => {
-                flush(b, &mut points);
-                Some((col, (x, y), (x, y)))
-            }
-            None => Some((col, (x, y), (x, y))),
-        };
-    }
-    if let Some(b) = bucket {
-        flush(b, &mut points);
-    }
-    if points.is_empty() {
-        return Reduced { points, x_bounds: [x0 as f64, x1 as f64], y_bounds: [0.0, 1.0] };
-    }
-    Reduced { points, x_bounds: [x0 as f64, x1 as f64], y_bounds: pad_bounds(y_min, y_max) }
+    reduce_by_column(series, start..end, (x0, x1), columns, t.log10, ema)
 }
 
-/// The unsmoothed reduction: each column's points are a contiguous slice (steps are
-/// increasing), found by binary search and scanned with a tight min/max loop. This
-/// keeps a frame with a million-point series in the low milliseconds.
-fn reduce_by_column(series: &Series, range: std::ops::Range<usize>, (x0, x1): (u64, u64), columns: usize, log10: bool) -> Reduced {
+/// Each column's points are a contiguous slice (steps are increasing), found by
+/// binary search and scanned with a tight min/max loop. This keeps a frame with a
+/// million-point series in the low milliseconds. With `ema` (its state before the
+/// range), the values are smoothed in passing: columns are visited in step order.
+fn reduce_by_column(series: &Series, range: std::ops::Range<usize>, (x0, x1): (u64, u64), columns: usize, log10: bool, mut ema: Option<Ema>) -> Reduced {
     let steps = &series.steps[range.clone()];
     let values = &series.values[range];
     let span = (x1 - x0).max(1) as f64;
@@ -159,10 +106,17 @@ fn reduce_by_column(series: &Series, range: std::ops::Range<usize>, (x0, x1): (u
         let edge = if col + 1 == columns { f64::INFINITY } else { x0 as f64 + (col as f64 + 0.5) * span / (columns - 1).max(1) as f64 };
         let to = from + steps[from..].partition_point(|s| (*s as f64) < edge);
         let (mut lo, mut hi) = ((f64::INFINITY, 0usize), (f64::NEG_INFINITY, 0usize));
-        for (i, &v) in values[from..to].iter().enumerate() {
+        for (i, &raw) in values[from..to].iter().enumerate() {
             // Non-finite points are left out (the health view reports them), and so
             // are non-positive ones on a log scale.
-            if !v.is_finite() || (log10 && v <= 0.0) {
+            if !raw.is_finite() {
+                continue;
+            }
+            let v = match ema.as_mut() {
+                Some(e) => e.update(raw),
+                None => raw,
+            };
+            if log10 && v <= 0.0 {
                 continue;
             }
             if v < lo.0 {
@@ -283,6 +237,25 @@ mod tests {
         let r = reduce(&s, Window::Last(50), 50, Transform { ema_alpha: Some(0.1), log10: false });
         // Still catching up from the zeros before the window: below 10 at its start.
         assert!(r.points.first().unwrap().1 < 10.0 && r.points.first().unwrap().1 > 9.0);
+    }
+
+    #[test]
+    fn smoothing_from_the_kept_state_matches_smoothing_from_the_start() {
+        let s = series(5000, |i| if i % 89 == 0 { f64::NAN } else { (i as f64 * 0.21).sin() + i as f64 * 1e-3 });
+        let alpha = crate::metrics::series::SMOOTHING_ALPHA;
+        for window in [Window::All, Window::Last(100), Window::Last(2000), Window::Around(3100)] {
+            let kept = reduce(&s, window, 60, Transform { ema_alpha: Some(alpha), log10: false });
+            let (x0, x1) = x_range(window, 1, 5000);
+            let start = first_at_or_after(&s.steps, x0);
+            let end = first_at_or_after(&s.steps, x1 + 1);
+            let mut e = Ema::new(alpha);
+            s.values[..start].iter().filter(|v| v.is_finite()).for_each(|v| {
+                e.update(*v);
+            });
+            assert_eq!(kept, reduce_by_column(&s, start..end, (x0, x1), 60, false, Some(e)), "{window:?}");
+            assert!(!kept.points.is_empty());
+        }
+        assert_eq!(crate::metrics::series::SMOOTHING_ALPHA, crate::ui::view::SMOOTHING_ALPHA, "the chart's smoothing is the one series keep");
     }
 
     #[test]
