@@ -6,7 +6,7 @@
 //! of the robust spread instead: a ratio to a median near zero is meaningless.
 use super::{grade, Detector, Gate, Point, Raised, Worse};
 use crate::health::config::KindSettings;
-use crate::health::stats::{median_mad, Window, MAD_TO_SIGMA};
+use crate::health::stats::{median, median_mad, Window, MAD_TO_SIGMA};
 use crate::health::{AlertKind, Severity};
 use crate::metrics::catalog;
 use crate::report::format::compact;
@@ -152,6 +152,21 @@ impl Spike {
             let log = |v: f64| (v.max(0.0) + self.floor).max(1e-300).ln();
             let logs: Vec<f64> = reference.iter().map(|v| log(*v)).collect();
             let (lmed, lmad) = median_mad(&logs)?;
+            // The tail is read over the newer half: the noise as it is now, not a
+            // trend across the window (a falling loss or grad norm).
+            let tail = tail_sigma(&logs[logs.len() / 2..], self.direction);
+            // A series still falling from its initial level (a gradient norm in the
+            // first hundreds of steps) has a trailing median above where it is now:
+            // a rise is measured from the newest quarter's level when that is lower.
+            // Its spread is then the newer half's: the whole window's MAD is the
+            // fall itself.
+            let (lmed, lmad) = match self.direction {
+                Direction::Up if logs.len() >= 40 => match median(&logs[logs.len() - logs.len() / 4..]) {
+                    Some(recent) if recent < lmed => (recent, median_mad(&logs[logs.len() / 2..]).map_or(lmad, |(_, half)| half.min(lmad))),
+                    _ => (lmed, lmad),
+                },
+                _ => (lmed, lmad),
+            };
             // Half the values lie within a factor e^lmad of the median m, so the raw
             // MAD is at most m(e^lmad - 1): below CLEARLY_POSITIVE_LOG_MAD that is
             // under m / NEAR_ZERO_SPREADS / MAD_TO_SIGMA, and the series cannot sit
@@ -162,7 +177,7 @@ impl Spike {
             };
             if !near_zero {
                 let y = log(x);
-                let sigma = (MAD_TO_SIGMA * lmad).max(MIN_LOG_SIGMA);
+                let sigma = (MAD_TO_SIGMA * lmad).max(tail).max(MIN_LOG_SIGMA);
                 let (z, ratio) = match self.direction {
                     Direction::Up => ((y - lmed) / sigma, (y - lmed).exp()),
                     Direction::Down => ((lmed - y) / sigma, (y - lmed).exp()),
@@ -182,6 +197,34 @@ impl Spike {
         let side = if lower { "below" } else { "above" };
         Some(Judgement { severity, base: med, distance: Distance::Sigmas(z, side), ratio: None, spread })
     }
+}
+
+/// Quantile of the reference, on the side a spike goes, whose distance from the
+/// median measures the noise of heavy-tailed series...
+const TAIL_QUANTILE: f64 = 0.95;
+/// ...and how many times that distance a spike must reach.
+const TAIL_MULTIPLE: f64 = 2.0;
+
+/// The noise scale the reference's tail shows on the spike's side, as a sigma
+/// for the z-score: a spike must be [`TAIL_MULTIPLE`] times as far from the median
+/// as the newest points' 5% most extreme ones. The MAD describes the bulk only;
+/// gradient norms and KL have heavy tails (Student-t like) and noisy stretches,
+/// where a 2.5x point is an ordinary tail event and a MAD-based z-score would
+/// call it a spike. For Gaussian noise this is below the MAD-based sigma (the
+/// 95% quantile is 1.645 sigmas: 2 x 1.645 / 4 = 0.82 sigma) and changes nothing;
+/// a bump or two in the window does not move a 95% quantile.
+fn tail_sigma(logs: &[f64], direction: Direction) -> f64 {
+    if logs.len() < 20 {
+        return 0.0;
+    }
+    let Some(median) = median(logs) else { return 0.0 };
+    let mut v = logs.to_vec();
+    let at = match direction {
+        Direction::Up => ((v.len() - 1) as f64 * TAIL_QUANTILE).round() as usize,
+        Direction::Down => ((v.len() - 1) as f64 * (1.0 - TAIL_QUANTILE)).round() as usize,
+    };
+    let (_, q, _) = v.select_nth_unstable_by(at, f64::total_cmp);
+    (*q - median).abs() * TAIL_MULTIPLE / SPIKE_Z
 }
 
 /// How far a point is from its reference, written out only for a message (every
@@ -319,6 +362,48 @@ mod tests {
         let alerts = run(&mut d, &v);
         assert_eq!(alerts.len(), 1);
         assert_eq!((alerts[0].0, alerts[0].1.step), (104, 100));
+    }
+
+    fn grad_detector() -> Spike {
+        let mut s = defaults(AlertKind::GradExplosion);
+        s.metric = Some("loss".into());
+        Spike::new(AlertKind::GradExplosion, s, Direction::Up, 0.0, "exploded")
+    }
+
+    #[test]
+    fn heavy_tails_are_not_spikes_but_an_explosion_past_them_is() {
+        // A grad norm whose tail is heavy: a two-step excursion to 2.8x every 17
+        // steps over a flat bulk. The MAD sees only the bulk; the tail shows the
+        // excursions are ordinary.
+        let mut v: Vec<f64> = noisy(400).iter().map(|x| x / 2.0).collect();
+        for (i, x) in v.iter_mut().enumerate() {
+            if i % 17 < 2 {
+                *x *= 2.8;
+            }
+        }
+        let mut d = grad_detector();
+        let warns = |a: &[(u64, Raised)]| a.iter().filter(|(_, r)| r.severity >= Severity::Warn).count();
+        assert_eq!(warns(&run(&mut d, &v)), 0);
+        for x in &mut v[300..310] {
+            *x *= 20.0;
+        }
+        let mut d = grad_detector();
+        let alerts = run(&mut d, &v);
+        assert_eq!(warns(&alerts), 1, "{alerts:?}");
+        assert!(alerts.iter().any(|(at, r)| r.severity >= Severity::Warn && *at <= 302 && r.step == 300), "{alerts:?}");
+    }
+
+    #[test]
+    fn an_explosion_while_the_norm_still_falls_is_measured_from_where_it_is() {
+        // The norm falls from 10 towards 1 (time constant 20 steps); at step 60
+        // it is 1.5 and jumps 4x, to 6: under 2.5x the trailing median (~3) of the
+        // first 60 steps, 4x the newest level.
+        let mut v: Vec<f64> = (0..120).map(|i| (1.0 + 9.0 * (-(i as f64) / 20.0).exp()) * (1.0 + 0.02 * ((i as f64) * 1.7).sin())).collect();
+        for x in &mut v[60..] {
+            *x *= 4.0;
+        }
+        let alerts = run(&mut grad_detector(), &v);
+        assert!(alerts.first().is_some_and(|(at, r)| r.severity >= Severity::Warn && *at <= 62 && r.step == 60), "{alerts:?}");
     }
 
     /// A PPO actor loss: small, noisy, crossing zero all the time.
