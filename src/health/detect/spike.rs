@@ -154,7 +154,9 @@ impl Spike {
             let (lmed, lmad) = median_mad(&logs)?;
             // The tail is read over the newer half: the noise as it is now, not a
             // trend across the window (a falling loss or grad norm).
-            let tail = tail_sigma(&logs[logs.len() / 2..], self.direction);
+            // Upwards only: a drop to 1% (vanishing) is judged against the bulk, and
+            // a fall's own ramp would widen its lower tail.
+            let tail = if self.direction == Direction::Up { tail_sigma(&logs[logs.len() / 2..]) } else { 0.0 };
             // A series still falling from its initial level (a gradient norm in the
             // first hundreds of steps) has a trailing median above where it is now:
             // a rise is measured from the newest quarter's level when that is lower.
@@ -171,7 +173,12 @@ impl Spike {
             // MAD is at most m(e^lmad - 1): below CLEARLY_POSITIVE_LOG_MAD that is
             // under m / NEAR_ZERO_SPREADS / MAD_TO_SIGMA, and the series cannot sit
             // near zero. The usual case then skips the raw statistics (a second sort).
-            let near_zero = lmad >= CLEARLY_POSITIVE_LOG_MAD && {
+            // A gradient norm or a KL (with its floor) is a magnitude: however wide
+            // its spread, a small median is a small scale, not a zero to measure
+            // differences from; a heavy-tailed one on the raw scale would put its
+            // own tail at many robust sigmas.
+            let magnitude = matches!(self.kind, AlertKind::GradExplosion | AlertKind::GradVanishing | AlertKind::KlSpike);
+            let near_zero = !magnitude && lmad >= CLEARLY_POSITIVE_LOG_MAD && {
                 let (med, mad) = median_mad(reference)?;
                 med.abs() + self.floor < NEAR_ZERO_SPREADS * MAD_TO_SIGMA * mad
             };
@@ -191,7 +198,10 @@ impl Spike {
         }
         let (med, mad) = median_mad(reference)?;
         let spread = MAD_TO_SIGMA * mad;
-        let sigma = spread.max(MIN_SIGNED_SIGMA * med.abs().max(1.0));
+        // The same tail check as on the log scale, in the metric's unit: a KL (signed,
+        // as some estimators go negative) has a heavy upper tail.
+        let tail = if lower { 0.0 } else { tail_sigma(&reference[reference.len() / 2..]) * SPIKE_Z / SIGNED_WARN_Z };
+        let sigma = spread.max(tail).max(MIN_SIGNED_SIGMA * med.abs().max(1.0));
         let z = if lower { (med - x) / sigma } else { (x - med) / sigma };
         let severity = grade(z, SIGNED_WARN_Z, SIGNED_CRITICAL_Z, false);
         let side = if lower { "below" } else { "above" };
@@ -199,30 +209,28 @@ impl Spike {
     }
 }
 
-/// Quantile of the reference, on the side a spike goes, whose distance from the
+/// Upper quantile of the reference whose distance from the
 /// median measures the noise of heavy-tailed series...
 const TAIL_QUANTILE: f64 = 0.95;
 /// ...and how many times that distance a spike must reach.
 const TAIL_MULTIPLE: f64 = 2.0;
 
 /// The noise scale the reference's tail shows on the spike's side, as a sigma
-/// for the z-score: a spike must be [`TAIL_MULTIPLE`] times as far from the median
+/// for a z-score of [`SPIKE_Z`] (scale it for another threshold; the values may be
+/// logs or raw): a spike must be [`TAIL_MULTIPLE`] times as far from the median
 /// as the newest points' 5% most extreme ones. The MAD describes the bulk only;
 /// gradient norms and KL have heavy tails (Student-t like) and noisy stretches,
 /// where a 2.5x point is an ordinary tail event and a MAD-based z-score would
 /// call it a spike. For Gaussian noise this is below the MAD-based sigma (the
 /// 95% quantile is 1.645 sigmas: 2 x 1.645 / 4 = 0.82 sigma) and changes nothing;
 /// a bump or two in the window does not move a 95% quantile.
-fn tail_sigma(logs: &[f64], direction: Direction) -> f64 {
-    if logs.len() < 20 {
+fn tail_sigma(values: &[f64]) -> f64 {
+    if values.len() < 20 {
         return 0.0;
     }
-    let Some(median) = median(logs) else { return 0.0 };
-    let mut v = logs.to_vec();
-    let at = match direction {
-        Direction::Up => ((v.len() - 1) as f64 * TAIL_QUANTILE).round() as usize,
-        Direction::Down => ((v.len() - 1) as f64 * (1.0 - TAIL_QUANTILE)).round() as usize,
-    };
+    let Some(median) = median(values) else { return 0.0 };
+    let mut v = values.to_vec();
+    let at = ((v.len() - 1) as f64 * TAIL_QUANTILE).round() as usize;
     let (_, q, _) = v.select_nth_unstable_by(at, f64::total_cmp);
     (*q - median).abs() * TAIL_MULTIPLE / SPIKE_Z
 }

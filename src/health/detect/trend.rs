@@ -276,23 +276,28 @@ impl MemoryLeak {
         }
         let (slope, positive) = half_lag_slope(&h)?;
         let q = h.len() / 4;
-        // Still rising: the newest quarter's level is above the one before by at
-        // least half of what the slope says (a plateau after warm-up is not).
+        // Still rising: the newest quarter's level is above the one before by
+        // nearly what the slope says (a plateau after warm-up is not).
         let recent_rise = median(&h[h.len() - q..])? - median(&h[h.len() - 2 * q..h.len() - q])?;
-        let sustained = positive >= LEAK_POSITIVE && recent_rise >= 0.5 * slope * q as f64;
+        let sustained = positive >= LEAK_POSITIVE && recent_rise >= STILL_RISING * slope * q as f64;
         (slope > 0.0 && sustained && slope * LEAK_HORIZON >= LEAK_FRACTION * now.max(1.0)).then_some(slope)
     }
 }
 
+/// Share of the slope's rise over a quarter of the window that the newest quarter
+/// must show over the one before: a leak keeps its rate (1), a startup climb that
+/// stopped within the quarter before shows half of it or less.
+const STILL_RISING: f64 = 0.75;
+
 /// Whether the newest quarter of `w` is above the quarter before it by at least
-/// half of what `slope` (per sample) says.
+/// [`STILL_RISING`] of what `slope` (per sample) says.
 fn still_rising(w: &[f64], slope: f64) -> bool {
     let q = w.len() / 4;
     if q == 0 {
         return false;
     }
     match (median(&w[w.len() - q..]), median(&w[w.len() - 2 * q..w.len() - q])) {
-        (Some(newest), Some(before)) => newest - before >= 0.5 * slope * q as f64,
+        (Some(newest), Some(before)) => newest - before >= STILL_RISING * slope * q as f64,
         _ => false,
     }
 }
