@@ -146,9 +146,14 @@ impl Spike {
     /// meaningful ratio and is judged on its difference from the median in units
     /// of its robust spread.
     fn judge(&self, x: f64, reference: &[f64]) -> Option<Judgement> {
-        let nonpositive = |v: f64| v < 0.0 || (self.floor <= 0.0 && v <= 0.0);
+        // A gradient norm or a KL (with its floor) is a magnitude: its ratios mean
+        // something, whatever its spread. KL is signed in the catalog (some
+        // estimators go slightly negative), which its floor absorbs; only values
+        // the floor cannot lift above zero send it to differences.
+        let magnitude = matches!(self.kind, AlertKind::GradExplosion | AlertKind::GradVanishing | AlertKind::KlSpike);
+        let nonpositive = |v: f64| if magnitude { v + self.floor <= 0.0 } else { v < 0.0 || (self.floor <= 0.0 && v <= 0.0) };
         let lower = self.direction == Direction::Down;
-        if !catalog::is_signed(&self.metric) && !reference.iter().any(|v| nonpositive(*v)) {
+        if (magnitude || !catalog::is_signed(&self.metric)) && !reference.iter().any(|v| nonpositive(*v)) {
             let log = |v: f64| (v.max(0.0) + self.floor).max(1e-300).ln();
             let logs: Vec<f64> = reference.iter().map(|v| log(*v)).collect();
             let (lmed, lmad) = median_mad(&logs)?;
@@ -173,11 +178,9 @@ impl Spike {
             // MAD is at most m(e^lmad - 1): below CLEARLY_POSITIVE_LOG_MAD that is
             // under m / NEAR_ZERO_SPREADS / MAD_TO_SIGMA, and the series cannot sit
             // near zero. The usual case then skips the raw statistics (a second sort).
-            // A gradient norm or a KL (with its floor) is a magnitude: however wide
-            // its spread, a small median is a small scale, not a zero to measure
-            // differences from; a heavy-tailed one on the raw scale would put its
-            // own tail at many robust sigmas.
-            let magnitude = matches!(self.kind, AlertKind::GradExplosion | AlertKind::GradVanishing | AlertKind::KlSpike);
+            // However wide a magnitude's spread, a small median is a small scale,
+            // not a zero to measure differences from; a heavy-tailed one on the raw
+            // scale would put its own tail at many robust sigmas.
             let near_zero = !magnitude && lmad >= CLEARLY_POSITIVE_LOG_MAD && {
                 let (med, mad) = median_mad(reference)?;
                 med.abs() + self.floor < NEAR_ZERO_SPREADS * MAD_TO_SIGMA * mad
