@@ -92,7 +92,7 @@ impl Spike {
         }
         let reference = self.window.to_vec();
         self.window.push(x);
-        let mut j = self.judge(x, &reference)?;
+        let mut j = self.judge(x, &reference, self.gate.streak.count as usize)?;
         let harm = self.harm(x, &j);
         if j.severity.is_some() && harm.is_some() {
             j.severity = Some(Severity::Critical);
@@ -145,7 +145,7 @@ impl Spike {
     /// values at or below zero or sits near zero relative to its spread, has no
     /// meaningful ratio and is judged on its difference from the median in units
     /// of its robust spread.
-    fn judge(&self, x: f64, reference: &[f64]) -> Option<Judgement> {
+    fn judge(&self, x: f64, reference: &[f64], streak: usize) -> Option<Judgement> {
         // A gradient norm or a KL (with its floor) is a magnitude: its ratios mean
         // something, whatever its spread. KL is signed in the catalog (some
         // estimators go slightly negative), which its floor absorbs; only values
@@ -157,11 +157,9 @@ impl Spike {
             let log = |v: f64| (v.max(0.0) + self.floor).max(1e-300).ln();
             let logs: Vec<f64> = reference.iter().map(|v| log(*v)).collect();
             let (lmed, lmad) = median_mad(&logs)?;
-            // The tail is read over the newer half: the noise as it is now, not a
-            // trend across the window (a falling loss or grad norm).
             // Upwards only: a drop to 1% (vanishing) is judged against the bulk, and
             // a fall's own ramp would widen its lower tail.
-            let tail = if self.direction == Direction::Up { tail_sigma(&logs[logs.len() / 2..]) } else { 0.0 };
+            let tail = if self.direction == Direction::Up { tail_sigma(tail_sample(&logs, streak)) } else { 0.0 };
             // A series still falling from its initial level (a gradient norm in the
             // first hundreds of steps) has a trailing median above where it is now:
             // a rise is measured from the newest quarter's level when that is lower.
@@ -203,7 +201,7 @@ impl Spike {
         let spread = MAD_TO_SIGMA * mad;
         // The same tail check as on the log scale, in the metric's unit: a KL (signed,
         // as some estimators go negative) has a heavy upper tail.
-        let tail = if lower { 0.0 } else { tail_sigma(&reference[reference.len() / 2..]) * SPIKE_Z / SIGNED_WARN_Z };
+        let tail = if lower { 0.0 } else { tail_sigma(tail_sample(reference, streak)) * SPIKE_Z / SIGNED_WARN_Z };
         let sigma = spread.max(tail).max(MIN_SIGNED_SIGMA * med.abs().max(1.0));
         let z = if lower { (med - x) / sigma } else { (x - med) / sigma };
         let severity = grade(z, SIGNED_WARN_Z, SIGNED_CRITICAL_Z, false);
@@ -217,6 +215,16 @@ impl Spike {
 const TAIL_QUANTILE: f64 = 0.95;
 /// ...and how many times that distance a spike must reach.
 const TAIL_MULTIPLE: f64 = 2.0;
+
+/// Points the tail is read from: the newer half of the reference (at least 20
+/// points), the noise as it is now rather than a trend across the window (a
+/// falling loss or grad norm), without the `streak` newest points of an event
+/// under way, so that a lasting spike does not become its own tail.
+fn tail_sample(reference: &[f64], streak: usize) -> &[f64] {
+    let n = reference.len();
+    let from = n - (n / 2).max(20).min(n);
+    &reference[from..n.saturating_sub(streak).max(from)]
+}
 
 /// The noise scale the reference's tail shows on the spike's side, as a sigma
 /// for a z-score of [`SPIKE_Z`] (scale it for another threshold; the values may be

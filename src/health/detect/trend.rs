@@ -449,15 +449,15 @@ mod tests {
     #[test]
     fn a_kl_that_wanders_is_not_a_runaway_but_a_climb_past_its_noise_is() {
         // log KL wanders by up to 0.9 either way over tens of steps (noise with
-        // memory): it doubles and climbs for 40 steps now and then.
-        let wander = |i: usize| 0.9 * ((i as f64) / 23.0).sin() * ((i as f64) / 97.0).cos();
+        // memory): it reaches 2.5x its median and climbs for 40 steps again and again.
+        let wander = |i: usize| 0.9 * ((i as f64) / 23.0).sin();
         let kl = |i: usize, from: Option<usize>| 0.1 * (wander(i) + from.map_or(0.0, |f| 0.05 * i.saturating_sub(f) as f64)).exp();
         let mut d = KlRunaway::new(defaults(AlertKind::KlRunaway));
         let alerts = feed((0..3000).map(|i| vec![("kl".into(), kl(i, None))]), |p| d.check(p));
         assert!(alerts.is_empty(), "{alerts:?}");
         let mut d = KlRunaway::new(defaults(AlertKind::KlRunaway));
         let alerts = feed((0..1800).map(|i| vec![("kl".into(), kl(i, Some(1500)))]), |p| d.check(p));
-        assert!(alerts.first().is_some_and(|(at, r)| (1500..1600).contains(at) && r.severity >= Severity::Warn), "{alerts:?}");
+        assert!(alerts.first().is_some_and(|(at, r)| (1500..1650).contains(at) && r.severity >= Severity::Warn), "{alerts:?}");
     }
 
     #[test]
