@@ -80,8 +80,31 @@ fn megatron(line: &str) -> Parsed<'_> {
     Some((Some(step), false, bar_pairs(tail)))
 }
 
+/// Byte offsets where `word` starts a word in `line`: at the start or after a
+/// character that is not part of a word, so a timestamp, rank or logger prefix
+/// before the trainer's text does not hide it (`2023-03-22 09:30:39 iter 2920: ...`),
+/// while `substep 5:` does not read as `step 5:`.
+fn word_starts<'a>(line: &'a str, word: &'a str) -> impl Iterator<Item = usize> + 'a {
+    line.match_indices(word).map(|(at, _)| at).filter(move |&at| !line[..at].chars().next_back().is_some_and(|c| c.is_alphanumeric() || c == '_'))
+}
+
+/// The first place in `line` where `read` recognises a line of the preset; a match
+/// after a prefix also needs a number among its values, so prose that happens to
+/// contain `step 5:` stays text.
+fn first_match<'a>(line: &'a str, words: &[&'a str], read: impl Fn(&'a str) -> Parsed<'a>) -> Parsed<'a> {
+    let mut starts: Vec<usize> = words.iter().flat_map(|w| word_starts(line, w)).collect();
+    starts.sort_unstable();
+    starts.dedup();
+    starts.into_iter().find_map(|at| read(&line[at..]).filter(|(_, _, pairs)| at == 0 || pairs.iter().any(|(_, v)| value_of(v).is_some())))
+}
+
 fn nanogpt(line: &str) -> Parsed<'_> {
     let line = line.trim();
+    first_match(line, &["step:", "iter ", "step "], nanogpt_at)
+}
+
+/// A nanoGPT line from its step word on.
+fn nanogpt_at(line: &str) -> Parsed<'_> {
     // modded-nanogpt: `step:N/M key:value ...`
     if let Some(rest) = line.strip_prefix("step:") {
         let mut tokens = rest.split_whitespace();
@@ -100,14 +123,16 @@ fn nanogpt(line: &str) -> Parsed<'_> {
 fn deepspeed(line: &str) -> Parsed<'_> {
     let line = line.trim();
     // DeepSpeed-Chat: `Epoch: 0 | Step: 10 | Actor Loss: ...`, and its reward line.
-    if line.contains("| Step:") || line.starts_with("Step:") {
-        let pairs = bar_pairs(line);
-        let step = pairs.iter().find(|(k, _)| *k == "Step").and_then(|(_, v)| integer(v))?;
-        let pairs = pairs.into_iter().filter(|(k, _)| !matches!(*k, "Step" | "Epoch")).collect();
-        return Some((Some(step), false, pairs));
+    // Either may follow a timestamp or logger prefix, which is cut off first.
+    if let Some(at) = word_starts(line, "Epoch:").chain(word_starts(line, "Step:")).min().filter(|_| line.contains("Step:")) {
+        let pairs = bar_pairs(&line[at..]);
+        if let Some(step) = pairs.iter().find(|(k, _)| *k == "Step").and_then(|(_, v)| integer(v)) {
+            let pairs = pairs.into_iter().filter(|(k, _)| !matches!(*k, "Step" | "Epoch")).collect();
+            return Some((Some(step), false, pairs));
+        }
     }
-    if line.starts_with("Average reward score:") {
-        return Some((None, true, bar_pairs(line)));
+    if let Some(at) = word_starts(line, "Average reward score:").next() {
+        return Some((None, true, bar_pairs(&line[at..])));
     }
     // The engine's `step=N, skipped=K, lr=[...]` and the throughput timer's
     // `epoch=0/micro_step=10/global_step=10, CurrSamplesPerSec=50.3, ...`.
@@ -216,6 +241,30 @@ mod tests {
         assert_eq!(step, Some(1000));
         assert_eq!(f, vec![("loss".into(), 3.28), ("train_time_s".into(), 120.0), ("step_avg_s".into(), 0.12)]);
         assert_eq!(parse(Preset::NanoGpt, "number of parameters: 10.65M"), Line::Text);
+    }
+
+    #[test]
+    fn presets_read_lines_after_a_prefix() {
+        // A timestamp before nanoGPT's `iter` (tests/fixtures/real/nanogpt-215-nan.log).
+        assert_eq!(fields(Preset::NanoGpt, "2023-03-22 09:30:39 iter 2920: loss 3.9883, time 1099.34ms, mfu 15.34%"), (Some(2920), vec![("loss".into(), 3.9883), ("step_time_s".into(), 1.09934), ("mfu".into(), 15.34)]));
+        assert_eq!(fields(Preset::NanoGpt, "[rank0]: step 250: train loss 2.1000, val loss 2.2000").0, Some(250));
+        assert_eq!(fields(Preset::NanoGpt, "INFO 12:00:01 step:1000/1750 train_loss:3.2800").1, vec![("loss".into(), 3.28)]);
+        let (step, f) = fields(Preset::NanoGpt, "2023-03-22 09:42:01 iter 3010: loss nan, time 1097.00ms, mfu 15.34%");
+        assert_eq!(step, Some(3010));
+        assert!(f[0].0 == "loss" && f[0].1.is_nan(), "{f:?}");
+        // Not a word start, or prose without numbers: still text.
+        assert_eq!(parse(Preset::NanoGpt, "substep 5: loss 2.0"), Line::Text);
+        assert_eq!(parse(Preset::NanoGpt, "resuming from step 100: checkpoint loaded"), Line::Text);
+        assert_eq!(parse(Preset::NanoGpt, "no step here"), Line::Text);
+        let (step, f) = fields(Preset::DeepSpeed, "2024-01-01 10:00:00 INFO Epoch: 0 | Step: 12 | Actor Loss: 0.25 | Critic Loss: 0.5");
+        assert_eq!(step, Some(12));
+        assert!(f.contains(&("policy_loss".into(), 0.25)), "{f:?}");
+        match parse(Preset::DeepSpeed, "[12:00:01] Average reward score: 1.5 | EMA reward score: 1.2") {
+            Line::Metrics(r) => assert!(r.continues && r.fields.contains(&("reward".into(), 1.5))),
+            other => panic!("{other:?}"),
+        }
+        let (step, _) = fields(Preset::Megatron, "2024-05-01 10:00:00 [rank0] iteration 20/ 500 | lm loss: 9.875000E+00 |");
+        assert_eq!(step, Some(20));
     }
 
     #[test]

@@ -6,7 +6,7 @@
 //! of the robust spread instead: a ratio to a median near zero is meaningless.
 use super::{grade, Detector, Gate, Point, Raised, Worse};
 use crate::health::config::KindSettings;
-use crate::health::stats::{median_mad, Window, MAD_TO_SIGMA};
+use crate::health::stats::{median, median_mad, Window, MAD_TO_SIGMA};
 use crate::health::{AlertKind, Severity};
 use crate::metrics::catalog;
 use crate::report::format::compact;
@@ -92,7 +92,7 @@ impl Spike {
         }
         let reference = self.window.to_vec();
         self.window.push(x);
-        let mut j = self.judge(x, &reference)?;
+        let mut j = self.judge(x, &reference, self.gate.streak.count as usize)?;
         let harm = self.harm(x, &j);
         if j.severity.is_some() && harm.is_some() {
             j.severity = Some(Severity::Critical);
@@ -145,24 +145,47 @@ impl Spike {
     /// values at or below zero or sits near zero relative to its spread, has no
     /// meaningful ratio and is judged on its difference from the median in units
     /// of its robust spread.
-    fn judge(&self, x: f64, reference: &[f64]) -> Option<Judgement> {
-        let nonpositive = |v: f64| v < 0.0 || (self.floor <= 0.0 && v <= 0.0);
+    fn judge(&self, x: f64, reference: &[f64], streak: usize) -> Option<Judgement> {
+        // A gradient norm or a KL (with its floor) is a magnitude: its ratios mean
+        // something, whatever its spread. KL is signed in the catalog (some
+        // estimators go slightly negative), which its floor absorbs; only values
+        // the floor cannot lift above zero send it to differences.
+        let magnitude = matches!(self.kind, AlertKind::GradExplosion | AlertKind::GradVanishing | AlertKind::KlSpike);
+        let nonpositive = |v: f64| if magnitude { v + self.floor <= 0.0 } else { v < 0.0 || (self.floor <= 0.0 && v <= 0.0) };
         let lower = self.direction == Direction::Down;
-        if !catalog::is_signed(&self.metric) && !reference.iter().any(|v| nonpositive(*v)) {
+        if (magnitude || !catalog::is_signed(&self.metric)) && !reference.iter().any(|v| nonpositive(*v)) {
             let log = |v: f64| (v.max(0.0) + self.floor).max(1e-300).ln();
             let logs: Vec<f64> = reference.iter().map(|v| log(*v)).collect();
             let (lmed, lmad) = median_mad(&logs)?;
+            // Upwards only: a drop to 1% (vanishing) is judged against the bulk, and
+            // a fall's own ramp would widen its lower tail.
+            let tail = if self.direction == Direction::Up { tail_sigma(tail_sample(&logs, streak)) } else { 0.0 };
+            // A series still falling from its initial level (a gradient norm in the
+            // first hundreds of steps) has a trailing median above where it is now:
+            // a rise is measured from the newest quarter's level when that is lower.
+            // Its spread is then the newer half's: the whole window's MAD is the
+            // fall itself.
+            let (lmed, lmad) = match self.direction {
+                Direction::Up if logs.len() >= 40 => match median(&logs[logs.len() - logs.len() / 4..]) {
+                    Some(recent) if recent < lmed => (recent, median_mad(&logs[logs.len() / 2..]).map_or(lmad, |(_, half)| half.min(lmad))),
+                    _ => (lmed, lmad),
+                },
+                _ => (lmed, lmad),
+            };
             // Half the values lie within a factor e^lmad of the median m, so the raw
             // MAD is at most m(e^lmad - 1): below CLEARLY_POSITIVE_LOG_MAD that is
             // under m / NEAR_ZERO_SPREADS / MAD_TO_SIGMA, and the series cannot sit
             // near zero. The usual case then skips the raw statistics (a second sort).
-            let near_zero = lmad >= CLEARLY_POSITIVE_LOG_MAD && {
+            // However wide a magnitude's spread, a small median is a small scale,
+            // not a zero to measure differences from; a heavy-tailed one on the raw
+            // scale would put its own tail at many robust sigmas.
+            let near_zero = !magnitude && lmad >= CLEARLY_POSITIVE_LOG_MAD && {
                 let (med, mad) = median_mad(reference)?;
                 med.abs() + self.floor < NEAR_ZERO_SPREADS * MAD_TO_SIGMA * mad
             };
             if !near_zero {
                 let y = log(x);
-                let sigma = (MAD_TO_SIGMA * lmad).max(MIN_LOG_SIGMA);
+                let sigma = (MAD_TO_SIGMA * lmad).max(tail).max(MIN_LOG_SIGMA);
                 let (z, ratio) = match self.direction {
                     Direction::Up => ((y - lmed) / sigma, (y - lmed).exp()),
                     Direction::Down => ((lmed - y) / sigma, (y - lmed).exp()),
@@ -176,12 +199,51 @@ impl Spike {
         }
         let (med, mad) = median_mad(reference)?;
         let spread = MAD_TO_SIGMA * mad;
-        let sigma = spread.max(MIN_SIGNED_SIGMA * med.abs().max(1.0));
+        // The same tail check as on the log scale, in the metric's unit: a KL (signed,
+        // as some estimators go negative) has a heavy upper tail.
+        let tail = if lower { 0.0 } else { tail_sigma(tail_sample(reference, streak)) * SPIKE_Z / SIGNED_WARN_Z };
+        let sigma = spread.max(tail).max(MIN_SIGNED_SIGMA * med.abs().max(1.0));
         let z = if lower { (med - x) / sigma } else { (x - med) / sigma };
         let severity = grade(z, SIGNED_WARN_Z, SIGNED_CRITICAL_Z, false);
         let side = if lower { "below" } else { "above" };
         Some(Judgement { severity, base: med, distance: Distance::Sigmas(z, side), ratio: None, spread })
     }
+}
+
+/// Upper quantile of the reference whose distance from the
+/// median measures the noise of heavy-tailed series...
+const TAIL_QUANTILE: f64 = 0.95;
+/// ...and how many times that distance a spike must reach.
+const TAIL_MULTIPLE: f64 = 2.0;
+
+/// Points the tail is read from: the newer half of the reference (at least 20
+/// points), the noise as it is now rather than a trend across the window (a
+/// falling loss or grad norm), without the `streak` newest points of an event
+/// under way, so that a lasting spike does not become its own tail.
+fn tail_sample(reference: &[f64], streak: usize) -> &[f64] {
+    let n = reference.len();
+    let from = n - (n / 2).max(20).min(n);
+    &reference[from..n.saturating_sub(streak).max(from)]
+}
+
+/// The noise scale the reference's tail shows on the spike's side, as a sigma
+/// for a z-score of [`SPIKE_Z`] (scale it for another threshold; the values may be
+/// logs or raw): a spike must be [`TAIL_MULTIPLE`] times as far from the median
+/// as the newest points' 5% most extreme ones. The MAD describes the bulk only;
+/// gradient norms and KL have heavy tails (Student-t like) and noisy stretches,
+/// where a 2.5x point is an ordinary tail event and a MAD-based z-score would
+/// call it a spike. For Gaussian noise this is below the MAD-based sigma (the
+/// 95% quantile is 1.645 sigmas: 2 x 1.645 / 4 = 0.82 sigma) and changes nothing;
+/// a bump or two in the window does not move a 95% quantile.
+fn tail_sigma(values: &[f64]) -> f64 {
+    if values.len() < 20 {
+        return 0.0;
+    }
+    let Some(median) = median(values) else { return 0.0 };
+    let mut v = values.to_vec();
+    let at = ((v.len() - 1) as f64 * TAIL_QUANTILE).round() as usize;
+    let (_, q, _) = v.select_nth_unstable_by(at, f64::total_cmp);
+    (*q - median).abs() * TAIL_MULTIPLE / SPIKE_Z
 }
 
 /// How far a point is from its reference, written out only for a message (every
@@ -319,6 +381,48 @@ mod tests {
         let alerts = run(&mut d, &v);
         assert_eq!(alerts.len(), 1);
         assert_eq!((alerts[0].0, alerts[0].1.step), (104, 100));
+    }
+
+    fn grad_detector() -> Spike {
+        let mut s = defaults(AlertKind::GradExplosion);
+        s.metric = Some("loss".into());
+        Spike::new(AlertKind::GradExplosion, s, Direction::Up, 0.0, "exploded")
+    }
+
+    #[test]
+    fn heavy_tails_are_not_spikes_but_an_explosion_past_them_is() {
+        // A grad norm whose tail is heavy: a two-step excursion to 2.8x every 17
+        // steps over a flat bulk. The MAD sees only the bulk; the tail shows the
+        // excursions are ordinary.
+        let mut v: Vec<f64> = noisy(400).iter().map(|x| x / 2.0).collect();
+        for (i, x) in v.iter_mut().enumerate() {
+            if i % 17 < 2 {
+                *x *= 2.8;
+            }
+        }
+        let mut d = grad_detector();
+        let warns = |a: &[(u64, Raised)]| a.iter().filter(|(_, r)| r.severity >= Severity::Warn).count();
+        assert_eq!(warns(&run(&mut d, &v)), 0);
+        for x in &mut v[300..310] {
+            *x *= 20.0;
+        }
+        let mut d = grad_detector();
+        let alerts = run(&mut d, &v);
+        assert_eq!(warns(&alerts), 1, "{alerts:?}");
+        assert!(alerts.iter().any(|(at, r)| r.severity >= Severity::Warn && *at <= 302 && r.step == 300), "{alerts:?}");
+    }
+
+    #[test]
+    fn an_explosion_while_the_norm_still_falls_is_measured_from_where_it_is() {
+        // The norm falls from 10 towards 1 (time constant 20 steps); at step 60
+        // it is 1.5 and jumps 4x, to 6: under 2.5x the trailing median (~3) of the
+        // first 60 steps, 4x the newest level.
+        let mut v: Vec<f64> = (0..120).map(|i| (1.0 + 9.0 * (-(i as f64) / 20.0).exp()) * (1.0 + 0.02 * ((i as f64) * 1.7).sin())).collect();
+        for x in &mut v[60..] {
+            *x *= 4.0;
+        }
+        let alerts = run(&mut grad_detector(), &v);
+        assert!(alerts.first().is_some_and(|(at, r)| r.severity >= Severity::Warn && *at <= 62 && r.step == 60), "{alerts:?}");
     }
 
     /// A PPO actor loss: small, noisy, crossing zero all the time.

@@ -103,6 +103,9 @@ pub struct KlRunaway {
 /// Points of the recent KL level and of the slope fit.
 const KL_RECENT: usize = 10;
 const KL_SLOPE: usize = 40;
+/// Robust sigmas of the KL's log noise (over the history before the slope's
+/// points) that its growth must exceed as well as the warn ratio.
+const KL_NOISE_SIGMAS: f64 = 3.0;
 
 impl KlRunaway {
     pub fn new(s: KindSettings) -> Self {
@@ -133,7 +136,13 @@ impl KlRunaway {
         let level = median(&all[all.len() - KL_RECENT..])?;
         let growth = (level + KL_FLOOR) / (reference + KL_FLOOR);
         let (slope, r2) = index_slope(&all[all.len() - KL_SLOPE..])?;
-        let climbing = slope > 0.0 && r2 >= 0.3 && level > KL_FLOOR;
+        // Growth must stand out from the KL's own noise: with heavy tails or
+        // memory (AR) in it, a noisy KL doubles its 10-point median and climbs for
+        // 40 points now and then, more often the longer the run.
+        let older: Vec<f64> = all[..all.len() - KL_SLOPE].iter().map(|v| (v.max(0.0) + KL_FLOOR).ln()).collect();
+        let noise = median_mad(&older).map_or(0.0, |(_, mad)| MAD_TO_SIGMA * mad);
+        let beyond_noise = growth.ln() >= KL_NOISE_SIGMAS * noise;
+        let climbing = slope > 0.0 && r2 >= 0.3 && level > KL_FLOOR && beyond_noise;
         let coef_flat = self.coef.is_full() && {
             let c = self.coef.to_vec();
             let (lo, hi) = (c.iter().copied().fold(f64::INFINITY, f64::min), c.iter().copied().fold(f64::NEG_INFINITY, f64::max));
@@ -222,7 +231,12 @@ impl MemoryLeak {
             // levelled off is not projected to the total.
             Some(total) if slope > 0.0 && r2 >= 0.8 && grown >= 0.01 * total && still_rising(&w, slope) => {
                 let left = ((total - now) / slope).max(0.0);
-                (grade(left, self.s.warn, self.s.critical, true), slope)
+                // A distant projection (warn) waits until the history is as long as
+                // the capacity-free judgement's: a startup climb (allocator, caches,
+                // fragmentation) projects to the total while it lasts, then levels
+                // off. One that would fill the memory soon (critical) does not wait.
+                let severity = grade(left, self.s.warn, self.s.critical, true).filter(|s| *s == Severity::Critical || self.history.is_full());
+                (severity, slope)
             }
             Some(_) => (None, slope),
             None => match self.sustained_growth(now) {
@@ -262,23 +276,28 @@ impl MemoryLeak {
         }
         let (slope, positive) = half_lag_slope(&h)?;
         let q = h.len() / 4;
-        // Still rising: the newest quarter's level is above the one before by at
-        // least half of what the slope says (a plateau after warm-up is not).
+        // Still rising: the newest quarter's level is above the one before by
+        // nearly what the slope says (a plateau after warm-up is not).
         let recent_rise = median(&h[h.len() - q..])? - median(&h[h.len() - 2 * q..h.len() - q])?;
-        let sustained = positive >= LEAK_POSITIVE && recent_rise >= 0.5 * slope * q as f64;
+        let sustained = positive >= LEAK_POSITIVE && recent_rise >= STILL_RISING * slope * q as f64;
         (slope > 0.0 && sustained && slope * LEAK_HORIZON >= LEAK_FRACTION * now.max(1.0)).then_some(slope)
     }
 }
 
+/// Share of the slope's rise over a quarter of the window that the newest quarter
+/// must show over the one before: a leak keeps its rate (1), a startup climb that
+/// stopped within the quarter before shows half of it or less.
+const STILL_RISING: f64 = 0.75;
+
 /// Whether the newest quarter of `w` is above the quarter before it by at least
-/// half of what `slope` (per sample) says.
+/// [`STILL_RISING`] of what `slope` (per sample) says.
 fn still_rising(w: &[f64], slope: f64) -> bool {
     let q = w.len() / 4;
     if q == 0 {
         return false;
     }
     match (median(&w[w.len() - q..]), median(&w[w.len() - 2 * q..w.len() - q])) {
-        (Some(newest), Some(before)) => newest - before >= 0.5 * slope * q as f64,
+        (Some(newest), Some(before)) => newest - before >= STILL_RISING * slope * q as f64,
         _ => false,
     }
 }
@@ -428,6 +447,20 @@ mod tests {
     }
 
     #[test]
+    fn a_kl_that_wanders_is_not_a_runaway_but_a_climb_past_its_noise_is() {
+        // log KL wanders by up to 0.9 either way over tens of steps (noise with
+        // memory): it reaches 2.5x its median and climbs for 40 steps again and again.
+        let wander = |i: usize| 0.9 * ((i as f64) / 23.0).sin();
+        let kl = |i: usize, from: Option<usize>| 0.1 * (wander(i) + from.map_or(0.0, |f| 0.05 * i.saturating_sub(f) as f64)).exp();
+        let mut d = KlRunaway::new(defaults(AlertKind::KlRunaway));
+        let alerts = feed((0..3000).map(|i| vec![("kl".into(), kl(i, None))]), |p| d.check(p));
+        assert!(alerts.is_empty(), "{alerts:?}");
+        let mut d = KlRunaway::new(defaults(AlertKind::KlRunaway));
+        let alerts = feed((0..1800).map(|i| vec![("kl".into(), kl(i, Some(1500)))]), |p| d.check(p));
+        assert!(alerts.first().is_some_and(|(at, r)| (1500..1650).contains(at) && r.severity >= Severity::Warn), "{alerts:?}");
+    }
+
+    #[test]
     fn memory_leak_projects_exhaustion() {
         let mut d = MemoryLeak::new(defaults(AlertKind::MemoryLeak), "mem/gpu_bytes");
         let total = 80e9;
@@ -447,6 +480,17 @@ mod tests {
         let mut d = MemoryLeak::new(defaults(AlertKind::MemoryLeak), "mem/gpu_bytes");
         let alerts: Vec<_> = (0..1500u64)
             .filter_map(|i| d.observe(i, 20e9 * (1.0 + 0.15 * (i as f64 / 48.0).min(1.0)) * wiggle(i as usize).sqrt().sqrt(), Some(48e9)).map(|r| (i, r)))
+            .collect();
+        assert!(alerts.is_empty(), "{alerts:?}");
+    }
+
+    #[test]
+    fn a_long_startup_climb_is_not_projected_to_the_total_before_the_history_fills() {
+        // +15% over the first 180 samples (caches and fragmentation at startup),
+        // then flat: a warn-level projection while it climbs, not a leak.
+        let mut d = MemoryLeak::new(defaults(AlertKind::MemoryLeak), "mem/gpu_bytes");
+        let alerts: Vec<_> = (0..1500u64)
+            .filter_map(|i| d.observe(i, 20e9 * (1.0 + 0.15 * (i as f64 / 180.0).min(1.0)) * wiggle(i as usize).sqrt().sqrt(), Some(80e9)).map(|r| (i, r)))
             .collect();
         assert!(alerts.is_empty(), "{alerts:?}");
     }
