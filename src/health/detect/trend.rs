@@ -200,6 +200,9 @@ pub const LEAK_HISTORY: usize = 240;
 /// Samples ahead the growth is projected over, and the part of the current use
 /// that growth must reach: 0.02% of the use per sample projects to 20%.
 pub const LEAK_HORIZON: f64 = 1000.0;
+/// Growth within the window, as a share of its first value, that no start-up
+/// warm-up reaches: judged at once, without the long history.
+pub const LEAK_LARGE_GROWTH: f64 = 0.5;
 pub const LEAK_FRACTION: f64 = 0.15;
 /// Share of the pairwise slopes that must be positive: a sawtooth (allocate,
 /// free) has about half.
@@ -234,8 +237,11 @@ impl MemoryLeak {
                 // A distant projection (warn) waits until the history is as long as
                 // the capacity-free judgement's: a startup climb (allocator, caches,
                 // fragmentation) projects to the total while it lasts, then levels
-                // off. One that would fill the memory soon (critical) does not wait.
-                let severity = grade(left, self.s.warn, self.s.critical, true).filter(|s| *s == Severity::Critical || self.history.is_full());
+                // off. One that would fill the memory soon (critical) does not wait,
+                // nor one that grew by half within the window: a warm-up adds a few
+                // tens of percent, not that.
+                let large = grown >= LEAK_LARGE_GROWTH * w[0].max(1.0);
+                let severity = grade(left, self.s.warn, self.s.critical, true).filter(|s| *s == Severity::Critical || large || self.history.is_full());
                 (severity, slope)
             }
             Some(_) => (None, slope),
