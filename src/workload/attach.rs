@@ -103,10 +103,7 @@ async fn follow_document(path: PathBuf, mut sink: Sink, stop: CancellationToken)
         if last {
             break;
         }
-        tokio::select! {
-            _ = tokio::time::sleep(POLL_PERIOD) => {}
-            _ = stop.cancelled() => {}
-        }
+        super::command::pause(POLL_PERIOD, &stop).await;
     }
     let now = sink.now_s();
     let outs = stream.finish(now);

@@ -283,6 +283,14 @@ async fn read_output(mut pipe: impl AsyncRead + Unpin, level: LogLevel, mut metr
     }
 }
 
+/// Waits `period` between two polls of a followed source, or until `stop`.
+pub(crate) async fn pause(period: Duration, stop: &CancellationToken) {
+    tokio::select! {
+        _ = tokio::time::sleep(period) => {}
+        _ = stop.cancelled() => {}
+    }
+}
+
 /// Starts following a metrics file, an event folder or a glob's files until `stop`;
 /// `None` for stdout.
 pub(crate) fn follow(source: &MetricsSource, format: Option<Format>, sink: Sink, stop: CancellationToken) -> Option<tokio::task::JoinHandle<()>> {
@@ -330,10 +338,7 @@ async fn follow_events(dir: std::path::PathBuf, mut sink: Sink, stop: Cancellati
         if last {
             break;
         }
-        tokio::select! {
-            _ = tokio::time::sleep(TAIL_PERIOD) => {}
-            _ = stop.cancelled() => {}
-        }
+        pause(TAIL_PERIOD, &stop).await;
     }
     let now = sink.now_s();
     let outs: Vec<StreamOut> = streams.values_mut().flat_map(|s| s.finish(now)).collect();
@@ -390,10 +395,7 @@ async fn follow_glob(pattern: std::path::PathBuf, format: Option<Format>, mut lo
         if last {
             break;
         }
-        tokio::select! {
-            _ = tokio::time::sleep(TAIL_PERIOD) => {}
-            _ = stop.cancelled() => {}
-        }
+        pause(TAIL_PERIOD, &stop).await;
     }
     if followed.is_empty() {
         let _ = log.log(LogLevel::Warn, format!("no file matched {}: no metrics were read", pattern.display()));
@@ -443,10 +445,7 @@ async fn follow_file(path: std::path::PathBuf, mut metrics: MetricStream, mut si
         if last {
             break;
         }
-        tokio::select! {
-            _ = tokio::time::sleep(TAIL_PERIOD) => {}
-            _ = stop.cancelled() => {}
-        }
+        pause(TAIL_PERIOD, &stop).await;
     }
     let now = sink.now_s();
     let mut outs = Vec::new();
