@@ -241,7 +241,8 @@ fn assert_restored(tmux: &Tmux, dir: &Path, exit: &str) -> String {
     assert!(screen.contains(exit), "expected {exit}:\n{screen}");
     let deadline = Instant::now() + Duration::from_secs(10);
     let after = dir.join("stty.after");
-    while !after.exists() && Instant::now() < deadline {
+    // The shell creates the file before stty writes it: wait for the whole line.
+    while !std::fs::read_to_string(&after).is_ok_and(|t| t.ends_with('\n')) && Instant::now() < deadline {
         std::thread::sleep(Duration::from_millis(100));
     }
     let before = std::fs::read_to_string(dir.join("stty.before")).unwrap();
