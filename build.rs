@@ -1,11 +1,14 @@
 //! Link-time facts about libtorch that the `tch` crate leaves to the final binary:
-//! a runpath so that `target/release/rlmon` and the test binaries find libtorch
+//! a runpath so that `target/release/rlmon-train` and the test binaries find libtorch
 //! without LD_LIBRARY_PATH, and an explicit, not-as-needed link to libtorch_cuda.so
 //! so that CUDA kernels are registered even though no symbol of that library is used
 //! directly (linkers defaulting to --as-needed would drop it, and CUDA would then be
 //! unavailable even on a GPU machine).
 use std::env;
 use std::path::PathBuf;
+
+/// The executable that trains (src/train/main.rs): the only one linking libtorch.
+const WORKER: &str = "rlmon-train";
 
 const SETUP_HINT: &str = "run ./scripts/setup.sh first (it installs torch==2.11.0 into .venv)";
 
@@ -38,8 +41,9 @@ fn main() {
     }
     if lib_dir.join("libtorch_cuda.so").exists() {
         println!("cargo:rustc-link-search=native={}", lib_dir.display());
-        println!("cargo:rustc-link-arg=-Wl,--no-as-needed");
-        println!("cargo:rustc-link-arg=-ltorch_cuda");
-        println!("cargo:rustc-link-arg=-Wl,--as-needed");
+        // Only the training worker: rlmon itself must not load libtorch.
+        println!("cargo:rustc-link-arg-bin={WORKER}=-Wl,--no-as-needed");
+        println!("cargo:rustc-link-arg-bin={WORKER}=-ltorch_cuda");
+        println!("cargo:rustc-link-arg-bin={WORKER}=-Wl,--as-needed");
     }
 }

@@ -2,7 +2,9 @@
 //!
 //! Layout, by concern:
 //! - `cli`, `config`: what the user asked for;
-//! - `workload`: what trains (libtorch training loops on their own threads);
+//! - `workload`: what trains: each run's supervisor (the training loops run in the
+//!   worker executable `rlmon-train`, built from `src/train/`; rlmon itself does not
+//!   link libtorch);
 //! - `telemetry`: GPU and host sampling;
 //! - `session`: events, the hub and the state views read;
 //! - `metrics`: metric names and the math over series;
@@ -81,19 +83,16 @@ fn runtime() -> Result<tokio::runtime::Runtime> {
         .map_err(|e| RlmonError::Other(e.into()))
 }
 
-/// A panic inside a training thread fails that run (its reason is reported in the
-/// summary), so it is logged rather than printed over the output. A panic in another
-/// background thread while the live display is up is logged too: the display owns the
+/// A panic in a background thread while the live display is up is logged: the display owns the
 /// screen and keeps going (the thread's owner reports what stopped). A panic on the
 /// display's own thread, or with no display, first restores the terminal, then goes
 /// to the previous hook, so it is printed on the normal screen.
 fn install_panic_hook() {
     let previous = std::panic::take_hook();
     std::panic::set_hook(Box::new(move |info| {
-        let in_run = std::thread::current().name().is_some_and(|n| n.starts_with(workload::RUN_THREAD_PREFIX));
         if error::panic_contained() {
             tracing::debug!("contained: {info}");
-        } else if in_run || ui::terminal::active_on_another_thread() {
+        } else if ui::terminal::active_on_another_thread() {
             tracing::error!(thread = std::thread::current().name(), "{info}");
         } else {
             ui::terminal::restore_if_active();

@@ -1,5 +1,6 @@
 //! The code's shape, checked: metric names are spelled only in the metric catalog,
-//! and the display, the recorder, the detectors and the session know no command.
+//! the display, the recorder, the detectors and the session know no command, and
+//! only the training worker (src/train/) uses libtorch.
 use std::path::{Path, PathBuf};
 
 use rlmon::metrics::catalog::{self, CATALOG};
@@ -18,7 +19,9 @@ fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
 /// The file's text before its `#[cfg(test)]` module (tests may spell names).
 fn non_test_code(path: &Path) -> String {
     let text = std::fs::read_to_string(path).unwrap();
-    match text.find("#[cfg(test)]") {
+    // A test module, not an item compiled for tests only (a helper method).
+    let module = regex::Regex::new(r"#\[cfg\(test\)\]\s*(pub(\([a-z]+\))? )?mod ").unwrap();
+    match module.find(&text).map(|m| m.start()) {
         Some(i) => text[..i].to_owned(),
         None => text,
     }
@@ -131,4 +134,31 @@ fn no_shell_and_no_listening_socket() {
         }
     }
     assert!(found.is_empty(), "inputs must not become code, nor rlmon a server unasked:\n{}", found.join("\n"));
+}
+
+/// libtorch is the training worker's alone: `rlmon` itself must start without
+/// loading it (`--version`, `check`, `replay` in milliseconds; an abort in libtorch
+/// ends one worker, not the monitor). Only src/train/ may name `tch`.
+#[test]
+fn only_the_training_worker_uses_libtorch() {
+    let mut files = Vec::new();
+    rust_files(Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/src")), &mut files);
+    let train = Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/src/train"));
+    let tch = regex::Regex::new(r"(^|[^A-Za-z0-9_])tch::|use tch\b").unwrap();
+    let offenders: Vec<String> = files
+        .iter()
+        .filter(|f| !f.starts_with(train))
+        .filter(|f| {
+            let text = std::fs::read_to_string(f).unwrap();
+            text.lines().filter(|l| !l.trim_start().starts_with("//")).any(|l| tch.is_match(l))
+        })
+        .map(|f| f.display().to_string())
+        .collect();
+    assert!(offenders.is_empty(), "tch used outside src/train/:\n{}", offenders.join("\n"));
+    // And the executable: no torch library among what `rlmon` links.
+    let exe = assert_cmd::cargo::cargo_bin("rlmon");
+    if let Ok(out) = std::process::Command::new("ldd").arg(&exe).output() {
+        let libs = String::from_utf8_lossy(&out.stdout);
+        assert!(!libs.contains("libtorch") && !libs.contains("libc10"), "{} links libtorch:\n{libs}", exe.display());
+    }
 }

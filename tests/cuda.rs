@@ -1,37 +1,45 @@
-//! The CUDA path for real where a GPU exists; elsewhere each test says it skipped.
-use rlmon::config::{DataSource, LmConfig, ModelConfig, MoeConfig, NdtConfig, DEFAULT_OPTIMIZER};
-use rlmon::workload::driver::{Setup, Trainer};
-use rlmon::workload::faults::FaultInjector;
-use rlmon::workload::lm::LmTrainer;
-use tch::{Cuda, Device};
+//! The CUDA path for real where a GPU exists, through the binaries a user runs:
+//! the worker's probe, then `rlmon watch` training an lm run with MoE on cuda:0.
+//! Elsewhere each test says it skipped. (The trainer-level CUDA test is in
+//! src/train/lm.)
+use std::process::Command;
+
+use serde_json::Value;
+
+fn cuda_available() -> Option<bool> {
+    let out = Command::new(assert_cmd::cargo::cargo_bin("rlmon-train")).arg("probe").output().unwrap();
+    assert!(out.status.success(), "probe failed: {}", String::from_utf8_lossy(&out.stderr));
+    let probe: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(probe["cuda_library_loaded"], true, "libtorch_cuda.so is linked into the worker, not dropped");
+    probe["cuda_available"].as_bool()
+}
 
 #[test]
-fn lm_trains_on_cuda_when_available() {
-    if !Cuda::is_available() {
+fn a_watched_lm_run_trains_on_cuda_when_available() {
+    if cuda_available() != Some(true) {
         eprintln!("skipped: CUDA not available on this machine (libtorch_cuda loaded, no GPU or driver)");
         return;
     }
-    let cfg = LmConfig {
-        model: ModelConfig { layers: 1, d_model: 64, heads: 4, seq_len: 32, vocab: 256 },
-        optimizer: DEFAULT_OPTIMIZER,
-        batch_size: 8,
-        data: DataSource::Synthetic,
-        // MoE routing and the dimensionality SVD run on the GPU too.
-        moe: Some(MoeConfig { experts: 4, top_k: 2, layers: vec![0], capacity_factor: 1.25, aux_loss_coef: 0.01, z_loss_coef: 0.001, bias_balancing: 0.0 }),
-        ndt: Some(NdtConfig { every: 10, layers: vec![0] }),
-    };
-    // Seed 0 for the data order, as the driver would set it up (weights unseeded).
-    let setup = Setup { device: Device::Cuda(0), seed: 0, deterministic: true };
-    let corpus = LmTrainer::prepare(&cfg, &setup).unwrap();
-    let mut trainer = LmTrainer::setup(&cfg, corpus, &setup).unwrap();
-    let mut first = None;
-    let mut last = 0.0;
-    let faults = FaultInjector::none();
-    for step in 1..=30 {
-        let stats = trainer.step(step, 3e-3, &faults);
-        assert!(stats.extra.iter().any(|(n, _)| n == "moe/L0/load/E0"));
-        last = stats.loss;
-        first.get_or_insert(last);
-    }
-    assert!(last < first.unwrap() - 0.5, "loss fell on CUDA: {first:?} -> {last}");
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("cuda.toml");
+    std::fs::write(
+        &config,
+        "[[run]]\nname = \"gpu\"\nworkload = \"lm\"\ndevice = \"cuda:0\"\nsteps = 40\n\
+         [run.model]\nlayers = 1\nd_model = 64\nheads = 4\nseq_len = 32\n\
+         [run.moe]\nexperts = 4\ntop_k = 2\nlayers = [0]\n",
+    )
+    .unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_rlmon"))
+        .args(["watch", "--headless", "--json", "--config"])
+        .arg(&config)
+        .arg("--session-dir")
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    let summary: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let run = &summary["runs"][0];
+    assert_eq!(run["device"], "cuda:0", "{run}");
+    assert_eq!(run["steps"], 40, "{run}");
 }

@@ -1,6 +1,7 @@
 //! Runs that cannot take each other down: one session holds a healthy training run
-//! beside runs that fail in every way a job fails (out of memory, NaN, killed by a
-//! signal, flooding its output, never writing, writing half a line and hanging).
+//! beside runs that fail in every way a job fails (out of memory, NaN, a built-in
+//! run whose process aborts or segfaults as libtorch can, killed by a signal,
+//! flooding its output, never writing, writing half a line and hanging).
 //! Each ends or marks only itself; the healthy run trains to its last step; the
 //! session is recorded with every point.
 use std::io::Read;
@@ -28,6 +29,8 @@ fn failing_runs_end_alone_while_the_healthy_run_trains_and_is_recorded() {
         lm_run("healthy", ""),
         lm_run("oom", "oom_at = 5"),
         lm_run("nan", "nan_at = 5"),
+        lm_run("aborted", "abort_at = 5"),
+        lm_run("segfault", "segfault_at = 5"),
         command_run("killed", &["sh", "-c", "echo '{\"step\": 1, \"loss\": 2.0}'; kill -9 $$"]),
         command_run("flood", &["python3", "-c", flood]),
         command_run("silent", &["sleep", "2"]),
@@ -56,7 +59,7 @@ fn failing_runs_end_alone_while_the_healthy_run_trains_and_is_recorded() {
     });
     let mut log = String::new();
     let deadline = Instant::now() + Duration::from_secs(240);
-    let ends = ["[healthy] finished", "[oom] error: failed", "[nan] error: failed", "[killed] error: failed", "[flood] finished", "[silent] finished"];
+    let ends = ["[healthy] finished", "[oom] error: failed", "[nan] error: failed", "[aborted] error: failed", "[segfault] error: failed", "[killed] error: failed", "[flood] finished", "[silent] finished"];
     while !ends.iter().all(|e| log.contains(e)) {
         assert!(Instant::now() < deadline, "not every run ended:\n{log}");
         match rx.recv_timeout(Duration::from_millis(200)) {
@@ -87,6 +90,13 @@ fn failing_runs_end_alone_while_the_healthy_run_trains_and_is_recorded() {
     let reason = oom["error"].as_str().unwrap().to_lowercase();
     assert!(reason.contains("allocate") || reason.contains("out of memory"), "the allocator's own words: {reason}");
     assert_eq!(run("nan")["state"], "failed");
+    // Each built-in run trains in a process of its own: an abort in native code
+    // ends that process and marks that run, with the process's last words.
+    let aborted = run("aborted");
+    assert_eq!(aborted["error"], "training process killed by signal 6 (SIGABRT): rlmon fault: abort_at = 5: aborting the training process", "{aborted}");
+    assert_eq!(aborted["steps"], 4, "its points before the aborting step are kept: {aborted}");
+    let segfault = run("segfault");
+    assert!(segfault["error"].as_str().unwrap().starts_with("training process killed by signal 11 (SIGSEGV)"), "{segfault}");
     assert_eq!(run("killed")["error"], "killed by signal 9 (SIGKILL)");
     let flood = run("flood");
     assert_eq!(flood["state"], "finished", "{flood}");

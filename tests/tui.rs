@@ -309,3 +309,32 @@ fn a_panic_in_a_background_thread_leaves_the_display_running_then_restores() {
     tmux.keys(&["q"]);
     assert_restored(&tmux, dir.path(), "EXIT=1");
 }
+
+/// A built-in run whose process aborts (as libtorch can) takes down that run only:
+/// the display keeps drawing and answering keys, the other run trains to its end.
+#[test]
+fn an_aborting_run_leaves_the_display_and_the_other_run_going() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("abort.toml");
+    let run = |name: &str, steps: u64, faults: &str| {
+        format!("[[run]]\nname = \"{name}\"\nworkload = \"lm\"\ndevice = \"cpu\"\nsteps = {steps}\nbatch_size = 4\nintra_op_threads = 1\n[run.model]\nlayers = 1\nd_model = 32\nheads = 2\nseq_len = 16\n[run.faults]\n{faults}\n")
+    };
+    std::fs::write(&config, [run("steady", 60, ""), run("crash", 60, "abort_at = 3")].concat()).unwrap();
+    let command = format!(
+        "TERM=xterm-256color {} watch --config {} --session-dir {}; echo EXIT=$?; sleep 60",
+        env!("CARGO_BIN_EXE_rlmon"),
+        config.display(),
+        dir.path().display()
+    );
+    let Some(tmux) = Tmux::start_sized("abort", &command, (160, 48)) else { return };
+    let screen = tmux.wait_for("1 finished", Duration::from_secs(120));
+    assert!(screen.contains("1 failed"), "{screen}");
+    assert!(screen.contains("failed at step 2: training process killed by signal 6"), "the reason is on screen:\n{screen}");
+    tmux.keys(&["?"]);
+    tmux.wait_for("freeze the display (training continues)", Duration::from_secs(10));
+    tmux.keys(&["x"]);
+    tmux.keys(&["q"]);
+    let screen = tmux.wait_for("EXIT=", Duration::from_secs(30));
+    assert!(screen.contains("EXIT=1"), "a failed run fails the session:\n{screen}");
+    assert!(screen.contains("steady           finished  60/60 steps"), "{screen}");
+}

@@ -8,7 +8,8 @@ use crate::cli::DoctorArgs;
 use crate::error::Result;
 use crate::session::GpuStatus;
 use crate::telemetry::gpu::GpuSampler;
-use crate::telemetry::libtorch::{loaded_library, read_torch_version};
+use crate::workload::builtin::locate_worker;
+use crate::workload::protocol::Probe;
 use crate::workload::threads;
 
 #[derive(Debug, Serialize)]
@@ -21,16 +22,21 @@ pub struct DoctorReport {
     pub terminal: TerminalInfo,
 }
 
+/// libtorch as the training worker loads it (rlmon itself does not).
 #[derive(Debug, Serialize)]
 pub struct LibtorchInfo {
-    /// Version of the libtorch actually loaded (from its torch/version.py).
+    /// Version of the libtorch the worker loads (from its torch/version.py).
     pub version: Option<String>,
     /// The version rlmon was built against.
     pub built_for: &'static str,
     /// Folder of the loaded libtorch_cpu.so.
     pub path: Option<PathBuf>,
-    /// Whether libtorch_cuda.so is loaded into this process.
+    /// Whether libtorch_cuda.so is loaded into the worker.
     pub cuda_library_loaded: bool,
+    /// The training worker, `rlmon-train`.
+    pub worker: Option<PathBuf>,
+    /// Why the worker could not be asked (missing, or it failed to start).
+    pub error: Option<String>,
 }
 
 #[derive(Debug, Serialize)]
@@ -43,8 +49,8 @@ pub struct CudaInfo {
 #[derive(Debug, Serialize)]
 pub struct ThreadInfo {
     pub cores: usize,
-    /// libtorch's default intra-op threads in this process.
-    pub libtorch_default: i32,
+    /// libtorch's default intra-op threads in the worker.
+    pub libtorch_default: Option<i32>,
     /// What `intra_op_threads = "auto"` gives a session with one run.
     pub auto_one_run: usize,
     pub omp_num_threads: Option<String>,
@@ -75,10 +81,11 @@ pub fn doctor(args: DoctorArgs) -> Result<u8> {
 
 impl DoctorReport {
     pub fn collect() -> Self {
-        let maps = std::fs::read_to_string("/proc/self/maps").unwrap_or_default();
-        let lib_dir = loaded_library(&maps, "libtorch_cpu.so").and_then(|p| p.parent().map(Path::to_path_buf));
-        let version = lib_dir.as_deref().and_then(read_torch_version);
-        let cuda_library_loaded = loaded_library(&maps, "libtorch_cuda.so").is_some();
+        let (worker, probe) = match locate_worker().and_then(|exe| probe_worker(&exe).map(|p| (exe.clone(), p)).map_err(|e| format!("{}: {e}", exe.display()))) {
+            Ok((exe, probe)) => (Some(exe), Ok(probe)),
+            Err(e) => (locate_worker().ok(), Err(e)),
+        };
+        let p = probe.as_ref().ok();
         let nvml = match GpuSampler::open() {
             Ok(s) => s.status(),
             Err(reason) => GpuStatus::Unavailable { reason },
@@ -87,16 +94,23 @@ impl DoctorReport {
         let stdout_is_terminal = std::io::stdout().is_terminal();
         DoctorReport {
             rlmon_version: env!("CARGO_PKG_VERSION").into(),
-            libtorch: LibtorchInfo { version, built_for: LIBTORCH_BUILT_FOR, path: lib_dir, cuda_library_loaded },
+            libtorch: LibtorchInfo {
+                version: p.and_then(|p| p.version.clone()),
+                built_for: LIBTORCH_BUILT_FOR,
+                path: p.and_then(|p| p.path.clone()),
+                cuda_library_loaded: p.is_some_and(|p| p.cuda_library_loaded),
+                worker,
+                error: probe.as_ref().err().cloned(),
+            },
             cuda: CudaInfo {
-                available: tch::Cuda::is_available(),
-                device_count: tch::Cuda::device_count(),
-                cudnn: tch::Cuda::cudnn_is_available(),
+                available: p.is_some_and(|p| p.cuda_available),
+                device_count: p.map_or(0, |p| p.cuda_devices),
+                cudnn: p.is_some_and(|p| p.cudnn),
             },
             nvml,
             threads: ThreadInfo {
                 cores,
-                libtorch_default: tch::get_num_threads(),
+                libtorch_default: p.map(|p| p.default_threads),
                 auto_one_run: threads::auto_intra_op_threads(cores, 1),
                 omp_num_threads: std::env::var("OMP_NUM_THREADS").ok(),
                 omp_wait_policy: std::env::var("OMP_WAIT_POLICY").ok(),
@@ -113,22 +127,25 @@ impl DoctorReport {
     pub fn to_text(&self) -> String {
         let yes = |b: bool| if b { "yes" } else { "no" };
         let l = &self.libtorch;
-        let mut lines = vec![
-            format!("rlmon        {}", self.rlmon_version),
-            format!(
-                "libtorch     {} (built for {}) at {}",
-                l.version.as_deref().unwrap_or("unknown version"),
-                l.built_for,
-                l.path.as_deref().map_or("unknown path".into(), |p| p.display().to_string())
-            ),
-            format!("             libtorch_cuda.so loaded: {}", yes(l.cuda_library_loaded)),
-            format!(
-                "cuda         available: {}, devices: {}, cudnn: {}",
-                yes(self.cuda.available),
-                self.cuda.device_count,
-                yes(self.cuda.cudnn)
-            ),
-        ];
+        let mut lines = vec![format!("rlmon        {}", self.rlmon_version)];
+        match &l.error {
+            None => lines.extend([
+                format!(
+                    "libtorch     {} (built for {}) at {}",
+                    l.version.as_deref().unwrap_or("unknown version"),
+                    l.built_for,
+                    l.path.as_deref().map_or("unknown path".into(), |p| p.display().to_string())
+                ),
+                format!("             libtorch_cuda.so loaded: {}", yes(l.cuda_library_loaded)),
+                format!("             worker: {}", l.worker.as_deref().map_or("unknown".into(), |p| p.display().to_string())),
+                format!("cuda         available: {}, devices: {}, cudnn: {}", yes(self.cuda.available), self.cuda.device_count, yes(self.cuda.cudnn)),
+            ]),
+            Some(e) => lines.extend([
+                format!("libtorch     not checked: {e}"),
+                "             built-in workloads (lm, rlhf) cannot train; command and attached runs, check, replay and compare work".into(),
+                "cuda         not checked (libtorch is loaded by the worker)".into(),
+            ]),
+        }
         match &self.nvml {
             GpuStatus::Available { driver, gpus } => {
                 lines.push(format!("nvml         ok, driver {driver}"));
@@ -144,7 +161,7 @@ impl DoctorReport {
             "threads      {} cores; intra-op auto = {} for one run (libtorch default {}); OMP_NUM_THREADS={}, OMP_WAIT_POLICY={}",
             t.cores,
             t.auto_one_run,
-            t.libtorch_default,
+            t.libtorch_default.map_or("unknown".into(), |n| n.to_string()),
             t.omp_num_threads.as_deref().unwrap_or("unset"),
             t.omp_wait_policy.as_deref().unwrap_or("unset")
         ));
@@ -158,6 +175,18 @@ impl DoctorReport {
         ));
         lines.join("\n") + "\n"
     }
+}
+
+/// Asks the worker which libtorch it loads and what CUDA it sees (this loads
+/// libtorch and initialises CUDA in that process, not in rlmon).
+fn probe_worker(exe: &Path) -> std::result::Result<Probe, String> {
+    let out = std::process::Command::new(exe).arg("probe").stdin(std::process::Stdio::null()).output().map_err(|e| format!("cannot start it: {e}"))?;
+    if !out.status.success() {
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        let last = stderr.lines().rev().find(|l| !l.trim().is_empty()).unwrap_or("no message");
+        return Err(format!("it failed ({}): {last}", out.status));
+    }
+    serde_json::from_slice(&out.stdout).map_err(|e| format!("its answer is unreadable: {e}"))
 }
 
 /// Colour support from the environment: NO_COLOR wins, then COLORTERM, then TERM.

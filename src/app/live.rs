@@ -61,6 +61,7 @@ impl LiveSession {
         let mut tasks = Vec::with_capacity(n_runs);
         let mut run_tokens = Vec::with_capacity(n_runs);
         let jobs = telemetry::procs::JobPids::default();
+        let source = std::sync::Arc::new(workload::builtin::ConfigSource { path: config.path.clone(), text: config.text.clone() });
         for (id, run) in config.runs.into_iter().enumerate() {
             let threads = match run.threads {
                 Threads::Fixed(n) => n,
@@ -68,7 +69,7 @@ impl LiveSession {
             };
             let token = root.child_token();
             run_tokens.push(token.clone());
-            tasks.push(workload::spawn(id, run, threads, tx.clone(), token, jobs.clone()));
+            tasks.push(workload::spawn(id, run, threads, tx.clone(), token, jobs.clone(), source.clone()));
         }
         // Exporters on other machines (`[[telemetry.scrape]]`), read like local telemetry.
         tasks.extend(telemetry::scrape::spawn(&config.scrape, &tx, &root.child_token(), started));

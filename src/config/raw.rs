@@ -163,6 +163,8 @@ pub struct RawFaults {
     pub router_collapse_at: Option<u64>,
     pub memory_leak_mb_per_step: Option<f64>,
     pub oom_at: Option<u64>,
+    pub abort_at: Option<u64>,
+    pub segfault_at: Option<u64>,
     pub slowdown: Option<RawAtFactor>,
     pub nondeterminism: Option<RawNondeterminism>,
 }

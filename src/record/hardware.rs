@@ -3,7 +3,8 @@ use super::model::Hardware;
 use crate::session::GpuStatus;
 
 /// GPU model and driver from the session's NVML status, CPU model from
-/// `/proc/cpuinfo`, libtorch version from the loaded library.
+/// `/proc/cpuinfo`, libtorch version from the training workers (none when no
+/// built-in run started).
 pub fn describe(gpu: &GpuStatus) -> Hardware {
     let (gpu_model, gpu_driver) = match gpu {
         GpuStatus::Available { driver, gpus } => {
@@ -19,7 +20,7 @@ pub fn describe(gpu: &GpuStatus) -> Hardware {
         gpu_driver,
         cpu,
         cores: Some(crate::workload::threads::available_cores()),
-        libtorch_version: crate::telemetry::libtorch::loaded_libtorch_version(),
+        libtorch_version: crate::workload::builtin::libtorch_version(),
     }
 }
 

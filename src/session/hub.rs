@@ -236,40 +236,32 @@ impl Hub {
         self.raise(run, alert, now_s);
     }
 
-    /// Memory telemetry: totals for the runs' memory detectors, and the process's
-    /// own GPU memory and RSS watched for leaks. A process-wide series is
-    /// attributed to the first run on that device (host: the first run).
+    /// Memory telemetry: totals for the runs' memory detectors, and each run's
+    /// job's GPU memory (its training worker, or its program's process tree, as
+    /// NVML attributes it: `gpu{g}/run{i}_mem_bytes`) watched for leaks.
     fn watch_memory(&mut self, time_s: f64, values: &[(MetricName, f64)]) {
         let find = |name: &str| values.iter().find(|(n, _)| n == name).map(|(_, v)| *v);
         let host_total = find(catalog::host::MEM_TOTAL_BYTES);
+        let per_run: Vec<(usize, usize, f64)> =
+            values.iter().filter_map(|(n, v)| catalog::Gpu::parse_run_mem(n).map(|(g, r)| (g, r, *v))).collect();
         let mut raised = Vec::new();
         for (i, r) in self.state.runs.iter().enumerate() {
             let Some(monitor) = self.health.runs.get_mut(i) else { continue };
             if let Some(t) = host_total {
                 monitor.set_memory_total(catalog::MEM_RSS_BYTES, t);
-                monitor.set_memory_total(catalog::host::PROC_RSS_BYTES, t);
             }
             let gpu = r.device.strip_prefix("cuda:").and_then(|g| g.parse::<usize>().ok());
-            if let Some(g) = gpu {
+            if let Some(t) = gpu.and_then(|g| find(&catalog::gpu(g).mem_total_bytes())) {
+                monitor.set_memory_total(catalog::MEM_GPU_BYTES, t);
+            }
+            for &(g, _, bytes) in per_run.iter().filter(|(_, run, _)| *run == i) {
+                let metric = catalog::gpu(g).run_mem_bytes(i);
                 if let Some(t) = find(&catalog::gpu(g).mem_total_bytes()) {
-                    monitor.set_memory_total(catalog::MEM_GPU_BYTES, t);
-                    monitor.set_memory_total(&catalog::gpu(g).proc_mem_bytes(), t);
+                    monitor.set_memory_total(&metric, t);
                 }
-            }
-            let first_on_gpu = gpu.filter(|g| !self.state.runs[..i].iter().any(|q| q.device == format!("cuda:{g}")));
-            let mut watched = Vec::new();
-            if i == 0 {
-                watched.push(catalog::host::PROC_RSS_BYTES.to_owned());
-            }
-            if let Some(g) = first_on_gpu {
-                watched.push(catalog::gpu(g).proc_mem_bytes());
-            }
-            for metric in watched {
-                if let Some(v) = find(&metric) {
-                    let sample = self.state.telemetry.get(&metric).map_or(0, |s| s.len() as u64);
-                    if let Some(a) = monitor.observe_memory(&metric, sample, time_s, v) {
-                        raised.push((i, a));
-                    }
+                let sample = self.state.telemetry.get(&metric).map_or(0, |s| s.len() as u64);
+                if let Some(a) = monitor.observe_memory(&metric, sample, time_s, bytes) {
+                    raised.push((i, a));
                 }
             }
         }
@@ -430,6 +422,26 @@ mod tests {
         let lines: Vec<&str> = h.state.log.iter().map(|l| l.message.as_str()).collect();
         assert!(lines.iter().any(|l| l.starts_with("warn loss_spike at step 60:")), "{lines:?}");
         assert!(lines.iter().any(|l| l.starts_with("loss_spike at step 60 escalated to critical at step 65:")), "{lines:?}");
+    }
+
+    #[test]
+    fn a_runs_own_gpu_memory_is_watched_for_leaks_not_another_runs() {
+        let runs = vec![RunRecord::new("a".into(), "lm".into(), "cuda:0".into(), 10), RunRecord::new("b".into(), "lm".into(), "cuda:0".into(), 10)];
+        let mut h = Hub::new(SessionState::new("s".into(), runs));
+        let gpu = crate::metrics::catalog::gpu(0);
+        for sample in 0..400u64 {
+            let t = sample as f64 * 0.5;
+            // Run b's worker grows by 20 MiB a sample on an 80 GiB GPU; run a holds steady.
+            let values = vec![
+                (gpu.mem_total_bytes().into(), 80.0 * (1u64 << 30) as f64),
+                (gpu.run_mem_bytes(0).into(), (2u64 << 30) as f64),
+                (gpu.run_mem_bytes(1).into(), (2u64 << 30) as f64 + sample as f64 * 20.0 * (1u64 << 20) as f64),
+            ];
+            h.apply(Event::Telemetry { time_s: t, values }, t);
+        }
+        let leaks: Vec<(&str, &str)> = h.state.alerts.iter().filter(|a| a.kind == crate::health::AlertKind::MemoryLeak).map(|a| (a.run.as_str(), a.metric.as_str())).collect();
+        assert!(!leaks.is_empty(), "{:?}", h.state.alerts);
+        assert!(leaks.iter().all(|l| *l == ("b", "gpu0/run1_mem_bytes")), "{leaks:?}");
     }
 
     #[test]

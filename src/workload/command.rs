@@ -123,10 +123,14 @@ pub async fn run(ctx: &RunContext, cfg: &CommandConfig) -> RunOutcome {
 
 /// The program's process group. Dropped while armed (rlmon stopped waiting for
 /// the run), it kills the group so that nothing outlives rlmon.
-struct Group(Option<i32>);
+pub(crate) struct Group(Option<i32>);
 
 impl Group {
-    fn signal(&self, sig: i32) {
+    pub(crate) fn new(pgid: Option<i32>) -> Self {
+        Group(pgid)
+    }
+
+    pub(crate) fn signal(&self, sig: i32) {
         // 0 and 1 would mean rlmon's own group and every process: never those.
         if let Some(pgid) = self.0.filter(|p| *p > 1) {
             // SAFETY: kill has no memory effects; a group already gone gives ESRCH.
@@ -147,7 +151,7 @@ impl Group {
     }
 
     /// The group is gone: its id may be reused from now on.
-    fn disarm(&mut self) {
+    pub(crate) fn disarm(&mut self) {
         self.0 = None;
     }
 }
@@ -174,6 +178,10 @@ pub(crate) struct Gone;
 impl Sink {
     pub(crate) fn new(ctx: &RunContext) -> Self {
         Sink { tx: ctx.tx.clone(), run: ctx.id, started: ctx.started, dropped: 0 }
+    }
+
+    pub(crate) fn run(&self) -> RunId {
+        self.run
     }
 
     pub(crate) fn now_s(&self) -> f64 {

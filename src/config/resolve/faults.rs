@@ -47,6 +47,8 @@ pub(super) fn resolve(c: &Checker, i: usize, raw: RawFaults, replicas: usize, wo
             mb => mb,
         },
         oom_at: step("oom_at", raw.oom_at)?,
+        abort_at: step("abort_at", raw.abort_at)?,
+        segfault_at: step("segfault_at", raw.segfault_at)?,
         slowdown: at_factor("slowdown", raw.slowdown)?,
         nondeterminism: raw
             .nondeterminism

@@ -22,6 +22,11 @@ pub struct FaultConfig {
     /// Ask the device for an impossible allocation at this step: the out-of-memory
     /// error a real job dies of, failing this run only.
     pub oom_at: Option<u64>,
+    /// Abort the run's process at this step, as libtorch does on some internal
+    /// errors: only that run's worker goes down.
+    pub abort_at: Option<u64>,
+    /// Kill the run's process with SIGSEGV at this step (a crash in native code).
+    pub segfault_at: Option<u64>,
     /// Sleep so that steps take `factor` times as long from `at` on.
     pub slowdown: Option<AtFactor>,
     /// Perturb the weights of one replica at a step.

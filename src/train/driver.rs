@@ -9,12 +9,14 @@ use std::time::Instant;
 use anyhow::Result;
 use tch::Device;
 
-use super::common::schedule;
-use super::faults::FaultInjector;
-use super::{determinism, device, RunContext};
-use crate::config::OptimizerConfig;
-use crate::metrics::MetricName;
-use crate::session::RunOutcome;
+use crate::common::schedule;
+use crate::context::RunContext;
+use crate::faults::FaultInjector;
+use crate::{determinism, device};
+use rlmon::config::OptimizerConfig;
+use rlmon::metrics::catalog;
+use rlmon::metrics::MetricName;
+use rlmon::session::RunOutcome;
 
 /// Where and how a run trains, as the driver resolved it.
 #[derive(Debug, Clone, Copy)]
@@ -123,7 +125,13 @@ fn steps<T: Trainer>(ctx: &RunContext, trainer: &mut T, device: Device) -> Resul
         faults.after_step(step, device, t0.elapsed());
         let timing = StepTiming { lr, step_time_s: t0.elapsed().as_secs_f64() };
         let loss = T::loss(&stats);
-        if ctx.emit(step, trainer.metrics(stats, timing)).is_err() {
+        let mut metrics = trainer.metrics(stats, timing);
+        // The run's own process memory: what the memory-leak detector watches for a
+        // built-in run on the CPU (NVML attributes its GPU memory to it on CUDA).
+        if let Some(rss) = resident_bytes() {
+            metrics.push((catalog::MEM_RSS_BYTES.into(), rss));
+        }
+        if ctx.emit(step, metrics).is_err() {
             return Ok(RunOutcome::Cancelled);
         }
         if !loss.is_finite() {
@@ -133,17 +141,25 @@ fn steps<T: Trainer>(ctx: &RunContext, trainer: &mut T, device: Device) -> Resul
     Ok(RunOutcome::Finished)
 }
 
-pub use crate::error::panic_reason;
+pub use rlmon::error::panic_reason;
+
+/// This process's resident memory, from `/proc/self/statm` (pages).
+fn resident_bytes() -> Option<f64> {
+    let statm = std::fs::read_to_string("/proc/self/statm").ok()?;
+    let pages: f64 = statm.split_whitespace().nth(1)?.parse().ok()?;
+    // SAFETY: sysconf only reads a system constant.
+    let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
+    (page > 0).then(|| pages * page as f64)
+}
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::{SessionConfig, DEFAULT_OPTIMIZER};
-    use crate::metrics::catalog;
-    use crate::session::Event;
+    use rlmon::config::{SessionConfig, DEFAULT_OPTIMIZER};
+    use rlmon::metrics::catalog;
+    use rlmon::workload::protocol::{Decoder, Message};
+    use std::sync::atomic::{AtomicBool, Ordering};
     use std::sync::{Arc, Mutex};
-    use tokio::sync::mpsc;
-    use tokio_util::sync::CancellationToken;
 
     /// What a scripted trainer does, and what the driver did to it.
     #[derive(Default)]
@@ -154,7 +170,7 @@ mod tests {
         panic_at: Option<u64>,
         /// Cancels the run from inside this step (as a user's key would, mid-step).
         cancel_at: Option<u64>,
-        cancel: CancellationToken,
+        cancel: Arc<AtomicBool>,
         steps_seen: Mutex<Vec<(u64, f64)>>,
         torn_down: Mutex<bool>,
     }
@@ -181,7 +197,7 @@ mod tests {
 
         fn before_steps(&mut self, cancelled: &dyn Fn() -> bool) -> Result<bool> {
             if self.script.cancel_before_steps {
-                self.script.cancel.cancel();
+                self.script.cancel.store(true, Ordering::Relaxed);
             }
             Ok(!cancelled())
         }
@@ -196,7 +212,7 @@ mod tests {
                 panic!("boom at {step}");
             }
             if self.script.cancel_at == Some(step) {
-                self.script.cancel.cancel();
+                self.script.cancel.store(true, Ordering::Relaxed);
             }
             if self.script.nan_at == Some(step) { f64::NAN } else { 1.0 / step as f64 }
         }
@@ -215,22 +231,32 @@ mod tests {
     }
 
     /// Drives a scripted 4-step run on the CPU; returns its outcome and the events sent.
-    fn drive_script(script: &Arc<Script>) -> (RunOutcome, Vec<Event>) {
+    /// What the driver wrote, shared with the test.
+    #[derive(Clone, Default)]
+    struct Captured(Arc<Mutex<Vec<u8>>>);
+
+    impl std::io::Write for Captured {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.0.lock().unwrap().extend_from_slice(buf);
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    fn drive_script(script: &Arc<Script>) -> (RunOutcome, Vec<Message>) {
         let text = "[[run]]\nname = \"a\"\nworkload = \"lm\"\ndevice = \"cpu\"\nsteps = 4\nintra_op_threads = 1\n";
         let config = SessionConfig::from_str(text, std::path::Path::new("d.toml")).unwrap().runs.remove(0);
-        let (tx, mut rx) = mpsc::channel(64);
-        let ctx = RunContext { id: 0, config, threads: 1, tx, cancel: script.cancel.clone(), started: Instant::now(), jobs: Default::default() };
+        let out = Captured::default();
+        let ctx = RunContext::new(config, 1, Box::new(out.clone()), script.cancel.clone());
         let outcome = drive::<Scripted>(&ctx, script);
-        drop(ctx);
-        let mut events = Vec::new();
-        while let Ok(e) = rx.try_recv() {
-            events.push(e);
-        }
+        let events = Decoder::default().push(&out.0.lock().unwrap()).unwrap();
         (outcome, events)
     }
 
-    fn metric_steps(events: &[Event]) -> Vec<u64> {
-        events.iter().filter_map(|e| if let Event::Metrics { step, .. } = e { Some(*step) } else { None }).collect()
+    fn metric_steps(events: &[Message]) -> Vec<u64> {
+        events.iter().filter_map(|e| if let Message::Metrics { step, .. } = e { Some(*step) } else { None }).collect()
     }
 
     #[test]
@@ -238,12 +264,12 @@ mod tests {
         let script = Arc::new(Script::default());
         let (outcome, events) = drive_script(&script);
         assert_eq!(outcome, RunOutcome::Finished);
-        assert!(matches!(&events[0], Event::RunStarted { device, threads: 1, .. } if device == "cpu"));
+        assert!(matches!(&events[0], Message::Started { device, threads: 1, .. } if device == "cpu"));
         assert_eq!(metric_steps(&events), [1, 2, 3, 4]);
         let lrs: Vec<f64> = script.steps_seen.lock().unwrap().iter().map(|(_, lr)| *lr).collect();
         assert_eq!(lrs[..2], [0.5, 1.0], "linear warm-up over 2 steps");
         assert!(lrs[3] < lrs[2] && lrs[2] < 1.0, "then the cosine decay: {lrs:?}");
-        let Event::Metrics { values, .. } = &events[1] else { panic!("metrics after the start") };
+        let Message::Metrics { values, .. } = &events[1] else { panic!("metrics after the start") };
         assert_eq!(values[1], (MetricName::from(catalog::LR), 0.5), "the step's metrics carry the rate it used");
         assert!(*script.torn_down.lock().unwrap());
     }
@@ -266,7 +292,7 @@ mod tests {
         let script = Arc::new(Script { cancel_before_steps: true, ..Script::default() });
         let (outcome, events) = drive_script(&script);
         assert_eq!(outcome, RunOutcome::Cancelled);
-        assert!(matches!(events[..], [Event::RunStarted { .. }]), "started, then no step");
+        assert!(matches!(events[..], [Message::Started { .. }]), "started, then no step");
     }
 
     #[test]

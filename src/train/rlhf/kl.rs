@@ -4,8 +4,8 @@
 //! Both are unbiased; k3 has lower variance and is never negative.
 use tch::Tensor;
 
-use crate::config::rlhf::AdaptiveKl;
-use crate::config::KlEstimator;
+use rlmon::config::rlhf::AdaptiveKl;
+use rlmon::config::KlEstimator;
 
 /// Per-token estimates, same shape as the log-probabilities of the sampled tokens.
 pub fn per_token(logp: &Tensor, ref_logp: &Tensor, estimator: KlEstimator) -> Tensor {

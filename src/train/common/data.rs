@@ -5,8 +5,8 @@ use std::path::Path;
 use anyhow::{bail, Context, Result};
 use tch::{Device, Tensor};
 
-use crate::config::DataSource;
-use crate::workload::rng::SplitMix64;
+use rlmon::config::DataSource;
+use rlmon::workload::rng::SplitMix64;
 
 /// Size of the generated corpus: large enough that a tiny model cannot memorise it
 /// within a demo, small enough to build in milliseconds.

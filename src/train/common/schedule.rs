@@ -2,7 +2,7 @@
 //! `lr * min_lr_ratio` at the last step.
 use std::f64::consts::PI;
 
-use crate::config::OptimizerConfig;
+use rlmon::config::OptimizerConfig;
 
 /// The learning rate for 1-based `step` of `total`.
 pub fn lr_at(o: &OptimizerConfig, step: u64, total: u64) -> f64 {
@@ -19,7 +19,7 @@ pub fn lr_at(o: &OptimizerConfig, step: u64, total: u64) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::DEFAULT_OPTIMIZER;
+    use rlmon::config::DEFAULT_OPTIMIZER;
 
     #[test]
     fn warmup_then_cosine_to_the_floor() {

@@ -4,17 +4,17 @@ use anyhow::{Context, Result};
 use tch::nn;
 use tch::{Kind, Tensor};
 
-use crate::config::faults::FaultConfig;
-use crate::config::{LmConfig, OptimizerConfig};
-use crate::metrics::dimensionality::Dimensionality;
-use crate::metrics::{catalog, MetricName};
-use crate::workload::common::data::Corpus;
-use crate::workload::common::model::{ForwardOptions, TransformerLm};
-use crate::workload::common::moe;
-use crate::workload::common::optim::{adamw, clip_gradients};
-use crate::workload::driver::{Setup, StepTiming, Trainer};
-use crate::workload::faults::FaultInjector;
-use crate::workload::rng::SplitMix64;
+use rlmon::config::faults::FaultConfig;
+use rlmon::config::{LmConfig, OptimizerConfig};
+use rlmon::metrics::dimensionality::Dimensionality;
+use rlmon::metrics::{catalog, MetricName};
+use crate::common::data::Corpus;
+use crate::common::model::{ForwardOptions, TransformerLm};
+use crate::common::moe;
+use crate::common::optim::{adamw, clip_gradients};
+use crate::driver::{Setup, StepTiming, Trainer};
+use crate::faults::FaultInjector;
+use rlmon::workload::rng::SplitMix64;
 
 /// One optimisation step's observations.
 #[derive(Debug, Clone)]
@@ -87,6 +87,7 @@ impl Trainer for LmTrainer {
 }
 
 impl LmTrainer {
+    #[cfg(test)]
     pub fn parameter_count(&self) -> i64 {
         self.vs.trainable_variables().iter().map(Tensor::numel).map(|n| n as i64).sum()
     }
@@ -164,15 +165,15 @@ fn dimensionality_metrics(hidden: &[(usize, Tensor)]) -> Vec<(MetricName, f64)> 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::{DataSource, ModelConfig, MoeConfig, NdtConfig, DEFAULT_OPTIMIZER};
-    use crate::workload::common::schedule;
-    use crate::workload::determinism;
+    use rlmon::config::{DataSource, ModelConfig, MoeConfig, NdtConfig, DEFAULT_OPTIMIZER};
+    use crate::common::schedule;
+    use crate::determinism;
     use tch::Device;
 
     fn tiny() -> LmConfig {
         LmConfig {
             model: ModelConfig { layers: 1, d_model: 32, heads: 2, seq_len: 16, vocab: 256 },
-            optimizer: crate::config::OptimizerConfig { warmup_steps: 2, ..DEFAULT_OPTIMIZER },
+            optimizer: rlmon::config::OptimizerConfig { warmup_steps: 2, ..DEFAULT_OPTIMIZER },
             batch_size: 8,
             data: DataSource::Synthetic,
             moe: None,
@@ -247,7 +248,7 @@ mod tests {
     /// The same seeded steps with faults from a config's `[run.faults]` table.
     fn faulty(cfg: &LmConfig, faults_toml: &str, steps: u64) -> Vec<StepStats> {
         let text = format!("[[run]]\nname = \"a\"\nworkload = \"lm\"\nsteps = 10\n[run.moe]\nexperts = 4\nlayers = [0]\n[run.faults]\n{faults_toml}\n");
-        let run = crate::config::SessionConfig::from_str(&text, std::path::Path::new("f.toml")).unwrap().runs.remove(0);
+        let run = rlmon::config::SessionConfig::from_str(&text, std::path::Path::new("f.toml")).unwrap().runs.remove(0);
         let mut trainer = cpu_trainer(cfg, 3, true);
         let injector = FaultInjector::new(&run);
         (1..=steps).map(|step| trainer.step(step, injector.lr(step, 1e-3), &injector)).collect()
@@ -268,5 +269,37 @@ mod tests {
         let load = |s: &StepStats, e: usize| s.extra.iter().find(|(k, _)| *k == format!("moe/L0/load/E{e}")).unwrap().1;
         assert!(load(&collapsed[0], 0) < 0.9);
         assert!((load(&collapsed[1], 0) + load(&collapsed[1], 1) - 1.0).abs() < 1e-6, "every choice on experts 0 and 1");
+    }
+
+    /// The CUDA path for real where a GPU exists (tests/cuda.rs runs it through
+    /// rlmon too); elsewhere it says it skipped.
+    #[test]
+    fn lm_trains_on_cuda_when_available() {
+        if !tch::Cuda::is_available() {
+            eprintln!("skipped: CUDA not available on this machine (libtorch_cuda loaded, no GPU or driver)");
+            return;
+        }
+        let cfg = LmConfig {
+            model: ModelConfig { layers: 1, d_model: 64, heads: 4, seq_len: 32, vocab: 256 },
+            optimizer: DEFAULT_OPTIMIZER,
+            batch_size: 8,
+            data: DataSource::Synthetic,
+            // MoE routing and the dimensionality SVD run on the GPU too.
+            moe: Some(MoeConfig { experts: 4, top_k: 2, layers: vec![0], capacity_factor: 1.25, aux_loss_coef: 0.01, z_loss_coef: 0.001, bias_balancing: 0.0 }),
+            ndt: Some(NdtConfig { every: 10, layers: vec![0] }),
+        };
+        let setup = Setup { device: Device::Cuda(0), seed: 0, deterministic: true };
+        let corpus = LmTrainer::prepare(&cfg, &setup).unwrap();
+        let mut trainer = LmTrainer::setup(&cfg, corpus, &setup).unwrap();
+        let mut first = None;
+        let mut last = 0.0;
+        let faults = FaultInjector::none();
+        for step in 1..=30 {
+            let stats = trainer.step(step, 3e-3, &faults);
+            assert!(stats.extra.iter().any(|(n, _)| n == "moe/L0/load/E0"));
+            last = stats.loss;
+            first.get_or_insert(last);
+        }
+        assert!(last < first.unwrap() - 0.5, "loss fell on CUDA: {first:?} -> {last}");
     }
 }

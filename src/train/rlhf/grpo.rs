@@ -5,7 +5,7 @@ use tch::Tensor;
 
 use super::kl;
 use super::ppo::{clipped_surrogate, masked_mean, Surrogate};
-use crate::config::KlEstimator;
+use rlmon::config::KlEstimator;
 
 /// Added to the group's standard deviation, as in TRL, so that near-identical rewards
 /// do not blow up.

@@ -4,11 +4,11 @@
 use tch::{Device, Kind, Tensor};
 
 use super::reward::Response;
-use crate::config::rlhf::ARITHMETIC_PROMPT_LEN;
-use crate::config::{RewardKind, RlhfConfig};
-use crate::workload::common::data::synthetic_text;
-use crate::workload::common::model::TransformerLm;
-use crate::workload::rng::SplitMix64;
+use rlmon::config::rlhf::ARITHMETIC_PROMPT_LEN;
+use rlmon::config::{RewardKind, RlhfConfig};
+use crate::common::data::synthetic_text;
+use crate::common::model::TransformerLm;
+use rlmon::workload::rng::SplitMix64;
 
 /// Corpus text prompts are cut from (the pretraining corpus is separate and larger).
 const PROMPT_CORPUS_BYTES: usize = 1 << 18;
@@ -180,7 +180,7 @@ mod tests {
 
     #[test]
     fn prompts_have_the_configured_length_and_groups_repeat() {
-        let mut cfg = super::super::tests::tiny_config(crate::config::RlAlgorithm::Grpo);
+        let mut cfg = super::super::tests::tiny_config(rlmon::config::RlAlgorithm::Grpo);
         let source = PromptSource::new(&cfg, 3);
         let mut rng = SplitMix64::new(0);
         let batch = source.draw_batch(&mut rng, 8, 4);

@@ -1,7 +1,7 @@
 //! Resolves a run's device request against what libtorch can reach.
 use tch::{Cuda, Device};
 
-use crate::config::DeviceRequest;
+use rlmon::config::DeviceRequest;
 
 /// The libtorch device for a request, or why it cannot be had.
 pub fn resolve(request: DeviceRequest) -> Result<Device, String> {

@@ -14,19 +14,19 @@ pub mod trainer;
 #[cfg(test)]
 pub(crate) mod tests {
     use super::trainer::{RlhfTrainer, StepStats};
-    use crate::config::rlhf::DEFAULT_RLHF;
-    use crate::config::{KlEstimator, ModelConfig, RewardKind, RlAlgorithm, RlhfConfig};
-    use crate::metrics::{catalog, MetricName};
-    use crate::workload::determinism;
-    use crate::workload::driver::{StepTiming, Trainer};
-    use crate::workload::faults::FaultInjector;
+    use rlmon::config::rlhf::DEFAULT_RLHF;
+    use rlmon::config::{KlEstimator, ModelConfig, RewardKind, RlAlgorithm, RlhfConfig};
+    use rlmon::metrics::{catalog, MetricName};
+    use crate::determinism;
+    use crate::driver::{StepTiming, Trainer};
+    use crate::faults::FaultInjector;
     use tch::{Device, Tensor};
 
     pub(crate) fn tiny_config(algorithm: RlAlgorithm) -> RlhfConfig {
         let d = DEFAULT_RLHF;
         RlhfConfig {
             model: ModelConfig { layers: 1, d_model: 32, heads: 2, seq_len: 24, vocab: 256 },
-            optimizer: crate::config::OptimizerConfig { lr: 1e-3, ..crate::config::rlhf::RLHF_OPTIMIZER },
+            optimizer: rlmon::config::OptimizerConfig { lr: 1e-3, ..rlmon::config::rlhf::RLHF_OPTIMIZER },
             batch_size: 8,
             algorithm,
             reward: RewardKind::Target(b"e".to_vec()),

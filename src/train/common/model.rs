@@ -6,7 +6,7 @@ use tch::nn::{self, Module};
 use tch::{Kind, Tensor};
 
 use super::moe::{MoeMlp, Routing};
-use crate::config::{ModelConfig, MoeConfig};
+use rlmon::config::{ModelConfig, MoeConfig};
 
 /// Parameter group without weight decay (LayerNorm gains and biases).
 pub const NO_DECAY_GROUP: usize = 1;

@@ -4,7 +4,7 @@ use tch::nn::{self, OptimizerConfig as _};
 use tch::{Kind, Tensor};
 
 use super::model::NO_DECAY_GROUP;
-use crate::config::OptimizerConfig;
+use rlmon::config::OptimizerConfig;
 
 const ADAM_EPS: f64 = 1e-8;
 

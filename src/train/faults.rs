@@ -7,8 +7,8 @@ use std::time::Duration;
 use tch::nn::VarStore;
 use tch::{Device, Kind, Tensor};
 
-use crate::config::faults::FaultConfig;
-use crate::config::RunConfig;
+use rlmon::config::faults::FaultConfig;
+use rlmon::config::RunConfig;
 
 /// How much the perturbed replica's weights are scaled: small enough to look like
 /// float noise at first, large enough to grow into a visible difference.
@@ -31,6 +31,7 @@ impl FaultInjector {
         FaultInjector { cfg: run.faults, perturbed_replica, leaked: Vec::new() }
     }
 
+    #[cfg(test)]
     /// No faults (tests and tools that drive a trainer directly).
     pub fn none() -> Self {
         FaultInjector { cfg: FaultConfig::default(), perturbed_replica: false, leaked: Vec::new() }
@@ -87,6 +88,20 @@ impl FaultInjector {
             // out-of-memory error, which ends this run as a real one would.
             let _impossible = Tensor::ones([1i64 << 50], (Kind::Float, device));
         }
+        if self.cfg.abort_at == Some(step) {
+            eprintln!("rlmon fault: abort_at = {step}: aborting the training process");
+            std::process::abort();
+        }
+        if self.cfg.segfault_at == Some(step) {
+            eprintln!("rlmon fault: segfault_at = {step}: raising SIGSEGV in the training process");
+            // The default action, as for a real fault: Rust's own handler (stack
+            // overflow detection) would let a raised, not faulted, SIGSEGV pass.
+            // SAFETY: resetting a handler and raising a signal touch no Rust memory.
+            unsafe {
+                libc::signal(libc::SIGSEGV, libc::SIG_DFL);
+                libc::raise(libc::SIGSEGV);
+            }
+        }
         if let Some(mb) = self.cfg.memory_leak_mb_per_step {
             let floats = (mb * 1024.0 * 1024.0 / 4.0) as i64;
             // Ones, not zeros: the pages must be written to count as used memory.
@@ -98,6 +113,7 @@ impl FaultInjector {
         }
     }
 
+    #[cfg(test)]
     /// Bytes held by the memory-leak fault so far.
     pub fn leaked_bytes(&self) -> u64 {
         self.leaked.iter().map(|t| t.numel() as u64 * 4).sum()
@@ -107,8 +123,8 @@ impl FaultInjector {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::faults::{AtFactor, Nondeterminism};
-    use crate::config::SessionConfig;
+    use rlmon::config::faults::{AtFactor, Nondeterminism};
+    use rlmon::config::SessionConfig;
     use std::path::Path;
 
     fn run_config(faults: &str) -> Vec<RunConfig> {

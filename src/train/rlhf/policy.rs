@@ -3,8 +3,8 @@
 use tch::nn::{self, Module};
 use tch::{Device, Kind, Tensor};
 
-use crate::config::ModelConfig;
-use crate::workload::common::model::{ForwardOptions, TransformerLm};
+use rlmon::config::ModelConfig;
+use crate::common::model::{ForwardOptions, TransformerLm};
 
 pub struct Policy {
     pub vs: nn::VarStore,

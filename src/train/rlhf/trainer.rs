@@ -8,15 +8,15 @@ use tch::{Device, Kind, Tensor};
 use super::policy::{Evaluation, Policy};
 use super::rollout::{self, PromptSource, Rollout, SampleSettings};
 use super::{grpo, kl, ppo, reward};
-use crate::config::faults::FaultConfig;
-use crate::config::{DataSource, OptimizerConfig, RewardKind, RlAlgorithm, RlhfConfig, DEFAULT_OPTIMIZER};
-use crate::metrics::{catalog, MetricName};
-use crate::workload::common::data::Corpus;
-use crate::workload::common::optim::{adamw, clip_gradients};
-use crate::workload::common::schedule;
-use crate::workload::driver::{Setup, StepTiming, Trainer};
-use crate::workload::faults::FaultInjector;
-use crate::workload::rng::SplitMix64;
+use rlmon::config::faults::FaultConfig;
+use rlmon::config::{DataSource, OptimizerConfig, RewardKind, RlAlgorithm, RlhfConfig, DEFAULT_OPTIMIZER};
+use rlmon::metrics::{catalog, MetricName};
+use crate::common::data::Corpus;
+use crate::common::optim::{adamw, clip_gradients};
+use crate::common::schedule;
+use crate::driver::{Setup, StepTiming, Trainer};
+use crate::faults::FaultInjector;
+use rlmon::workload::rng::SplitMix64;
 /// Mixed into the seed for the pretraining data order, so it differs from prompts.
 const PRETRAIN_STREAM: u64 = 0x7072_6574_7261_696e;
 
@@ -199,6 +199,7 @@ impl RlhfTrainer {
         })
     }
 
+    #[cfg(test)]
     pub fn policy_vars(&self) -> &nn::VarStore {
         &self.policy.vs
     }

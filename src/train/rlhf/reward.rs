@@ -1,5 +1,5 @@
 //! Programmatic rewards of a response, computed on its bytes. Pure functions.
-use crate::config::RewardKind;
+use rlmon::config::RewardKind;
 
 /// What a response is scored on.
 #[derive(Debug, Clone, Copy)]

@@ -10,7 +10,7 @@
 use tch::nn::{self, Module};
 use tch::{Kind, Tensor};
 
-use crate::config::MoeConfig;
+use rlmon::config::MoeConfig;
 
 /// Router logit added to experts 0 and 1 by the `router_collapse_at` fault: large
 /// enough to saturate the softmax, so the router gets no gradient to undo it and
@@ -63,10 +63,6 @@ impl MoeMlp {
             bias: Tensor::zeros([cfg.experts as i64], (Kind::Float, p.device())),
             bias_step: cfg.bias_balancing,
         }
-    }
-
-    pub fn experts(&self) -> usize {
-        self.experts.len()
     }
 
     /// `x`: `[tokens, d_model]` (already normalised). `collapse`: the router-collapse
