@@ -13,7 +13,7 @@ use arrow_schema::{DataType, Field, Schema};
 use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 use parquet::arrow::ArrowWriter;
 use parquet::basic::{Compression, Encoding, ZstdLevel};
-use parquet::file::metadata::KeyValue;
+use parquet::file::metadata::{KeyValue, ParquetMetaData};
 use parquet::file::properties::WriterProperties;
 use parquet::schema::types::ColumnPath;
 
@@ -211,8 +211,10 @@ fn read_from<R: parquet::file::reader::ChunkReader + 'static>(source: R) -> Resu
 }
 
 fn read_parquet<R: parquet::file::reader::ChunkReader + 'static>(source: R) -> Result<Recording, BadFile> {
+    let file_len = source.len();
     let builder = ParquetRecordBatchReaderBuilder::try_new(source)
         .map_err(|e| BadFile(format!("not a readable Parquet file (truncated or corrupted?): {e}")))?;
+    check_claims(builder.metadata(), file_len)?;
     let meta = parse_meta(builder.metadata().file_metadata().key_value_metadata())?;
     let fields = builder.schema().fields();
     for name in ["run", "step", "time_s", "metric", "value"] {
@@ -227,6 +229,26 @@ fn read_parquet<R: parquet::file::reader::ChunkReader + 'static>(source: R) -> R
         append_batch(&batch, &meta, &mut points)?;
     }
     Ok(Recording::from_parts(meta, points))
+}
+
+/// The footer is believed only as far as the file goes: a column chunk said to
+/// lie past the file's end (a damaged or forged footer claiming terabytes) is a
+/// corrupted file, said as such before any page is read or any buffer sized by it.
+fn check_claims(meta: &ParquetMetaData, file_len: u64) -> Result<(), BadFile> {
+    for (g, group) in meta.row_groups().iter().enumerate() {
+        for column in group.columns() {
+            let start = column.dictionary_page_offset().unwrap_or_else(|| column.data_page_offset());
+            let len = column.compressed_size();
+            let end = u64::try_from(start).ok().zip(u64::try_from(len).ok()).and_then(|(s, l)| s.checked_add(l));
+            if end.is_none_or(|end| end > file_len) {
+                return Err(BadFile(format!(
+                    "corrupted footer: row group {g} claims {len} bytes of `{}` at byte {start}, but the file has {file_len}",
+                    column.column_path()
+                )));
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Parses and checks the `rlmon` metadata.
@@ -329,6 +351,42 @@ pub fn write_in(dir: &Path, stem: &str, rec: &Recording) -> std::io::Result<Path
 mod tests {
     use super::*;
     use crate::record::model::tests::{live_and_recorded, same_series};
+
+    /// A footer rewritten so that every column chunk claims a terabyte: refused by
+    /// name before any page is read.
+    #[test]
+    fn a_footer_claiming_terabytes_is_refused_before_reading() {
+        use parquet::file::metadata::{ParquetMetaDataReader, ParquetMetaDataWriter};
+        let (_, rec) = live_and_recorded();
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s.rlmon.parquet");
+        write(&path, &rec).unwrap();
+        let bytes = std::fs::read(&path).unwrap();
+        let file = File::open(&path).unwrap();
+        let meta = ParquetMetaDataReader::new().parse_and_finish(&file).unwrap();
+        let footer_len = u32::from_le_bytes(bytes[bytes.len() - 8..bytes.len() - 4].try_into().unwrap()) as usize;
+        let data = &bytes[..bytes.len() - 8 - footer_len];
+        let mut builder = meta.into_builder();
+        let groups = builder
+            .take_row_groups()
+            .into_iter()
+            .map(|g| {
+                let columns = g.columns().iter().map(|c| c.clone().into_builder().set_total_compressed_size(1 << 40).build().unwrap()).collect();
+                g.into_builder().set_column_metadata(columns).build().unwrap()
+            })
+            .collect();
+        let forged_meta = builder.set_row_groups(groups).build();
+        let mut footer = Vec::new();
+        // The writer adds the footer's length and the magic itself.
+        ParquetMetaDataWriter::new(&mut footer, &forged_meta).finish().unwrap();
+        let forged = [data, &footer[..]].concat();
+        let forged_path = dir.path().join("forged.parquet");
+        std::fs::write(&forged_path, &forged).unwrap();
+        for result in [read(&forged_path), read_bytes(&forged)] {
+            let err = result.err().expect("a forged footer is refused").0;
+            assert!(err.contains("corrupted footer") && err.contains("1099511627776 bytes"), "{err}");
+        }
+    }
 
     #[test]
     fn round_trip_keeps_every_point_and_the_metadata() {
