@@ -227,6 +227,46 @@ fn a_snapshot_cut_at_every_tenth_of_its_length_is_refused_by_name() {
     }
 }
 
+/// The snapshot's footer re-encoded with every column chunk claiming a terabyte
+/// (and, separately, its row groups claiming 2^62 rows): refused, never allocated.
+#[test]
+fn a_snapshot_whose_footer_claims_terabytes_is_refused_by_name() {
+    use parquet::file::metadata::{ParquetMetaDataReader, ParquetMetaDataWriter};
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let path = record_session(d, 300);
+    let bytes = std::fs::read(&path).unwrap();
+    let meta = ParquetMetaDataReader::new().parse_and_finish(&std::fs::File::open(&path).unwrap()).unwrap();
+    let footer_len = u32::from_le_bytes(bytes[bytes.len() - 8..bytes.len() - 4].try_into().unwrap()) as usize;
+    let data = &bytes[..bytes.len() - 8 - footer_len];
+    let forge = |huge_chunks: bool| {
+        let mut builder = meta.clone().into_builder();
+        let groups = builder
+            .take_row_groups()
+            .into_iter()
+            .map(|g| {
+                let columns = g.columns().iter().map(|c| if huge_chunks { c.clone().into_builder().set_total_compressed_size(1 << 40).build().unwrap() } else { c.clone() }).collect();
+                let rows = if huge_chunks { g.num_rows() } else { 1 << 62 };
+                g.into_builder().set_column_metadata(columns).set_num_rows(rows).build().unwrap()
+            })
+            .collect();
+        let mut footer = Vec::new();
+        ParquetMetaDataWriter::new(&mut footer, &builder.set_row_groups(groups).build()).finish().unwrap();
+        [data, &footer[..]].concat()
+    };
+    write(d, "terabytes.rlmon.parquet", forge(true));
+    for args in [&["replay", "--headless", "--speed", "max", "terabytes.rlmon.parquet"][..], &["check", "terabytes.rlmon.parquet"], &["compare", "terabytes.rlmon.parquet", "terabytes.rlmon.parquet"]] {
+        let err = refused(d, args, "terabytes.rlmon.parquet");
+        assert!(err.contains("corrupted footer"), "{err}");
+    }
+    write(d, "rows.rlmon.parquet", forge(false));
+    // A row count the pages do not hold is not believed either: the rows that are
+    // there are read, with no buffer sized by the claim.
+    let out = rlmon_in(d, &["check", "--json", "rows.rlmon.parquet"], LIMIT);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert_eq!(json(&out)["runs"][0]["last_step"], 299, "{}", out.stdout);
+}
+
 /// Kills rlmon (SIGKILL) mid-session so its journal stays; returns the journal folder.
 fn interrupted_journal(dir: &Path) -> Option<PathBuf> {
     let script = "import json, time\nfor i in range(100000):\n    print(json.dumps({'step': i, 'loss': 2.0 / (1 + i * 0.01)}), flush=True)\n    time.sleep(0.002)";
