@@ -142,9 +142,16 @@ fn bad_flags_exit_2() {
     assert_eq!(steps.status.code(), Some(2));
 }
 
+/// Whether the training worker sees a GPU (`rlmon-train probe`).
+fn cuda_available() -> bool {
+    let out = StdCommand::new(assert_cmd::cargo::cargo_bin("rlmon-train")).arg("probe").output().unwrap();
+    let probe: Value = serde_json::from_slice(&out.stdout).unwrap();
+    probe["cuda_available"] == true
+}
+
 #[test]
 fn a_failing_run_fails_alone_and_exits_1() {
-    if tch::Cuda::is_available() {
+    if cuda_available() {
         eprintln!("skipped: this test needs a machine without CUDA (it asks for a missing GPU)");
         return;
     }
@@ -159,6 +166,22 @@ fn a_failing_run_fails_alone_and_exits_1() {
     assert_eq!(runs[0]["steps"], 25);
     assert_eq!(runs[1]["state"], "failed");
     assert!(runs[1]["error"].as_str().unwrap().contains("CUDA is not available"), "{}", runs[1]["error"]);
+}
+
+/// Without the training worker, built-in runs fail saying how to get it; command
+/// runs and the rest of the session are unaffected.
+#[test]
+fn a_missing_training_worker_fails_built_in_runs_with_the_fix() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = format!("{SMALL_RUN}\n[[run]]\nname = \"cmd\"\nworkload = \"command\"\ncommand = [\"python3\", \"-c\", \"print('{{\\\"step\\\": 1, \\\"loss\\\": 1.0}}')\"]\n");
+    let path = write_config(dir.path(), &text);
+    let out = rlmon(dir.path()).args(["watch", "--headless", "--json", "--config"]).arg(&path).env("RLMON_TRAIN_BIN", dir.path().join("nowhere")).output().unwrap();
+    assert_eq!(out.status.code(), Some(1), "{}", String::from_utf8_lossy(&out.stderr));
+    let summary: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let runs = summary["runs"].as_array().unwrap();
+    assert_eq!(runs[0]["state"], "failed");
+    assert!(runs[0]["error"].as_str().unwrap().contains("RLMON_TRAIN_BIN="), "{}", runs[0]["error"]);
+    assert_eq!(runs[1]["state"], "finished", "{}", runs[1]);
 }
 
 #[test]
