@@ -25,6 +25,7 @@ pub const TARGETS: &[(&str, fn(&[u8]))] = &[
     ("theme", theme),
     ("snapshot", snapshot),
     ("journal", journal),
+    ("worker", worker),
 ];
 
 /// The target named `name`.
@@ -83,6 +84,16 @@ fn journal(data: &[u8]) {
         }
     }
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The training worker's stdout as rlmon reads it (frames arriving in pieces).
+fn worker(data: &[u8]) {
+    let mut decoder = crate::workload::protocol::Decoder::default();
+    for piece in data.chunks(7) {
+        if decoder.push(piece).is_err() {
+            return;
+        }
+    }
 }
 
 fn tempfile_dir() -> std::io::Result<std::path::PathBuf> {
