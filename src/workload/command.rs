@@ -310,57 +310,6 @@ pub(crate) fn follow(source: &MetricsSource, format: Option<Format>, sink: Sink,
     })
 }
 
-/// Follows a folder of TensorBoard event files until `stop`, then reads it one last
-/// time. Each folder under it is one stream (its own steps, resumes and report).
-async fn follow_events(dir: std::path::PathBuf, mut sink: Sink, stop: CancellationToken) {
-    let mut events = events_dir::EventDir::new(dir.clone());
-    let mut streams: std::collections::BTreeMap<String, MetricStream> = std::collections::BTreeMap::new();
-    let mut skips = 0;
-    let mut failing = false;
-    loop {
-        let last = stop.is_cancelled();
-        match events.poll() {
-            Ok(records) => {
-                failing = false;
-                let now = sink.now_s();
-                let mut outs = Vec::new();
-                for r in records {
-                    let stream = streams.entry(r.stream.clone()).or_insert_with(|| MetricStream::new(&dir, Some(Format::TensorBoard), false));
-                    outs.extend(stream.record(events_dir::prefixed(&r.stream, r.line), now));
-                }
-                for stream in streams.values_mut() {
-                    outs.extend(stream.flush());
-                }
-                if sink.stream(outs, LogLevel::Info, &mut skips).await.is_err() {
-                    return;
-                }
-            }
-            Err(e) if !failing => {
-                failing = true;
-                if sink.log(LogLevel::Warn, format!("cannot read event files under {}: {e}", dir.display())).is_err() {
-                    return;
-                }
-            }
-            Err(_) => {}
-        }
-        if last {
-            break;
-        }
-        pause(TAIL_PERIOD, &stop).await;
-    }
-    let now = sink.now_s();
-    let outs: Vec<StreamOut> = streams.values_mut().flat_map(|s| s.finish(now)).collect();
-    if events.files() == 0 {
-        let _ = sink.log(LogLevel::Warn, format!("no TensorBoard event files appeared under {}: no metrics were read", dir.display()));
-    }
-    if sink.stream(outs, LogLevel::Info, &mut skips).await.is_ok() {
-        if skips > SKIPS_SHOWN {
-            let _ = sink.log(LogLevel::Warn, format!("{skips} records of the event files skipped in all"));
-        }
-        sink.flush().await;
-    }
-}
-
 /// Follows every file matching `pattern` until `stop`, each as the stream of one
 /// rank (the number in its name, else its place among the files found); files
 /// that appear later are followed from then on. A file last written before the
@@ -414,37 +363,43 @@ async fn follow_glob(pattern: std::path::PathBuf, format: Option<Format>, mut lo
     }
 }
 
-/// Follows a metrics file until `stop`, then reads it one last time.
-async fn follow_file(path: std::path::PathBuf, mut metrics: MetricStream, mut sink: Sink, stop: CancellationToken) {
-    let mut tail = tail::Tail::new(path.clone());
-    let mut splitter = LineSplitter::default();
+/// A source a run's metrics are followed from: polled every [`TAIL_PERIOD`] while
+/// the program runs, read one last time when it ends.
+trait Followed {
+    /// What is new since the last poll: points and notes for the events pane.
+    fn poll(&mut self, now_s: f64, notes: &mut Vec<String>) -> std::io::Result<Vec<StreamOut>>;
+    /// The end of the source: what is left (a last line without its newline, streams
+    /// finishing) and notes (a source that never appeared).
+    fn finish(&mut self, now_s: f64, notes: &mut Vec<String>) -> Vec<StreamOut>;
+    /// The source, in a sentence: `metrics file x`.
+    fn what(&self) -> String;
+    /// The unit skipped lines are counted in: `lines of the metrics file`.
+    fn skipped_unit(&self) -> &'static str;
+}
+
+/// Follows `source` until `stop`, then reads it one last time. A read that fails is
+/// said once, and again only after one has worked.
+async fn follow_until_stopped(mut source: impl Followed, mut sink: Sink, stop: CancellationToken) {
     let mut skips = 0;
     let mut failing = false;
+    let mut notes = Vec::new();
     loop {
         let last = stop.is_cancelled();
-        match tail.poll() {
-            Ok(read) => {
+        match source.poll(sink.now_s(), &mut notes) {
+            Ok(outs) => {
                 failing = false;
-                let mut lines = splitter.push(&read.bytes);
-                if let Some(restart) = read.restarted {
-                    // A partial line of the old file never gets its end.
-                    splitter.reset();
-                    let message = format!("metrics file {} was {}: reading it from the start", path.display(), restart.why);
-                    if sink.log(LogLevel::Info, message).is_err() {
+                for note in notes.drain(..) {
+                    if sink.log(LogLevel::Info, note).is_err() {
                         return;
                     }
-                    lines.extend(splitter.push(&restart.after));
                 }
-                let now = sink.now_s();
-                let mut outs: Vec<StreamOut> = lines.into_iter().flat_map(|l| metrics.line(l, now)).collect();
-                outs.extend(metrics.flush());
                 if sink.stream(outs, LogLevel::Info, &mut skips).await.is_err() {
                     return;
                 }
             }
             Err(e) if !failing => {
                 failing = true;
-                if sink.log(LogLevel::Warn, format!("cannot read metrics file {}: {e}", path.display())).is_err() {
+                if sink.log(LogLevel::Warn, format!("cannot read {}: {e}", source.what())).is_err() {
                     return;
                 }
             }
@@ -455,19 +410,108 @@ async fn follow_file(path: std::path::PathBuf, mut metrics: MetricStream, mut si
         }
         pause(TAIL_PERIOD, &stop).await;
     }
-    let now = sink.now_s();
-    let mut outs = Vec::new();
-    if let Some(line) = splitter.finish() {
-        outs.extend(metrics.line(line, now));
-    }
-    outs.extend(metrics.finish(now));
-    if !tail.found() {
-        let _ = sink.log(LogLevel::Warn, format!("metrics file {} never appeared: no metrics were read", path.display()));
+    let outs = source.finish(sink.now_s(), &mut notes);
+    for note in notes {
+        let _ = sink.log(LogLevel::Warn, note);
     }
     if sink.stream(outs, LogLevel::Info, &mut skips).await.is_ok() {
         if skips > SKIPS_SHOWN {
-            let _ = sink.log(LogLevel::Warn, format!("{skips} lines of the metrics file skipped in all"));
+            let _ = sink.log(LogLevel::Warn, format!("{skips} {} skipped in all", source.skipped_unit()));
         }
         sink.flush().await;
     }
+}
+
+/// A folder of TensorBoard event files. Each folder under it is one stream (its
+/// own steps, resumes and report).
+struct EventFolder {
+    dir: std::path::PathBuf,
+    events: events_dir::EventDir,
+    streams: std::collections::BTreeMap<String, MetricStream>,
+}
+
+impl Followed for EventFolder {
+    fn poll(&mut self, now_s: f64, _: &mut Vec<String>) -> std::io::Result<Vec<StreamOut>> {
+        let mut outs = Vec::new();
+        for r in self.events.poll()? {
+            let dir = &self.dir;
+            let stream = self.streams.entry(r.stream.clone()).or_insert_with(|| MetricStream::new(dir, Some(Format::TensorBoard), false));
+            outs.extend(stream.record(events_dir::prefixed(&r.stream, r.line), now_s));
+        }
+        for stream in self.streams.values_mut() {
+            outs.extend(stream.flush());
+        }
+        Ok(outs)
+    }
+
+    fn finish(&mut self, now_s: f64, notes: &mut Vec<String>) -> Vec<StreamOut> {
+        if self.events.files() == 0 {
+            notes.push(format!("no TensorBoard event files appeared under {}: no metrics were read", self.dir.display()));
+        }
+        self.streams.values_mut().flat_map(|s| s.finish(now_s)).collect()
+    }
+
+    fn what(&self) -> String {
+        format!("event files under {}", self.dir.display())
+    }
+
+    fn skipped_unit(&self) -> &'static str {
+        "records of the event files"
+    }
+}
+
+/// A metrics file, surviving truncation and rotation.
+struct MetricsFile {
+    path: std::path::PathBuf,
+    tail: tail::Tail,
+    splitter: LineSplitter,
+    metrics: MetricStream,
+}
+
+impl Followed for MetricsFile {
+    fn poll(&mut self, now_s: f64, notes: &mut Vec<String>) -> std::io::Result<Vec<StreamOut>> {
+        let read = self.tail.poll()?;
+        let mut lines = self.splitter.push(&read.bytes);
+        if let Some(restart) = read.restarted {
+            // A partial line of the old file never gets its end.
+            self.splitter.reset();
+            notes.push(format!("metrics file {} was {}: reading it from the start", self.path.display(), restart.why));
+            lines.extend(self.splitter.push(&restart.after));
+        }
+        let mut outs: Vec<StreamOut> = lines.into_iter().flat_map(|l| self.metrics.line(l, now_s)).collect();
+        outs.extend(self.metrics.flush());
+        Ok(outs)
+    }
+
+    fn finish(&mut self, now_s: f64, notes: &mut Vec<String>) -> Vec<StreamOut> {
+        let mut outs = Vec::new();
+        if let Some(line) = self.splitter.finish() {
+            outs.extend(self.metrics.line(line, now_s));
+        }
+        outs.extend(self.metrics.finish(now_s));
+        if !self.tail.found() {
+            notes.push(format!("metrics file {} never appeared: no metrics were read", self.path.display()));
+        }
+        outs
+    }
+
+    fn what(&self) -> String {
+        format!("metrics file {}", self.path.display())
+    }
+
+    fn skipped_unit(&self) -> &'static str {
+        "lines of the metrics file"
+    }
+}
+
+/// Follows a folder of TensorBoard event files until `stop`, then reads it one last time.
+async fn follow_events(dir: std::path::PathBuf, sink: Sink, stop: CancellationToken) {
+    let source = EventFolder { events: events_dir::EventDir::new(dir.clone()), dir, streams: Default::default() };
+    follow_until_stopped(source, sink, stop).await;
+}
+
+/// Follows a metrics file until `stop`, then reads it one last time.
+async fn follow_file(path: std::path::PathBuf, metrics: MetricStream, sink: Sink, stop: CancellationToken) {
+    let source = MetricsFile { tail: tail::Tail::new(path.clone()), path, splitter: LineSplitter::default(), metrics };
+    follow_until_stopped(source, sink, stop).await;
 }
