@@ -23,6 +23,14 @@ pub fn run_rlmon(case: &Case) -> Raised {
 
 /// rlmon's detectors over one case whose run declares `mem_total` (or none).
 pub fn run_rlmon_with(case: &Case, mem_total: Option<f64>) -> Raised {
+    run_rlmon_logged(case, mem_total, None)
+}
+
+/// rlmon's detectors over one case whose points were logged at the given
+/// (training step, wall time) pairs (`None`: point `t` is step `t` at `t` s).
+/// Each alert comes back with the index of the point it was raised at, so
+/// onsets and latencies stay in logged points.
+pub fn run_rlmon_logged(case: &Case, mem_total: Option<f64>, logged: Option<&[(u64, f64)]>) -> Raised {
     let mut h = SessionHealth::new();
     let cfg = HealthConfig::default();
     let (a, b) = if case.fault.as_ref().is_some_and(|f| f.kind == AlertKind::RunDivergence) {
@@ -40,10 +48,11 @@ pub fn run_rlmon_with(case: &Case, mem_total: Option<f64>) -> Raised {
     }
     let mut out = Vec::new();
     for (t, values) in case.steps.iter().enumerate() {
-        let step = t as u64;
-        out.extend(h.observe(a, step, step as f64, values).into_iter().map(|x| (step, x)));
+        let (step, time_s) = logged.and_then(|l| l.get(t).copied()).unwrap_or((t as u64, t as f64));
+        let at = t as u64;
+        out.extend(h.observe(a, step, time_s, values).into_iter().map(|x| (at, x)));
         if let Some(p) = &case.partner {
-            out.extend(h.observe(b, step, step as f64, &p[t]).into_iter().map(|x| (step, x)));
+            out.extend(h.observe(b, step, time_s, &p[t]).into_iter().map(|x| (at, x)));
         }
     }
     out
