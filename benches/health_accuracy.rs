@@ -12,7 +12,7 @@ mod health_eval;
 
 use health_eval::synth::Case;
 use health_eval::{indep, indep2};
-use health_eval::score::{run_baseline, run_rlmon, run_rlmon_logged, score, table, Scores};
+use health_eval::score::{alarms, run_baseline, run_rlmon, run_rlmon_logged, score, table, Scores};
 use health_eval::synth::{corpus, GENERATOR_VERSION};
 
 /// The independent corpus, scored case by case (its long runs are large), with
@@ -51,7 +51,7 @@ fn scored_one_by_one(cases: impl Iterator<Item = (Case, Option<f64>, Option<Vec<
         series += 1;
         s.add(&case, &raised);
         let onset = case.fault.as_ref().map_or(u64::MAX, |f| f.onset);
-        for (at, a) in raised.iter().filter(|(at, a)| a.severity >= rlmon::health::Severity::Warn && *at < onset) {
+        for (at, a) in alarms(&raised).into_iter().filter(|(at, _)| *at < onset) {
             false_alarms.push(format!("{} at {at}: {} {}: {}", case.name, a.severity.as_str(), a.kind, a.message));
         }
         if let Some(f) = &case.fault {

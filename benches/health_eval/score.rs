@@ -2,7 +2,7 @@
 //! precision and latency from onset; false alarms per 1,000 clean steps. An alarm
 //! is a warn or critical alert. It is true when it has the fault's kind and is
 //! raised at or after the onset; any alarm on a clean series, or before the onset,
-//! is false; alarms of another kind after the onset (a loss spike during a
+//! is false (an escalation of an alert already raised is the same alarm); alarms of another kind after the onset (a loss spike during a
 //! gradient explosion) are counted apart, as collateral.
 use std::collections::BTreeMap;
 
@@ -177,6 +177,9 @@ pub struct Scores {
     pub collateral: usize,
     /// Info alerts (not alarms), for reference.
     pub infos: usize,
+    /// Escalations of an alert already raised (to warn or critical): the same
+    /// alarm, counted apart.
+    pub escalations: usize,
 }
 
 impl Scores {
@@ -192,6 +195,23 @@ fn cause(case: &Case, step: u64) -> String {
         .filter(|b| step.abs_diff(b.step) <= 30 || (b.what == "kl_ramp" || b.what == "router_warmup") && step < 150)
         .min_by_key(|b| step.abs_diff(b.step))
         .map_or("noise".into(), |b| b.what.to_owned())
+}
+
+/// The warn and critical alerts that are alarms: an escalation of an alert
+/// already at warn or above raises that alert's severity (the hub merges them)
+/// and is not another alarm; one that lifts an info alert to warn is.
+pub fn alarms(raised: &Raised) -> Vec<&(u64, Alert)> {
+    let mut seen: Vec<(AlertKind, &str, u64)> = Vec::new();
+    let mut out = Vec::new();
+    for r in raised.iter().filter(|(_, a)| a.severity >= Severity::Warn) {
+        let key = (r.1.kind, r.1.metric.as_str(), r.1.step);
+        if r.1.escalated_at.is_some() && seen.contains(&key) {
+            continue;
+        }
+        seen.push(key);
+        out.push(r);
+    }
+    out
 }
 
 /// Scores `detector` over `cases`.
@@ -213,7 +233,9 @@ impl Scores {
             }
         }
         s.infos += raised.iter().filter(|(_, a)| a.severity == Severity::Info).count();
-        let alarms = raised.iter().filter(|(_, a)| a.severity >= Severity::Warn);
+        let alarms = alarms(raised);
+        s.escalations += raised.iter().filter(|(_, a)| a.severity >= Severity::Warn).count() - alarms.len();
+        let alarms = alarms.into_iter();
         match &case.fault {
             None => {
                 s.clean_steps += case.steps.len() as u64;
@@ -257,12 +279,13 @@ pub fn table(title: &str, s: &Scores) -> String {
         out.push_str(&format!("| {kind} | {} | {} | {} | {} | {} | {} |\n", k.cases, fmt(k.recall()), fmt(k.precision()), q(k, 0.5), q(k, 0.9), k.false_alarms));
     }
     out.push_str(&format!(
-        "\nclean steps {}, false warn/critical alarms {} = {:.3} per 1,000 clean steps; collateral alarms {}; info alerts {}\n",
+        "\nclean steps {}, false warn/critical alarms {} = {:.3} per 1,000 clean steps; collateral alarms {}; info alerts {}; escalations (not counted as alarms) {}\n",
         s.clean_steps,
         s.false_alarms,
         s.false_per_1k(),
         s.collateral,
-        s.infos
+        s.infos,
+        s.escalations
     ));
     if !s.false_by_cause.is_empty() {
         let causes: Vec<String> = s.false_by_cause.iter().map(|(c, n)| format!("{c}: {n}")).collect();

@@ -1,6 +1,6 @@
 //! Slow, persistent changes: loss divergence, KL runaway (and a KL controller that
 //! does not react), memory leaks, throughput regressions.
-use super::{grade, Gate, Point, Raised, Worse};
+use super::{grade, Excursions, Gate, Point, Raised, Worse, FAMILIAR_EXCURSIONS};
 use crate::health::config::KindSettings;
 use super::spike::{HARM_FRACTION, NEAR_ZERO_SPREADS, SIGNED_CRITICAL_Z, SIGNED_WARN_Z, SUSTAINED_RATIO, SUSTAINED_STEPS};
 use crate::health::stats::{half_lag_slope, index_slope, median, median_mad, Window, MAD_TO_SIGMA};
@@ -97,6 +97,8 @@ pub struct KlRunaway {
     coef: Window,
     /// Consecutive climbing points at [`SUSTAINED_RATIO`] times the median or more.
     sustained: u32,
+    /// The climbs this run recovered from on its own: one like several of them is info.
+    excursions: Excursions,
     gate: Gate,
 }
 
@@ -114,6 +116,7 @@ impl KlRunaway {
             history: Window::new(s.window.max(2 * KL_SLOPE)),
             coef: Window::new(KL_SLOPE),
             sustained: 0,
+            excursions: Excursions::default(),
             gate: Gate::new(&s, Worse::Higher),
             s,
         }
@@ -152,6 +155,13 @@ impl KlRunaway {
         // The severity ladder: several times its level for a sustained stretch is harm.
         self.sustained = if climbing && growth >= SUSTAINED_RATIO { self.sustained + 1 } else { 0 };
         let sustained = self.sustained >= SUSTAINED_STEPS;
+        let rise = severity.map(|_| growth.ln());
+        let like = rise.map_or(0, |r| self.excursions.like(r));
+        let familiar = like >= FAMILIAR_EXCURSIONS;
+        self.excursions.track(rise, sustained || coef_flat);
+        if familiar {
+            severity = Some(Severity::Info);
+        }
         if severity.is_some() && (coef_flat || sustained) {
             severity = Some(Severity::Critical);
         }
@@ -168,6 +178,8 @@ impl KlRunaway {
         );
         if sustained {
             message.push_str(&format!("; {}x its median or more for {} steps", compact(SUSTAINED_RATIO), self.sustained));
+        } else if v.severity == Severity::Info {
+            message.push_str(&format!("; the run recovered on its own from {like} climbs of this order before"));
         }
         if coef_flat {
             message.push_str(&format!("; {} stuck at {}", catalog::KL_COEF, compact(self.coef.last().unwrap_or(0.0))));
