@@ -56,6 +56,23 @@ fn independent_corpus_is_seeded_and_spans_short_to_long_runs() {
 }
 
 #[test]
+fn hold_out_corpus_is_seeded_with_its_own_step_schedule() {
+    use health_eval::indep2;
+    let a = indep2::generate(Some(AlertKind::GradExplosion), Family::Pretrain, 2, 7000);
+    let b = indep2::generate(Some(AlertKind::GradExplosion), Family::Pretrain, 2, 7000);
+    assert_eq!(a.case.steps, b.case.steps);
+    assert_eq!(a.logged, b.logged);
+    let onset = a.case.fault.as_ref().unwrap().onset as usize;
+    assert!(onset >= 80 && onset + 25 <= a.case.steps.len(), "{onset} of {}", a.case.steps.len());
+    // One (step, time) per point, steps strictly increasing (gaps allowed).
+    assert_eq!(a.logged.len(), a.case.steps.len());
+    assert!(a.logged.windows(2).all(|w| w[1].0 > w[0].0 && w[1].1 > w[0].1));
+    let specs: Vec<_> = indep2::corpus(7000..7001).collect();
+    assert_eq!(specs.iter().filter(|s| s.0.is_some()).count(), 3 * (AlertKind::ALL.len() - 1));
+    assert_eq!(specs.iter().filter(|s| s.0.is_none()).count(), 6);
+}
+
+#[test]
 fn real_logs_nan_at_its_step_and_no_critical_on_a_healthy_run() {
     use health_eval::real;
     for log in real::LOGS {

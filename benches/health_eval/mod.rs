@@ -5,6 +5,7 @@
 //! runs the detectors over it as the hub does (`score`). Used by
 //! benches/health_accuracy.rs; its tests run from tests/health_eval.rs.
 pub mod indep;
+pub mod indep2;
 pub mod real;
 pub mod score;
 pub mod synth;

@@ -2,7 +2,7 @@
 //! precision and latency from onset; false alarms per 1,000 clean steps. An alarm
 //! is a warn or critical alert. It is true when it has the fault's kind and is
 //! raised at or after the onset; any alarm on a clean series, or before the onset,
-//! is false; alarms of another kind after the onset (a loss spike during a
+//! is false (an escalation of an alert already raised is the same alarm); alarms of another kind after the onset (a loss spike during a
 //! gradient explosion) are counted apart, as collateral.
 use std::collections::BTreeMap;
 
@@ -23,6 +23,14 @@ pub fn run_rlmon(case: &Case) -> Raised {
 
 /// rlmon's detectors over one case whose run declares `mem_total` (or none).
 pub fn run_rlmon_with(case: &Case, mem_total: Option<f64>) -> Raised {
+    run_rlmon_logged(case, mem_total, None)
+}
+
+/// rlmon's detectors over one case whose points were logged at the given
+/// (training step, wall time) pairs (`None`: point `t` is step `t` at `t` s).
+/// Each alert comes back with the index of the point it was raised at, so
+/// onsets and latencies stay in logged points.
+pub fn run_rlmon_logged(case: &Case, mem_total: Option<f64>, logged: Option<&[(u64, f64)]>) -> Raised {
     let mut h = SessionHealth::new();
     let cfg = HealthConfig::default();
     let (a, b) = if case.fault.as_ref().is_some_and(|f| f.kind == AlertKind::RunDivergence) {
@@ -40,10 +48,11 @@ pub fn run_rlmon_with(case: &Case, mem_total: Option<f64>) -> Raised {
     }
     let mut out = Vec::new();
     for (t, values) in case.steps.iter().enumerate() {
-        let step = t as u64;
-        out.extend(h.observe(a, step, step as f64, values).into_iter().map(|x| (step, x)));
+        let (step, time_s) = logged.and_then(|l| l.get(t).copied()).unwrap_or((t as u64, t as f64));
+        let at = t as u64;
+        out.extend(h.observe(a, step, time_s, values).into_iter().map(|x| (at, x)));
         if let Some(p) = &case.partner {
-            out.extend(h.observe(b, step, step as f64, &p[t]).into_iter().map(|x| (step, x)));
+            out.extend(h.observe(b, step, time_s, &p[t]).into_iter().map(|x| (at, x)));
         }
     }
     out
@@ -168,6 +177,9 @@ pub struct Scores {
     pub collateral: usize,
     /// Info alerts (not alarms), for reference.
     pub infos: usize,
+    /// Escalations of an alert already raised (to warn or critical): the same
+    /// alarm, counted apart.
+    pub escalations: usize,
 }
 
 impl Scores {
@@ -183,6 +195,23 @@ fn cause(case: &Case, step: u64) -> String {
         .filter(|b| step.abs_diff(b.step) <= 30 || (b.what == "kl_ramp" || b.what == "router_warmup") && step < 150)
         .min_by_key(|b| step.abs_diff(b.step))
         .map_or("noise".into(), |b| b.what.to_owned())
+}
+
+/// The warn and critical alerts that are alarms: an escalation of an alert
+/// already at warn or above raises that alert's severity (the hub merges them)
+/// and is not another alarm; one that lifts an info alert to warn is.
+pub fn alarms(raised: &Raised) -> Vec<&(u64, Alert)> {
+    let mut seen: Vec<(AlertKind, &str, u64)> = Vec::new();
+    let mut out = Vec::new();
+    for r in raised.iter().filter(|(_, a)| a.severity >= Severity::Warn) {
+        let key = (r.1.kind, r.1.metric.as_str(), r.1.step);
+        if r.1.escalated_at.is_some() && seen.contains(&key) {
+            continue;
+        }
+        seen.push(key);
+        out.push(r);
+    }
+    out
 }
 
 /// Scores `detector` over `cases`.
@@ -204,7 +233,9 @@ impl Scores {
             }
         }
         s.infos += raised.iter().filter(|(_, a)| a.severity == Severity::Info).count();
-        let alarms = raised.iter().filter(|(_, a)| a.severity >= Severity::Warn);
+        let alarms = alarms(raised);
+        s.escalations += raised.iter().filter(|(_, a)| a.severity >= Severity::Warn).count() - alarms.len();
+        let alarms = alarms.into_iter();
         match &case.fault {
             None => {
                 s.clean_steps += case.steps.len() as u64;
@@ -248,12 +279,13 @@ pub fn table(title: &str, s: &Scores) -> String {
         out.push_str(&format!("| {kind} | {} | {} | {} | {} | {} | {} |\n", k.cases, fmt(k.recall()), fmt(k.precision()), q(k, 0.5), q(k, 0.9), k.false_alarms));
     }
     out.push_str(&format!(
-        "\nclean steps {}, false warn/critical alarms {} = {:.3} per 1,000 clean steps; collateral alarms {}; info alerts {}\n",
+        "\nclean steps {}, false warn/critical alarms {} = {:.3} per 1,000 clean steps; collateral alarms {}; info alerts {}; escalations (not counted as alarms) {}\n",
         s.clean_steps,
         s.false_alarms,
         s.false_per_1k(),
         s.collateral,
-        s.infos
+        s.infos,
+        s.escalations
     ));
     if !s.false_by_cause.is_empty() {
         let causes: Vec<String> = s.false_by_cause.iter().map(|(c, n)| format!("{c}: {n}")).collect();

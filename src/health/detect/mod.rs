@@ -116,6 +116,64 @@ pub fn grade(value: f64, warn: f64, critical: f64, lower_is_worse: bool) -> Opti
 /// that has not recovered is critical: the severity ladder's "persisting collapse".
 pub const COLLAPSE_PERSISTS: u32 = 50;
 
+/// A rise no larger and no longer than ones the run has already recovered from
+/// on its own, at least this many times, is info (the severity ladder: what
+/// recovers by itself). Heavy-tailed series (gradient norms, KL) have short
+/// excursions of several times their level now and then over a long run: a
+/// trailing window's bulk and tail cannot tell how often, the run's own record
+/// of them can. A rise that lasts longer than those did is judged as usual.
+pub const FAMILIAR_EXCURSIONS: usize = 3;
+/// An earlier excursion counts as "like" this one when its peak reached at least
+/// this share of this one's rise on the log scale (the same order of magnitude:
+/// a 9x rise is like earlier 3x ones, a 60x one is not), and this one has not
+/// yet lasted more than [`FAMILIAR_LENGTH_MULTIPLE`] times as many points (a
+/// two-step rise is like one-step bumps; one that goes on is not).
+pub const FAMILIAR_LOG_SHARE: f64 = 0.5;
+pub const FAMILIAR_LENGTH_MULTIPLE: u32 = 2;
+/// Recovered excursions remembered (the newest): enough to span a long run.
+const EXCURSIONS_KEPT: usize = 256;
+
+/// The run's record of anomalous rises that ended without harm.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Excursions {
+    /// Peak (log rise) and length in points of the recovered ones, newest last.
+    recovered: std::collections::VecDeque<(f64, u32)>,
+    /// The one under way: its peak so far, its length and whether it has done harm.
+    current: Option<(f64, u32, bool)>,
+}
+
+impl Excursions {
+    /// One point: its log rise when anomalous (`None` when not), and whether it
+    /// does harm. An excursion that ends without harm joins the record.
+    pub(crate) fn track(&mut self, rise: Option<f64>, harmed: bool) {
+        match (rise, self.current.as_mut()) {
+            (Some(r), Some((peak, len, harm))) => {
+                *peak = peak.max(r);
+                *len += 1;
+                *harm |= harmed;
+            }
+            (Some(r), None) => self.current = Some((r, 1, harmed)),
+            (None, Some(&mut (peak, len, harm))) => {
+                if !harm {
+                    if self.recovered.len() == EXCURSIONS_KEPT {
+                        self.recovered.pop_front();
+                    }
+                    self.recovered.push_back((peak, len));
+                }
+                self.current = None;
+            }
+            (None, None) => {}
+        }
+    }
+
+    /// How many recovered excursions are like a log rise of `rise` at this point
+    /// of the excursion under way (counting this point).
+    pub(crate) fn like(&self, rise: f64) -> usize {
+        let so_far = self.current.map_or(1, |c| c.1 + 1);
+        self.recovered.iter().filter(|(peak, len)| *peak >= FAMILIAR_LOG_SHARE * rise && FAMILIAR_LENGTH_MULTIPLE * *len >= so_far).count()
+    }
+}
+
 /// Which way a watched value gets worse, for an event's peak.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Worse {
@@ -150,6 +208,9 @@ pub(crate) struct Gate {
     onset_value: f64,
     /// First step and value of the open event's alert, kept when it escalates.
     event: (u64, f64),
+    /// An info alert was raised within the streak under way (not a recovered
+    /// bump): a warning in the same streak raises that alert's severity.
+    info_open: bool,
     peak: Option<Peak>,
 }
 
@@ -182,6 +243,7 @@ impl Gate {
             report_bumps: false,
             onset_value: f64::NAN,
             event: (0, f64::NAN),
+            info_open: false,
             peak: None,
         }
     }
@@ -228,13 +290,18 @@ impl Gate {
         }
         let firing = if count >= self.persistence { severity } else { None };
         let bump = self.report_bumps && count == 0 && before > 0 && before < self.persistence;
+        if count == 0 {
+            self.info_open = false;
+        }
         let sev = self.cooldown.gate(firing.or(bump.then_some(Severity::Info)))?;
-        // A worse severity within an open alarm's event is that event escalating:
-        // it keeps the event's first step and value.
-        if !alarm_open {
+        // A worse severity within an open alarm's event (or an info raised in this
+        // streak) is that event escalating: it keeps the event's first step and value.
+        let escalating = alarm_open || self.info_open;
+        if !escalating {
             self.event = (self.streak.start, self.onset_value);
         }
-        Some(Verdict { severity: sev, step: self.event.0, value: self.event.1, peak: self.peak, escalated_at: alarm_open.then_some(step) })
+        self.info_open = count > 0;
+        Some(Verdict { severity: sev, step: self.event.0, value: self.event.1, peak: self.peak, escalated_at: escalating.then_some(step) })
     }
 }
 

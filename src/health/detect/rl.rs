@@ -14,80 +14,129 @@ fn halves(w: &Window) -> Option<(Vec<f64>, Vec<f64>)> {
 }
 
 /// Proxy reward rising while responses grow longer, entropy falls and KL
-/// accelerates: the policy found a way to please the reward model.
+/// accelerates: the policy found a way to please the reward model. Judged over
+/// the configured window and over one [`LONG_SCALE`] times as long: a hack that
+/// lengthens responses over hundreds of steps grows too little between the
+/// halves of a short window at any one time.
 #[derive(Debug, Clone)]
 pub struct RewardHacking {
     s: KindSettings,
+    scales: [HackSigns; 2],
+    gate: Gate,
+}
+
+/// How many times the configured window the long scale spans; its thresholds
+/// are the configured ones to this power (the same growth rate kept that long).
+pub const LONG_SCALE: usize = 4;
+const LONG_EXPONENT: i32 = 2;
+
+/// The windows of one time scale.
+#[derive(Debug, Clone)]
+struct HackSigns {
     reward: Window,
     length: Window,
     entropy: Window,
     kl: Window,
     gold: Window,
-    gate: Gate,
 }
 
-impl RewardHacking {
-    pub fn new(s: KindSettings) -> Self {
-        let w = s.window.max(12);
-        RewardHacking { reward: Window::new(w), length: Window::new(w), entropy: Window::new(w), kl: Window::new(w), gold: Window::new(w), gate: Gate::new(&s, Worse::Higher), s }
+/// What one scale's windows show.
+#[derive(Debug, Clone, Copy)]
+struct HackReading {
+    growth: f64,
+    reward_up: bool,
+    entropy_falls: Option<bool>,
+    kl_accelerates: Option<bool>,
+    gold_falls: Option<bool>,
+}
+
+impl HackSigns {
+    fn new(w: usize) -> Self {
+        HackSigns { reward: Window::new(w), length: Window::new(w), entropy: Window::new(w), kl: Window::new(w), gold: Window::new(w) }
     }
 
-    pub fn check(&mut self, p: &Point) -> Option<Raised> {
-        let reward = p.get(self.s.metric.as_deref().unwrap_or(catalog::REWARD))?;
-        let length = p.get(catalog::RESPONSE_LEN)?;
+    fn push(&mut self, reward: f64, length: f64, entropy: Option<f64>, kl: Option<f64>, gold: Option<f64>) {
         self.reward.push(reward);
         self.length.push(length);
-        let entropy = p.get(catalog::ENTROPY);
-        let kl = p.get(catalog::KL);
-        if let Some(e) = entropy {
-            self.entropy.push(e);
+        for (w, v) in [(&mut self.entropy, entropy), (&mut self.kl, kl), (&mut self.gold, gold)] {
+            if let Some(v) = v {
+                w.push(v);
+            }
         }
-        if let Some(k) = kl {
-            self.kl.push(k);
-        }
-        // A held-out (gold) reward, when the workload reports one.
-        let gold = p.get(catalog::REWARD_GOLD);
-        if let Some(g) = gold {
-            self.gold.push(g);
-        }
-        if self.gate.warming() || !self.reward.is_full() || !self.length.is_full() {
+    }
+
+    /// `None` until the reward and length windows are full.
+    fn read(&self, entropy: bool, kl: bool, gold: bool) -> Option<HackReading> {
+        if !self.reward.is_full() || !self.length.is_full() {
             return None;
         }
         let (r0, r1) = halves(&self.reward)?;
         let reward_up = mean(&r1)? - mean(&r0)? > 2.0 * std_dev(&r0)?.max(1e-12) / (r0.len() as f64).sqrt();
         let (l0, l1) = halves(&self.length)?;
         let growth = mean(&l1)? / mean(&l0)?.max(1e-12);
-        let entropy_falls = match (entropy.is_some() && self.entropy.is_full()).then(|| halves(&self.entropy)).flatten() {
+        let entropy_falls = match (entropy && self.entropy.is_full()).then(|| halves(&self.entropy)).flatten() {
             Some((e0, e1)) => Some(mean(&e1)? <= 0.9 * mean(&e0)?),
             None => None,
         };
-        let kl_accelerates = match (kl.is_some() && self.kl.is_full()).then(|| halves(&self.kl)).flatten() {
+        let kl_accelerates = match (kl && self.kl.is_full()).then(|| halves(&self.kl)).flatten() {
             Some((k0, k1)) => {
                 let (s0, s1) = (index_slope(&k0)?.0, index_slope(&k1)?.0);
                 Some(s1 > 0.0 && s1 > s0 && mean(&k1)? >= 1.2 * mean(&k0)?)
             }
             None => None,
         };
-        let gold_falls = match (gold.is_some() && self.gold.is_full()).then(|| halves(&self.gold)).flatten() {
+        let gold_falls = match (gold && self.gold.is_full()).then(|| halves(&self.gold)).flatten() {
             Some((g0, g1)) => Some(mean(&g1)? < mean(&g0)? - 2.0 * std_dev(&g0)?.max(1e-12) / (g0.len() as f64).sqrt()),
             None => None,
         };
+        Some(HackReading { growth, reward_up, entropy_falls, kl_accelerates, gold_falls })
+    }
+}
+
+impl RewardHacking {
+    pub fn new(s: KindSettings) -> Self {
+        let w = s.window.max(12);
+        RewardHacking { scales: [HackSigns::new(w), HackSigns::new(LONG_SCALE * w)], gate: Gate::new(&s, Worse::Higher), s }
+    }
+
+    pub fn check(&mut self, p: &Point) -> Option<Raised> {
+        let reward = p.get(self.s.metric.as_deref().unwrap_or(catalog::REWARD))?;
+        let length = p.get(catalog::RESPONSE_LEN)?;
+        let entropy = p.get(catalog::ENTROPY);
+        let kl = p.get(catalog::KL);
+        // A held-out (gold) reward, when the workload reports one.
+        let gold = p.get(catalog::REWARD_GOLD);
+        for scale in &mut self.scales {
+            scale.push(reward, length, entropy, kl, gold);
+        }
+        if self.gate.warming() {
+            return None;
+        }
         // Reward and length are required, and one more sign: entropy falling, KL
-        // accelerating or a gold reward falling.
-        let corroborated = [entropy_falls, kl_accelerates, gold_falls].contains(&Some(true));
-        let severity = grade(growth, self.s.warn, self.s.critical, false).filter(|_| reward_up && corroborated);
+        // accelerating or a gold reward falling. The worse of the two scales counts.
+        let mut judged: Option<(Option<Severity>, HackReading, usize)> = None;
+        for (i, scale) in self.scales.iter().enumerate() {
+            let Some(r) = scale.read(entropy.is_some(), kl.is_some(), gold.is_some()) else { continue };
+            let power = if i == 0 { 1 } else { LONG_EXPONENT };
+            let corroborated = [r.entropy_falls, r.kl_accelerates, r.gold_falls].contains(&Some(true));
+            let severity = grade(r.growth, self.s.warn.powi(power), self.s.critical.powi(power), false).filter(|_| r.reward_up && corroborated);
+            if judged.is_none_or(|(best, _, _)| severity > best) {
+                judged = Some((severity, r, scale.reward.len()));
+            }
+        }
+        let (severity, r, span) = judged?;
         let v = self.gate.pass(severity, p.step, length)?;
         let message = format!(
-                "reward rising while responses grow {}x over {} steps ({} {} at step {}){}{}{}: likely reward hacking",
-                compact(growth),
-                self.reward.len(),
-                catalog::RESPONSE_LEN,
-                compact(v.value),
-                v.step,
-                if entropy_falls == Some(true) { ", entropy falls" } else { "" },
-                if kl_accelerates == Some(true) { ", KL accelerates" } else { "" },
-                if gold_falls == Some(true) { ", gold reward falls" } else { "" }
-            );
+            "reward rising while responses grow {}x over {} steps ({} {} at step {}){}{}{}: likely reward hacking",
+            compact(r.growth),
+            span,
+            catalog::RESPONSE_LEN,
+            compact(v.value),
+            v.step,
+            if r.entropy_falls == Some(true) { ", entropy falls" } else { "" },
+            if r.kl_accelerates == Some(true) { ", KL accelerates" } else { "" },
+            if r.gold_falls == Some(true) { ", gold reward falls" } else { "" }
+        );
         Some(v.raise(catalog::RESPONSE_LEN, message))
     }
 }
@@ -127,7 +176,11 @@ impl RewardSaturation {
         }
         let s = self.spread.to_vec();
         let recent = median(&s[s.len() - SAT_RECENT..])?;
-        let past = median(&s[..s.len() - SAT_RECENT])?;
+        // The past level is the older half of the points before the recent ones: a
+        // spread that falls over tens of steps would otherwise drag the reference
+        // down with it and never reach the ratio it ends at.
+        let before = &s[..s.len() - SAT_RECENT];
+        let past = median(&before[..before.len().div_ceil(2)])?;
         // At the ceiling: at or above the window's 90th percentile (a robust max:
         // one lucky step earlier does not move it).
         let mut r = self.reward.to_vec();
@@ -225,6 +278,25 @@ mod tests {
         assert!(!alerts.is_empty() && alerts[0].0 > 250 && alerts[0].0 < 300, "{alerts:?}");
         let mut d = RewardHacking::new(defaults(AlertKind::RewardHacking));
         assert!((0..400).all(|i| d.check(&Point { step: i as u64, time_s: 0.0, values: &rl_point(i, None) }).is_none()));
+    }
+
+    #[test]
+    fn a_slow_hack_is_caught_over_the_longer_window() {
+        // Length grows 0.3% a step: the halves of a 60-step window differ by 9% at
+        // any time (under the 15% warn), the long scale's by up to 43% (over its 32%).
+        let point = |i: usize| {
+            let h = i.saturating_sub(300) as f64;
+            let t = i as f64;
+            let v: Vec<(MetricName, f64)> = vec![
+                ("reward".into(), (0.5 + 0.001 * t + 0.004 * h) * wiggle(i)),
+                ("response_len".into(), 100.0 * (0.003 * h).exp() * wiggle(i + 7)),
+                ("entropy".into(), 2.0 * (-0.002 * h).exp() * wiggle(i + 3)),
+            ];
+            v
+        };
+        let mut d = RewardHacking::new(defaults(AlertKind::RewardHacking));
+        let alerts: Vec<_> = (0..800).filter_map(|i| d.check(&Point { step: i as u64, time_s: 0.0, values: &point(i) }).map(|r| (i, r))).collect();
+        assert!(alerts.first().is_some_and(|(i, r)| *i > 300 && *i < 650 && r.severity == Severity::Warn && r.message.contains("over 240 steps")), "{alerts:?}");
     }
 
     #[test]

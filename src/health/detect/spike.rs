@@ -4,7 +4,7 @@
 //! and noisy ones (gradient norms) do not alert on their own tails. Signed metrics
 //! (a PPO actor loss) and references near zero are judged on differences in units
 //! of the robust spread instead: a ratio to a median near zero is meaningless.
-use super::{grade, Detector, Gate, Point, Raised, Worse};
+use super::{grade, Detector, Excursions, Gate, Point, Raised, Worse, FAMILIAR_EXCURSIONS};
 use crate::health::config::KindSettings;
 use crate::health::stats::{median, median_mad, Window, MAD_TO_SIGMA};
 use crate::health::{AlertKind, Severity};
@@ -58,6 +58,8 @@ pub struct Spike {
     best: f64,
     /// Consecutive points at [`SUSTAINED_RATIO`] times the reference or more.
     sustained: u32,
+    /// The rises this run recovered from on its own.
+    excursions: Excursions,
     what: &'static str,
 }
 
@@ -77,6 +79,7 @@ impl Spike {
             initial: None,
             best: f64::INFINITY,
             sustained: 0,
+            excursions: Excursions::default(),
             what,
         }
     }
@@ -94,6 +97,14 @@ impl Spike {
         self.window.push(x);
         let mut j = self.judge(x, &reference, self.gate.streak.count as usize)?;
         let harm = self.harm(x, &j);
+        // Upward rises judged by ratio only: a difference in robust sigmas has no
+        // magnitude to compare across the run's excursions.
+        let rise = j.ratio.filter(|_| self.direction == Direction::Up && j.severity.is_some()).map(f64::ln);
+        let like = rise.map_or(0, |r| self.excursions.like(r));
+        if like >= FAMILIAR_EXCURSIONS {
+            j.severity = Some(Severity::Info);
+        }
+        self.excursions.track(rise, harm.is_some());
         if j.severity.is_some() && harm.is_some() {
             j.severity = Some(Severity::Critical);
         }
@@ -106,8 +117,15 @@ impl Spike {
         }
         let v = verdict?;
         let (m, base, value) = (&self.metric, compact(self.onset.base), compact(v.value));
-        let message = if v.severity == Severity::Info {
+        let message = if v.severity == Severity::Info && self.gate.streak.count == 0 {
             format!("{m} bump to {value} at step {} recovered (trailing median {base})", v.step)
+        } else if v.severity == Severity::Info {
+            format!(
+                "{m} rose to {value} at step {}, {} its trailing median {base}; the run recovered on its own from {} rises of this order before",
+                v.step,
+                self.onset.distance.text(),
+                like
+            )
         } else {
             let peak = v.peak.map_or(String::new(), |pk| format!(", worst {} at step {}", compact(pk.value), pk.step));
             let harm = harm.map_or(String::new(), |h| format!("; {h}"));
@@ -410,6 +428,56 @@ mod tests {
         let alerts = run(&mut d, &v);
         assert_eq!(warns(&alerts), 1, "{alerts:?}");
         assert!(alerts.iter().any(|(at, r)| r.severity >= Severity::Warn && *at <= 302 && r.step == 300), "{alerts:?}");
+    }
+
+    #[test]
+    fn rises_like_ones_the_run_recovered_from_are_info_and_larger_or_longer_ones_warn() {
+        // Two-step excursions to 4x every 150 steps over a quiet bulk: each one is
+        // an explosion by the window's measure. The first three warn; once the run
+        // has recovered from three, the next ones of that order are info.
+        let excursion_at = |i: usize| i >= 100 && i % 150 < 2;
+        let mut v: Vec<f64> = noisy(1_200).iter().map(|x| x / 2.0).collect();
+        for (i, x) in v.iter_mut().enumerate() {
+            if excursion_at(i) {
+                *x *= 4.0;
+            }
+        }
+        let alerts = run(&mut grad_detector(), &v);
+        let warned: Vec<u64> = alerts.iter().filter(|(_, r)| r.severity >= Severity::Warn).map(|(_, r)| r.step).collect();
+        assert_eq!(warned, vec![150, 300, 450], "{alerts:?}");
+        let info: Vec<&Raised> = alerts.iter().filter(|(_, r)| r.severity == Severity::Info).map(|(_, r)| r).collect();
+        assert!(info.len() >= 4 && info.iter().all(|r| r.message.contains("recovered on its own from")), "{info:?}");
+        // A rise of another order (100x) warns at once; one that lasts more than
+        // twice as long as the earlier ones (4x for 8 steps) warns at its fifth step.
+        for (from, len, factor, by) in [(1_000usize, 2usize, 100.0, 1_001u64), (1_000, 8, 4.0, 1_004)] {
+            let mut w = v.clone();
+            for x in &mut w[from..from + len] {
+                *x *= factor;
+            }
+            let alerts = run(&mut grad_detector(), &w);
+            assert!(alerts.iter().any(|(at, r)| r.severity >= Severity::Warn && r.step == from as u64 && *at <= by), "{factor}x for {len}: {alerts:?}");
+        }
+    }
+
+    #[test]
+    fn a_familiar_rise_that_grows_escalates_its_info_alert() {
+        let mut v: Vec<f64> = noisy(900).iter().map(|x| x / 2.0).collect();
+        for (i, x) in v.iter_mut().enumerate() {
+            if i >= 100 && i < 700 && i % 150 < 2 {
+                *x *= 4.0;
+            }
+        }
+        // At 750: two steps at 4x (familiar), then 200x.
+        v[750] *= 4.0;
+        v[751] *= 4.0;
+        for x in &mut v[752..760] {
+            *x *= 200.0;
+        }
+        let alerts = run(&mut grad_detector(), &v);
+        let event: Vec<&Raised> = alerts.iter().filter(|(at, _)| *at >= 750).map(|(_, r)| r).collect();
+        assert_eq!(event.first().map(|r| (r.severity, r.step, r.escalated_at)), Some((Severity::Info, 750, None)), "{event:?}");
+        let warn = event.iter().find(|r| r.severity >= Severity::Warn).expect("a warning");
+        assert_eq!((warn.step, warn.escalated_at), (750, Some(752)), "{event:?}");
     }
 
     #[test]

@@ -1,6 +1,6 @@
 //! Slow, persistent changes: loss divergence, KL runaway (and a KL controller that
 //! does not react), memory leaks, throughput regressions.
-use super::{grade, Gate, Point, Raised, Worse};
+use super::{grade, Excursions, Gate, Point, Raised, Worse, FAMILIAR_EXCURSIONS};
 use crate::health::config::KindSettings;
 use super::spike::{HARM_FRACTION, NEAR_ZERO_SPREADS, SIGNED_CRITICAL_Z, SIGNED_WARN_Z, SUSTAINED_RATIO, SUSTAINED_STEPS};
 use crate::health::stats::{half_lag_slope, index_slope, median, median_mad, Window, MAD_TO_SIGMA};
@@ -97,6 +97,8 @@ pub struct KlRunaway {
     coef: Window,
     /// Consecutive climbing points at [`SUSTAINED_RATIO`] times the median or more.
     sustained: u32,
+    /// The climbs this run recovered from on its own: one like several of them is info.
+    excursions: Excursions,
     gate: Gate,
 }
 
@@ -114,6 +116,7 @@ impl KlRunaway {
             history: Window::new(s.window.max(2 * KL_SLOPE)),
             coef: Window::new(KL_SLOPE),
             sustained: 0,
+            excursions: Excursions::default(),
             gate: Gate::new(&s, Worse::Higher),
             s,
         }
@@ -152,6 +155,13 @@ impl KlRunaway {
         // The severity ladder: several times its level for a sustained stretch is harm.
         self.sustained = if climbing && growth >= SUSTAINED_RATIO { self.sustained + 1 } else { 0 };
         let sustained = self.sustained >= SUSTAINED_STEPS;
+        let rise = severity.map(|_| growth.ln());
+        let like = rise.map_or(0, |r| self.excursions.like(r));
+        let familiar = like >= FAMILIAR_EXCURSIONS;
+        self.excursions.track(rise, sustained || coef_flat);
+        if familiar {
+            severity = Some(Severity::Info);
+        }
         if severity.is_some() && (coef_flat || sustained) {
             severity = Some(Severity::Critical);
         }
@@ -168,6 +178,8 @@ impl KlRunaway {
         );
         if sustained {
             message.push_str(&format!("; {}x its median or more for {} steps", compact(SUSTAINED_RATIO), self.sustained));
+        } else if v.severity == Severity::Info {
+            message.push_str(&format!("; the run recovered on its own from {like} climbs of this order before"));
         }
         if coef_flat {
             message.push_str(&format!("; {} stuck at {}", catalog::KL_COEF, compact(self.coef.last().unwrap_or(0.0))));
@@ -190,6 +202,8 @@ pub struct MemoryLeak {
     window: Window,
     /// The longer history judged when no total is known.
     history: Window,
+    /// Samples seen: a trend is projected no further ahead than it has been watched.
+    samples: u64,
     gate: Gate,
 }
 
@@ -197,8 +211,9 @@ pub struct MemoryLeak {
 /// long enough that the allocator's warm-up (a climb over the first hundred
 /// samples or so, then a plateau) is over before the first judgement.
 pub const LEAK_HISTORY: usize = 240;
-/// Samples ahead the growth is projected over, and the part of the current use
-/// that growth must reach: 0.02% of the use per sample projects to 20%.
+/// Samples ahead the growth is projected over (at most as many as have been
+/// seen), and the part of the current use that growth must reach: 0.02% of the
+/// use per sample projects to 20%.
 pub const LEAK_HORIZON: f64 = 1000.0;
 /// Growth within the window, as a share of its first value, that no start-up
 /// warm-up reaches: judged at once, without the long history.
@@ -210,7 +225,7 @@ const LEAK_POSITIVE: f64 = 0.8;
 
 impl MemoryLeak {
     pub fn new(s: KindSettings, metric: &str) -> Self {
-        MemoryLeak { metric: metric.to_owned(), window: Window::new(s.window.max(10)), history: Window::new(LEAK_HISTORY.max(s.window)), gate: Gate::new(&s, Worse::Higher), s }
+        MemoryLeak { metric: metric.to_owned(), window: Window::new(s.window.max(10)), history: Window::new(LEAK_HISTORY.max(s.window)), samples: 0, gate: Gate::new(&s, Worse::Higher), s }
     }
 
     /// One sample of the series, with the memory it can use (if known).
@@ -220,6 +235,7 @@ impl MemoryLeak {
         }
         self.window.push(bytes);
         self.history.push(bytes);
+        self.samples += 1;
         if self.gate.warming() || !self.window.is_full() {
             return None;
         }
@@ -266,8 +282,8 @@ impl MemoryLeak {
                 "{} growing {per_sample} MiB per sample {since}, now {} GiB: +{}% over the next {} samples at this rate",
                 self.metric,
                 compact(gib(now)),
-                compact(100.0 * slope * LEAK_HORIZON / now.max(1.0)),
-                LEAK_HORIZON
+                compact(100.0 * slope * self.horizon() / now.max(1.0)),
+                self.horizon()
             ),
         };
         Some(v.raise(self.metric.clone(), message))
@@ -286,7 +302,15 @@ impl MemoryLeak {
         // nearly what the slope says (a plateau after warm-up is not).
         let recent_rise = median(&h[h.len() - q..])? - median(&h[h.len() - 2 * q..h.len() - q])?;
         let sustained = positive >= LEAK_POSITIVE && recent_rise >= STILL_RISING * slope * q as f64;
-        (slope > 0.0 && sustained && slope * LEAK_HORIZON >= LEAK_FRACTION * now.max(1.0)).then_some(slope)
+        (slope > 0.0 && sustained && slope * self.horizon() >= LEAK_FRACTION * now.max(1.0)).then_some(slope)
+    }
+
+    /// Samples ahead the capacity-free judgement projects the growth over:
+    /// [`LEAK_HORIZON`], or as many samples as the series has been watched when
+    /// fewer. Early in a run a start-up climb (allocator, caches) is still going
+    /// on; a trend seen over 240 samples is not extrapolated 1,000 ahead.
+    fn horizon(&self) -> f64 {
+        LEAK_HORIZON.min(self.samples as f64)
     }
 }
 
@@ -348,7 +372,11 @@ impl ThroughputRegression {
             return None;
         }
         let ratio = recent / reference;
-        let v = self.gate.pass(grade(ratio, self.s.warn, self.s.critical, true), p.step, x)?;
+        // A regression is still there at the newest point: a pause of a few
+        // logged points (an eval, a checkpoint) lowers the recent median while it
+        // lasts, then the newest point is back at its level.
+        let still_low = x <= self.s.warn * reference;
+        let v = self.gate.pass(grade(ratio, self.s.warn, self.s.critical, true).filter(|_| still_low), p.step, x)?;
         let message = format!(
             "{} fell to {} at step {}: recent median {}, {}% of its past {}",
             self.metric,
@@ -518,6 +546,10 @@ mod tests {
         }
         let warmup = move |i: u64| start * (1.0 + 0.3 * (i.min(150) as f64 / 150.0));
         table.push(("plateau after warm-up".into(), Box::new(warmup), None));
+        // A start-up climb of +15% over 900 samples: while it lasts it projects to
+        // +16% over 1,000 samples, but it is never projected further ahead than
+        // it has been watched.
+        table.push(("long start-up climb".into(), Box::new(move |i| start * (1.0 + 0.15 * (i as f64 / 900.0).min(1.0))), None));
         table.push(("flat".into(), Box::new(move |_| start), None));
         for period in [20u64, 50, 64] {
             table.push((format!("sawtooth {period}"), Box::new(move |i| start * (1.0 + 0.1 * (i % period) as f64 / period as f64)), None));
@@ -534,6 +566,25 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn throughput_regression_ignores_pauses_of_a_few_points() {
+        // Evals that slow three logged points in a row every 97 points, then a lasting halving.
+        let mut d = ThroughputRegression::new(defaults(AlertKind::ThroughputRegression));
+        let alerts: Vec<_> = (0..800usize)
+            .filter_map(|i| {
+                let mut v = 1000.0 * wiggle(i);
+                if i % 97 < 3 && i > 0 {
+                    v /= 8.0;
+                }
+                if i >= 600 {
+                    v *= 0.5;
+                }
+                d.check(&Point { step: i as u64, time_s: 0.0, values: &[("tokens_per_s".into(), v)] }).map(|r| (i, r))
+            })
+            .collect();
+        assert!(alerts.first().is_some_and(|(i, r)| *i >= 600 && *i <= 605 && r.step >= 600), "{alerts:?}");
     }
 
     #[test]
