@@ -261,10 +261,17 @@ impl MemoryLeak {
                 (severity, slope)
             }
             Some(_) => (None, slope),
+            None => (None, slope),
+        };
+        // Without a total, or far from one (a 1 MiB-a-step leak on a host of 24 GiB
+        // is years from full by the projection, yet plainly a leak), sustained growth
+        // that does not level off is a warning.
+        let (severity, slope) = match severity {
             None => match self.sustained_growth(now) {
                 Some(robust) => (Some(Severity::Warn), robust),
                 None => (None, slope),
             },
+            some => (some, slope),
         };
         let v = self.gate.pass(severity, step, bytes)?;
         let gib = |b: f64| b / (1u64 << 30) as f64;
@@ -554,15 +561,20 @@ mod tests {
         for period in [20u64, 50, 64] {
             table.push((format!("sawtooth {period}"), Box::new(move |i| start * (1.0 + 0.1 * (i % period) as f64 / period as f64)), None));
         }
-        for (name, bytes, leak_from) in table {
-            let mut d = MemoryLeak::new(defaults(AlertKind::MemoryLeak), "mem/gpu_bytes");
-            let alerts: Vec<_> = (0..1500u64).filter_map(|i| d.observe(i, bytes(i) * jitter(i), None).map(|r| (i, r))).collect();
-            match leak_from {
-                None => assert!(alerts.is_empty(), "{name}: {alerts:?}"),
-                Some(onset) => {
-                    assert!(!alerts.is_empty(), "{name}: nothing raised");
-                    assert!(alerts.iter().all(|(at, a)| *at > onset && a.severity == Severity::Warn), "{name}: {alerts:?}");
-                    assert!(alerts[0].1.message.contains("over the next"), "{name}: {}", alerts[0].1.message);
+        // The same with a total far away (a host with 1,000 times the use): the
+        // projection to it is distant, the sustained growth still a warning.
+        for total in [None, Some(1000.0 * start)] {
+            for (name, bytes, leak_from) in &table {
+                let mut d = MemoryLeak::new(defaults(AlertKind::MemoryLeak), "mem/gpu_bytes");
+                let alerts: Vec<_> = (0..1500u64).filter_map(|i| d.observe(i, bytes(i) * jitter(i), total).map(|r| (i, r))).collect();
+                match leak_from {
+                    None => assert!(alerts.is_empty(), "{name} {total:?}: {alerts:?}"),
+                    Some(onset) => {
+                        assert!(!alerts.is_empty(), "{name} {total:?}: nothing raised");
+                        assert!(alerts.iter().all(|(at, a)| at > onset && a.severity == Severity::Warn), "{name} {total:?}: {alerts:?}");
+                        let said = if total.is_some() { "full in about" } else { "over the next" };
+                        assert!(alerts[0].1.message.contains(said), "{name}: {}", alerts[0].1.message);
+                    }
                 }
             }
         }
