@@ -111,12 +111,8 @@ impl Comparison {
 }
 
 fn best(s: &Series, higher: bool) -> Option<f64> {
-    let finite = s.values.iter().copied().filter(|v| v.is_finite());
-    if higher {
-        finite.reduce(f64::max)
-    } else {
-        finite.reduce(f64::min)
-    }
+    let extent = s.extent()?;
+    Some(if higher { extent.max.value } else { extent.min.value })
 }
 
 fn peak(s: Option<&Series>) -> Option<f64> {

@@ -579,10 +579,11 @@ pub mod tests {
             assert_eq!(ra.series.keys().collect::<Vec<_>>(), rb.series.keys().collect::<Vec<_>>());
             for (name, s) in &ra.series {
                 let t = &rb.series[name];
-                assert_eq!(s.steps, t.steps, "{name}");
+                let all = 0..usize::MAX;
+                assert_eq!(s.steps(all.clone()), t.steps(all.clone()), "{name}");
                 let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
-                assert_eq!(bits(&s.values), bits(&t.values), "{name}");
-                assert_eq!(bits(&s.times), bits(&t.times), "{name}");
+                assert_eq!(bits(&s.values(all.clone())), bits(&t.values(all.clone())), "{name}");
+                assert_eq!(bits(&s.times(all.clone())), bits(&t.times(all)), "{name}");
             }
         }
         assert_eq!(a.telemetry, b.telemetry);
