@@ -89,8 +89,12 @@ pub fn reduce(series: &Series, window: Window, columns: usize, t: Transform) -> 
 
 /// The index where each column of the chart starts, and the end of the last:
 /// column `col` holds the steps that round to it, x < x0 + (col + 0.5) * span / (columns - 1).
+/// When a column spans [`SNAP_BLOCKS`] blocks or more, its edges move to the nearest
+/// block edge (by at most a quarter column), so the series answers from block
+/// summaries without decoding: the extremes drawn stay exact for the columns drawn.
 fn column_bounds(series: &Series, range: std::ops::Range<usize>, (x0, x1): (u64, u64), columns: usize) -> Vec<usize> {
     let span = (x1 - x0).max(1) as f64;
+    let snap = range.len() / columns >= SNAP_BLOCKS * crate::metrics::series::BLOCK;
     let mut bounds = Vec::with_capacity(columns + 1);
     bounds.push(range.start);
     for col in 0..columns {
@@ -98,12 +102,16 @@ fn column_bounds(series: &Series, range: std::ops::Range<usize>, (x0, x1): (u64,
             range.end
         } else {
             let edge = x0 as f64 + (col as f64 + 0.5) * span / (columns - 1).max(1) as f64;
-            series.partition_point(|s| (s as f64) < edge).clamp(range.start, range.end)
+            let to = series.partition_point(|s| (s as f64) < edge);
+            if snap { series.nearest_block_edge(to) } else { to }.clamp(range.start, range.end)
         };
         bounds.push(to.max(*bounds.last().unwrap_or(&range.start)));
     }
     bounds
 }
+
+/// Points per column, in blocks, from which a chart's columns end at block edges.
+const SNAP_BLOCKS: usize = 2;
 
 /// Each column's lowest and highest reading, in step order: at most two points per
 /// column. Non-finite points are left out (the health view reports them), and so
