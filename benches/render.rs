@@ -54,6 +54,9 @@ fn main() {
         }
         let state = session(runs, steps);
         let rss = rss_mb();
+        let series = state.runs.iter().flat_map(|r| r.series.values());
+        let (bytes, points) = series.fold((0, 0), |(b, p), s| (b + s.heap_bytes(), p + s.len()));
+        eprintln!("{runs} x {steps}: {points} points in series, {:.2} bytes per point held", bytes as f64 / points as f64);
         for smoothing in [false, true] {
             let mut screen = Screen::default();
             screen.view.smoothing = smoothing;

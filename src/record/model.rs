@@ -289,11 +289,95 @@ impl Points {
 
     /// Point indices ordered by run, step, then arrival: one group per logged step.
     pub fn by_run_step(&self) -> Vec<usize> {
+        if self.in_run_step_order() {
+            return (0..self.len()).collect();
+        }
         // Keys sorted in place (no lookups through the index while sorting); the
         // index is part of the key, so the unstable sort keeps arrival order.
         let mut keyed: Vec<(u32, u64, usize)> = (0..self.len()).map(|i| (self.run[i], self.step[i], i)).collect();
         keyed.sort_unstable();
         keyed.into_iter().map(|(_, _, i)| i).collect()
+    }
+}
+
+impl Points {
+    /// Whether the points already come by run, then step (one run recorded in
+    /// order): no sort, and no index, is needed.
+    fn in_run_step_order(&self) -> bool {
+        (1..self.len()).all(|i| (self.run[i - 1], self.step[i - 1]) <= (self.run[i], self.step[i]))
+    }
+}
+
+/// The order a replay applies a recording in: one entry per event, where a logged
+/// step's points stay in the recording (a range of its points in run/step order)
+/// until the step is applied, so a long session is not held twice.
+#[derive(Debug, Clone, Default)]
+pub struct Timeline {
+    entries: Vec<(f64, Entry)>,
+    /// Point indices by run, step, then arrival; `None` when that is their order.
+    order: Option<Vec<usize>>,
+    names: Vec<MetricName>,
+}
+
+#[derive(Debug, Clone)]
+enum Entry {
+    Event(Event),
+    /// The points at `order[from..to]`: one run's step (or one telemetry sample).
+    Step { from: usize, to: usize },
+}
+
+impl Timeline {
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    /// Session time of entry `i`.
+    pub fn time(&self, i: usize) -> Option<f64> {
+        self.entries.get(i).map(|e| e.0)
+    }
+
+    /// Index of the first entry after session time `pos` (entries are in time order).
+    pub fn after(&self, pos: f64) -> usize {
+        self.entries.partition_point(|e| e.0 <= pos)
+    }
+
+    /// Drops the recorded baseline alerts (a replay that checks the baseline again).
+    pub fn drop_alerts(&mut self) {
+        self.entries.retain(|(_, e)| !matches!(e, Entry::Event(Event::Alert { .. })));
+    }
+
+    fn point(&self, k: usize) -> usize {
+        self.order.as_ref().map_or(k, |o| o[k])
+    }
+
+    /// Entry `i` of `rec`'s timeline (the one it was built from) as an event.
+    pub fn event(&self, rec: &Recording, i: usize) -> Option<(f64, Event)> {
+        let (t, entry) = self.entries.get(i)?;
+        let event = match entry {
+            Entry::Event(e) => e.clone(),
+            Entry::Step { from, to } => {
+                let p = &rec.points;
+                let first = self.point(*from);
+                let mut values: Vec<(MetricName, f64)> = (*from..*to).map(|k| self.point(k)).map(|i| (self.names[p.metric[i] as usize].clone(), p.value[i])).collect();
+                if p.run[first] == TELEMETRY {
+                    // One sample per step index; its points share one time.
+                    Event::Telemetry { time_s: p.time_s[first], values }
+                } else {
+                    strip_derived(&mut values);
+                    Event::Metrics { run: p.run[first] as usize, step: p.step[first], time_s: p.time_s[first], values }
+                }
+            }
+        };
+        Some((*t, event))
+    }
+
+    /// Every event of `rec`'s timeline, built one at a time.
+    pub fn events<'a>(&'a self, rec: &'a Recording) -> impl Iterator<Item = (f64, Event)> + 'a {
+        (0..self.len()).filter_map(move |i| self.event(rec, i))
     }
 }
 
@@ -408,13 +492,20 @@ impl Recording {
     /// time order. Derived rates are left out where the hub derives them again, so a
     /// replayed series equals the live one point for point.
     pub fn events(&self) -> Vec<(f64, Event)> {
+        let timeline = self.timeline();
+        timeline.events(self).collect()
+    }
+
+    /// The order [`Recording::events`] comes in, holding the points' places
+    /// instead of the points: what a replay of a long session steps through.
+    pub fn timeline(&self) -> Timeline {
         let meta = &self.meta;
         let p = &self.points;
-        let mut events: Vec<(f64, Event)> = vec![(0.0, Event::GpuStatus(meta.gpu.clone()))];
+        let mut events: Vec<(f64, Entry)> = vec![(0.0, Entry::Event(Event::GpuStatus(meta.gpu.clone())))];
         // A rank's run starts and ends with its job: the hub does that.
         for (i, r) in meta.runs.iter().enumerate().filter(|(_, r)| r.rank_of.is_none()) {
             if let (Some(t), Some(threads)) = (r.started_s, r.threads) {
-                events.push((t, Event::RunStarted { run: i, device: r.device.clone(), threads }));
+                events.push((t, Entry::Event(Event::RunStarted { run: i, device: r.device.clone(), threads })));
             }
         }
         // A resume goes before the first point logged after it (on its own clock, a
@@ -426,37 +517,40 @@ impl Recording {
                 started + p.time_s[i]
             });
             let at = first_after.fold(r.at_s, f64::min);
-            events.push((at, Event::Resumed { run: r.run, at_step: r.at_step, discarded: r.discarded }));
+            events.push((at, Entry::Event(Event::Resumed { run: r.run, at_step: r.at_step, discarded: r.discarded })));
         }
         let names: Vec<MetricName> = p.metric_names.iter().map(|n| MetricName::Borrowed(catalog::intern(n))).collect();
-        let order = p.by_run_step();
+        let order = (!p.in_run_step_order()).then(|| p.by_run_step());
+        let point = |k: usize| order.as_ref().map_or(k, |o| o[k]);
         // A run's clock starts before its RunStarted is logged (model build), so its
         // points can land after its recorded end: the end goes after the last point.
         let mut last_point_s = vec![0.0f64; meta.runs.len()];
-        for group in order.chunk_by(|&a, &b| p.run[a] == p.run[b] && p.step[a] == p.step[b]) {
-            let first = group[0];
-            let run = p.run[first];
-            if run == TELEMETRY {
-                // One sample per step index; its points share one time.
-                let values = group.iter().map(|&i| (names[p.metric[i] as usize].clone(), p.value[i])).collect();
-                events.push((p.time_s[first], Event::Telemetry { time_s: p.time_s[first], values }));
-                continue;
+        let mut from = 0;
+        while from < p.len() {
+            let first = point(from);
+            let (run, step) = (p.run[first], p.step[first]);
+            let mut to = from + 1;
+            while to < p.len() && (p.run[point(to)], p.step[point(to)]) == (run, step) {
+                to += 1;
             }
-            let mut values: Vec<(MetricName, f64)> = group.iter().map(|&i| (names[p.metric[i] as usize].clone(), p.value[i])).collect();
-            strip_derived(&mut values);
-            let started = meta.runs.get(run as usize).and_then(|r| r.started_s).unwrap_or(0.0);
             let time_s = p.time_s[first];
-            if let Some(last) = last_point_s.get_mut(run as usize) {
-                *last = last.max(started + time_s);
+            if run == TELEMETRY {
+                events.push((time_s, Entry::Step { from, to }));
+            } else {
+                let started = meta.runs.get(run as usize).and_then(|r| r.started_s).unwrap_or(0.0);
+                if let Some(last) = last_point_s.get_mut(run as usize) {
+                    *last = last.max(started + time_s);
+                }
+                events.push((started + time_s, Entry::Step { from, to }));
             }
-            events.push((started + time_s, Event::Metrics { run: run as usize, step: p.step[first], time_s, values }));
+            from = to;
         }
         // Within one instant, a step's log lines follow it and a run's end comes last.
         for l in &meta.log {
-            events.push((l.time_s, Event::Log { run: l.run, level: l.level, message: l.message.clone() }));
+            events.push((l.time_s, Entry::Event(Event::Log { run: l.run, level: l.level, message: l.message.clone() })));
         }
         for a in &meta.baseline_alerts {
-            events.push((a.at_s, Event::Alert { run: a.run, alert: a.alert.clone() }));
+            events.push((a.at_s, Entry::Event(Event::Alert { run: a.run, alert: a.alert.clone() })));
         }
         for (i, r) in meta.runs.iter().enumerate().filter(|(_, r)| r.rank_of.is_none()) {
             let outcome = match r.state {
@@ -467,18 +561,19 @@ impl Recording {
             };
             if let Some(outcome) = outcome {
                 let ended = r.ended_s.unwrap_or(meta.elapsed_s).max(last_point_s[i]);
-                events.push((ended, Event::RunEnded { run: i, outcome }));
+                events.push((ended, Entry::Event(Event::RunEnded { run: i, outcome })));
             }
         }
         // Stable: events at one instant keep the order above.
         events.sort_by(|a, b| a.0.total_cmp(&b.0));
-        events
+        Timeline { entries: events, order, names }
     }
 
     /// Rebuilds the final session state by applying every event.
     pub fn final_state(&self) -> SessionState {
         let mut hub = self.meta.fresh_hub();
-        for (t, e) in self.events() {
+        let timeline = self.timeline();
+        for (t, e) in timeline.events(self) {
             hub.apply(e, t);
         }
         hub.state

@@ -518,6 +518,16 @@ impl Series {
         self.columns(&[0, self.len()], Reading::default()).pop().flatten()
     }
 
+    /// Bytes this series holds on the heap (its compressed blocks, summaries, hot
+    /// tail and smoothing marks, spare capacity included): what it costs to keep.
+    pub fn heap_bytes(&self) -> usize {
+        use std::mem::size_of;
+        let blocks = self.blocks.capacity() * size_of::<Block>() + self.blocks.iter().map(|b| b.bytes.len()).sum::<usize>();
+        let levels = self.levels.capacity() * size_of::<Vec<Summary>>() + self.levels.iter().map(|l| l.capacity() * size_of::<Summary>()).sum::<usize>();
+        let hot = (self.hot.steps.capacity() + self.hot.times.capacity() + self.hot.values.capacity()) * 8;
+        blocks + levels + hot + self.smooth.marks.capacity() * size_of::<Ema>()
+    }
+
     /// The nearest index to `i` where a sealed block starts (so a column ending
     /// there reads whole summaries), or `i` itself inside the hot tail.
     pub fn nearest_block_edge(&self, i: usize) -> usize {
@@ -758,5 +768,6 @@ mod tests {
         }
         let bytes: usize = s.blocks.iter().map(|b| b.bytes.len()).sum();
         assert!(bytes < 100_000 * 5, "{bytes}");
+        assert!(s.heap_bytes() < 100_000 * 6, "{}", s.heap_bytes());
     }
 }
