@@ -306,16 +306,86 @@ impl Points {
     fn in_run_step_order(&self) -> bool {
         (1..self.len()).all(|i| (self.run[i - 1], self.step[i - 1]) <= (self.run[i], self.step[i]))
     }
+
+    /// [`Points::by_run_step`] as 4-byte indices, by a counting sort over each
+    /// run's step range when the steps are dense (a logged run's are): no keys
+    /// held beside the points. `None` past 4G points.
+    fn by_run_step_u32(&self) -> Option<Vec<u32>> {
+        let n = self.len();
+        u32::try_from(n).ok()?;
+        // Each run's step range, runs in ascending order.
+        let mut ranges: std::collections::BTreeMap<u32, (u64, u64)> = std::collections::BTreeMap::new();
+        for i in 0..n {
+            let r = ranges.entry(self.run[i]).or_insert((self.step[i], self.step[i]));
+            *r = (r.0.min(self.step[i]), r.1.max(self.step[i]));
+        }
+        let mut base = std::collections::BTreeMap::new();
+        let mut buckets: u64 = 0;
+        for (run, (lo, hi)) in &ranges {
+            base.insert(*run, (buckets, *lo));
+            buckets = buckets.saturating_add(hi - lo + 1);
+        }
+        if buckets > 2 * n as u64 + 1024 {
+            let mut keyed: Vec<(u32, u64, u32)> = (0..n).map(|i| (self.run[i], self.step[i], i as u32)).collect();
+            keyed.sort_unstable();
+            return Some(keyed.into_iter().map(|(_, _, i)| i).collect());
+        }
+        let bucket = |i: usize| base.get(&self.run[i]).map_or(0, |(b, lo)| (b + (self.step[i] - lo)) as usize);
+        // Stable: within a bucket, arrival order.
+        let mut start = vec![0u32; buckets as usize + 1];
+        for i in 0..n {
+            start[bucket(i) + 1] += 1;
+        }
+        for b in 1..start.len() {
+            start[b] += start[b - 1];
+        }
+        let mut order = vec![0u32; n];
+        for i in 0..n {
+            let b = bucket(i);
+            order[start[b] as usize] = i as u32;
+            start[b] += 1;
+        }
+        Some(order)
+    }
+}
+
+impl Order {
+    fn of(p: &Points) -> Order {
+        if p.in_run_step_order() {
+            return Order::Arrival;
+        }
+        match p.by_run_step_u32() {
+            Some(o) => Order::Small(o),
+            None => Order::Large(p.by_run_step()),
+        }
+    }
+
+    fn point(&self, k: usize) -> usize {
+        match self {
+            Order::Arrival => k,
+            Order::Small(o) => o[k] as usize,
+            Order::Large(o) => o[k],
+        }
+    }
+}
+
+/// Point indices in run/step order, as compact as their count allows.
+#[derive(Debug, Clone)]
+enum Order {
+    /// The points' own order.
+    Arrival,
+    Small(Vec<u32>),
+    Large(Vec<usize>),
 }
 
 /// The order a replay applies a recording in: one entry per event, where a logged
 /// step's points stay in the recording (a range of its points in run/step order)
 /// until the step is applied, so a long session is not held twice.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct Timeline {
     entries: Vec<(f64, Entry)>,
-    /// Point indices by run, step, then arrival; `None` when that is their order.
-    order: Option<Vec<usize>>,
+    /// Point indices by run, step, then arrival.
+    order: Order,
     names: Vec<MetricName>,
 }
 
@@ -351,7 +421,7 @@ impl Timeline {
     }
 
     fn point(&self, k: usize) -> usize {
-        self.order.as_ref().map_or(k, |o| o[k])
+        self.order.point(k)
     }
 
     /// Entry `i` of `rec`'s timeline (the one it was built from) as an event.
@@ -520,8 +590,8 @@ impl Recording {
             events.push((at, Entry::Event(Event::Resumed { run: r.run, at_step: r.at_step, discarded: r.discarded })));
         }
         let names: Vec<MetricName> = p.metric_names.iter().map(|n| MetricName::Borrowed(catalog::intern(n))).collect();
-        let order = (!p.in_run_step_order()).then(|| p.by_run_step());
-        let point = |k: usize| order.as_ref().map_or(k, |o| o[k]);
+        let order = Order::of(p);
+        let point = |k: usize| order.point(k);
         // A run's clock starts before its RunStarted is logged (model build), so its
         // points can land after its recorded end: the end goes after the last point.
         let mut last_point_s = vec![0.0f64; meta.runs.len()];
@@ -594,6 +664,30 @@ pub fn strip_derived(values: &mut Vec<(MetricName, f64)>) {
 pub mod tests {
     use super::*;
     use crate::session::Hub;
+
+    #[test]
+    fn the_counting_sort_orders_points_as_the_keyed_sort_does() {
+        let mut seed = 0x9e3779b97f4a7c15u64;
+        let mut next = move |n: u64| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed % n
+        };
+        for case in 0..20 {
+            let mut p = Points::default();
+            for _ in 0..(next(3000) + 1) {
+                let run = if next(10) == 0 { TELEMETRY } else { next(3) as u32 };
+                let step = if case % 2 == 0 { next(500) } else { next(u64::MAX / 2) };
+                p.push(run, step, 0.0, 0, 0.0);
+            }
+            let want = p.by_run_step();
+            let got: Vec<usize> = p.by_run_step_u32().unwrap().into_iter().map(|i| i as usize).collect();
+            assert_eq!(got, want, "case {case}");
+            let order = Order::of(&p);
+            assert!((0..p.len()).all(|k| order.point(k) == want[k]));
+        }
+    }
 
     /// A small session as live events: two runs (one fails), telemetry, a warning.
     pub fn live_events() -> Vec<(f64, Event)> {

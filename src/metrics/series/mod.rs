@@ -17,6 +17,10 @@ pub const SMOOTHING_ALPHA: f64 = 0.1;
 /// Points per sealed block, and between two saved states of the smoothed series.
 pub const BLOCK: usize = 1024;
 
+/// Reads of fewer points than this within one sealed block go through the
+/// decoded block kept for them (point lookups); longer ones decode directly.
+const SMALL_READ: usize = 64;
+
 /// Summaries of this many nodes of one level make one node of the next.
 const FANOUT: usize = 16;
 
@@ -32,6 +36,56 @@ pub struct Series {
     /// The smoothed series' state, kept on arrival, so a smoothed chart of a window
     /// starts there instead of smoothing everything before it each frame.
     smooth: SmoothMarks,
+    /// The last sealed block read point by point, decoded whole.
+    recent: Recent,
+}
+
+/// A decoded block kept for the next read of a point in it: a baseline or a
+/// comparison looks points up step after step, mostly in the same block.
+#[derive(Default)]
+struct Recent(std::sync::Mutex<Option<std::sync::Arc<Decoded>>>);
+
+struct Decoded {
+    block: usize,
+    steps: Vec<u64>,
+    times: Vec<f64>,
+    values: Vec<f64>,
+}
+
+/// A copy starts without it (it is only a cache).
+impl Clone for Recent {
+    fn clone(&self) -> Self {
+        Recent::default()
+    }
+}
+
+impl std::fmt::Debug for Recent {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Recent")
+    }
+}
+
+impl Recent {
+    /// Block `block` (of `b`) decoded, from the cache when it holds it.
+    fn get(&self, block: usize, b: &Block) -> std::sync::Arc<Decoded> {
+        let mut slot = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        match slot.as_ref() {
+            Some(d) if d.block == block => d.clone(),
+            _ => {
+                let mut d = Decoded { block, steps: Vec::with_capacity(BLOCK), times: Vec::with_capacity(BLOCK), values: Vec::with_capacity(BLOCK) };
+                codec::decode_steps(&b.bytes, BLOCK, &mut d.steps);
+                codec::decode_times(&b.bytes, BLOCK, &mut d.times);
+                codec::decode_values(&b.bytes, BLOCK, &mut d.values);
+                let d = std::sync::Arc::new(d);
+                *slot = Some(d.clone());
+                d
+            }
+        }
+    }
+
+    fn clear(&mut self) {
+        *self.0.get_mut().unwrap_or_else(|e| e.into_inner()) = None;
+    }
 }
 
 #[derive(Debug, Clone, Default)]
@@ -308,11 +362,7 @@ impl Series {
         let (block, k) = (i / BLOCK, i % BLOCK);
         match self.blocks.get(block) {
             Some(Block { first_step, stride: Some(d), .. }) => Some(first_step.wrapping_add(d.wrapping_mul(k as u64))),
-            Some(b) => {
-                let mut out = Vec::with_capacity(k + 1);
-                codec::decode_steps(&b.bytes, k + 1, &mut out);
-                out.get(k).copied()
-            }
+            Some(b) => self.recent.get(block, b).steps.get(k).copied(),
             None => self.hot.steps.get(i - self.hot_start()).copied(),
         }
     }
@@ -366,24 +416,37 @@ impl Series {
     /// The steps of the points in `range` (clipped to the series): borrowed from
     /// the hot tail, else decoded.
     pub fn steps(&self, range: Range<usize>) -> Cow<'_, [u64]> {
-        self.column(range, |h| &h.steps, codec::decode_steps)
+        self.column(range, |h| &h.steps, |d| &d.steps, codec::decode_steps)
     }
 
     /// The times of the points in `range` (clipped to the series).
     pub fn times(&self, range: Range<usize>) -> Cow<'_, [f64]> {
-        self.column(range, |h| &h.times, codec::decode_times)
+        self.column(range, |h| &h.times, |d| &d.times, codec::decode_times)
     }
 
     /// The values of the points in `range` (clipped to the series).
     pub fn values(&self, range: Range<usize>) -> Cow<'_, [f64]> {
-        self.column(range, |h| &h.values, codec::decode_values)
+        self.column(range, |h| &h.values, |d| &d.values, codec::decode_values)
     }
 
-    fn column<'a, T: Copy>(&'a self, range: Range<usize>, hot: impl Fn(&'a Hot) -> &'a Vec<T>, decode: fn(&[u8], usize, &mut Vec<T>)) -> Cow<'a, [T]> {
+    fn column<'a, T: Copy>(
+        &'a self,
+        range: Range<usize>,
+        hot: impl Fn(&'a Hot) -> &'a Vec<T>,
+        decoded: fn(&Decoded) -> &Vec<T>,
+        decode: fn(&[u8], usize, &mut Vec<T>),
+    ) -> Cow<'a, [T]> {
         let r = self.clip(range);
         let h = self.hot_start();
         if r.start >= h {
             return Cow::Borrowed(&hot(&self.hot)[r.start - h..r.end - h]);
+        }
+        let block = r.start / BLOCK;
+        if r.len() < SMALL_READ && r.end <= (block + 1) * BLOCK {
+            // A few points of one block: from the decoded block kept for such reads.
+            let d = self.recent.get(block, &self.blocks[block]);
+            let base = block * BLOCK;
+            return Cow::Owned(decoded(&d).get(r.start - base..r.end - base).unwrap_or(&[]).to_vec());
         }
         let mut out = Vec::with_capacity(r.len());
         let mut scratch = Vec::with_capacity(BLOCK);
@@ -543,6 +606,7 @@ impl Series {
         let keep = self.first_at_or_after(step);
         let dropped = self.len() - keep;
         let h = self.hot_start();
+        self.recent.clear();
         if keep < h {
             // The kept part of the block `keep` falls in becomes the hot tail.
             let block = keep / BLOCK;
