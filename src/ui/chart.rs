@@ -203,15 +203,17 @@ pub fn column_means(series: &Series, window: Window, columns: usize) -> (Vec<Opt
     if n == 0 || columns == 0 {
         return (Vec::new(), None);
     }
-    let values = series.values(start..end);
-    let means = (0..columns)
+    // Cells of two blocks or more end at block edges, as chart columns do, so the
+    // series answers from its block summaries.
+    let snap = n / columns >= SNAP_BLOCKS * crate::metrics::series::BLOCK;
+    let edge = |k: usize| if snap { series.nearest_block_edge(start + k).clamp(start, end) } else { start + k };
+    let cells: Vec<std::ops::Range<usize>> = (0..columns)
         .map(|c| {
-            let from = c * n / columns;
-            let cell = &values[from..((c + 1) * n / columns).max(from + 1)];
-            let (sum, count) = cell.iter().filter(|v| v.is_finite()).fold((0.0, 0usize), |(s, k), v| (s + v, k + 1));
-            (count > 0).then(|| sum / count as f64)
+            let from = edge(c * n / columns);
+            from..edge(((c + 1) * n / columns).max(c * n / columns + 1)).max(from + 1)
         })
         .collect();
+    let means = series.sums(&cells).into_iter().map(|(sum, count)| (count > 0).then(|| sum / count as f64)).collect();
     (means, series.step_at(start).zip(series.step_at(end - 1)))
 }
 

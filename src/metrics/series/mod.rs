@@ -171,17 +171,19 @@ struct Summary {
     /// Per [`Reading::slot`].
     columns: [Option<Column>; 4],
     finite_sum: f64,
+    finite: u64,
     non_finite: u64,
 }
 
 impl Summary {
-    const EMPTY: Summary = Summary { columns: [None; 4], finite_sum: 0.0, non_finite: 0 };
+    const EMPTY: Summary = Summary { columns: [None; 4], finite_sum: 0.0, finite: 0, non_finite: 0 };
 
     fn join(&mut self, later: &Summary) {
         for (c, l) in self.columns.iter_mut().zip(&later.columns) {
             *c = Column::join(*c, *l);
         }
         self.finite_sum += later.finite_sum;
+        self.finite += later.finite;
         self.non_finite += later.non_finite;
     }
 }
@@ -272,6 +274,7 @@ impl Series {
         }
         summary.finite_sum = hot.values.iter().filter(|v| v.is_finite()).sum();
         summary.non_finite = hot.values.iter().filter(|v| !v.is_finite()).count() as u64;
+        summary.finite = BLOCK as u64 - summary.non_finite;
         let stride = hot.steps[1].wrapping_sub(hot.steps[0]);
         let regular = hot.steps.windows(2).all(|w| w[1].wrapping_sub(w[0]) == stride);
         self.blocks.push(Block {
@@ -576,6 +579,40 @@ impl Series {
             .collect()
     }
 
+    /// The sum and the count of the finite values in each of `ranges` (in
+    /// ascending order; they may overlap), from summaries where a range covers
+    /// whole blocks, decoding each block a range cuts once.
+    pub fn sums(&self, ranges: &[Range<usize>]) -> Vec<(f64, u64)> {
+        let mut cut: Option<Segment> = None;
+        ranges
+            .iter()
+            .map(|r| {
+                let (mut sum, mut count) = (0.0, 0u64);
+                for piece in self.pieces(r.clone()) {
+                    match piece {
+                        Piece::Whole(summary) => {
+                            sum += summary.finite_sum;
+                            count += summary.finite;
+                        }
+                        Piece::Points(r) => {
+                            let block = r.start / BLOCK;
+                            if cut.as_ref().is_none_or(|s| s.block != block) {
+                                cut = Some(self.segment(block, false));
+                            }
+                            let Some(s) = &cut else { continue };
+                            let values = s.values.get(r.start - block * BLOCK..r.end - block * BLOCK).unwrap_or(&[]);
+                            for v in values.iter().filter(|v| v.is_finite()) {
+                                sum += v;
+                                count += 1;
+                            }
+                        }
+                    }
+                }
+                (sum, count)
+            })
+            .collect()
+    }
+
     /// Smallest, largest and last finite value of the whole series.
     pub fn extent(&self) -> Option<Column> {
         self.columns(&[0, self.len()], Reading::default()).pop().flatten()
@@ -756,8 +793,11 @@ mod tests {
             assert_eq!(bits(&s.values(r.clone())), bits(&p.values[r.clone()]));
             assert_eq!(s.non_finite_count(r.clone()), p.values[r.clone()].iter().filter(|v| !v.is_finite()).count() as u64);
             let sum: f64 = p.values[r.clone()].iter().filter(|v| v.is_finite()).sum();
-            let got = s.finite_sum(r);
+            let got = s.finite_sum(r.clone());
             assert!((got - sum).abs() <= 1e-9 * sum.abs().max(1.0), "{got} vs {sum}");
+            let (got, count) = s.sums(&[r.clone(), r.start..n])[0];
+            assert!((got - sum).abs() <= 1e-9 * sum.abs().max(1.0), "{got} vs {sum}");
+            assert_eq!(count, p.values[r].iter().filter(|v| v.is_finite()).count() as u64);
         }
         for columns in [1, 3, 50, 200] {
             let mut bounds: Vec<usize> = (0..=columns).map(|_| rng.below(n as u64 + 1) as usize).collect();
