@@ -261,6 +261,8 @@ impl Series {
     /// Compresses the hot tail into a block, with its summary.
     fn seal(&mut self) {
         let block = self.blocks.len();
+        // A block once truncated away may still be kept decoded under this index.
+        self.recent.clear();
         let hot = std::mem::take(&mut self.hot);
         let segment = Segment {
             block,
@@ -643,7 +645,6 @@ impl Series {
         let keep = self.first_at_or_after(step);
         let dropped = self.len() - keep;
         let h = self.hot_start();
-        self.recent.clear();
         if keep < h {
             // The kept part of the block `keep` falls in becomes the hot tail.
             let block = keep / BLOCK;
@@ -668,6 +669,9 @@ impl Series {
             now.update(*v);
         }
         self.smooth.now = now;
+        // The reads above may have kept a block that is now dropped (and will be
+        // sealed again with other points).
+        self.recent.clear();
         dropped
     }
 
@@ -862,6 +866,20 @@ mod tests {
                 same_reads(&s, &p, &mut rng);
             }
         }
+    }
+
+    #[test]
+    fn a_block_sealed_again_after_a_resume_reads_its_new_points() {
+        let mut s = Series::default();
+        for i in 0..3000u64 {
+            s.push(i, i as f64, 1.0);
+        }
+        assert_eq!(s.value_at(1030), Some(1.0), "block 1 decoded for the lookup");
+        s.truncate_from(1030);
+        for i in 1030..3000u64 {
+            s.push(i, i as f64, 2.0);
+        }
+        assert_eq!((s.value_at(1029), s.value_at(1030), s.value_at(2047)), (Some(1.0), Some(2.0), Some(2.0)));
     }
 
     #[test]
