@@ -397,7 +397,7 @@ fn analyse_tensorboard(dir: &Path, files: &[std::path::PathBuf]) -> Result<Check
 pub fn analyse_recording(rec: &crate::record::Recording) -> CheckReport {
     let state = crate::record::replayed_state(rec);
     let mut steps = vec![0u64; state.runs.len()];
-    for (_, e) in rec.events() {
+    for (_, e) in rec.timeline().events(rec) {
         if let Event::Metrics { run, .. } = e {
             steps[run] += 1;
         }

@@ -12,7 +12,7 @@ use crate::cli::{ReplayArgs, Speed};
 use crate::error::{Result, RlmonError};
 use crate::record::{self, Recording};
 use crate::report::summary::SessionSummary;
-use crate::session::{Event, Hub, SessionState};
+use crate::session::{Hub, SessionState};
 use crate::ui::theme::Theme;
 use super::signals::Signals;
 use crate::ui::{Source, SourceAction};
@@ -28,7 +28,8 @@ pub struct ReplaySession {
     recording: Recording,
     /// The baseline the session was held against, read once for every seek.
     baseline: Option<record::RecordedBaseline>,
-    events: Vec<(f64, Event)>,
+    /// The events, built from the recording one at a time.
+    events: record::model::Timeline,
     /// Index of the next event to apply.
     next: usize,
     speed: Speed,
@@ -61,7 +62,7 @@ impl ReplaySession {
     }
 
     fn duration_s(&self) -> f64 {
-        self.events.last().map_or(0.0, |e| e.0).max(self.recording.meta.elapsed_s)
+        self.events.len().checked_sub(1).and_then(|i| self.events.time(i)).unwrap_or(0.0).max(self.recording.meta.elapsed_s)
     }
 
     /// The session time the replay clock shows now.
@@ -78,10 +79,11 @@ impl ReplaySession {
     }
 
     fn apply_next(&mut self) {
-        let (t, event) = self.events[self.next].clone();
-        self.hub.apply(event, t);
+        if let Some((t, event)) = self.events.event(&self.recording, self.next) {
+            self.hub.apply(event, t);
+            self.anchor_pos = self.anchor_pos.max(t);
+        }
         self.next += 1;
-        self.anchor_pos = self.anchor_pos.max(t);
     }
 
     /// Applies the events due by now, waiting for the first one if needed.
@@ -99,16 +101,17 @@ impl ReplaySession {
                 tokio::task::yield_now().await;
             }
             Speed::Times(x) => {
-                let due = self.events[self.next].0;
+                let due = self.events.time(self.next).unwrap_or(0.0);
                 let wait = (due - self.position_s()) / x;
                 if wait > 0.0 {
                     tokio::time::sleep(Duration::from_secs_f64(wait.min(3600.0))).await;
                 }
                 // At least the event waited for, whatever the clock's rounding.
                 let now = self.position_s().max(due);
-                while !self.at_end() && self.events[self.next].0 <= now {
-                    let (t, event) = self.events[self.next].clone();
-                    self.hub.apply(event, t);
+                while !self.at_end() && self.events.time(self.next).is_some_and(|t| t <= now) {
+                    if let Some((t, event)) = self.events.event(&self.recording, self.next) {
+                        self.hub.apply(event, t);
+                    }
                     self.next += 1;
                 }
             }
@@ -119,14 +122,15 @@ impl ReplaySession {
     /// Rebuilds the state at session time `pos` (clamped to the session).
     pub fn seek(&mut self, pos: f64) {
         let pos = pos.clamp(0.0, self.duration_s());
-        let target = self.events.partition_point(|e| e.0 <= pos);
+        let target = self.events.after(pos);
         if target < self.next {
             self.hub = self.fresh_hub();
             self.next = 0;
         }
         while self.next < target {
-            let (t, event) = self.events[self.next].clone();
-            self.hub.apply(event, t);
+            if let Some((t, event)) = self.events.event(&self.recording, self.next) {
+                self.hub.apply(event, t);
+            }
             self.next += 1;
         }
         self.re_anchor(pos);

@@ -180,7 +180,7 @@ pub fn context(series: &BTreeMap<String, Series>, metric: &str, step: u64, setti
     let (columns, centre) = grid.map_or((Vec::new(), 0), |s| columns_around(s, step, settings.slice));
     let fill = |m: &mut Moved| {
         if let Some(s) = series.get(&m.metric) {
-            m.slice = columns.iter().map(|c| s.index_of(*c).map(|i| s.values[i])).collect();
+            m.slice = columns.iter().map(|c| s.index_of(*c).and_then(|i| s.value_at(i))).collect();
         }
     };
     let mut subject = subject;
@@ -226,10 +226,10 @@ fn is_derived(name: &str) -> bool {
 /// Up to `half` steps of `s` on each side of `step`, and the index of the first at
 /// or after it.
 fn columns_around(s: &Series, step: u64, half: usize) -> (Vec<u64>, usize) {
-    let at = s.steps.partition_point(|x| *x < step);
+    let at = s.first_at_or_after(step);
     let from = at.saturating_sub(half);
     let to = (at + half + 1).min(s.len());
-    (s.steps[from..to].to_vec(), at - from)
+    (s.steps(from..to).into_owned(), at - from)
 }
 
 /// Median and a spread floored so that a constant baseline still gives a finite z.
@@ -260,7 +260,7 @@ fn change(name: &str, before: f64, around: f64, z: f64) -> (Change, f64) {
 
 /// One metric's move around `step`, or None when it has too little data there.
 fn measure(name: &str, s: &Series, step: u64, settings: &ContextSettings) -> Option<Moved> {
-    let at = s.steps.partition_point(|x| *x < step);
+    let at = s.first_at_or_after(step);
     // No point at or near the step: the metric says nothing about it.
     let around_from = at.saturating_sub(settings.around);
     let around_to = (at + settings.around + 1).min(s.len());
@@ -268,8 +268,8 @@ fn measure(name: &str, s: &Series, step: u64, settings: &ContextSettings) -> Opt
         return None;
     }
     let before_from = around_from.saturating_sub(settings.before);
-    let (level, spread) = level_and_spread(&s.values[before_from..around_from])?;
-    let around = &s.values[around_from..around_to];
+    let (level, spread) = level_and_spread(&s.values(before_from..around_from))?;
+    let around = s.values(around_from..around_to);
     let (worst, z) = around
         .iter()
         .map(|v| (*v, if v.is_finite() { (v - level).abs() / spread } else { f64::INFINITY }))
@@ -278,7 +278,7 @@ fn measure(name: &str, s: &Series, step: u64, settings: &ContextSettings) -> Opt
     if z < settings.min_z {
         // Held at one value across both windows: compare with its level before it was set.
         if let Some((earlier, since, held_z)) = held_change(s, before_from, around_to) {
-            (before, around_value, z, held_since) = (earlier, s.values[around_from], held_z, Some(since));
+            (before, around_value, z, held_since) = (earlier, s.value_at(around_from)?, held_z, Some(since));
         }
     }
     let (change, size) = change(name, before, around_value, z);
@@ -290,15 +290,15 @@ fn measure(name: &str, s: &Series, step: u64, settings: &ContextSettings) -> Opt
 /// took that value, its level before then, and the z-score of the change against
 /// that earlier level. None when it was never different.
 fn held_change(s: &Series, from: usize, to: usize) -> Option<(f64, u64, f64)> {
-    let held = s.values[to - 1];
+    let held = s.value_at(to.checked_sub(1)?)?;
     let same = |v: f64| v == held || (v - held).abs() <= REL_SPREAD_FLOOR * held.abs().max(ABS_SPREAD_FLOOR);
-    if !held.is_finite() || !s.values[from..to].iter().all(|v| same(*v)) {
+    if !held.is_finite() || !s.values(from..to).iter().all(|v| same(*v)) {
         return None;
     }
-    let set_at = s.values[..to].iter().rposition(|v| !same(*v))? + 1;
+    let set_at = s.values(0..to).iter().rposition(|v| !same(*v))? + 1;
     let earlier_from = set_at.saturating_sub(ContextSettings::default().before);
-    let (earlier, spread) = level_and_spread(&s.values[earlier_from..set_at])?;
-    Some((earlier, s.steps[set_at], (held - earlier).abs() / spread))
+    let (earlier, spread) = level_and_spread(&s.values(earlier_from..set_at))?;
+    Some((earlier, s.step_at(set_at)?, (held - earlier).abs() / spread))
 }
 
 #[cfg(test)]

@@ -111,12 +111,8 @@ impl Comparison {
 }
 
 fn best(s: &Series, higher: bool) -> Option<f64> {
-    let finite = s.values.iter().copied().filter(|v| v.is_finite());
-    if higher {
-        finite.reduce(f64::max)
-    } else {
-        finite.reduce(f64::min)
-    }
+    let extent = s.extent()?;
+    Some(if higher { extent.max.value } else { extent.min.value })
 }
 
 fn peak(s: Option<&Series>) -> Option<f64> {
@@ -201,8 +197,8 @@ pub fn alert_diff(a: &[serde_json::Value], b: &[serde_json::Value]) -> AlertDiff
 /// live; returns the comparison and that hub (B's state with the baseline's alerts).
 pub fn compare(a: &super::Recording, b: &super::Recording, opts: Options) -> (Comparison, Hub) {
     let state_a = std::sync::Arc::new(a.final_state());
-    let (mut hub, events) = super::replay_start(b, Some(&(state_a.clone(), opts.tolerance)));
-    for (t, e) in events {
+    let (mut hub, timeline) = super::replay_start(b, Some(&(state_a.clone(), opts.tolerance)));
+    for (t, e) in timeline.events(b) {
         hub.apply(e, t);
     }
     let baseline = hub.baseline.as_ref().expect("replay_start sets the baseline it is given");

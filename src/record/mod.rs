@@ -83,21 +83,21 @@ pub fn recorded_baseline(rec: &Recording) -> Option<RecordedBaseline> {
 /// A hub as at the start of `rec`, holding its runs against `baseline`, and the
 /// events that rebuild the session in it (without the recorded baseline alerts when
 /// the hub judges the baseline itself).
-pub fn replay_start(rec: &Recording, baseline: Option<&RecordedBaseline>) -> (crate::session::Hub, Vec<(f64, crate::session::Event)>) {
+pub fn replay_start(rec: &Recording, baseline: Option<&RecordedBaseline>) -> (crate::session::Hub, model::Timeline) {
     let mut hub = rec.meta.fresh_hub();
-    let mut events = rec.events();
+    let mut timeline = rec.timeline();
     if let Some((base, tolerance)) = baseline {
         hub.set_baseline(base.clone(), *tolerance);
-        events.retain(|(_, e)| !matches!(e, crate::session::Event::Alert { .. }));
+        timeline.drop_alerts();
     }
-    (hub, events)
+    (hub, timeline)
 }
 
 /// The final state of `rec` replayed as `rlmon replay` would: with its baseline
 /// read again when it can be.
 pub fn replayed_state(rec: &Recording) -> crate::session::SessionState {
-    let (mut hub, events) = replay_start(rec, recorded_baseline(rec).as_ref());
-    for (t, e) in events {
+    let (mut hub, timeline) = replay_start(rec, recorded_baseline(rec).as_ref());
+    for (t, e) in timeline.events(rec) {
         hub.apply(e, t);
     }
     hub.state

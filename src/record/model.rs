@@ -289,11 +289,165 @@ impl Points {
 
     /// Point indices ordered by run, step, then arrival: one group per logged step.
     pub fn by_run_step(&self) -> Vec<usize> {
+        if self.in_run_step_order() {
+            return (0..self.len()).collect();
+        }
         // Keys sorted in place (no lookups through the index while sorting); the
         // index is part of the key, so the unstable sort keeps arrival order.
         let mut keyed: Vec<(u32, u64, usize)> = (0..self.len()).map(|i| (self.run[i], self.step[i], i)).collect();
         keyed.sort_unstable();
         keyed.into_iter().map(|(_, _, i)| i).collect()
+    }
+}
+
+impl Points {
+    /// Whether the points already come by run, then step (one run recorded in
+    /// order): no sort, and no index, is needed.
+    fn in_run_step_order(&self) -> bool {
+        (1..self.len()).all(|i| (self.run[i - 1], self.step[i - 1]) <= (self.run[i], self.step[i]))
+    }
+
+    /// [`Points::by_run_step`] as 4-byte indices, by a counting sort over each
+    /// run's step range when the steps are dense (a logged run's are): no keys
+    /// held beside the points. `None` past 4G points.
+    fn by_run_step_u32(&self) -> Option<Vec<u32>> {
+        let n = self.len();
+        u32::try_from(n).ok()?;
+        // Each run's step range, runs in ascending order.
+        let mut ranges: std::collections::BTreeMap<u32, (u64, u64)> = std::collections::BTreeMap::new();
+        for i in 0..n {
+            let r = ranges.entry(self.run[i]).or_insert((self.step[i], self.step[i]));
+            *r = (r.0.min(self.step[i]), r.1.max(self.step[i]));
+        }
+        let mut base = std::collections::BTreeMap::new();
+        let mut buckets: u64 = 0;
+        for (run, (lo, hi)) in &ranges {
+            base.insert(*run, (buckets, *lo));
+            buckets = buckets.saturating_add(hi - lo + 1);
+        }
+        if buckets > 2 * n as u64 + 1024 {
+            let mut keyed: Vec<(u32, u64, u32)> = (0..n).map(|i| (self.run[i], self.step[i], i as u32)).collect();
+            keyed.sort_unstable();
+            return Some(keyed.into_iter().map(|(_, _, i)| i).collect());
+        }
+        let bucket = |i: usize| base.get(&self.run[i]).map_or(0, |(b, lo)| (b + (self.step[i] - lo)) as usize);
+        // Stable: within a bucket, arrival order.
+        let mut start = vec![0u32; buckets as usize + 1];
+        for i in 0..n {
+            start[bucket(i) + 1] += 1;
+        }
+        for b in 1..start.len() {
+            start[b] += start[b - 1];
+        }
+        let mut order = vec![0u32; n];
+        for i in 0..n {
+            let b = bucket(i);
+            order[start[b] as usize] = i as u32;
+            start[b] += 1;
+        }
+        Some(order)
+    }
+}
+
+impl Order {
+    fn of(p: &Points) -> Order {
+        if p.in_run_step_order() {
+            return Order::Arrival;
+        }
+        match p.by_run_step_u32() {
+            Some(o) => Order::Small(o),
+            None => Order::Large(p.by_run_step()),
+        }
+    }
+
+    fn point(&self, k: usize) -> usize {
+        match self {
+            Order::Arrival => k,
+            Order::Small(o) => o[k] as usize,
+            Order::Large(o) => o[k],
+        }
+    }
+}
+
+/// Point indices in run/step order, as compact as their count allows.
+#[derive(Debug, Clone)]
+enum Order {
+    /// The points' own order.
+    Arrival,
+    Small(Vec<u32>),
+    Large(Vec<usize>),
+}
+
+/// The order a replay applies a recording in: one entry per event, where a logged
+/// step's points stay in the recording (a range of its points in run/step order)
+/// until the step is applied, so a long session is not held twice.
+#[derive(Debug, Clone)]
+pub struct Timeline {
+    entries: Vec<(f64, Entry)>,
+    /// Point indices by run, step, then arrival.
+    order: Order,
+    names: Vec<MetricName>,
+}
+
+#[derive(Debug, Clone)]
+enum Entry {
+    Event(Event),
+    /// The points at `order[from..to]`: one run's step (or one telemetry sample).
+    Step { from: usize, to: usize },
+}
+
+impl Timeline {
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    /// Session time of entry `i`.
+    pub fn time(&self, i: usize) -> Option<f64> {
+        self.entries.get(i).map(|e| e.0)
+    }
+
+    /// Index of the first entry after session time `pos` (entries are in time order).
+    pub fn after(&self, pos: f64) -> usize {
+        self.entries.partition_point(|e| e.0 <= pos)
+    }
+
+    /// Drops the recorded baseline alerts (a replay that checks the baseline again).
+    pub fn drop_alerts(&mut self) {
+        self.entries.retain(|(_, e)| !matches!(e, Entry::Event(Event::Alert { .. })));
+    }
+
+    fn point(&self, k: usize) -> usize {
+        self.order.point(k)
+    }
+
+    /// Entry `i` of `rec`'s timeline (the one it was built from) as an event.
+    pub fn event(&self, rec: &Recording, i: usize) -> Option<(f64, Event)> {
+        let (t, entry) = self.entries.get(i)?;
+        let event = match entry {
+            Entry::Event(e) => e.clone(),
+            Entry::Step { from, to } => {
+                let p = &rec.points;
+                let first = self.point(*from);
+                let mut values: Vec<(MetricName, f64)> = (*from..*to).map(|k| self.point(k)).map(|i| (self.names[p.metric[i] as usize].clone(), p.value[i])).collect();
+                if p.run[first] == TELEMETRY {
+                    // One sample per step index; its points share one time.
+                    Event::Telemetry { time_s: p.time_s[first], values }
+                } else {
+                    strip_derived(&mut values);
+                    Event::Metrics { run: p.run[first] as usize, step: p.step[first], time_s: p.time_s[first], values }
+                }
+            }
+        };
+        Some((*t, event))
+    }
+
+    /// Every event of `rec`'s timeline, built one at a time.
+    pub fn events<'a>(&'a self, rec: &'a Recording) -> impl Iterator<Item = (f64, Event)> + 'a {
+        (0..self.len()).filter_map(move |i| self.event(rec, i))
     }
 }
 
@@ -408,13 +562,20 @@ impl Recording {
     /// time order. Derived rates are left out where the hub derives them again, so a
     /// replayed series equals the live one point for point.
     pub fn events(&self) -> Vec<(f64, Event)> {
+        let timeline = self.timeline();
+        timeline.events(self).collect()
+    }
+
+    /// The order [`Recording::events`] comes in, holding the points' places
+    /// instead of the points: what a replay of a long session steps through.
+    pub fn timeline(&self) -> Timeline {
         let meta = &self.meta;
         let p = &self.points;
-        let mut events: Vec<(f64, Event)> = vec![(0.0, Event::GpuStatus(meta.gpu.clone()))];
+        let mut events: Vec<(f64, Entry)> = vec![(0.0, Entry::Event(Event::GpuStatus(meta.gpu.clone())))];
         // A rank's run starts and ends with its job: the hub does that.
         for (i, r) in meta.runs.iter().enumerate().filter(|(_, r)| r.rank_of.is_none()) {
             if let (Some(t), Some(threads)) = (r.started_s, r.threads) {
-                events.push((t, Event::RunStarted { run: i, device: r.device.clone(), threads }));
+                events.push((t, Entry::Event(Event::RunStarted { run: i, device: r.device.clone(), threads })));
             }
         }
         // A resume goes before the first point logged after it (on its own clock, a
@@ -426,37 +587,40 @@ impl Recording {
                 started + p.time_s[i]
             });
             let at = first_after.fold(r.at_s, f64::min);
-            events.push((at, Event::Resumed { run: r.run, at_step: r.at_step, discarded: r.discarded }));
+            events.push((at, Entry::Event(Event::Resumed { run: r.run, at_step: r.at_step, discarded: r.discarded })));
         }
         let names: Vec<MetricName> = p.metric_names.iter().map(|n| MetricName::Borrowed(catalog::intern(n))).collect();
-        let order = p.by_run_step();
+        let order = Order::of(p);
+        let point = |k: usize| order.point(k);
         // A run's clock starts before its RunStarted is logged (model build), so its
         // points can land after its recorded end: the end goes after the last point.
         let mut last_point_s = vec![0.0f64; meta.runs.len()];
-        for group in order.chunk_by(|&a, &b| p.run[a] == p.run[b] && p.step[a] == p.step[b]) {
-            let first = group[0];
-            let run = p.run[first];
-            if run == TELEMETRY {
-                // One sample per step index; its points share one time.
-                let values = group.iter().map(|&i| (names[p.metric[i] as usize].clone(), p.value[i])).collect();
-                events.push((p.time_s[first], Event::Telemetry { time_s: p.time_s[first], values }));
-                continue;
+        let mut from = 0;
+        while from < p.len() {
+            let first = point(from);
+            let (run, step) = (p.run[first], p.step[first]);
+            let mut to = from + 1;
+            while to < p.len() && (p.run[point(to)], p.step[point(to)]) == (run, step) {
+                to += 1;
             }
-            let mut values: Vec<(MetricName, f64)> = group.iter().map(|&i| (names[p.metric[i] as usize].clone(), p.value[i])).collect();
-            strip_derived(&mut values);
-            let started = meta.runs.get(run as usize).and_then(|r| r.started_s).unwrap_or(0.0);
             let time_s = p.time_s[first];
-            if let Some(last) = last_point_s.get_mut(run as usize) {
-                *last = last.max(started + time_s);
+            if run == TELEMETRY {
+                events.push((time_s, Entry::Step { from, to }));
+            } else {
+                let started = meta.runs.get(run as usize).and_then(|r| r.started_s).unwrap_or(0.0);
+                if let Some(last) = last_point_s.get_mut(run as usize) {
+                    *last = last.max(started + time_s);
+                }
+                events.push((started + time_s, Entry::Step { from, to }));
             }
-            events.push((started + time_s, Event::Metrics { run: run as usize, step: p.step[first], time_s, values }));
+            from = to;
         }
         // Within one instant, a step's log lines follow it and a run's end comes last.
         for l in &meta.log {
-            events.push((l.time_s, Event::Log { run: l.run, level: l.level, message: l.message.clone() }));
+            events.push((l.time_s, Entry::Event(Event::Log { run: l.run, level: l.level, message: l.message.clone() })));
         }
         for a in &meta.baseline_alerts {
-            events.push((a.at_s, Event::Alert { run: a.run, alert: a.alert.clone() }));
+            events.push((a.at_s, Entry::Event(Event::Alert { run: a.run, alert: a.alert.clone() })));
         }
         for (i, r) in meta.runs.iter().enumerate().filter(|(_, r)| r.rank_of.is_none()) {
             let outcome = match r.state {
@@ -467,18 +631,19 @@ impl Recording {
             };
             if let Some(outcome) = outcome {
                 let ended = r.ended_s.unwrap_or(meta.elapsed_s).max(last_point_s[i]);
-                events.push((ended, Event::RunEnded { run: i, outcome }));
+                events.push((ended, Entry::Event(Event::RunEnded { run: i, outcome })));
             }
         }
         // Stable: events at one instant keep the order above.
         events.sort_by(|a, b| a.0.total_cmp(&b.0));
-        events
+        Timeline { entries: events, order, names }
     }
 
     /// Rebuilds the final session state by applying every event.
     pub fn final_state(&self) -> SessionState {
         let mut hub = self.meta.fresh_hub();
-        for (t, e) in self.events() {
+        let timeline = self.timeline();
+        for (t, e) in timeline.events(self) {
             hub.apply(e, t);
         }
         hub.state
@@ -499,6 +664,30 @@ pub fn strip_derived(values: &mut Vec<(MetricName, f64)>) {
 pub mod tests {
     use super::*;
     use crate::session::Hub;
+
+    #[test]
+    fn the_counting_sort_orders_points_as_the_keyed_sort_does() {
+        let mut seed = 0x9e3779b97f4a7c15u64;
+        let mut next = move |n: u64| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed % n
+        };
+        for case in 0..20 {
+            let mut p = Points::default();
+            for _ in 0..(next(3000) + 1) {
+                let run = if next(10) == 0 { TELEMETRY } else { next(3) as u32 };
+                let step = if case % 2 == 0 { next(500) } else { next(u64::MAX / 2) };
+                p.push(run, step, 0.0, 0, 0.0);
+            }
+            let want = p.by_run_step();
+            let got: Vec<usize> = p.by_run_step_u32().unwrap().into_iter().map(|i| i as usize).collect();
+            assert_eq!(got, want, "case {case}");
+            let order = Order::of(&p);
+            assert!((0..p.len()).all(|k| order.point(k) == want[k]));
+        }
+    }
 
     /// A small session as live events: two runs (one fails), telemetry, a warning.
     pub fn live_events() -> Vec<(f64, Event)> {
@@ -579,10 +768,11 @@ pub mod tests {
             assert_eq!(ra.series.keys().collect::<Vec<_>>(), rb.series.keys().collect::<Vec<_>>());
             for (name, s) in &ra.series {
                 let t = &rb.series[name];
-                assert_eq!(s.steps, t.steps, "{name}");
+                let all = 0..usize::MAX;
+                assert_eq!(s.steps(all.clone()), t.steps(all.clone()), "{name}");
                 let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
-                assert_eq!(bits(&s.values), bits(&t.values), "{name}");
-                assert_eq!(bits(&s.times), bits(&t.times), "{name}");
+                assert_eq!(bits(&s.values(all.clone())), bits(&t.values(all.clone())), "{name}");
+                assert_eq!(bits(&s.times(all.clone())), bits(&t.times(all)), "{name}");
             }
         }
         assert_eq!(a.telemetry, b.telemetry);

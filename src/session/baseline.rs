@@ -83,16 +83,16 @@ impl Baseline {
         let before = rb.trackers.values().any(|t| t.diverged_at().is_some());
         let mut parted = Vec::new();
         for (name, series) in &live.series {
-            if is_timing_or_resource(name) || series.steps.last() != Some(&step) {
+            if is_timing_or_resource(name) || series.last_step() != Some(step) {
                 continue;
             }
             let (Some(value), Some(bs)) = (series.last(), base.series(name)) else { continue };
-            let Some(b) = bs.index_of(step).map(|i| bs.values[i]) else { continue };
+            let Some(b) = bs.index_of(step).and_then(|i| bs.value_at(i)) else { continue };
             let tracker = rb.trackers.entry(name.clone()).or_insert_with(|| DivergenceTracker::new(self.divergence));
             if let Some(at) = tracker.observe(step, value, b) {
                 // The alert speaks of the first diverging step, its values included.
-                let (at_time, at_value) = series.index_of(at).map_or((live.time_s, value), |i| (series.times[i], series.values[i]));
-                let at_base = bs.index_of(at).map_or(b, |i| bs.values[i]);
+                let (at_time, at_value) = series.index_of(at).and_then(|i| series.time_at(i).zip(series.value_at(i))).unwrap_or((live.time_s, value));
+                let at_base = bs.index_of(at).and_then(|i| bs.value_at(i)).unwrap_or(b);
                 parted.push((name, at, at_time, at_value, at_base));
             }
         }
@@ -161,7 +161,7 @@ fn rates_at(live: &RunRecord, base: &RunRecord, step: u64) -> Option<(f64, f64)>
         let end = tokens.index_of(step)?;
         let end_s = secs.index_of(step)?;
         let n = RATE_WINDOW.min(end + 1).min(end_s + 1);
-        throughput::rate(&tokens.values[end + 1 - n..=end], &secs.values[end_s + 1 - n..=end_s])
+        throughput::rate(&tokens.values(end + 1 - n..end + 1), &secs.values(end_s + 1 - n..end_s + 1))
     };
     let past_warmup = live.series(catalog::TOKENS)?.len() > throughput::warmup_steps(live.total_steps as usize).max(RATE_WINDOW);
     past_warmup.then_some(())?;
@@ -188,8 +188,8 @@ mod tests {
         let mut hub = Hub::new(SessionState::new("l".into(), vec![RunRecord::new("r".into(), "lm".into(), "cpu".into(), 100)]));
         let mut out = Vec::new();
         let r = &live.runs[0];
-        for (i, step) in r.series["loss"].steps.iter().enumerate() {
-            let values = ["loss", "tokens", "step_time_s"].iter().map(|m| ((*m).into(), r.series[*m].values[i])).collect();
+        for (i, step) in r.series["loss"].steps(0..usize::MAX).iter().enumerate() {
+            let values = ["loss", "tokens", "step_time_s"].iter().map(|m| ((*m).into(), r.series[*m].value_at(i).unwrap())).collect();
             hub.apply(Event::Metrics { run: 0, step: *step, time_s: 0.0, values }, 0.0);
             out.extend(b.observe(&hub.state.runs[0], 0, *step));
         }

@@ -210,11 +210,11 @@ impl Hub {
         for series in r.series.values_mut() {
             dropped = dropped.max(series.truncate_from(step));
         }
-        r.step = r.series.values().filter_map(|s| s.steps.last().copied()).max().unwrap_or(0);
+        r.step = r.series.values().filter_map(|s| s.last_step()).max().unwrap_or(0);
         // Rebuild the run's detectors from what is kept, step by step.
         let mut points: Vec<(u64, f64, &str, f64)> = Vec::new();
         for (name, s) in &r.series {
-            points.extend(s.steps.iter().zip(&s.times).zip(&s.values).map(|((st, t), v)| (*st, *t, name.as_str(), *v)));
+            points.extend(s.points(0..s.len()).map(|(st, t, v)| (st, t, name.as_str(), v)));
         }
         points.sort_by_key(|p| p.0);
         let config = self.settings.get(run).cloned().unwrap_or_default();

@@ -94,8 +94,15 @@ impl RunRecord {
         let counts = self.series(count)?;
         let secs = self.series(catalog::STEP_TIME_S)?;
         match window {
-            Some(n) => throughput::rate(counts.tail(n), secs.tail(n)),
-            None => throughput::run_rate(&counts.values, &secs.values),
+            Some(n) => throughput::rate(&counts.tail(n), &secs.tail(n)),
+            // throughput::run_rate's rule, summed where the series keep their points.
+            None => {
+                let n = counts.len().min(secs.len());
+                let k = n - throughput::warmup_steps(n).min(n);
+                let total_s = secs.finite_sum(secs.len() - k..secs.len());
+                let total_c = counts.finite_sum(counts.len() - k..counts.len());
+                (total_s > 0.0).then(|| total_c / total_s)
+            }
         }
     }
 
@@ -110,7 +117,8 @@ impl RunRecord {
         [catalog::MEM_GPU_BYTES, catalog::MEM_RSS_BYTES]
             .iter()
             .filter_map(|m| self.series(m))
-            .flat_map(|s| s.values.iter().copied().filter(|v| v.is_finite()))
+            .filter_map(|s| s.extent())
+            .map(|e| e.max.value)
             .reduce(f64::max)
     }
 
@@ -128,7 +136,7 @@ impl RunRecord {
             return None; // a command run without a known total
         }
         let secs = self.series(catalog::STEP_TIME_S)?;
-        throughput::eta_s(self.total_steps.saturating_sub(self.step), secs.tail(20))
+        throughput::eta_s(self.total_steps.saturating_sub(self.step), &secs.tail(20))
     }
 }
 
@@ -249,7 +257,7 @@ impl SessionState {
         let speeds = |f: &dyn Fn(&RunRecord) -> Option<f64>| -> Vec<(u32, f64)> {
             ranks.iter().filter_map(|(_, r)| Some((r.rank_of?.1, f(r)?))).collect()
         };
-        let recent = |r: &RunRecord, metric: &str| r.series(metric).and_then(|s| crate::health::stats::median(s.tail(window)));
+        let recent = |r: &RunRecord, metric: &str| r.series(metric).and_then(|s| crate::health::stats::median(&s.tail(window)));
         let tokens = crate::health::detect::straggler::spread(&speeds(&|r| recent(r, catalog::TOKENS_PER_S)));
         // Step time: a longer step is slower, so compare its inverse.
         let step_time = crate::health::detect::straggler::spread(&speeds(&|r| recent(r, catalog::STEP_TIME_S).filter(|t| *t > 0.0).map(|t| 1.0 / t)));

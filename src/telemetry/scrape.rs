@@ -201,9 +201,9 @@ pub struct RemoteHost {
 pub fn remote_hosts(state: &SessionState) -> Vec<RemoteHost> {
     let mut newest: BTreeMap<&str, f64> = BTreeMap::new();
     for (name, series) in &state.telemetry {
-        let (Some((host, _)), Some(t)) = (catalog::parse_remote(name), series.times.last()) else { continue };
+        let (Some((host, _)), Some(t)) = (catalog::parse_remote(name), series.last_time()) else { continue };
         let e = newest.entry(host).or_insert(f64::NEG_INFINITY);
-        *e = e.max(*t);
+        *e = e.max(t);
     }
     newest
         .into_iter()

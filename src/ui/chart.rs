@@ -3,6 +3,7 @@
 //! frame costs O(points in the window) to reduce and O(width) to draw, whatever the
 //! series length; optional EMA smoothing and log scale.
 use crate::metrics::throughput::Ema;
+use crate::metrics::series::Reading;
 use crate::metrics::Series;
 
 /// The step range a chart shows.
@@ -48,11 +49,6 @@ pub struct Reduced {
     pub y_bounds: [f64; 2],
 }
 
-/// Index of the first step >= `from` (steps are recorded in increasing order).
-fn first_at_or_after(steps: &[u64], from: u64) -> usize {
-    steps.partition_point(|s| *s < from)
-}
-
 /// The step range shown for `window` ending at `last_step`.
 pub fn x_range(window: Window, first_step: u64, last_step: u64) -> (u64, u64) {
     match window {
@@ -69,34 +65,83 @@ pub fn x_range(window: Window, first_step: u64, last_step: u64) -> (u64, u64) {
 /// EMA smoothing runs over the points before the window too, so panning does not
 /// change a smoothed value.
 pub fn reduce(series: &Series, window: Window, columns: usize, t: Transform) -> Reduced {
-    let (Some(&first), Some(&last)) = (series.steps.first(), series.steps.last()) else { return Reduced::default() };
+    let (Some(first), Some(last)) = (series.first_step(), series.last_step()) else { return Reduced::default() };
     let (x0, x1) = x_range(window, first, last);
-    let start = first_at_or_after(&series.steps, x0);
-    let end = first_at_or_after(&series.steps, x1.saturating_add(1)).max(start);
+    let start = series.first_at_or_after(x0);
+    let end = series.first_at_or_after(x1.saturating_add(1)).max(start);
     let columns = columns.max(1);
-    let ema = match t.ema_alpha {
-        None => None,
-        // The series keeps the smoothing's state as points arrive: a frame starts
-        // from it at the window, whatever the run's length.
-        Some(alpha) if alpha == crate::metrics::series::SMOOTHING_ALPHA => Some(series.smoothed_before(start)),
+    match t.ema_alpha {
+        // The series keeps the smoothing's state and per-column extremes as points
+        // arrive: a frame reads them, whatever the run's length.
+        None => reduce_from_columns(series, start..end, (x0, x1), columns, Reading { smoothed: false, positive_only: t.log10 }),
+        Some(alpha) if alpha == crate::metrics::series::SMOOTHING_ALPHA => {
+            reduce_from_columns(series, start..end, (x0, x1), columns, Reading { smoothed: true, positive_only: t.log10 })
+        }
         Some(alpha) => {
             let mut e = Ema::new(alpha);
-            for v in series.values[..start].iter().filter(|v| v.is_finite()) {
+            for v in series.values(0..start).iter().filter(|v| v.is_finite()) {
                 e.update(*v);
             }
-            Some(e)
+            reduce_by_column(series, start..end, (x0, x1), columns, t.log10, Some(e))
         }
-    };
-    reduce_by_column(series, start..end, (x0, x1), columns, t.log10, ema)
+    }
 }
 
-/// Each column's points are a contiguous slice (steps are increasing), found by
-/// binary search and scanned with a tight min/max loop. This keeps a frame with a
-/// million-point series in the low milliseconds. With `ema` (its state before the
-/// range), the values are smoothed in passing: columns are visited in step order.
+/// The index where each column of the chart starts, and the end of the last:
+/// column `col` holds the steps that round to it, x < x0 + (col + 0.5) * span / (columns - 1).
+/// When a column spans [`SNAP_BLOCKS`] blocks or more, its edges move to the nearest
+/// block edge (by at most a quarter column), so the series answers from block
+/// summaries without decoding: the extremes drawn stay exact for the columns drawn.
+fn column_bounds(series: &Series, range: std::ops::Range<usize>, (x0, x1): (u64, u64), columns: usize) -> Vec<usize> {
+    let span = (x1 - x0).max(1) as f64;
+    let snap = range.len() / columns >= SNAP_BLOCKS * crate::metrics::series::BLOCK;
+    let mut bounds = Vec::with_capacity(columns + 1);
+    bounds.push(range.start);
+    for col in 0..columns {
+        let to = if col + 1 == columns {
+            range.end
+        } else {
+            let edge = x0 as f64 + (col as f64 + 0.5) * span / (columns - 1).max(1) as f64;
+            let to = series.partition_point(|s| (s as f64) < edge);
+            if snap { series.nearest_block_edge(to) } else { to }.clamp(range.start, range.end)
+        };
+        bounds.push(to.max(*bounds.last().unwrap_or(&range.start)));
+    }
+    bounds
+}
+
+/// Points per column, in blocks, from which a chart's columns end at block edges.
+const SNAP_BLOCKS: usize = 2;
+
+/// Each column's lowest and highest reading, in step order: at most two points per
+/// column. Non-finite points are left out (the health view reports them), and so
+/// are non-positive ones on a log scale.
+fn reduce_from_columns(series: &Series, range: std::ops::Range<usize>, (x0, x1): (u64, u64), columns: usize, reading: Reading) -> Reduced {
+    let bounds = column_bounds(series, range, (x0, x1), columns);
+    let mut points = Vec::with_capacity(2 * columns);
+    let (mut y_min, mut y_max) = (f64::INFINITY, f64::NEG_INFINITY);
+    let y = |v: f64| if reading.positive_only { v.log10() } else { v };
+    for col in series.columns(&bounds, reading).into_iter().flatten() {
+        let (a, b) = if col.min.index <= col.max.index { (col.min, col.max) } else { (col.max, col.min) };
+        let (a, b) = ((a.step as f64, y(a.value)), (b.step as f64, y(b.value)));
+        points.push(a);
+        if b != a {
+            points.push(b);
+        }
+        y_min = y_min.min(a.1.min(b.1));
+        y_max = y_max.max(a.1.max(b.1));
+    }
+    let y_bounds = if points.is_empty() { [0.0, 1.0] } else { pad_bounds(y_min, y_max) };
+    Reduced { points, x_bounds: [x0 as f64, x1 as f64], y_bounds }
+}
+
+/// The reduction for any smoothing weight, from the window's points: columns are
+/// contiguous slices (steps are increasing), found by binary search and scanned
+/// with a tight min/max loop. With `ema` (its state before the range), the values
+/// are smoothed in passing: columns are visited in step order.
 fn reduce_by_column(series: &Series, range: std::ops::Range<usize>, (x0, x1): (u64, u64), columns: usize, log10: bool, mut ema: Option<Ema>) -> Reduced {
-    let steps = &series.steps[range.clone()];
-    let values = &series.values[range];
+    let steps = series.steps(range.clone());
+    let values = series.values(range);
     let span = (x1 - x0).max(1) as f64;
     let mut points = Vec::with_capacity(2 * columns);
     let (mut y_min, mut y_max) = (f64::INFINITY, f64::NEG_INFINITY);
@@ -150,24 +195,26 @@ fn reduce_by_column(series: &Series, range: std::ops::Range<usize>, (x0, x1): (u
 /// columns, so no column is empty. Returns the means (`None` where every point was
 /// non-finite) and the first and last step shown.
 pub fn column_means(series: &Series, window: Window, columns: usize) -> (Vec<Option<f64>>, Option<(u64, u64)>) {
-    let (Some(&first), Some(&last)) = (series.steps.first(), series.steps.last()) else { return (Vec::new(), None) };
+    let (Some(first), Some(last)) = (series.first_step(), series.last_step()) else { return (Vec::new(), None) };
     let (x0, x1) = x_range(window, first, last);
-    let start = first_at_or_after(&series.steps, x0);
-    let end = first_at_or_after(&series.steps, x1.saturating_add(1)).max(start);
+    let start = series.first_at_or_after(x0);
+    let end = series.first_at_or_after(x1.saturating_add(1)).max(start);
     let n = end - start;
     if n == 0 || columns == 0 {
         return (Vec::new(), None);
     }
-    let values = &series.values[start..end];
-    let means = (0..columns)
+    // Cells of two blocks or more end at block edges, as chart columns do, so the
+    // series answers from its block summaries.
+    let snap = n / columns >= SNAP_BLOCKS * crate::metrics::series::BLOCK;
+    let edge = |k: usize| if snap { series.nearest_block_edge(start + k).clamp(start, end) } else { start + k };
+    let cells: Vec<std::ops::Range<usize>> = (0..columns)
         .map(|c| {
-            let from = c * n / columns;
-            let cell = &values[from..((c + 1) * n / columns).max(from + 1)];
-            let (sum, count) = cell.iter().filter(|v| v.is_finite()).fold((0.0, 0usize), |(s, k), v| (s + v, k + 1));
-            (count > 0).then(|| sum / count as f64)
+            let from = edge(c * n / columns);
+            from..edge(((c + 1) * n / columns).max(c * n / columns + 1)).max(from + 1)
         })
         .collect();
-    (means, Some((series.steps[start], series.steps[end - 1])))
+    let means = series.sums(&cells).into_iter().map(|(sum, count)| (count > 0).then(|| sum / count as f64)).collect();
+    (means, series.step_at(start).zip(series.step_at(end - 1)))
 }
 
 /// Y bounds with a little headroom, never empty.
@@ -246,10 +293,10 @@ mod tests {
         for window in [Window::All, Window::Last(100), Window::Last(2000), Window::Around(3100)] {
             let kept = reduce(&s, window, 60, Transform { ema_alpha: Some(alpha), log10: false });
             let (x0, x1) = x_range(window, 1, 5000);
-            let start = first_at_or_after(&s.steps, x0);
-            let end = first_at_or_after(&s.steps, x1 + 1);
+            let start = s.first_at_or_after(x0);
+            let end = s.first_at_or_after(x1 + 1);
             let mut e = Ema::new(alpha);
-            s.values[..start].iter().filter(|v| v.is_finite()).for_each(|v| {
+            s.values(0..start).iter().filter(|v| v.is_finite()).for_each(|v| {
                 e.update(*v);
             });
             assert_eq!(kept, reduce_by_column(&s, start..end, (x0, x1), 60, false, Some(e)), "{window:?}");

@@ -38,8 +38,8 @@ pub(super) fn job_gpu_memory(ctx: &Ctx, run: usize) -> Option<f64> {
 fn fresh(ctx: &Ctx, key: &str) -> Option<f64> {
     let series = ctx.state.telemetry.get(key)?;
     let local = ctx.state.telemetry.iter().filter(|(name, _)| catalog::parse_remote(name).is_none());
-    let newest = local.filter_map(|(_, s)| s.times.last().copied()).fold(f64::MIN, f64::max);
-    (series.times.last().copied()? >= newest).then(|| series.last()).flatten()
+    let newest = local.filter_map(|(_, s)| s.last_time()).fold(f64::MIN, f64::max);
+    (series.last_time()? >= newest).then(|| series.last()).flatten()
 }
 
 /// A row: label, bar, figures; the bar turns warn/critical as it fills.
