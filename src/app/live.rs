@@ -217,6 +217,11 @@ impl LiveSession {
     /// Stops telemetry, collects finished tasks and summarises. Runs still going
     /// (when the caller stopped waiting) are reported in their current state.
     pub async fn finish(mut self) -> SessionSummary {
+        // Followers and Prometheus see the runs' end before the server goes.
+        if let Some(p) = &mut self.publisher {
+            p.publish(&self.hub.state, true);
+            tokio::time::sleep(crate::serve::FINAL_LINGER).await;
+        }
         self.root.cancel();
         for task in self.tasks.drain(..) {
             if task.is_finished() {

@@ -12,7 +12,7 @@ mod resolved;
 use std::path::{Path, PathBuf};
 
 pub use error::ConfigError;
-pub use resolved::attach::{AttachConfig, AttachSource};
+pub use resolved::attach::{AttachConfig, AttachSource, RemoteRun};
 pub use resolved::command::{CommandConfig, MetricsSource};
 pub use resolved::faults;
 pub use resolved::lm::{DataSource, LmConfig, ModelConfig, MoeConfig, NdtConfig, OptimizerConfig, DEFAULT_MODEL, DEFAULT_OPTIMIZER};
