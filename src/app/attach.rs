@@ -18,7 +18,7 @@ const LOG_ENDINGS: &[&str] = &[".jsonl", ".csv", ".tsv", ".log", ".txt", "traine
 
 /// A session of attached runs only (no `--config`).
 pub fn session(paths: &[PathBuf], pid: Option<u32>) -> Result<SessionConfig> {
-    let mut config = SessionConfig { name: "attach".into(), path: PathBuf::from("attach"), text: String::new(), runs: Vec::new(), baseline: None, scrape: Vec::new() };
+    let mut config = SessionConfig { name: "attach".into(), path: PathBuf::from("attach"), text: String::new(), runs: Vec::new(), baseline: None, scrape: Vec::new(), prometheus: None };
     add_runs(&mut config, paths, pid)?;
     Ok(config)
 }

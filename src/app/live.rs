@@ -72,6 +72,8 @@ impl LiveSession {
         }
         // Exporters on other machines (`[[telemetry.scrape]]`), read like local telemetry.
         tasks.extend(telemetry::scrape::spawn(&config.scrape, &tx, &root.child_token(), started));
+        // The same figures from a central Prometheus (`[telemetry.prometheus]`).
+        tasks.extend(config.prometheus.as_ref().map(|p| telemetry::prometheus::spawn(p, &tx, &root.child_token(), started)));
         let sampler = match telemetry::spawn(tx, root.child_token(), telemetry::DEFAULT_SAMPLE_HZ, started, jobs) {
             Ok(handle) => Some(handle),
             Err(e) => {

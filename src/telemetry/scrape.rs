@@ -37,6 +37,8 @@ const DCGM_FB_RESERVED: &str = "DCGM_FI_DEV_FB_RESERVED";
 const DCGM_POWER: &str = "DCGM_FI_DEV_POWER_USAGE";
 const DCGM_TEMP: &str = "DCGM_FI_DEV_GPU_TEMP";
 const DCGM_SM_CLOCK: &str = "DCGM_FI_DEV_SM_CLOCK";
+/// Every exporter metric the mapper reads (what a Prometheus server is asked for).
+pub const MAPPED_METRICS: &[&str] = &[NODE_CPU_SECONDS, NODE_MEM_TOTAL, NODE_MEM_AVAILABLE, DCGM_GPU_UTIL, DCGM_FB_USED, DCGM_FB_FREE, DCGM_FB_RESERVED, DCGM_POWER, DCGM_TEMP, DCGM_SM_CLOCK];
 /// dcgm-exporter reports framebuffer sizes in MiB.
 const MIB: f64 = 1024.0 * 1024.0;
 
