@@ -211,14 +211,16 @@ mod tests {
         assert!(text.contains("  gpu0  ▰▰▰▰▰▰▰▰  97%"), "{text}");
         assert!(text.contains("  gpu1  ▰▱▱▱▱▱▱▱  12%"), "{text}");
         assert!(text.contains("jobs   job 6.0 GiB"), "local job memory still shown");
-        assert!(!text.contains("stale"));
+        assert!(text.contains("hosts 1 · 0 stale"), "header: {text}");
+        assert!(!text.contains("  stale "), "no host marked stale: {text}");
         hub.apply(Event::Log { run: None, level: crate::session::LogLevel::Info, message: "later".into() }, 30.0);
         let text = draw(&hub);
         assert!(text.contains("node7    CPU 45%") && text.contains("stale 28s"), "last figures kept, with their age: {text}");
+        assert!(text.contains("hosts 1 · 1 stale"), "header: {text}");
         // Too many GPUs for the pane: one compact row per machine.
-        let many: Vec<(crate::metrics::MetricName, f64)> = (0..8).map(|i| (remote(&catalog::gpu(i).util_pct()), 50.0 + i as f64)).collect();
+        let many: Vec<(crate::metrics::MetricName, f64)> = (0..20).map(|i| (remote(&catalog::gpu(i).util_pct()), 50.0 + i as f64)).collect();
         hub.apply(Event::Telemetry { time_s: 30.0, values: many }, 30.0);
         let text = draw(&hub);
-        assert!(text.contains("node7    CPU 45%  RAM 12.0/64.0 GiB  GPUs 8: 50 51 52 53 54 55 56 57%"), "{text}");
+        assert!(text.contains("node7    CPU 45%  RAM 12.0/64.0 GiB  GPUs 20: 50 51 52 53 54 55 56 57 58"), "{text}");
     }
 }
