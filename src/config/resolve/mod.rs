@@ -28,7 +28,9 @@ pub(super) fn session(raw: RawConfig, text: &str, path: &Path) -> Result<Session
         Some(name) => name,
         None => path.file_stem().map_or_else(|| "session".into(), |s| s.to_string_lossy().into_owned()),
     };
-    if raw.runs.is_empty() {
+    // A login node's config may hold only other machines' telemetry: its runs come
+    // with `--attach http://...` (watch refuses a session left without runs).
+    if raw.runs.is_empty() && raw.telemetry.is_none() {
         return Err(checker.err_file("no runs: add at least one [[run]] table"));
     }
     // `rlmon watch --config x.toml` has the empty path as its parent: the current folder.
