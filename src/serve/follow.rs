@@ -140,7 +140,6 @@ struct Followed {
     remote: RemoteRun,
     runs: Endpoint,
     since: u64,
-    outcome: Option<RunOutcome>,
     last_answer: Instant,
     answering: bool,
 }
@@ -181,63 +180,75 @@ async fn ask(f: &mut Followed, id: RunId, now_s: f64) -> Round {
 }
 
 /// Follows `remotes` for local run `id` until each is over, gone, or `cancel` fires.
-pub async fn follow(id: RunId, remotes: &[RemoteRun], tx: &mpsc::Sender<Event>, now_s: impl Fn() -> f64, cancel: &CancellationToken) -> RunOutcome {
-    let log = |level, message: String| {
-        let _ = tx.try_send(Event::Log { run: Some(id), level, message });
-    };
+/// Each machine is followed by a task of its own, so a slow one holds up no other.
+pub async fn follow(id: RunId, remotes: &[RemoteRun], tx: &mpsc::Sender<Event>, started: Instant, cancel: &CancellationToken) -> RunOutcome {
     let mut followed = Vec::new();
     for r in remotes {
         match api_endpoint(&r.url, "/api/runs") {
-            Ok(runs) => followed.push(Followed { remote: r.clone(), runs, since: 0, outcome: None, last_answer: Instant::now(), answering: true }),
+            Ok(runs) => followed.push(Followed { remote: r.clone(), runs, since: 0, last_answer: Instant::now(), answering: true }),
             Err(e) => return RunOutcome::Failed(e),
         }
     }
     if tx.send(Event::RunStarted { run: id, device: crate::workload::attach::DEVICE.into(), threads: 0 }).await.is_err() {
         return RunOutcome::Cancelled;
     }
-    for f in &followed {
-        log(LogLevel::Info, format!("following {} on {} ({})", f.remote.run, f.remote.host, f.remote.url));
+    let tasks: Vec<_> = followed.into_iter().map(|f| tokio::spawn(follow_one(f, id, tx.clone(), started, cancel.clone()))).collect();
+    let mut outcomes = Vec::with_capacity(tasks.len());
+    for t in tasks {
+        outcomes.push(t.await.unwrap_or_else(|e| RunOutcome::Failed(format!("following stopped: {e}"))));
     }
+    if cancel.is_cancelled() {
+        let _ = tx.try_send(Event::Log { run: Some(id), level: LogLevel::Info, message: "stopped following; the remote runs go on".into() });
+        return RunOutcome::Finished;
+    }
+    merge(outcomes.into_iter())
+}
+
+/// Follows one machine's run until it is over, gone (silent for [`GONE_AFTER`]) or
+/// `cancel` fires (then: finished, as far as this session is concerned).
+async fn follow_one(mut f: Followed, id: RunId, tx: mpsc::Sender<Event>, started: Instant, cancel: CancellationToken) -> RunOutcome {
+    let log = |level, message: String| {
+        let _ = tx.try_send(Event::Log { run: Some(id), level, message });
+    };
+    log(LogLevel::Info, format!("following {} on {} ({})", f.remote.run, f.remote.host, f.remote.url));
     loop {
-        for f in followed.iter_mut().filter(|f| f.outcome.is_none()) {
-            match ask(f, id, now_s()).await {
-                Round::Answered(events, outcome) => {
-                    if !f.answering {
-                        log(LogLevel::Info, format!("{} answers again", f.remote.host));
-                    }
-                    f.answering = true;
-                    f.last_answer = Instant::now();
-                    for event in events {
-                        if tx.send(event).await.is_err() {
-                            return RunOutcome::Cancelled;
-                        }
-                    }
-                    if let Some(o) = &outcome {
-                        log(LogLevel::Info, format!("{} on {} is over ({})", f.remote.run, f.remote.host, outcome_word(o)));
-                    }
-                    f.outcome = outcome;
+        let round = tokio::select! {
+            r = ask(&mut f, id, started.elapsed().as_secs_f64()) => r,
+            _ = cancel.cancelled() => return RunOutcome::Finished,
+        };
+        match round {
+            Round::Answered(events, outcome) => {
+                if !f.answering {
+                    log(LogLevel::Info, format!("{} answers again", f.remote.host));
                 }
-                Round::Silent(e) => {
-                    if f.answering {
-                        log(LogLevel::Warn, format!("{} does not answer ({e}): {} is stale until it does", f.remote.host, f.remote.run));
+                f.answering = true;
+                f.last_answer = Instant::now();
+                for event in events {
+                    if tx.send(event).await.is_err() {
+                        return RunOutcome::Cancelled;
                     }
-                    f.answering = false;
-                    let silent = f.last_answer.elapsed();
-                    if silent >= GONE_AFTER {
-                        f.outcome = Some(RunOutcome::Failed(format!("{} stopped answering {:.0} s ago", f.remote.host, silent.as_secs_f64())));
-                    }
+                }
+                if let Some(o) = outcome {
+                    log(LogLevel::Info, format!("{} on {} is over ({})", f.remote.run, f.remote.host, outcome_word(&o)));
+                    return o;
                 }
             }
-        }
-        if followed.iter().all(|f| f.outcome.is_some()) {
-            return merge(followed.into_iter().filter_map(|f| f.outcome));
+            Round::Silent(e) => {
+                if f.answering {
+                    log(LogLevel::Warn, format!("{} does not answer ({e}): {} is stale until it does", f.remote.host, f.remote.run));
+                }
+                f.answering = false;
+                let silent = f.last_answer.elapsed();
+                if silent >= GONE_AFTER {
+                    let why = format!("{} stopped answering {:.0} s ago", f.remote.host, silent.as_secs_f64());
+                    log(LogLevel::Error, why.clone());
+                    return RunOutcome::Failed(why);
+                }
+            }
         }
         tokio::select! {
             _ = tokio::time::sleep(POLL_PERIOD) => {}
-            _ = cancel.cancelled() => {
-                log(LogLevel::Info, "stopped following; the remote runs go on".into());
-                return RunOutcome::Finished;
-            }
+            _ = cancel.cancelled() => return RunOutcome::Finished,
         }
     }
 }

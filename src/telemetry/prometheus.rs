@@ -14,19 +14,19 @@ use serde::Deserialize;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
-use super::scrape::{fetch, Endpoint, Mapper, MAPPED_METRICS};
+use super::scrape::{fetch, Endpoint, Mapper, MAPPED_METRICS, NODE_CPU_SECONDS};
 use crate::config::PrometheusSource;
 use crate::metrics::MetricName;
 use crate::session::{Event, LogLevel};
 
-/// The PromQL selector of every mapped series the matchers pick.
+/// The PromQL query for every mapped series the matchers pick. node_exporter's CPU
+/// counters come summed per machine and mode (the mapper sums them anyway): a
+/// 128-core node has a thousand of them, which would be most of every answer.
 pub fn selector(matchers: &str) -> String {
-    let names = MAPPED_METRICS.join("|");
-    if matchers.is_empty() {
-        format!("{{__name__=~\"{names}\"}}")
-    } else {
-        format!("{{__name__=~\"{names}\",{matchers}}}")
-    }
+    let names: Vec<&str> = MAPPED_METRICS.iter().copied().filter(|m| *m != NODE_CPU_SECONDS).collect();
+    let names = names.join("|");
+    let sep = if matchers.is_empty() { "" } else { "," };
+    format!("{{__name__=~\"{names}\"{sep}{matchers}}} or sum by (__name__, instance, mode) ({NODE_CPU_SECONDS}{{{matchers}}})")
 }
 
 /// `s` percent-encoded for a query string.
@@ -218,10 +218,11 @@ mod tests {
     #[test]
     fn the_selector_asks_for_the_mapped_series_of_the_job() {
         let s = selector(r#"job="train-42""#);
-        assert!(s.starts_with(r#"{__name__=~"node_cpu_seconds_total|"#), "{s}");
-        assert!(s.ends_with(r#"",job="train-42"}"#), "{s}");
-        assert!(s.contains("DCGM_FI_DEV_GPU_UTIL"), "{s}");
+        assert!(s.starts_with(r#"{__name__=~"node_memory_MemTotal_bytes|"#), "{s}");
+        assert!(s.contains(r#"",job="train-42"} or sum by (__name__, instance, mode) (node_cpu_seconds_total{job="train-42"})"#), "{s}");
+        assert!(s.contains("DCGM_FI_DEV_GPU_UTIL") && s.contains("gpu_utilization_Percentage"), "{s}");
         assert!(!selector("").contains(",}"));
+        assert!(selector("").ends_with("(node_cpu_seconds_total{})"));
         assert_eq!(encode(r#"{a="b c"}"#), "%7Ba%3D%22b%20c%22%7D");
     }
 

@@ -27,7 +27,7 @@ pub const MAX_PAGE_BYTES: usize = 16 << 20;
 pub const STALE_AFTER_S: f64 = 10.0;
 
 // The exporters' documented metric names (inputs, not rlmon names).
-const NODE_CPU_SECONDS: &str = "node_cpu_seconds_total";
+pub const NODE_CPU_SECONDS: &str = "node_cpu_seconds_total";
 const NODE_MEM_TOTAL: &str = "node_memory_MemTotal_bytes";
 const NODE_MEM_AVAILABLE: &str = "node_memory_MemAvailable_bytes";
 const DCGM_GPU_UTIL: &str = "DCGM_FI_DEV_GPU_UTIL";

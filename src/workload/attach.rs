@@ -23,8 +23,7 @@ const POLL_PERIOD: Duration = Duration::from_millis(250);
 pub async fn run(ctx: &RunContext, cfg: &AttachConfig) -> RunOutcome {
     // Runs of an rlmon on another machine: its feed says when they are over.
     if let AttachSource::Remote(remotes) = &cfg.source {
-        let sink = Sink::new(ctx);
-        return crate::serve::follow::follow(ctx.id, remotes, &ctx.tx, || sink.now_s(), &ctx.cancel).await;
+        return crate::serve::follow::follow(ctx.id, remotes, &ctx.tx, ctx.started, &ctx.cancel).await;
     }
     let mut sink = Sink::new(ctx);
     if sink.send(Event::RunStarted { run: ctx.id, device: DEVICE.into(), threads: 0 }).await.is_err() {

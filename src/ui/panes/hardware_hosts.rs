@@ -79,7 +79,7 @@ pub fn host_groups(ctx: &Ctx) -> Vec<HostGroup> {
 fn host_spans<'a>(ctx: &Ctx, h: &RemoteHost) -> Vec<Span<'a>> {
     let t = &ctx.state.telemetry;
     let figure = |local: &str| t.get(&catalog::remote(&h.host, local)).and_then(Series::last);
-    let mut spans = vec![Span::styled(format!("{:<9}", h.host), ctx.muted())];
+    let mut spans = vec![Span::styled(format!("{:<8} ", h.host), ctx.muted())];
     let cpu = figure(host::CPU_PCT).map_or("-".into(), |c| format!("{c:.0}%"));
     spans.push(Span::styled(format!("CPU {cpu}"), ctx.text()));
     if let (Some(u), Some(total)) = (figure(host::MEM_USED_BYTES), figure(host::MEM_TOTAL_BYTES)) {
