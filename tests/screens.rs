@@ -236,6 +236,11 @@ fn alert_detail_names_what_moved() {
 /// exporters or attached rlmons), node6 silent for its last 26 s, and a job whose 16 ranks
 /// run on two of them. No GPU here.
 fn cluster_session() -> SessionState {
+    cluster_of(8)
+}
+
+/// [`cluster_session`] with `nodes` machines.
+fn cluster_of(nodes: usize) -> SessionState {
     use rlmon::metrics::catalog;
     let runs = vec![RunRecord::new("lm-a".into(), "attach".into(), "attached".into(), 0), RunRecord::new("node3:eval".into(), "attach".into(), "attached".into(), 0)];
     let mut hub = Hub::new(SessionState::new("cluster".into(), runs));
@@ -254,11 +259,11 @@ fn cluster_session() -> SessionState {
         hub.apply(Event::Metrics { run: 1, step, time_s: t, values: vec![("loss".into(), 2.5), ("tokens".into(), 512.0), ("step_time_s".into(), 0.5)] }, t);
         if step % 4 == 0 {
             let mut values: Vec<(rlmon::metrics::MetricName, f64)> = Vec::new();
-            for node in 1..=8 {
+            for node in 1..=nodes {
                 if node == 6 && t > 5.0 {
                     continue;
                 }
-                let host = format!("node{node}");
+                let host = if nodes > 9 { format!("node{node:02}") } else { format!("node{node}") };
                 let remote = |local: &str| rlmon::metrics::MetricName::from(catalog::remote(&host, local));
                 values.push((remote(catalog::host::CPU_PCT), 20.0 + node as f64));
                 values.push((remote(catalog::host::MEM_USED_BYTES), (100u64 << 30) as f64 + node as f64 * 1e9));
@@ -302,4 +307,19 @@ fn a_cluster_of_eight_machines_of_eight_gpus() {
     assert_eq!(text.matches("  gpu").count(), 64, "{text}");
     assert!(text.contains("stale 26s"), "{text}");
     insta::assert_snapshot!("cluster_hardware_zoomed_160x48", text);
+}
+
+#[test]
+fn sixty_four_machines_get_a_row_each_in_the_zoomed_hardware_pane() {
+    let live = Live(cluster_of(64));
+    let mut screen = screen_for(&live);
+    screen.view.focus = rlmon::ui::layout::PaneId::Hardware;
+    screen.view.zoomed = true;
+    let text = frame(&live, &screen, (160, 48));
+    assert!(text.contains("hosts 64 · 1 stale"), "{text}");
+    for node in 1..=64 {
+        assert!(text.contains(&format!("node{node:02}   CPU")), "node{node:02}:\n{text}");
+    }
+    assert!(!text.contains("more hosts"), "{text}");
+    assert!(text.contains("GPUs 8: "), "{text}");
 }

@@ -19,6 +19,8 @@ const GIB: f64 = (1u64 << 30) as f64;
 /// Width of one column of per-GPU rows (a row is about 48 cells).
 const COLUMN_WIDTH: u16 = 52;
 const GPU_BAR_CELLS: usize = 8;
+/// Width of one column of per-machine rows (8 GPUs' utilizations fit).
+const HOST_COLUMN_WIDTH: u16 = 79;
 
 /// One remote GPU's latest figures.
 #[derive(Debug, Default, Clone, PartialEq)]
@@ -175,12 +177,21 @@ pub fn render(frame: &mut Frame, area: Rect, ctx: &Ctx, groups: &[HostGroup]) {
         }
         return;
     }
+    // A row per machine, in as many columns as the width holds.
     let mut lines = host_rows(ctx, groups);
-    let room = area.height as usize;
+    let columns = (area.width / HOST_COLUMN_WIDTH).max(1) as usize;
+    let room = area.height as usize * columns;
     if lines.len() > room {
         let left_out = lines.len() - room + 1;
         lines.truncate(room - 1);
         lines.push(Line::from(Span::styled(format!("… {left_out} more hosts (Enter zooms this pane)"), ctx.muted())));
     }
-    frame.render_widget(Paragraph::new(lines), area);
+    let used = lines.len().div_ceil(area.height as usize).max(1);
+    let width = if used == 1 { area.width } else { HOST_COLUMN_WIDTH };
+    let areas = Layout::horizontal(vec![Constraint::Length(width); used]).split(area);
+    let mut rest = lines.into_iter();
+    for column in areas.iter() {
+        let part: Vec<Line> = rest.by_ref().take(area.height as usize).collect();
+        frame.render_widget(Paragraph::new(part), *column);
+    }
 }
