@@ -48,7 +48,8 @@ pub struct WatchArgs {
     pub config: Option<PathBuf>,
     /// Follow a job rlmon did not start: each PATH a metrics file (JSONL, CSV, text
     /// log, trainer_state.json; the format is detected) or a folder (TensorBoard event
-    /// files, or log files), read live as it is written. One run per file or event folder
+    /// files, or log files), read live as it is written. One run per file or event folder.
+    /// `http://HOST:PORT/`: the runs of an rlmon serving there (`--serve`)
     #[arg(long, value_name = "PATH", num_args = 1..)]
     pub attach: Vec<PathBuf>,
     /// The attached job's process: its process tree's GPU use is shown, and the

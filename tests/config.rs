@@ -158,3 +158,15 @@ fn rlhf_runs_get_their_own_defaults() {
     assert_eq!(rl.adaptive_kl.map(|a| (a.target, a.horizon)), Some((2.0, 500.0)));
     assert_eq!(cfg.runs[0].faults.reward_gaming_at, Some(7));
 }
+
+#[test]
+fn a_login_nodes_config_may_hold_only_telemetry_from_prometheus() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("login.toml");
+    std::fs::write(&path, "[telemetry.prometheus]\nserver = \"http://prom:9090\"\nselector = ' {job=\"train-42\"} '\n").unwrap();
+    let cfg = SessionConfig::load(&path).unwrap();
+    assert!(cfg.runs.is_empty(), "its runs come with --attach http://");
+    let p = cfg.prometheus.expect("[telemetry.prometheus]");
+    assert_eq!((p.server.as_str(), p.matchers.as_str()), ("http://prom:9090", r#"job="train-42""#));
+    assert_eq!((p.interval.as_secs_f64(), p.history.as_secs_f64()), (2.0, 300.0), "documented defaults");
+}

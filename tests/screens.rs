@@ -231,3 +231,95 @@ fn alert_detail_names_what_moved() {
         insta::assert_snapshot!(format!("alert_detail_{}x{}", size.0, size.1), text);
     }
 }
+
+/// A login node's view of a 64-GPU job: 8 machines of 8 GPUs (read from their
+/// exporters or attached rlmons), node6 silent for its last 26 s, and a job whose 16 ranks
+/// run on two of them. No GPU here.
+fn cluster_session() -> SessionState {
+    cluster_of(8)
+}
+
+/// [`cluster_session`] with `nodes` machines.
+fn cluster_of(nodes: usize) -> SessionState {
+    use rlmon::metrics::catalog;
+    let runs = vec![RunRecord::new("lm-a".into(), "attach".into(), "attached".into(), 0), RunRecord::new("node3:eval".into(), "attach".into(), "attached".into(), 0)];
+    let mut hub = Hub::new(SessionState::new("cluster".into(), runs));
+    hub.apply(Event::GpuStatus(GpuStatus::Unavailable { reason: "NVML unavailable: libnvidia-ml.so.1 not found".into() }), 0.0);
+    for run in 0..2 {
+        hub.apply(Event::RunStarted { run, device: "attached".into(), threads: 0 }, 0.0);
+    }
+    for step in 1..=STEPS {
+        let t = step as f64 * STEP_S;
+        for rank in 0..16u32 {
+            // Rank 11 is 30% slower from step 20 on.
+            let step_time = if rank == 11 && step >= 20 { 0.65 } else { 0.5 };
+            let values = vec![("loss".into(), 4.0 * (-(step as f64) / 30.0).exp() + 1.8), ("tokens".into(), 4096.0), ("step_time_s".into(), step_time)];
+            hub.apply(Event::RankMetrics { job: 0, rank, step, time_s: t, values }, t);
+        }
+        hub.apply(Event::Metrics { run: 1, step, time_s: t, values: vec![("loss".into(), 2.5), ("tokens".into(), 512.0), ("step_time_s".into(), 0.5)] }, t);
+        if step % 4 == 0 {
+            let mut values: Vec<(rlmon::metrics::MetricName, f64)> = Vec::new();
+            for node in 1..=nodes {
+                if node == 6 && t > 5.0 {
+                    continue;
+                }
+                let host = if nodes > 9 { format!("node{node:02}") } else { format!("node{node}") };
+                let remote = |local: &str| rlmon::metrics::MetricName::from(catalog::remote(&host, local));
+                values.push((remote(catalog::host::CPU_PCT), 20.0 + node as f64));
+                values.push((remote(catalog::host::MEM_USED_BYTES), (100u64 << 30) as f64 + node as f64 * 1e9));
+                values.push((remote(catalog::host::MEM_TOTAL_BYTES), (512u64 << 30) as f64));
+                for i in 0..8 {
+                    let gpu = catalog::gpu(i);
+                    let busy = if node == 2 && i == 5 { 8.0 } else { 90.0 + ((node * 8 + i) % 9) as f64 };
+                    let used = if node == 4 && i == 0 { 78.5 } else { 60.0 + i as f64 };
+                    values.push((remote(&gpu.util_pct()), busy));
+                    values.push((remote(&gpu.mem_used_bytes()), used * (1u64 << 30) as f64));
+                    values.push((remote(&gpu.mem_total_bytes()), (80u64 << 30) as f64));
+                    values.push((remote(&gpu.power_w()), 400.0 + (i * 7) as f64));
+                    values.push((remote(&gpu.temp_c()), 60.0 + i as f64));
+                }
+            }
+            hub.apply(Event::Telemetry { time_s: t, values }, t);
+        }
+    }
+    hub.state
+}
+
+#[test]
+fn a_cluster_of_eight_machines_of_eight_gpus() {
+    let live = Live(cluster_session());
+    let hosts = rlmon::telemetry::scrape::remote_hosts(&live.0);
+    assert_eq!((hosts.len(), hosts.iter().filter(|h| h.stale).count()), (8, 1));
+    let screen = screen_for(&live);
+    for size in SIZES {
+        let text = frame(&live, &screen, size);
+        assert!(text.contains("hosts 8 · 1 stale"), "header at {size:?}:\n{text}");
+        insta::assert_snapshot!(format!("cluster_{}x{}", size.0, size.1), text);
+    }
+    // Zoomed, the hardware pane has a row per GPU: all 64, grouped by machine.
+    let mut screen = screen_for(&live);
+    screen.view.focus = rlmon::ui::layout::PaneId::Hardware;
+    screen.view.zoomed = true;
+    let text = frame(&live, &screen, (160, 48));
+    for node in 1..=8 {
+        assert!(text.contains(&format!("node{node}    CPU")), "node{node}:\n{text}");
+    }
+    assert_eq!(text.matches("  gpu").count(), 64, "{text}");
+    assert!(text.contains("stale 26s"), "{text}");
+    insta::assert_snapshot!("cluster_hardware_zoomed_160x48", text);
+}
+
+#[test]
+fn sixty_four_machines_get_a_row_each_in_the_zoomed_hardware_pane() {
+    let live = Live(cluster_of(64));
+    let mut screen = screen_for(&live);
+    screen.view.focus = rlmon::ui::layout::PaneId::Hardware;
+    screen.view.zoomed = true;
+    let text = frame(&live, &screen, (160, 48));
+    assert!(text.contains("hosts 64 · 1 stale"), "{text}");
+    for node in 1..=64 {
+        assert!(text.contains(&format!("node{node:02}   CPU")), "node{node:02}:\n{text}");
+    }
+    assert!(!text.contains("more hosts"), "{text}");
+    assert!(text.contains("GPUs 8: "), "{text}");
+}

@@ -350,3 +350,116 @@ fn an_address_that_cannot_be_bound_is_refused_before_anything_runs() {
     assert_eq!(out.status.code(), Some(2), "{stderr}");
     assert!(stderr.contains("cannot serve on not-an-address"), "{stderr}");
 }
+
+#[test]
+fn an_attached_rlmon_follows_a_served_one_over_http() {
+    let dir = tempfile::tempdir().unwrap();
+    let (config, release) = config(dir.path());
+    let (remote, lines) = start(dir.path(), &config, &["--serve", "127.0.0.1:0"]);
+    let addr = served_addr(&lines);
+    // Wait for the remote's run to be listed (its feed lists runs from the start).
+    let (_, runs) = get(&addr, "/api/runs").unwrap();
+    assert!(runs.contains(r#""name":"job""#), "{runs}");
+    let follower_dir = dir.path().join("follower");
+    std::fs::create_dir_all(&follower_dir).unwrap();
+    let mut follower = Command::new(assert_cmd::cargo::cargo_bin("rlmon"))
+        .args(["watch", "--headless", "--json", "--attach", &format!("http://{addr}/")])
+        .current_dir(ROOT)
+        .env("RLMON_SESSION_DIR", follower_dir.join("sessions"))
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // The follower raises the remote run's alert from its points as they come.
+    let stderr = follower.stderr.take().unwrap();
+    let (tx, follower_lines) = mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+            let _ = tx.send(line);
+        }
+    });
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let mut seen = Vec::new();
+    while let Ok(line) = follower_lines.recv_timeout(deadline.saturating_duration_since(Instant::now())) {
+        let alerted = line.contains("nonfinite") || line.contains("non-finite");
+        seen.push(line);
+        if alerted {
+            break;
+        }
+    }
+    assert!(seen.iter().any(|l| l.contains("following job on 127.0.0.1")), "{seen:#?}");
+    // The remote's run ends: the follower sees it end and summarises.
+    finish(remote, &release);
+    let out = follower.wait_with_output().unwrap();
+    let rest: Vec<String> = follower_lines.try_iter().collect();
+    let summary: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {seen:#?} {rest:#?}"));
+    let run = &summary["runs"][0];
+    assert_eq!(run["name"], "127.0.0.1:job", "{summary:#}");
+    assert_eq!(run["state"], "finished", "{summary:#} {rest:#?}");
+    assert_eq!(run["steps"], 6, "{summary:#}");
+    assert_eq!(run["tokens_per_s"], 2000.0, "derived again from the remote's tokens and step times: {summary:#}");
+    assert!(run["alerts"].as_array().unwrap().iter().any(|a| a["kind"] == "nonfinite"), "{summary:#}");
+    assert!(summary["runs"].as_array().unwrap().len() == 1, "{summary:#}");
+}
+
+#[test]
+fn attaching_a_machine_that_does_not_answer_is_refused_at_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let port = free_port();
+    let started = Instant::now();
+    let out = Command::new(assert_cmd::cargo::cargo_bin("rlmon"))
+        .args(["watch", "--headless", "--attach", &format!("http://127.0.0.1:{port}/")])
+        .env("RLMON_SESSION_DIR", dir.path().join("sessions"))
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("is `rlmon watch --serve` running there?"), "{stderr}");
+    assert!(started.elapsed() < Duration::from_secs(15));
+}
+
+#[test]
+fn a_prometheus_server_gives_the_same_host_figures_with_history() {
+    if !installed("prometheus") || !installed("prometheus-node-exporter") {
+        eprintln!("skipped: Debian's `prometheus` and `prometheus-node-exporter` are not both installed (apt-get install prometheus prometheus-node-exporter)");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let (config, release) = config(dir.path());
+    let exporter_addr = format!("127.0.0.1:{}", free_port());
+    let mut exporter = Command::new("prometheus-node-exporter").arg(format!("--web.listen-address={exporter_addr}")).stdout(Stdio::null()).stderr(Stdio::null()).spawn().unwrap();
+    let prom_addr = format!("127.0.0.1:{}", free_port());
+    let prom_config = dir.path().join("prometheus.yml");
+    std::fs::write(&prom_config, format!("global:\n  scrape_interval: 1s\nscrape_configs:\n  - job_name: node\n    static_configs:\n      - targets: ['{exporter_addr}']\n")).unwrap();
+    let mut prometheus = Command::new("prometheus")
+        .arg(format!("--config.file={}", prom_config.display()))
+        .arg(format!("--storage.tsdb.path={}", dir.path().join("tsdb").display()))
+        .arg(format!("--web.listen-address={prom_addr}"))
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    // rlmon starts late: Prometheus already holds a few seconds of the node.
+    query(&prom_addr, r#"node_memory_MemTotal_bytes{job="node"}"#);
+    std::thread::sleep(Duration::from_secs(3));
+    let mut text = std::fs::read_to_string(&config).unwrap();
+    text.push_str(&format!("\n[telemetry.prometheus]\nserver = \"http://{prom_addr}\"\nselector = '{{job=\"node\"}}'\ninterval_s = 0.5\nhistory_s = 60\n"));
+    std::fs::write(&config, text).unwrap();
+    let (child, lines) = start(dir.path(), &config, &["--serve", "127.0.0.1:0"]);
+    let addr = served_addr(&lines);
+    let metrics = wait_for_metrics(&addr, |t| sample(t, r#"rlmon_host_cpu_percent{host="127.0.0.1"}"#).is_some() && sample(t, r#"rlmon_host_mem_total_bytes{host="127.0.0.1"}"#).is_some());
+    let (_, feed) = get(&addr, "/api/points?since=0").unwrap();
+    let _ = prometheus.kill();
+    let _ = prometheus.wait();
+    let _ = exporter.kill();
+    let _ = exporter.wait();
+    let total = sample(&metrics, r#"rlmon_host_mem_total_bytes{host="127.0.0.1"}"#).unwrap();
+    let used = sample(&metrics, r#"rlmon_host_mem_used_bytes{host="127.0.0.1"}"#).unwrap_or(-1.0);
+    assert!(total > 1e8 && (0.0..=total).contains(&used), "{metrics}");
+    assert!((0.0..=100.0).contains(&sample(&metrics, r#"rlmon_host_cpu_percent{host="127.0.0.1"}"#).unwrap()), "{metrics}");
+    // The history read at start lies before the session began.
+    let feed: serde_json::Value = serde_json::from_str(&feed).unwrap();
+    let past = feed["points"].as_array().unwrap().iter().filter(|p| p["metric"] == "127.0.0.1/host/mem_total_bytes" && p["time_s"].as_f64().unwrap() < 0.0).count();
+    assert!(past >= 2, "history from query_range: {feed}");
+    finish(child, &release);
+}

@@ -2,10 +2,12 @@
 //! rlmon did not start, added to the config's runs (or making a session of their
 //! own). Each path is looked at once, here: a file is one run (its format detected
 //! as it is read), a folder of TensorBoard event files one run, a folder of log
-//! files one run per file.
+//! files one run per file. An `http://` address is an rlmon serving on another
+//! machine (`--serve`): one run per run it has, named `host:run`; a run of the same
+//! name on several machines is one job whose ranks run there (named `run`).
 use std::path::{Path, PathBuf};
 
-use crate::config::{AttachConfig, AttachSource, DeviceRequest, MetricsSource, RunConfig, SessionConfig, Threads, WorkloadConfig};
+use crate::config::{AttachConfig, AttachSource, DeviceRequest, MetricsSource, RemoteRun, RunConfig, SessionConfig, Threads, WorkloadConfig};
 use crate::error::{Result, RlmonError};
 use crate::ingest::tensorboard;
 use crate::workload::attach::{process_alive, run_name};
@@ -16,7 +18,7 @@ const LOG_ENDINGS: &[&str] = &[".jsonl", ".csv", ".tsv", ".log", ".txt", "traine
 
 /// A session of attached runs only (no `--config`).
 pub fn session(paths: &[PathBuf], pid: Option<u32>) -> Result<SessionConfig> {
-    let mut config = SessionConfig { name: "attach".into(), path: PathBuf::from("attach"), text: String::new(), runs: Vec::new(), baseline: None, scrape: Vec::new() };
+    let mut config = SessionConfig { name: "attach".into(), path: PathBuf::from("attach"), text: String::new(), runs: Vec::new(), baseline: None, scrape: Vec::new(), prometheus: None };
     add_runs(&mut config, paths, pid)?;
     Ok(config)
 }
@@ -33,7 +35,15 @@ pub fn add_runs(config: &mut SessionConfig, paths: &[PathBuf], pid: Option<u32>)
         }
     }
     let mut described = Vec::new();
-    for path in paths {
+    let (urls, files): (Vec<&PathBuf>, Vec<&PathBuf>) = paths.iter().partition(|p| p.to_str().is_some_and(is_remote));
+    let urls: Vec<&str> = urls.iter().filter_map(|p| p.to_str()).collect();
+    for (name, remotes) in remote_runs(&urls, |url| crate::serve::follow::discover(url).map(|r| r.runs))? {
+        let name = unique_name(&name, config);
+        let hosts: Vec<&str> = remotes.iter().map(|r| r.url.as_str()).collect();
+        described.push(format!("# {name}: {}", hosts.join(" ")));
+        config.runs.push(attached_run(name, AttachConfig { source: AttachSource::Remote(remotes), pid }));
+    }
+    for path in files {
         for source in sources(path)? {
             let name = unique_name(&run_name(source.path()), config);
             described.push(format!("# {name}: {}", source.path().display()));
@@ -45,6 +55,53 @@ pub fn add_runs(config: &mut SessionConfig, paths: &[PathBuf], pid: Option<u32>)
     let args: Vec<String> = paths.iter().map(|p| p.display().to_string()).collect();
     config.text += &format!("\n# rlmon watch --attach {}{pid_arg}\n{}\n", args.join(" "), described.join("\n"));
     Ok(())
+}
+
+/// Whether an `--attach` argument is an rlmon serving on another machine.
+pub fn is_remote(arg: &str) -> bool {
+    arg.starts_with("http://") || arg.starts_with("https://")
+}
+
+/// The local runs that follow the runs of the rlmons at `urls` (`list` asks one
+/// for its runs): `host:run` for a run on one machine, `run` for a job whose run
+/// is on several (its ranks come from each). Ranks are followed through their
+/// job. A machine that does not answer, or serves no runs, is a usage error: the
+/// runs to show are known only from it.
+pub fn remote_runs(urls: &[&str], list: impl Fn(&str) -> Result<Vec<crate::serve::feed::RunSummary>, String>) -> Result<Vec<(String, Vec<RemoteRun>)>> {
+    let usage = |url: &str, why: String| RlmonError::Usage(format!("--attach {url}: {why}"));
+    let endpoints = urls.iter().map(|u| crate::telemetry::scrape::Endpoint::parse(u).map_err(|e| usage(u, e))).collect::<Result<Vec<_>>>()?;
+    // A machine's name: its host, or host:port where two share a host.
+    let host_of = |i: usize| {
+        let shared = endpoints.iter().filter(|e| e.host == endpoints[i].host).count() > 1;
+        if shared { endpoints[i].authority.clone() } else { endpoints[i].host.clone() }
+    };
+    // Run name -> the machines that have it, in the order given.
+    let mut by_name: Vec<(String, Vec<RemoteRun>)> = Vec::new();
+    for (i, url) in urls.iter().enumerate() {
+        let runs = list(url).map_err(|e| usage(url, format!("{e} (is `rlmon watch --serve` running there?)")))?;
+        let host = host_of(i);
+        let mut telemetry = true;
+        let tops: Vec<_> = runs.iter().filter(|r| r.job.is_none()).collect();
+        if tops.is_empty() {
+            return Err(usage(url, "it has no runs".into()));
+        }
+        for r in tops {
+            let remote = RemoteRun { url: (*url).to_owned(), host: host.clone(), run: r.name.clone(), telemetry };
+            // The machine's telemetry comes once, with its first run.
+            telemetry = false;
+            match by_name.iter_mut().find(|(n, _)| *n == r.name) {
+                Some((_, v)) => v.push(remote),
+                None => by_name.push((r.name.clone(), vec![remote])),
+            }
+        }
+    }
+    Ok(by_name
+        .into_iter()
+        .map(|(name, remotes)| {
+            let local = if remotes.len() == 1 { format!("{}:{name}", remotes[0].host) } else { name };
+            (local, remotes)
+        })
+        .collect())
 }
 
 /// What one `--attach` path follows.
@@ -134,6 +191,33 @@ mod tests {
         let empty = dir.path().join("tb");
         std::fs::create_dir(&empty).unwrap();
         assert_eq!(sources(&empty).unwrap(), vec![AttachSource::Stream(MetricsSource::TensorBoard(empty.clone()))]);
+    }
+
+    #[test]
+    fn remote_runs_are_named_by_host_and_a_job_on_several_hosts_is_one_run() {
+        use crate::serve::feed::RunSummary;
+        let run = |name: &str, job: Option<&str>| RunSummary { name: name.into(), state: "running".into(), step: 0, error: None, job: job.map(Into::into), rank: job.map(|_| 0) };
+        let list = |url: &str| match url {
+            "http://node3:9464/" => Ok(vec![run("lm-a", None), run("lm-a/rank0", Some("lm-a")), run("eval", None)]),
+            "http://node4:9464/" => Ok(vec![run("lm-a", None)]),
+            "http://10.0.0.5:1/" | "http://10.0.0.5:2/" => Ok(vec![run("x", None)]),
+            "http://empty:1/" => Ok(vec![]),
+            _ => Err("connection refused".into()),
+        };
+        let runs = remote_runs(&["http://node3:9464/", "http://node4:9464/"], list).unwrap();
+        let names: Vec<&str> = runs.iter().map(|(n, _)| n.as_str()).collect();
+        assert_eq!(names, ["lm-a", "node3:eval"]);
+        let hosts: Vec<(&str, bool)> = runs[0].1.iter().map(|r| (r.host.as_str(), r.telemetry)).collect();
+        assert_eq!(hosts, [("node3", true), ("node4", true)], "each machine's telemetry once");
+        assert!(!runs[1].1[0].telemetry);
+        // Two machines behind one address keep their ports apart.
+        let runs = remote_runs(&["http://10.0.0.5:1/", "http://10.0.0.5:2/"], list).unwrap();
+        assert_eq!(runs[0].1.iter().map(|r| r.host.as_str()).collect::<Vec<_>>(), ["10.0.0.5:1", "10.0.0.5:2"]);
+        for bad in ["http://down:9464/", "http://empty:1/", "https://node3/"] {
+            let e = remote_runs(&[bad], list).unwrap_err();
+            assert_eq!(e.exit_code(), crate::error::EXIT_USAGE, "{bad}: {e}");
+        }
+        assert!(is_remote("http://node3:9464/") && !is_remote("runs/http/metrics.jsonl"));
     }
 
     #[test]

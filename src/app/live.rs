@@ -73,6 +73,8 @@ impl LiveSession {
         }
         // Exporters on other machines (`[[telemetry.scrape]]`), read like local telemetry.
         tasks.extend(telemetry::scrape::spawn(&config.scrape, &tx, &root.child_token(), started));
+        // The same figures from a central Prometheus (`[telemetry.prometheus]`).
+        tasks.extend(config.prometheus.as_ref().map(|p| telemetry::prometheus::spawn(p, &tx, &root.child_token(), started)));
         let sampler = match telemetry::spawn(tx, root.child_token(), telemetry::DEFAULT_SAMPLE_HZ, started, jobs) {
             Ok(handle) => Some(handle),
             Err(e) => {
@@ -218,6 +220,11 @@ impl LiveSession {
     /// Stops telemetry, collects finished tasks and summarises. Runs still going
     /// (when the caller stopped waiting) are reported in their current state.
     pub async fn finish(mut self) -> SessionSummary {
+        // Followers and Prometheus see the runs' end before the server goes.
+        if let Some(p) = &mut self.publisher {
+            p.publish(&self.hub.state, true);
+            tokio::time::sleep(crate::serve::FINAL_LINGER).await;
+        }
         self.root.cancel();
         for task in self.tasks.drain(..) {
             if task.is_finished() {

@@ -25,6 +25,9 @@ pub async fn watch(args: WatchArgs) -> Result<u8> {
         }
         None => super::attach::session(&args.attach, args.attach_pid)?,
     };
+    if config.runs.is_empty() {
+        return Err(RlmonError::Usage(format!("{}: no runs: add at least one [[run]] table, or follow runs with --attach", config.path.display())));
+    }
     let path = config.path.clone();
     if let Some(max) = args.max_steps {
         config.cap_steps(max);

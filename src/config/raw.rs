@@ -25,6 +25,21 @@ pub struct RawTelemetry {
     /// `[[telemetry.scrape]]`: Prometheus exporters (node_exporter, dcgm-exporter) read directly.
     #[serde(default)]
     pub scrape: Vec<RawScrape>,
+    /// `[telemetry.prometheus]`: the same figures from a central Prometheus server.
+    pub prometheus: Option<RawPrometheus>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawPrometheus {
+    /// `http://prom:9090`
+    pub server: String,
+    /// Label matchers that pick the job's exporters: `{job="train-42"}`.
+    pub selector: Option<String>,
+    /// Seconds between queries (default 2).
+    pub interval_s: Option<f64>,
+    /// Seconds of history read at start (default 300; 0 for none).
+    pub history_s: Option<f64>,
 }
 
 #[derive(Debug, Deserialize)]

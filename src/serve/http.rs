@@ -75,8 +75,13 @@ fn respond<B>(req: &Request<B>, snapshot: &Published) -> Response<Full<Bytes>> {
             let body = serde_json::to_string(&page).unwrap_or_else(|e| format!("{{\"error\":\"{e}\"}}"));
             reply(StatusCode::OK, "application/json", body)
         }
-        "/" => reply(StatusCode::OK, "text/plain", "rlmon: /metrics (Prometheus text format), /api/points?since=N (JSON)\n".into()),
-        _ => reply(StatusCode::NOT_FOUND, "text/plain", "not found: try /metrics or /api/points?since=0\n".into()),
+        "/api/runs" => {
+            let runs = feed::Runs { next: snapshot.next_seq, runs: snapshot.runs.clone() };
+            let body = serde_json::to_string(&runs).unwrap_or_else(|e| format!("{{\"error\":\"{e}\"}}"));
+            reply(StatusCode::OK, "application/json", body)
+        }
+        "/" => reply(StatusCode::OK, "text/plain", "rlmon: /metrics (Prometheus text format), /api/points?since=N and /api/runs (JSON)\n".into()),
+        _ => reply(StatusCode::NOT_FOUND, "text/plain", "not found: try /metrics, /api/points?since=0 or /api/runs\n".into()),
     }
 }
 
@@ -100,9 +105,11 @@ mod tests {
 
     #[test]
     fn routes_answer_from_the_snapshot() {
-        let snapshot = Published { metrics: "rlmon_step{run=\"a\"} 3\n".into(), points: vec![], next_seq: 5 };
+        let runs = vec![feed::RunSummary { name: "a".into(), state: "running".into(), step: 3, error: None, job: None, rank: None }];
+        let snapshot = Published { metrics: "rlmon_step{run=\"a\"} 3\n".into(), points: vec![], next_seq: 5, runs };
         assert_eq!(get("/metrics", &snapshot), (StatusCode::OK, snapshot.metrics.clone()));
         assert_eq!(get("/api/points?since=2", &snapshot), (StatusCode::OK, r#"{"next":5,"points":[]}"#.into()));
+        assert_eq!(get("/api/runs", &snapshot), (StatusCode::OK, r#"{"next":5,"runs":[{"name":"a","state":"running","step":3}]}"#.into()));
         assert_eq!(get("/nope", &snapshot).0, StatusCode::NOT_FOUND);
     }
 }

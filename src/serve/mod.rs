@@ -6,6 +6,7 @@
 //! and each request answers from the latest snapshot.
 pub mod exposition;
 pub mod feed;
+pub mod follow;
 pub mod http;
 
 use std::sync::Arc;
@@ -18,12 +19,19 @@ use crate::session::{Event, SessionState};
 /// How often the snapshot is renewed at most.
 pub const PUBLISH_PERIOD: Duration = Duration::from_millis(250);
 
+/// How long a session that served keeps answering after its runs are over, so
+/// followers (`--attach http://...`, polling every half second) and Prometheus see
+/// the runs end.
+pub const FINAL_LINGER: Duration = Duration::from_secs(2);
+
 /// What a request is answered from.
 #[derive(Debug, Default)]
 pub struct Published {
     pub metrics: String,
     pub points: Vec<feed::Point>,
     pub next_seq: u64,
+    /// The runs and their states (`/api/runs`).
+    pub runs: Vec<feed::RunSummary>,
 }
 
 /// The hub's side: takes every event's points, and publishes snapshots.
@@ -57,7 +65,7 @@ impl Publisher {
         }
         self.last = Some(now);
         self.alerts = state.alerts.len();
-        let snapshot = Published { metrics: exposition::render(state), points: self.feed.snapshot(), next_seq: self.feed.next_seq() };
+        let snapshot = Published { metrics: exposition::render(state), points: self.feed.snapshot(), next_seq: self.feed.next_seq(), runs: feed::runs(state) };
         self.tx.send_replace(Arc::new(snapshot));
     }
 }

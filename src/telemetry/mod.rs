@@ -7,6 +7,7 @@ pub mod gpu;
 pub mod host;
 pub mod libtorch;
 pub mod procs;
+pub mod prometheus;
 pub mod scrape;
 
 use std::thread::JoinHandle;

@@ -27,7 +27,7 @@ pub const MAX_PAGE_BYTES: usize = 16 << 20;
 pub const STALE_AFTER_S: f64 = 10.0;
 
 // The exporters' documented metric names (inputs, not rlmon names).
-const NODE_CPU_SECONDS: &str = "node_cpu_seconds_total";
+pub const NODE_CPU_SECONDS: &str = "node_cpu_seconds_total";
 const NODE_MEM_TOTAL: &str = "node_memory_MemTotal_bytes";
 const NODE_MEM_AVAILABLE: &str = "node_memory_MemAvailable_bytes";
 const DCGM_GPU_UTIL: &str = "DCGM_FI_DEV_GPU_UTIL";
@@ -37,6 +37,23 @@ const DCGM_FB_RESERVED: &str = "DCGM_FI_DEV_FB_RESERVED";
 const DCGM_POWER: &str = "DCGM_FI_DEV_POWER_USAGE";
 const DCGM_TEMP: &str = "DCGM_FI_DEV_GPU_TEMP";
 const DCGM_SM_CLOCK: &str = "DCGM_FI_DEV_SM_CLOCK";
+// nvitop-exporter (prometheus_client gauges: the unit is appended to the name;
+// GPUs by `index`, memory in MiB, power in W).
+const NVITOP_GPU_UTIL: &str = "gpu_utilization_Percentage";
+const NVITOP_MEM_USED: &str = "gpu_memory_used_MiB";
+const NVITOP_MEM_TOTAL: &str = "gpu_memory_total_MiB";
+const NVITOP_POWER: &str = "gpu_power_usage_W";
+const NVITOP_TEMP: &str = "gpu_temperature_C";
+const NVITOP_SM_CLOCK: &str = "gpu_clock_sm_MHz";
+const NVITOP_HOST_CPU: &str = "host_cpu_percent_Percentage";
+const NVITOP_HOST_MEM_TOTAL: &str = "host_virtual_memory_total_MiB";
+const NVITOP_HOST_MEM_USED: &str = "host_virtual_memory_used_MiB";
+/// Every exporter metric the mapper reads (what a Prometheus server is asked for).
+pub const MAPPED_METRICS: &[&str] = &[
+    NODE_CPU_SECONDS, NODE_MEM_TOTAL, NODE_MEM_AVAILABLE,
+    DCGM_GPU_UTIL, DCGM_FB_USED, DCGM_FB_FREE, DCGM_FB_RESERVED, DCGM_POWER, DCGM_TEMP, DCGM_SM_CLOCK,
+    NVITOP_GPU_UTIL, NVITOP_MEM_USED, NVITOP_MEM_TOTAL, NVITOP_POWER, NVITOP_TEMP, NVITOP_SM_CLOCK, NVITOP_HOST_CPU, NVITOP_HOST_MEM_TOTAL, NVITOP_HOST_MEM_USED,
+];
 /// dcgm-exporter reports framebuffer sizes in MiB.
 const MIB: f64 = 1024.0 * 1024.0;
 
@@ -91,13 +108,15 @@ pub struct Mapper {
     cpu: Option<(f64, f64)>,
 }
 
-/// One GPU's figures on a dcgm-exporter page.
+/// One GPU's figures on a dcgm-exporter or nvitop-exporter page.
 #[derive(Debug, Default)]
 struct GpuFigures {
     util: Option<f64>,
     fb_used: Option<f64>,
     fb_free: Option<f64>,
     fb_reserved: Option<f64>,
+    /// nvitop-exporter gives the total itself (MiB).
+    fb_total: Option<f64>,
     power: Option<f64>,
     temp: Option<f64>,
     sm_clock: Option<f64>,
@@ -114,6 +133,8 @@ impl Mapper {
         let mut gpus: BTreeMap<usize, GpuFigures> = BTreeMap::new();
         let (mut idle, mut total, mut cpu_seen) = (0.0, 0.0, false);
         let (mut mem_total, mut mem_available) = (None, None);
+        // nvitop-exporter's host figures: a percentage and MiB, used rather than available.
+        let (mut nvitop_cpu, mut nvitop_mem_total, mut nvitop_mem_used) = (None, None, None);
         for s in &scrape.samples {
             let value = match s.value {
                 prometheus_parse::Value::Counter(v) | prometheus_parse::Value::Gauge(v) | prometheus_parse::Value::Untyped(v) => v,
@@ -147,6 +168,23 @@ impl Mapper {
                     };
                     *slot = Some(value);
                 }
+                NVITOP_GPU_UTIL | NVITOP_MEM_USED | NVITOP_MEM_TOTAL | NVITOP_POWER | NVITOP_TEMP | NVITOP_SM_CLOCK => {
+                    // A MIG instance's index is `0:1`: not a whole GPU, skipped.
+                    let Some(gpu) = s.labels.get("index").and_then(|g| g.parse::<usize>().ok()) else { continue };
+                    let g = gpus.entry(gpu).or_default();
+                    let slot = match s.metric.as_str() {
+                        NVITOP_GPU_UTIL => &mut g.util,
+                        NVITOP_MEM_USED => &mut g.fb_used,
+                        NVITOP_MEM_TOTAL => &mut g.fb_total,
+                        NVITOP_POWER => &mut g.power,
+                        NVITOP_TEMP => &mut g.temp,
+                        _ => &mut g.sm_clock,
+                    };
+                    *slot = Some(value);
+                }
+                NVITOP_HOST_CPU => nvitop_cpu = Some(value),
+                NVITOP_HOST_MEM_TOTAL => nvitop_mem_total = Some(value * MIB),
+                NVITOP_HOST_MEM_USED => nvitop_mem_used = Some(value * MIB),
                 _ => {}
             }
         }
@@ -166,12 +204,21 @@ impl Mapper {
             if let Some(a) = mem_available {
                 push(catalog::host::MEM_USED_BYTES, (t - a).max(0.0));
             }
+        } else if let Some(t) = nvitop_mem_total {
+            push(catalog::host::MEM_TOTAL_BYTES, t);
+            if let Some(u) = nvitop_mem_used {
+                push(catalog::host::MEM_USED_BYTES, u.clamp(0.0, t));
+            }
+        }
+        if let (false, Some(c)) = (cpu_seen, nvitop_cpu) {
+            push(catalog::host::CPU_PCT, c);
         }
         for (i, g) in &gpus {
             let gpu = catalog::gpu(*i);
             let used = g.fb_used.map(|u| u * MIB);
-            let total = match (g.fb_used, g.fb_free) {
-                (Some(u), Some(f)) => Some((u + f + g.fb_reserved.unwrap_or(0.0)) * MIB),
+            let total = match (g.fb_total, g.fb_used, g.fb_free) {
+                (Some(t), _, _) => Some(t * MIB),
+                (None, Some(u), Some(f)) => Some((u + f + g.fb_reserved.unwrap_or(0.0)) * MIB),
                 _ => None,
             };
             let figures = [(gpu.util_pct(), g.util), (gpu.mem_used_bytes(), used), (gpu.mem_total_bytes(), total), (gpu.power_w(), g.power), (gpu.temp_c(), g.temp), (gpu.sm_clock_mhz(), g.sm_clock)];
@@ -293,6 +340,7 @@ mod tests {
 
     const NODE: &str = include_str!("../../tests/fixtures/exporters/node_exporter.txt");
     const DCGM: &str = include_str!("../../tests/fixtures/exporters/dcgm_exporter.txt");
+    const NVITOP: &str = include_str!("../../tests/fixtures/exporters/nvitop_exporter.txt");
 
     fn get(m: &[(MetricName, f64)], name: &str) -> Option<f64> {
         m.iter().find(|(n, _)| n == name).map(|(_, v)| *v)
@@ -326,6 +374,26 @@ mod tests {
         for (name, _) in &m {
             let info = catalog::info(name).unwrap_or_else(|| panic!("{name} is not in the catalog"));
             assert_eq!(info.kind, catalog::SeriesKind::Telemetry);
+        }
+    }
+
+    #[test]
+    fn nvitop_exporter_gives_gpus_by_index_and_the_host() {
+        let m = Mapper::default().map("node5", NVITOP);
+        assert_eq!(get(&m, "node5/gpu0/util_pct"), Some(97.0));
+        assert_eq!(get(&m, "node5/gpu1/util_pct"), Some(3.0));
+        assert_eq!(get(&m, "node5/gpu0/mem_used_bytes"), Some(71_234.0 * MIB));
+        assert_eq!(get(&m, "node5/gpu0/mem_total_bytes"), Some(81_559.0 * MIB));
+        assert_eq!(get(&m, "node5/gpu0/power_w"), Some(512.774));
+        assert_eq!(get(&m, "node5/gpu1/temp_c"), Some(33.0));
+        assert_eq!(get(&m, "node5/gpu0/sm_clock_mhz"), Some(1980.0));
+        assert_eq!(get(&m, "node5/host/cpu_pct"), Some(41.3), "a percentage on the first page");
+        assert_eq!(get(&m, "node5/host/mem_total_bytes"), Some(2_063_720.5 * MIB));
+        assert_eq!(get(&m, "node5/host/mem_used_bytes"), Some(412_330.25 * MIB));
+        assert_eq!(get(&m, "node5/gpu1/power_w"), None, "N/A (NaN) is no figure");
+        assert!(m.iter().all(|(n, _)| !n.contains("gpu2")), "a MIG index is not a GPU: {m:?}");
+        for (name, _) in &m {
+            assert_eq!(catalog::info(name).map(|i| i.kind), Some(catalog::SeriesKind::Telemetry), "{name}");
         }
     }
 

@@ -21,6 +21,10 @@ pub const DEVICE: &str = "attached";
 const POLL_PERIOD: Duration = Duration::from_millis(250);
 
 pub async fn run(ctx: &RunContext, cfg: &AttachConfig) -> RunOutcome {
+    // Runs of an rlmon on another machine: its feed says when they are over.
+    if let AttachSource::Remote(remotes) = &cfg.source {
+        return crate::serve::follow::follow(ctx.id, remotes, &ctx.tx, ctx.started, &ctx.cancel).await;
+    }
     let mut sink = Sink::new(ctx);
     if sink.send(Event::RunStarted { run: ctx.id, device: DEVICE.into(), threads: 0 }).await.is_err() {
         return RunOutcome::Cancelled;
@@ -35,6 +39,7 @@ pub async fn run(ctx: &RunContext, cfg: &AttachConfig) -> RunOutcome {
     let follower = match &cfg.source {
         AttachSource::Stream(source) => command::follow(source, None, Sink::new(ctx), stop.clone()),
         AttachSource::TrainerState(file) => Some(tokio::spawn(follow_document(file.clone(), Sink::new(ctx), stop.clone()))),
+        AttachSource::Remote(_) => None,
     };
     let message = tokio::select! {
         _ = ctx.cancel.cancelled() => format!("stopped following {path}; the job itself is not stopped"),

@@ -12,7 +12,7 @@ use std::path::Path;
 use super::checker::{Checker, Seg};
 use super::error::ConfigError;
 use super::raw::{RawConfig, RawRun, RawThreads, RawWorkload};
-use super::resolved::{DeviceRequest, Replica, RunConfig, ScrapeTarget, SessionConfig, Threads, WorkloadConfig, DEFAULT_BATCH_SIZE, DEFAULT_SCRAPE_INTERVAL_S};
+use super::resolved::{DeviceRequest, PrometheusSource, Replica, RunConfig, ScrapeTarget, SessionConfig, Threads, WorkloadConfig, DEFAULT_BATCH_SIZE, DEFAULT_PROMETHEUS_HISTORY_S, DEFAULT_SCRAPE_INTERVAL_S};
 
 const MAX_THREADS: u64 = 1024;
 /// More copies of one run than this is a typo, not an experiment.
@@ -28,7 +28,9 @@ pub(super) fn session(raw: RawConfig, text: &str, path: &Path) -> Result<Session
         Some(name) => name,
         None => path.file_stem().map_or_else(|| "session".into(), |s| s.to_string_lossy().into_owned()),
     };
-    if raw.runs.is_empty() {
+    // A login node's config may hold only other machines' telemetry: its runs come
+    // with `--attach http://...` (watch refuses a session left without runs).
+    if raw.runs.is_empty() && raw.telemetry.is_none() {
         return Err(checker.err_file("no runs: add at least one [[run]] table"));
     }
     // `rlmon watch --config x.toml` has the empty path as its parent: the current folder.
@@ -44,8 +46,38 @@ pub(super) fn session(raw: RawConfig, text: &str, path: &Path) -> Result<Session
         }
     }
     let baseline = raw.baseline.map(|b| base_dir.join(b));
-    let scrape = scrape_targets(&checker, raw.telemetry.map(|t| t.scrape).unwrap_or_default())?;
-    Ok(SessionConfig { name, path: path.to_path_buf(), text: text.to_owned(), runs, baseline, scrape })
+    let (scrape, prometheus) = match raw.telemetry {
+        Some(t) => (t.scrape, t.prometheus),
+        None => (Vec::new(), None),
+    };
+    let scrape = scrape_targets(&checker, scrape)?;
+    let prometheus = prometheus.map(|p| prometheus_source(&checker, p)).transpose()?;
+    Ok(SessionConfig { name, path: path.to_path_buf(), text: text.to_owned(), runs, baseline, scrape, prometheus })
+}
+
+/// `[telemetry.prometheus]`: a plain-HTTP server, a selector in braces, a positive
+/// interval and a bounded history.
+fn prometheus_source(c: &Checker, raw: super::raw::RawPrometheus) -> Result<PrometheusSource, ConfigError> {
+    let at = |key: &'static str| [Seg::Key("telemetry"), Seg::Key("prometheus"), Seg::Key(key)];
+    crate::telemetry::scrape::Endpoint::parse(&raw.server).map_err(|e| c.err(&at("server"), e))?;
+    let matchers = match raw.selector.as_deref().map(str::trim) {
+        None | Some("") => String::new(),
+        Some(s) => s
+            .strip_prefix('{')
+            .and_then(|s| s.strip_suffix('}'))
+            .map(|s| s.trim().to_owned())
+            .ok_or_else(|| c.err(&at("selector"), "selector must be label matchers in braces, e.g. '{job=\"train-42\"}'"))?,
+    };
+    let interval_s = raw.interval_s.unwrap_or(DEFAULT_SCRAPE_INTERVAL_S);
+    if !(interval_s.is_finite() && (0.1..=3600.0).contains(&interval_s)) {
+        return Err(c.err(&at("interval_s"), "interval_s must be between 0.1 and 3600 seconds"));
+    }
+    let history_s = raw.history_s.unwrap_or(DEFAULT_PROMETHEUS_HISTORY_S);
+    if !(history_s.is_finite() && (0.0..=86_400.0).contains(&history_s)) {
+        return Err(c.err(&at("history_s"), "history_s must be between 0 and 86400 seconds"));
+    }
+    let secs = std::time::Duration::from_secs_f64;
+    Ok(PrometheusSource { server: raw.server, matchers, interval: secs(interval_s), history: secs(history_s) })
 }
 
 /// `[[telemetry.scrape]]` tables: a plain-HTTP URL, a positive interval, and a host

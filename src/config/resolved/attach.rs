@@ -19,6 +19,23 @@ pub enum AttachSource {
     Stream(MetricsSource),
     /// A document rewritten whole as the job goes (Hugging Face `trainer_state.json`).
     TrainerState(PathBuf),
+    /// Runs of headless rlmons on other machines (`--attach http://node3:9464/`),
+    /// read from their `--serve` feed: one run, or one job whose ranks run on
+    /// several machines.
+    Remote(Vec<RemoteRun>),
+}
+
+/// One run of an rlmon serving on another machine.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RemoteRun {
+    /// The serving rlmon's base URL, as given (`http://node3:9464/`).
+    pub url: String,
+    /// The name the machine goes by here (`node3`): run names and telemetry.
+    pub host: String,
+    /// The run's name there.
+    pub run: String,
+    /// Whether this run also brings the machine's telemetry (one run per machine does).
+    pub telemetry: bool,
 }
 
 impl AttachSource {
@@ -27,6 +44,7 @@ impl AttachSource {
         match self {
             AttachSource::Stream(MetricsSource::File(p) | MetricsSource::TensorBoard(p) | MetricsSource::Glob(p)) | AttachSource::TrainerState(p) => p,
             AttachSource::Stream(MetricsSource::Stdout) => std::path::Path::new("stdout"),
+            AttachSource::Remote(remotes) => std::path::Path::new(remotes.first().map_or("remote", |r| r.url.as_str())),
         }
     }
 }

@@ -57,42 +57,6 @@ fn meter<'a>(ctx: &Ctx, label: String, fraction: Option<f64>, figures: String) -
     Line::from(spans)
 }
 
-/// One compact row per scraped host: CPU, RAM, each GPU's utilization; a host that
-/// stopped answering shows its last figures and how long ago they were taken.
-fn remote_host_lines<'a>(ctx: &Ctx) -> Vec<Line<'a>> {
-    let t = &ctx.state.telemetry;
-    let figure = |host: &str, local: &str| t.get(&catalog::remote(host, local)).and_then(Series::last);
-    crate::telemetry::scrape::remote_hosts(ctx.state)
-        .into_iter()
-        .map(|h| {
-            let mut spans = vec![Span::styled(format!("{:<9}", h.host), ctx.muted())];
-            let cpu = figure(&h.host, host::CPU_PCT).map_or("-".into(), |c| format!("{c:.0}%"));
-            spans.push(Span::styled(format!("CPU {cpu}"), ctx.text()));
-            if let (Some(u), Some(total)) = (figure(&h.host, host::MEM_USED_BYTES), figure(&h.host, host::MEM_TOTAL_BYTES)) {
-                spans.push(Span::styled(format!("  RAM {}/{} GiB", gib(u), gib(total)), ctx.text()));
-            }
-            let prefix = catalog::remote(&h.host, "");
-            let mut by_gpu: Vec<(usize, f64)> = t
-                .range(prefix.clone()..)
-                .take_while(|(name, _)| name.starts_with(&prefix))
-                .filter_map(|(name, s)| {
-                    let (i, _) = catalog::Gpu::parse(&name[prefix.len()..])?;
-                    (name[prefix.len()..] == catalog::gpu(i).util_pct()).then_some((i, s.last()?))
-                })
-                .collect();
-            by_gpu.sort_by_key(|(i, _)| *i);
-            let utils: Vec<String> = by_gpu.iter().map(|(_, u)| format!("{u:.0}")).collect();
-            if !utils.is_empty() {
-                spans.push(Span::styled(format!("  GPUs {}: {}%", utils.len(), utils.join(" ")), ctx.text()));
-            }
-            if h.stale {
-                spans.push(Span::styled(format!("  stale {:.0}s", h.age_s), Style::default().fg(ctx.theme.warn)));
-            }
-            Line::from(spans)
-        })
-        .collect()
-}
-
 fn sparkline_row(frame: &mut Frame, area: Rect, ctx: &Ctx, label: &str, series: Option<&Series>, max: u64) {
     let [l, s] = Layout::horizontal([Constraint::Length(9), Constraint::Min(1)]).areas(area);
     frame.render_widget(Paragraph::new(Span::styled(label.to_owned(), ctx.muted())), l);
@@ -166,7 +130,15 @@ fn render(frame: &mut Frame, area: Rect, ctx: &Ctx) {
     let rss = last(ctx, host::PROC_RSS_BYTES);
     lines.push(Line::from(vec![Span::styled("rlmon RSS", ctx.muted()), Span::styled(rss.map_or(" -".into(), |b| format!(" {}B", si(b))), ctx.text())]));
     sparks.push(("CPU %".into(), host::CPU_PCT.into(), 100));
-    lines.extend(remote_host_lines(ctx));
+    // Other machines take the room under this one's figures (its sparklines give way).
+    let hosts = super::hardware_hosts::host_groups(ctx);
+    if !hosts.is_empty() {
+        let local_height = (lines.len() as u16).min(inner.height);
+        let [local_area, hosts_area] = Layout::vertical([Constraint::Length(local_height), Constraint::Min(0)]).areas(inner);
+        frame.render_widget(Paragraph::new(lines), local_area);
+        super::hardware_hosts::render(frame, hosts_area, ctx, &hosts);
+        return;
+    }
 
     let text_height = (lines.len() as u16).min(inner.height);
     let [text_area, spark_area] = Layout::vertical([Constraint::Length(text_height), Constraint::Min(0)]).areas(inner);
@@ -234,11 +206,21 @@ mod tests {
             terminal.backend().buffer().content().iter().map(|c| c.symbol()).collect::<String>()
         };
         let text = draw(&hub);
-        assert!(text.contains("node7    CPU 45%  RAM 12.0/64.0 GiB  GPUs 2: 97 12%"), "{text}");
+        // Room for a row per GPU under the machine's own row.
+        assert!(text.contains("node7    CPU 45%  RAM 12.0/64.0 GiB"), "{text}");
+        assert!(text.contains("  gpu0  ▰▰▰▰▰▰▰▰  97%"), "{text}");
+        assert!(text.contains("  gpu1  ▰▱▱▱▱▱▱▱  12%"), "{text}");
         assert!(text.contains("jobs   job 6.0 GiB"), "local job memory still shown");
-        assert!(!text.contains("stale"));
+        assert!(text.contains("hosts 1 · 0 stale"), "header: {text}");
+        assert!(!text.contains("  stale "), "no host marked stale: {text}");
         hub.apply(Event::Log { run: None, level: crate::session::LogLevel::Info, message: "later".into() }, 30.0);
         let text = draw(&hub);
         assert!(text.contains("node7    CPU 45%") && text.contains("stale 28s"), "last figures kept, with their age: {text}");
+        assert!(text.contains("hosts 1 · 1 stale"), "header: {text}");
+        // Too many GPUs for the pane: one compact row per machine.
+        let many: Vec<(crate::metrics::MetricName, f64)> = (0..20).map(|i| (remote(&catalog::gpu(i).util_pct()), 50.0 + i as f64)).collect();
+        hub.apply(Event::Telemetry { time_s: 30.0, values: many }, 30.0);
+        let text = draw(&hub);
+        assert!(text.contains("node7    CPU 45%  RAM 12.0/64.0 GiB  GPUs 20: 50 51 52 53 54 55 56 57 58"), "{text}");
     }
 }

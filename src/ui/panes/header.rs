@@ -68,6 +68,16 @@ pub fn render(frame: &mut Frame, area: Rect, ctx: &Ctx) {
         }
         GpuStatus::Unknown => spans.push(Span::styled("GPU ?", ctx.muted())),
     }
+    // Other machines (scraped, from Prometheus, attached): how many, how many silent.
+    let hosts = crate::telemetry::scrape::remote_hosts(s);
+    if !hosts.is_empty() {
+        let stale = hosts.iter().filter(|h| h.stale).count();
+        spans.extend([sep(), Span::styled(format!("hosts {}", hosts.len()), ctx.text())]);
+        if stale > 0 || !narrow {
+            let style = if stale > 0 { Style::default().fg(t.warn).add_modifier(Modifier::BOLD) } else { ctx.muted() };
+            spans.extend([Span::styled(" · ", ctx.muted()), Span::styled(format!("{stale} stale"), style)]);
+        }
+    }
     if let Some(badge) = &ctx.view.badge {
         spans.insert(0, Span::styled(format!(" {badge} "), Style::default().fg(t.accent).add_modifier(Modifier::REVERSED | Modifier::BOLD)));
     }

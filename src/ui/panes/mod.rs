@@ -7,6 +7,7 @@ pub mod alerts;
 pub mod detail;
 pub mod events;
 pub mod hardware;
+pub mod hardware_hosts;
 pub mod header;
 pub mod moe;
 pub mod overlay;
