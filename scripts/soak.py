@@ -106,7 +106,12 @@ def main():
                 time.sleep(args.sample_s)
             elapsed = time.time() - start
             subprocess.run(["tmux", "-L", sock, "send-keys", "q"])
-            time.sleep(3.0)
+            # rlmon writes the snapshot of every point after the display closes:
+            # wait for it to exit (minutes for a hundred million points).
+            quit_at = time.time()
+            while rss_kib(pid) is not None and time.time() - quit_at < 1800:
+                time.sleep(1.0)
+            print(f"rlmon exited {time.time() - quit_at:.0f} s after q (the snapshot written)", flush=True)
         finally:
             subprocess.run(["tmux", "-L", sock, "kill-server"], stderr=subprocess.DEVNULL)
         frames = []
