@@ -122,6 +122,23 @@ fn finish(mut child: Child, release: &Path) {
     }
 }
 
+/// Debian's Prometheus on a free local port, scraping `target` every second as
+/// job `job`, its data under `dir`; returns the process and its address.
+fn start_prometheus(dir: &Path, job: &str, target: &str) -> (Child, String) {
+    let addr = format!("127.0.0.1:{}", free_port());
+    let config = dir.join("prometheus.yml");
+    std::fs::write(&config, format!("global:\n  scrape_interval: 1s\nscrape_configs:\n  - job_name: {job}\n    static_configs:\n      - targets: ['{target}']\n")).unwrap();
+    let child = Command::new("prometheus")
+        .arg(format!("--config.file={}", config.display()))
+        .arg(format!("--storage.tsdb.path={}", dir.join("tsdb").display()))
+        .arg(format!("--web.listen-address={addr}"))
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    (child, addr)
+}
+
 #[test]
 fn metrics_and_alerts_are_served_over_http() {
     let dir = tempfile::tempdir().unwrap();
@@ -234,17 +251,7 @@ fn prometheus_scrapes_tokens_per_second_and_the_alert() {
     let (config, release) = config(dir.path());
     let (child, lines) = start(dir.path(), &config, &["--serve", "127.0.0.1:0"]);
     let addr = served_addr(&lines);
-    let prom_addr = format!("127.0.0.1:{}", free_port());
-    let prom_config = dir.path().join("prometheus.yml");
-    std::fs::write(&prom_config, format!("global:\n  scrape_interval: 1s\nscrape_configs:\n  - job_name: rlmon\n    static_configs:\n      - targets: ['{addr}']\n")).unwrap();
-    let mut prometheus = Command::new("prometheus")
-        .arg(format!("--config.file={}", prom_config.display()))
-        .arg(format!("--storage.tsdb.path={}", dir.path().join("tsdb").display()))
-        .arg(format!("--web.listen-address={prom_addr}"))
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
+    let (mut prometheus, prom_addr) = start_prometheus(dir.path(), "rlmon", &addr);
     let tokens = query(&prom_addr, r#"rlmon_tokens_per_second{run="job"}"#);
     let alert = query(&prom_addr, r#"rlmon_alert{severity="critical"}"#);
     let _ = prometheus.kill();
@@ -428,17 +435,7 @@ fn a_prometheus_server_gives_the_same_host_figures_with_history() {
     let (config, release) = config(dir.path());
     let exporter_addr = format!("127.0.0.1:{}", free_port());
     let mut exporter = Command::new("prometheus-node-exporter").arg(format!("--web.listen-address={exporter_addr}")).stdout(Stdio::null()).stderr(Stdio::null()).spawn().unwrap();
-    let prom_addr = format!("127.0.0.1:{}", free_port());
-    let prom_config = dir.path().join("prometheus.yml");
-    std::fs::write(&prom_config, format!("global:\n  scrape_interval: 1s\nscrape_configs:\n  - job_name: node\n    static_configs:\n      - targets: ['{exporter_addr}']\n")).unwrap();
-    let mut prometheus = Command::new("prometheus")
-        .arg(format!("--config.file={}", prom_config.display()))
-        .arg(format!("--storage.tsdb.path={}", dir.path().join("tsdb").display()))
-        .arg(format!("--web.listen-address={prom_addr}"))
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
+    let (mut prometheus, prom_addr) = start_prometheus(dir.path(), "node", &exporter_addr);
     // rlmon starts late: Prometheus already holds a few seconds of the node.
     query(&prom_addr, r#"node_memory_MemTotal_bytes{job="node"}"#);
     std::thread::sleep(Duration::from_secs(3));

@@ -81,10 +81,9 @@ pub fn doctor(args: DoctorArgs) -> Result<u8> {
 
 impl DoctorReport {
     pub fn collect() -> Self {
-        let (worker, probe) = match locate_worker().and_then(|exe| probe_worker(&exe).map(|p| (exe.clone(), p)).map_err(|e| format!("{}: {e}", exe.display()))) {
-            Ok((exe, probe)) => (Some(exe), Ok(probe)),
-            Err(e) => (locate_worker().ok(), Err(e)),
-        };
+        let worker = locate_worker();
+        let probe = worker.clone().and_then(|exe| probe_worker(&exe).map_err(|e| format!("{}: {e}", exe.display())));
+        let worker = worker.ok();
         let p = probe.as_ref().ok();
         let nvml = match GpuSampler::open() {
             Ok(s) => s.status(),

@@ -14,7 +14,7 @@ use serde::Deserialize;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
-use super::scrape::{fetch, Endpoint, Mapper, MAPPED_METRICS, NODE_CPU_SECONDS};
+use super::scrape::{fetch, send_sample, Answering, Endpoint, Mapper, MAPPED_METRICS, NODE_CPU_SECONDS};
 use crate::config::PrometheusSource;
 use crate::metrics::MetricName;
 use crate::session::{Event, LogLevel};
@@ -172,7 +172,7 @@ async fn query_until_cancelled(source: PrometheusSource, tx: mpsc::Sender<Event>
     }
     let mut ticks = tokio::time::interval(source.interval);
     ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-    let mut answering: Option<bool> = None;
+    let mut answering = Answering::default();
     let instant = at(format!("/api/v1/query?query={query}"));
     loop {
         tokio::select! {
@@ -185,23 +185,18 @@ async fn query_until_cancelled(source: PrometheusSource, tx: mpsc::Sender<Event>
         };
         match answer.and_then(|body| reader.read(&body)) {
             Ok(samples) => {
-                if answering != Some(true) {
+                if answering.changed(true) {
                     log(LogLevel::Info, format!("telemetry from Prometheus {}: reading {} figures", source.server, samples.iter().map(|(_, v)| v.len()).sum::<usize>()));
                 }
-                answering = Some(true);
                 let values: Vec<(MetricName, f64)> = samples.into_iter().flat_map(|(_, v)| v).collect();
-                if !values.is_empty() {
-                    let event = Event::Telemetry { time_s: session_start.elapsed().as_secs_f64(), values };
-                    if let Err(mpsc::error::TrySendError::Closed(_)) = tx.try_send(event) {
-                        return;
-                    }
+                if !send_sample(&tx, session_start, values) {
+                    return;
                 }
             }
             Err(e) => {
-                if answering != Some(false) {
+                if answering.changed(false) {
                     log(LogLevel::Warn, format!("telemetry from Prometheus {} does not answer ({e}); its hosts are stale until it does", source.server));
                 }
-                answering = Some(false);
             }
         }
     }

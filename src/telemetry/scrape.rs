@@ -299,8 +299,7 @@ async fn scrape_until_cancelled(target: ScrapeTarget, tx: mpsc::Sender<Event>, c
     let mut ticks = tokio::time::interval(target.interval);
     ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     let mut mapper = Mapper::default();
-    // Whether the last scrape answered; said in the log each time it changes.
-    let mut answering: Option<bool> = None;
+    let mut answering = Answering::default();
     loop {
         tokio::select! {
             _ = ticks.tick() => {}
@@ -313,25 +312,44 @@ async fn scrape_until_cancelled(target: ScrapeTarget, tx: mpsc::Sender<Event>, c
         match page {
             Ok(page) => {
                 let values = mapper.map(&target.host, &page);
-                if answering != Some(true) {
+                if answering.changed(true) {
                     log(LogLevel::Info, format!("telemetry from {}: reading {} ({} figures)", target.host, target.url, values.len()));
                 }
-                answering = Some(true);
-                if !values.is_empty() {
-                    let event = Event::Telemetry { time_s: session_start.elapsed().as_secs_f64(), values };
-                    if let Err(mpsc::error::TrySendError::Closed(_)) = tx.try_send(event) {
-                        return;
-                    }
+                if !send_sample(&tx, session_start, values) {
+                    return;
                 }
             }
             Err(e) => {
-                if answering != Some(false) {
+                if answering.changed(false) {
                     log(LogLevel::Warn, format!("telemetry from {}: {} does not answer ({e}); its figures are stale until it does", target.host, target.url));
                 }
-                answering = Some(false);
             }
         }
     }
+}
+
+/// Whether a remote source answered its last poll: the log says so each time
+/// that changes, not at every poll.
+#[derive(Debug, Default)]
+pub(super) struct Answering(Option<bool>);
+
+impl Answering {
+    /// Records this poll's answer; true when it differs from the last one.
+    pub(super) fn changed(&mut self, answered: bool) -> bool {
+        let changed = self.0 != Some(answered);
+        self.0 = Some(answered);
+        changed
+    }
+}
+
+/// One remote telemetry sample to the hub, dropped when the hub is behind (like
+/// local telemetry). False once the session has stopped listening.
+pub(super) fn send_sample(tx: &mpsc::Sender<Event>, session_start: Instant, values: Vec<(MetricName, f64)>) -> bool {
+    if values.is_empty() {
+        return true;
+    }
+    let event = Event::Telemetry { time_s: session_start.elapsed().as_secs_f64(), values };
+    !matches!(tx.try_send(event), Err(mpsc::error::TrySendError::Closed(_)))
 }
 
 #[cfg(test)]

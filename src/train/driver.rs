@@ -108,6 +108,7 @@ fn train<T: Trainer>(ctx: &RunContext, cfg: &T::Config) -> Result<RunOutcome> {
 /// From the `started` event to the run's end.
 fn steps<T: Trainer>(ctx: &RunContext, trainer: &mut T, device: Device) -> Result<RunOutcome> {
     let mut faults = FaultInjector::new(&ctx.config);
+    let resident = Resident::open();
     if ctx.started(device::name(device)).is_err() {
         return Ok(RunOutcome::Cancelled);
     }
@@ -128,7 +129,7 @@ fn steps<T: Trainer>(ctx: &RunContext, trainer: &mut T, device: Device) -> Resul
         let mut metrics = trainer.metrics(stats, timing);
         // The run's own process memory: what the memory-leak detector watches for a
         // built-in run on the CPU (NVML attributes its GPU memory to it on CUDA).
-        if let Some(rss) = resident_bytes() {
+        if let Some(rss) = resident.bytes() {
             metrics.push((catalog::MEM_RSS_BYTES.into(), rss));
         }
         if ctx.emit(step, metrics).is_err() {
@@ -144,12 +145,27 @@ fn steps<T: Trainer>(ctx: &RunContext, trainer: &mut T, device: Device) -> Resul
 pub use rlmon::error::panic_reason;
 
 /// This process's resident memory, from `/proc/self/statm` (pages).
-fn resident_bytes() -> Option<f64> {
-    let statm = std::fs::read_to_string("/proc/self/statm").ok()?;
-    let pages: f64 = statm.split_whitespace().nth(1)?.parse().ok()?;
-    // SAFETY: sysconf only reads a system constant.
-    let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
-    (page > 0).then(|| pages * page as f64)
+/// Kept open across steps, and the page size read once: every step reads it.
+struct Resident {
+    statm: Option<std::fs::File>,
+    page_bytes: f64,
+}
+
+impl Resident {
+    fn open() -> Self {
+        // SAFETY: sysconf only reads a system constant.
+        let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
+        Resident { statm: std::fs::File::open("/proc/self/statm").ok(), page_bytes: page.max(0) as f64 }
+    }
+
+    fn bytes(&self) -> Option<f64> {
+        use std::os::unix::fs::FileExt;
+        let mut buf = [0u8; 128];
+        // procfs answers each read from offset 0 afresh.
+        let n = self.statm.as_ref()?.read_at(&mut buf, 0).ok()?;
+        let pages: f64 = std::str::from_utf8(&buf[..n]).ok()?.split_whitespace().nth(1)?.parse().ok()?;
+        (self.page_bytes > 0.0).then(|| pages * self.page_bytes)
+    }
 }
 
 #[cfg(test)]

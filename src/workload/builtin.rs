@@ -231,15 +231,14 @@ fn outcome(read: Read, code: Option<i32>, signal: Option<i32>, cancelled: bool, 
     if cancelled || read.gone {
         return RunOutcome::Cancelled;
     }
-    let how = match stream::outcome(code, signal, false) {
-        RunOutcome::Failed(how) => how,
-        // Exit 0 without a word: the worker's own contract broken.
-        RunOutcome::Finished | RunOutcome::Cancelled => "exited without reporting the run's end".into(),
+    let mut reason = match read.error {
+        Some(e) => format!("training process stopped: {e}"),
+        None => match stream::outcome(code, signal, false) {
+            RunOutcome::Failed(how) => format!("training process {how}"),
+            // Exit 0 without a word: the worker's own contract broken.
+            RunOutcome::Finished | RunOutcome::Cancelled => "training process exited without reporting the run's end".into(),
+        },
     };
-    let mut reason = format!("training process {how}");
-    if let Some(e) = read.error {
-        reason = format!("training process stopped: {e}");
-    }
     if let Some(line) = last_error {
         reason.push_str(": ");
         reason.push_str(line);
