@@ -7,8 +7,12 @@ clipping and thread count as the rlmon config it reads. With a [run.moe] table t
 chosen layers use the same top-k routed mixture of experts as src/workload/common/moe.rs
 (capacity, drops, Switch aux loss, z-loss, aux-loss-free bias balancing). As in rlmon, the loss and the gradient
 norm are read back every step, and for MoE the mean aux loss and each layer's
-per-expert loads and dropped fraction. Data are random byte windows: throughput does
-not depend on the text. Prints one JSON object: {"tokens_per_s", "steps", "threads"}.
+per-expert loads and dropped fraction. The data are rlmon's own synthetic text
+(src/train/common/data.rs, ported below with its random source): a dense model's
+throughput does not depend on the text, but an MoE layer's does, since routing decides
+how many tokens each expert processes and how many capacity drops (random bytes make
+the router drop about 40% of the choices, rlmon's text none). Prints one JSON object:
+{"tokens_per_s", "steps", "threads"}.
 """
 import argparse
 import json
@@ -21,6 +25,56 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 INIT_STD = 0.02
+MASK64 = (1 << 64) - 1
+
+
+class SplitMix64:
+    """src/workload/rng.rs: rlmon's deterministic random source."""
+
+    def __init__(self, seed):
+        self.state = seed & MASK64
+
+    def next_u64(self):
+        self.state = (self.state + 0x9E3779B97F4A7C15) & MASK64
+        z = self.state
+        z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & MASK64
+        z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & MASK64
+        return z ^ (z >> 31)
+
+    def below(self, n):
+        return self.next_u64() % n
+
+    def pick(self, items):
+        return items[self.below(len(items))]
+
+
+DETERMINERS = ["the", "a", "every", "one", "that"]
+ADJECTIVES = ["small", "quiet", "bright", "heavy", "quick", "old", "green", "careful", "distant", "warm"]
+NOUNS = ["model", "river", "engineer", "lantern", "garden", "signal", "teacher", "kernel", "harbor", "falcon",
+         "matrix", "violin"]
+VERBS = ["watches", "follows", "builds", "carries", "finds", "trains", "measures", "paints", "guards", "answers"]
+PREPOSITIONS = ["near", "under", "beside", "behind", "above", "with"]
+
+
+def synthetic_text(seed, length):
+    """src/train/common/data.rs `synthetic_text`: the same generator and random source."""
+    rng = SplitMix64(seed ^ 0x726C6D6F6E000001)
+    parts, size = [], 0
+    while size < length:
+        for _ in range(1 + rng.below(4)):
+            if rng.below(4) == 0:
+                a, b = rng.below(100), rng.below(100)
+                piece = f"{a} + {b} = {a + b}. "
+            else:
+                subject = f"{rng.pick(DETERMINERS)} {rng.pick(ADJECTIVES)} {rng.pick(NOUNS)}"
+                subject = subject[0].upper() + subject[1:]
+                piece = (f"{subject} {rng.pick(VERBS)} {rng.pick(DETERMINERS)} {rng.pick(NOUNS)} "
+                         f"{rng.pick(PREPOSITIONS)} the {rng.pick(NOUNS)}. ")
+            parts.append(piece)
+            size += len(piece)
+        parts.append("\n")
+        size += 1
+    return "".join(parts)[:length].encode()
 
 
 def linear(d_in, d_out, std):
@@ -178,15 +232,17 @@ def main():
     no_decay = [p for p in model.parameters() if p.dim() < 2]
     opt = torch.optim.AdamW([{"params": decay, "weight_decay": wd}, {"params": no_decay, "weight_decay": 0.0}],
                             lr=lr, betas=betas, eps=1e-8, foreach=False)
-    corpus = torch.randint(0, 256, (1 << 20,), dtype=torch.int64)
+    seed = run.get("seed", 0)
+    corpus = torch.tensor(list(synthetic_text(seed, 1 << 20)), dtype=torch.int64)
+    data_rng = SplitMix64(seed)
 
     step_times = []
     for step in range(1, args.steps + 1):
         t0 = time.perf_counter()
         for g in opt.param_groups:
             g["lr"] = lr_at(lr, warmup, min_ratio, step, args.steps)
-        starts = torch.randint(0, corpus.numel() - seq_len - 1, (batch,))
-        windows = torch.stack([corpus[s:s + seq_len + 1] for s in starts.tolist()])
+        starts = [data_rng.below(corpus.numel() - seq_len) for _ in range(batch)]
+        windows = torch.stack([corpus[s:s + seq_len + 1] for s in starts])
         x, y = windows[:, :-1], windows[:, 1:]
         logits, routing = model(x)
         loss = F.cross_entropy(logits.reshape(-1, vocab), y.reshape(-1))
