@@ -186,7 +186,8 @@ pub struct CheckArgs {
     #[arg(long, value_enum, value_name = "SEVERITY", default_value_t = FailOn::Critical)]
     pub fail_on: FailOn,
     /// The log's format, when telling it from the file is not enough: jsonl, csv,
-    /// tsv, trainer-state, hf-log, megatron, nanogpt, deepspeed
+    /// tsv, trainer-state, hf-log, megatron, nanogpt, deepspeed, text (any
+    /// `key: value` / `key=value` lines), tensorboard
     #[arg(long, value_name = "FORMAT")]
     pub format: Option<String>,
     /// Read lines with this regex: the named group `step` is the step, every other

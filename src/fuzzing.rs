@@ -18,6 +18,7 @@ pub const TARGETS: &[(&str, fn(&[u8]))] = &[
     ("megatron", |d| log(d, Format::Text(Preset::Megatron))),
     ("nanogpt", |d| log(d, Format::Text(Preset::NanoGpt))),
     ("deepspeed", |d| log(d, Format::Text(Preset::DeepSpeed))),
+    ("text", |d| log(d, Format::Text(Preset::Generic))),
     ("tensorboard", |d| log(d, Format::TensorBoard)),
     ("detected", detected),
     ("pattern", pattern),

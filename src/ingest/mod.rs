@@ -1,6 +1,7 @@
 //! Reading metrics written by other programs: JSONL, CSV/TSV exports, Hugging Face
-//! `trainer_state.json` and its printed log dicts, and the text logs of common
-//! trainers (Megatron-LM, nanoGPT, DeepSpeed) or a user's own pattern.
+//! `trainer_state.json` and its printed log dicts, the text logs of common trainers
+//! (Megatron-LM, nanoGPT, DeepSpeed), any other trainer's `key: value` lines, or a
+//! user's own pattern.
 //!
 //! Every parser is a pure function of the text it is given: a line in, a [`Line`]
 //! out (metrics, plain text, or a line skipped with its reason). Reading files,
@@ -9,6 +10,7 @@
 pub mod csv;
 pub mod hf;
 pub mod jsonl;
+pub mod kv;
 pub mod normalize;
 pub mod tensorboard;
 pub mod text;
@@ -100,7 +102,7 @@ pub enum Format {
 }
 
 /// Names accepted by `--format`.
-pub const FORMAT_NAMES: &[&str] = &["jsonl", "csv", "tsv", "trainer-state", "hf-log", "megatron", "nanogpt", "deepspeed", "tensorboard"];
+pub const FORMAT_NAMES: &[&str] = &["jsonl", "csv", "tsv", "trainer-state", "hf-log", "megatron", "nanogpt", "deepspeed", "text", "tensorboard"];
 
 impl Format {
     pub fn name(&self) -> &'static str {
@@ -113,6 +115,7 @@ impl Format {
             Format::Text(Preset::Megatron) => "megatron",
             Format::Text(Preset::NanoGpt) => "nanogpt",
             Format::Text(Preset::DeepSpeed) => "deepspeed",
+            Format::Text(Preset::Generic) => "text",
             Format::Pattern(_) => "pattern",
             Format::TensorBoard => "tensorboard",
         }
@@ -129,6 +132,7 @@ impl Format {
             "megatron" => Format::Text(Preset::Megatron),
             "nanogpt" => Format::Text(Preset::NanoGpt),
             "deepspeed" => Format::Text(Preset::DeepSpeed),
+            "text" | "generic" | "kv" => Format::Text(Preset::Generic),
             "tensorboard" => Format::TensorBoard,
             _ => return None,
         })
@@ -160,12 +164,15 @@ pub fn detect(path: &Path, head: &str) -> Format {
     }
     let lines = || head.lines().take(200);
     for preset in [Preset::Megatron, Preset::NanoGpt, Preset::DeepSpeed] {
-        if lines().any(|l| text::parse(preset, l) != Line::Text) {
+        if lines().any(|l| matches!(text::parse(preset, l), Line::Metrics(_))) {
             return Format::Text(preset);
         }
     }
     if lines().any(|l| l.trim_start().starts_with("{'")) {
         return Format::HfLog;
+    }
+    if lines().any(|l| matches!(text::parse(Preset::Generic, l), Line::Metrics(_))) {
+        return Format::Text(Preset::Generic);
     }
     if !first.starts_with('{') && first.contains('\t') {
         return Format::Csv(b'\t');
@@ -322,6 +329,10 @@ mod tests {
         assert_eq!(d("train.log", "building model\n iteration        1/     100 | lm loss: 1.0E+01 |\n"), "megatron");
         assert_eq!(d("train.log", "step 0: train loss 10.9, val loss 10.9\niter 0: loss 10.9, time 100.0ms, mfu -100.00%\n"), "nanogpt");
         assert_eq!(d("out.txt", "Loading\n{'loss': 2.1, 'grad_norm': 0.4, 'learning_rate': 5e-05, 'epoch': 0.1}\n"), "hf-log");
+        assert_eq!(d("train.log", "[rank0]:[titan] 2025-01-10 12:00:01,123 - root - INFO - step:  1  loss:  7.1234  memory: 31.21GiB(39.49%)  tps: 7,334\n"), "text");
+        assert_eq!(d("train.log", "Iter 1: Val loss 2.086, Val took 17.177s\nIter 25: Train loss 1.593, Learning Rate 7.000e-05, It/sec 0.999\n"), "text");
+        assert_eq!(d("fit.log", "Epoch 0:  12%|█▏  | 120/1000 [00:10<01:20, 11.02it/s, v_num=0, train_loss=2.310]\n"), "text");
+        assert_eq!(d("metrics.txt", "step,loss\n1,2.3\n"), "csv");
         assert_eq!(d("noise", "hello\n"), "jsonl");
     }
 

@@ -9,21 +9,35 @@
 //!   throughput timer `epoch=0/micro_step=10/global_step=10, CurrSamplesPerSec=50.3,
 //!   MemAllocated=1.2GB`, and DeepSpeed-Chat's `Epoch: 0 | Step: 10 | Actor Loss: 0.12 |
 //!   Critic Loss: 0.34` with its `Average reward score: 1.2` line for the same step.
+//! - Any other trainer (`Generic`): lines of `key: value`, `key=value` or `key value`
+//!   pairs (see `kv`) with at least one metric the catalog knows; the step from a
+//!   `step`/`iter`/`iteration`/`global_step`/`num_updates` pair, else a progress
+//!   counter (`120/1000`, after an `Epoch E` the epoch's offset added), else none
+//!   (each line counts on).
 //!
 //! Words are mapped to metrics by the catalog's preset tables
 //! (`catalog::preset_conversion`); lines a preset does not recognise are plain text.
 use regex::Regex;
 
-use super::{number_in_text, Line, Record, SkipKind};
+use super::{kv, number_in_text, Line, Record, SkipKind};
 use crate::metrics::catalog::{self, Conversion, Preset};
 
 /// One line of a trainer's log.
 pub fn parse(preset: Preset, line: &str) -> Line {
+    if preset == Preset::Generic {
+        return generic(line);
+    }
     let pairs = match preset {
         Preset::Megatron => megatron(line),
         Preset::NanoGpt => nanogpt(line),
         Preset::DeepSpeed => deepspeed(line),
+        Preset::Generic => None,
     };
+    record(preset, pairs, value_of)
+}
+
+/// The record of a recognised line, its words converted by the preset's table.
+fn record(preset: Preset, pairs: Parsed<'_>, value_of: fn(&str) -> Option<f64>) -> Line {
     let Some((step, continues, pairs)) = pairs else { return Line::Text };
     let mut rec = Record { step, canonical: true, continues, ..Default::default() };
     for (word, value) in pairs {
@@ -112,12 +126,92 @@ fn nanogpt_at(line: &str) -> Parsed<'_> {
         let pairs = tokens.filter_map(|t| t.split_once(':')).collect();
         return Some((Some(step), false, pairs));
     }
-    // nanoGPT: `iter N: key value, key value` or `step N: key value, ...`
+    // nanoGPT: `iter N: key value, key value` or `step N: key value, ...` (and
+    // scripts in its style: `step N: loss X lr Y`).
     let rest = line.strip_prefix("iter ").or_else(|| line.strip_prefix("step "))?;
     let (step, rest) = rest.split_once(':')?;
     let step = integer(step)?;
-    let pairs = rest.split(',').filter_map(|p| p.trim().rsplit_once(' ')).map(|(k, v)| (k.trim(), v.trim())).collect();
-    Some((Some(step), false, pairs))
+    Some((Some(step), false, kv::pairs(rest).0))
+}
+
+/// Words that name the step in a generic line.
+const STEP_WORDS: &[&str] = &["step", "steps", "iter", "iters", "iteration", "global_step", "globalstep", "global step", "num_updates", "updates", "update", "train_step", "_step", "trainer/global_step", "train/global_step"];
+/// Words whose value is not a metric: a tool's run number, a process id, an ETA.
+const NOT_METRICS: &[&str] = &["v_num", "pid", "eta", "rank", "local_rank", "world_size"];
+
+/// A line in no preset's dialect: its pairs, if one of them is a metric rlmon knows.
+fn generic(line: &str) -> Line {
+    // A progress bar rewritten in place keeps only its last state; colours go.
+    let line = line.rsplit('\r').next().unwrap_or(line);
+    let cleaned;
+    let line = if line.contains('\x1b') {
+        cleaned = strip_ansi(line);
+        cleaned.as_str()
+    } else {
+        line
+    };
+    let trimmed = line.trim_start();
+    if trimmed.starts_with('{') || trimmed.starts_with('"') {
+        return Line::Text;
+    }
+    let (pairs, progress) = kv::pairs(line);
+    let tidy = |w: &str| w.trim().to_ascii_lowercase().replace([' ', '-'], "_");
+    let mut step = None;
+    let mut epoch = None;
+    let mut kept = Vec::new();
+    for (word, value) in pairs {
+        let name = tidy(word);
+        if STEP_WORDS.contains(&name.as_str()) || STEP_WORDS.contains(&word.trim().to_ascii_lowercase().as_str()) {
+            let n = kv::fraction(value).map(|(n, _)| n).or_else(|| kv::value(value).filter(|v| v.fract() == 0.0 && *v >= 0.0 && *v < 2f64.powi(63)).map(|v| v as u64));
+            if step.is_none() {
+                step = n;
+            }
+            continue;
+        }
+        if NOT_METRICS.contains(&name.as_str()) {
+            continue;
+        }
+        if name == "epoch" {
+            epoch = kv::value(value).filter(|v| v.fract() == 0.0 && *v >= 0.0 && *v < 1e9).map(|v| v as u64);
+        }
+        kept.push((word, value));
+    }
+    // A progress counter stands for the step when nothing names it: the longest
+    // (a bar's `120/1000` rather than an epoch's `[1/3]`), after its epoch's steps.
+    if step.is_none() {
+        if let Some((n, m)) = progress.iter().copied().max_by_key(|(_, m)| *m) {
+            step = Some(epoch.map_or(n, |e| e.saturating_mul(m).saturating_add(n)));
+        }
+    }
+    match record(Preset::Generic, Some((step, false, kept)), kv::value) {
+        Line::Metrics(rec) if rec.fields.iter().any(|(name, _)| name != "epoch" && catalog::info(name).is_some()) => Line::Metrics(rec),
+        Line::Metrics(_) | Line::Skip(..) => Line::Text,
+        other => other,
+    }
+}
+
+/// `line` without its terminal escape sequences (colours, cursor moves).
+fn strip_ansi(line: &str) -> String {
+    let mut out = String::with_capacity(line.len());
+    let mut chars = line.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c != '\x1b' {
+            out.push(c);
+            continue;
+        }
+        if chars.peek() == Some(&'[') {
+            chars.next();
+            // Parameters and intermediates, then one final byte in '@'..='~'.
+            for c in chars.by_ref() {
+                if ('@'..='~').contains(&c) {
+                    break;
+                }
+            }
+        } else {
+            chars.next();
+        }
+    }
+    out
 }
 
 fn deepspeed(line: &str) -> Parsed<'_> {
@@ -281,6 +375,56 @@ mod tests {
             Line::Metrics(r) => assert!(r.continues && r.step.is_none() && r.fields.contains(&("reward".into(), 1.5))),
             other => panic!("{other:?}"),
         }
+    }
+
+    #[test]
+    fn generic_lines_of_other_trainers() {
+        let get = |f: &[(String, f64)], n: &str| f.iter().find(|(k, _)| k == n).map(|(_, v)| *v);
+        // torchtitan, behind its logger prefix; thousands separators and units.
+        let (step, f) = fields(Preset::Generic, "[rank0]:[titan] 2025-01-10 12:00:01,123 - root - INFO - step: 12  loss:  7.1234  memory: 31.21GiB(39.49%)  tps: 7,334  mfu: 34.54%");
+        assert_eq!(step, Some(12));
+        assert_eq!((get(&f, "loss"), get(&f, "tokens_per_s"), get(&f, "memory")), (Some(7.1234), Some(7334.0), Some(31.21 * 1073741824.0)));
+        // fairseq: the step from num_updates, its names for grad norm and tokens/s.
+        let (step, f) = fields(Preset::Generic, "2021-03-01 | INFO | train_inner | epoch 001:    100 / 1000 loss=3.123, ppl=8.7, wps=12345.6, gnorm=1.2, num_updates=1100, lr=0.0005");
+        assert_eq!(step, Some(1100));
+        assert_eq!((get(&f, "grad_norm"), get(&f, "tokens_per_s"), get(&f, "lr")), (Some(1.2), Some(12345.6), Some(0.0005)));
+        // MLX: capitalised words, a unit after a space.
+        let (step, f) = fields(Preset::Generic, "Iter 75: Train loss 3.316, Learning Rate 7.000e-05, It/sec 0.933, Tokens/sec 366.098, Peak mem 8.104 GB");
+        assert_eq!(step, Some(75));
+        assert_eq!((get(&f, "loss"), get(&f, "lr"), get(&f, "tokens_per_s")), (Some(3.316), Some(7e-5), Some(366.098)));
+        // A Lightning progress bar: the step from the bar and its epoch.
+        let (step, f) = fields(Preset::Generic, "Epoch 2:  12%|█▏        | 120/1000 [00:10<01:20, 11.02it/s, v_num=0, train_loss=2.310]");
+        assert_eq!((step, get(&f, "loss"), get(&f, "v_num")), (Some(2120), Some(2.31), None));
+        // Keras: a bar's counter, colons before values.
+        let (step, f) = fields(Preset::Generic, "12/100 [==>.....] - ETA: 1:00 - loss: 0.1234 - accuracy: 0.5200");
+        assert_eq!((step, get(&f, "loss")), (Some(12), Some(0.1234)));
+        // Colours, and a bar rewritten in place: its last state.
+        let (step, f) = fields(Preset::Generic, "\x1b[32mstep 3\x1b[0m loss=9.0\rstep 4 loss=2.5 grad_norm=nan");
+        assert_eq!((step, get(&f, "loss")), (Some(4), Some(2.5)));
+        assert!(get(&f, "grad_norm").is_some_and(f64::is_nan));
+        // No step anywhere: the line counts on.
+        assert_eq!(fields(Preset::Generic, "loss: 2.5 | lr: 1e-4").0, None);
+    }
+
+    #[test]
+    fn generic_lines_need_a_known_metric() {
+        for line in [
+            "Loading checkpoint shards: 100%|██████████| 2/2 [00:03<00:00,  1.52s/it]",
+            "Downloading: 45.2MB, eta 12s",
+            "step 5 of 10 done",
+            "{\"step\": 1, \"loss\": 2.0}",
+            "2024-01-01 12:00:00 INFO world_size=8 rank=0 pid=1234",
+            "",
+        ] {
+            assert_eq!(parse(Preset::Generic, line), Line::Text, "{line}");
+        }
+    }
+
+    #[test]
+    fn nanogpt_style_lines_without_commas() {
+        let (step, f) = fields(Preset::NanoGpt, "epoch 0 step 10: loss 1.6876 lr 0.0001");
+        assert_eq!(step, Some(10));
+        assert_eq!(f, vec![("loss".into(), 1.6876), ("lr".into(), 0.0001)]);
     }
 
     #[test]

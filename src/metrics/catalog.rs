@@ -324,8 +324,8 @@ pub const CATALOG: &[MetricInfo] = &[
     entry(TOKENS, "tokens", Unit::Count, Neither, PerStep, P::None).aliases(&["perf/total_num_tokens", "total_num_tokens"]),
     entry(SAMPLES, "samples", Unit::Count, Neither, PerStep, P::None),
     entry(STEP_TIME_S, "step time", Unit::Seconds, Lower, PerStep, P::Throughput).aliases(&["step_time", "perf/time_per_step", "timing_s/step", "timing/train/total_step_time", "time/ppo/total"]),
-    entry(TOKENS_PER_S, "tokens/s", Unit::PerSecond, Higher, Derived, P::Throughput),
-    entry(SAMPLES_PER_S, "samples/s", Unit::PerSecond, Higher, Derived, P::Throughput),
+    entry(TOKENS_PER_S, "tokens/s", Unit::PerSecond, Higher, Derived, P::Throughput).aliases(&["tokens_per_sec", "tokens_per_second", "tokens/sec"]),
+    entry(SAMPLES_PER_S, "samples/s", Unit::PerSecond, Higher, Derived, P::Throughput).aliases(&["samples_per_sec", "samples_per_second", "samples/sec"]),
     entry(VAL_LOSS, "val loss", Unit::Ratio, Lower, PerStep, P::None).aliases(&["eval_loss", "eval/loss", "validation_loss"]),
     entry(EVAL_TRAIN_LOSS, "train loss (eval)", Unit::Ratio, Lower, PerStep, P::None),
     entry(STEP_AVG_S, "mean step time", Unit::Seconds, Lower, PerStep, P::None),
@@ -564,6 +564,9 @@ pub enum Preset {
     NanoGpt,
     /// DeepSpeed: `step=N, skipped=K, lr=[X]`, throughput lines, DeepSpeed-Chat's `Step: N | Actor Loss: X`.
     DeepSpeed,
+    /// Any other trainer's `key: value`, `key=value` or `key value` lines
+    /// (torchtitan, fairseq, Lightning and tqdm postfixes, MLX, Keras, verl's console).
+    Generic,
 }
 
 /// `(preset, word as printed, conversion)`. Words not listed are kept under their own
@@ -588,6 +591,23 @@ const PRESET_NAMES: &[(Preset, &str, Conversion)] = &[
     (Preset::DeepSpeed, "critic loss", Conversion::Rename(VALUE_LOSS)),
     (Preset::DeepSpeed, "iter time (s)", Conversion::Rename(STEP_TIME_S)),
     (Preset::DeepSpeed, "average reward score", Conversion::Rename(REWARD)),
+    (Preset::Generic, "lm loss", Conversion::Rename(LOSS)),
+    (Preset::Generic, "train loss", Conversion::Rename(LOSS)),
+    (Preset::Generic, "training loss", Conversion::Rename(LOSS)),
+    (Preset::Generic, "total loss", Conversion::Rename(LOSS)),
+    (Preset::Generic, "val loss", Conversion::Rename(VAL_LOSS)),
+    (Preset::Generic, "valid loss", Conversion::Rename(VAL_LOSS)),
+    (Preset::Generic, "valid_loss", Conversion::Rename(VAL_LOSS)),
+    (Preset::Generic, "validation loss", Conversion::Rename(VAL_LOSS)),
+    (Preset::Generic, "eval loss", Conversion::Rename(VAL_LOSS)),
+    (Preset::Generic, "learning rate", Conversion::Rename(LR)),
+    (Preset::Generic, "grad norm", Conversion::Rename(GRAD_NORM)),
+    (Preset::Generic, "gnorm", Conversion::Rename(GRAD_NORM)),
+    (Preset::Generic, "gradient norm", Conversion::Rename(GRAD_NORM)),
+    (Preset::Generic, "grad_norm_total", Conversion::Rename(GRAD_NORM)),
+    // torchtitan's tokens per second, fairseq's words (its tokens) per second.
+    (Preset::Generic, "tps", Conversion::Rename(TOKENS_PER_S)),
+    (Preset::Generic, "wps", Conversion::Rename(TOKENS_PER_S)),
 ];
 
 /// Loss on held-out data, as trainers print it next to the training loss.

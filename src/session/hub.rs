@@ -161,6 +161,8 @@ impl Hub {
         let step_time = find(catalog::STEP_TIME_S).filter(|s| *s > 0.0);
         let mut derived = [(catalog::TOKENS, catalog::TOKENS_PER_S), (catalog::SAMPLES, catalog::SAMPLES_PER_S)]
             .into_iter()
+            // A rate the run logs itself is taken as logged.
+            .filter(|(_, rate)| find(rate).is_none())
             .filter_map(|(count, rate)| Some((rate.to_owned(), find(count)? / step_time?)))
             .collect::<Vec<_>>();
         // Per MoE layer: balance, routing entropy, CV, MaxVio, dead experts.

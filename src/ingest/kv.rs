@@ -1,0 +1,242 @@
+//! `key value` pairs in a line of free-form log text, as trainers print them in
+//! every dialect: `loss: 2.31`, `loss=2.31`, `Train loss 2.31`, `lr 1e-4`,
+//! `actor/entropy:0.52`, separated by `|`, `,`, ` - `, tabs, brackets or spaces
+//! (torchtitan's `step:  1  loss:  7.12  tps: 7,334`, Lightning's and tqdm's
+//! postfix `[00:10<01:20, 11.0it/s, v_num=0, train_loss=2.31]`, fairseq's
+//! `loss=3.2, ppl=9.1, gnorm=0.8`, MLX's `Iter 25: Train loss 1.593, It/sec 0.99`,
+//! Keras' `1/100 [==>...] - ETA: 1:00 - loss: 0.12`).
+//!
+//! Pure text in, slices of it out: which words are metrics is the catalog's call.
+
+/// A key and its value as printed (`2.31`, `123ms`, `8.1 GB`, `1000/1750`), both
+/// slices of the line.
+pub type Pair<'a> = (&'a str, &'a str);
+
+/// A word of a key: letters, digits and the punctuation metric names use.
+fn is_key_word(t: &str) -> bool {
+    t.chars().any(|c| c.is_ascii_alphabetic())
+        && t.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '/' | '.' | '-' | '#' | '@' | '\''))
+        && t.len() <= 64
+}
+
+/// Units a value may carry, written after it with or without a space.
+const UNITS: &[(&str, f64)] = &[
+    ("ms", 1e-3),
+    ("s", 1.0),
+    ("sec", 1.0),
+    ("%", 1.0),
+    ("GiB", 1073741824.0),
+    ("GB", 1073741824.0),
+    ("MiB", 1048576.0),
+    ("MB", 1048576.0),
+    ("KiB", 1024.0),
+    ("KB", 1024.0),
+    ("it/s", 1.0),
+    ("s/it", 1.0),
+    ("tok/s", 1.0),
+    ("tokens/s", 1.0),
+];
+
+fn is_unit(t: &str) -> bool {
+    UNITS.iter().any(|(u, _)| *u == t)
+}
+
+/// A number as printed: `2.31`, `-1e-4`, `3.2E+00`, `nan`, `inf`, `7,334`.
+fn plain_number(t: &str) -> Option<f64> {
+    let t = t.trim();
+    if t.contains(',') {
+        // Thousands separators only: 1,234 or 12,345,678.5
+        let (int, frac) = t.split_once('.').unwrap_or((t, ""));
+        let groups: Vec<&str> = int.trim_start_matches('-').split(',').collect();
+        let ok = groups.len() > 1
+            && (1..=3).contains(&groups[0].len())
+            && groups[1..].iter().all(|g| g.len() == 3)
+            && groups.iter().all(|g| g.bytes().all(|b| b.is_ascii_digit()));
+        if !ok {
+            return None;
+        }
+        let joined = format!("{}{}{}", int.replace(',', ""), if frac.is_empty() { "" } else { "." }, frac);
+        return joined.parse().ok();
+    }
+    super::number_in_text(t)
+}
+
+/// A value with its unit converted to seconds, bytes or as written (`123ms` is
+/// 0.123, `8.1 GB` is bytes, `34.5%` is 34.5).
+pub fn value(text: &str) -> Option<f64> {
+    let t = text.trim();
+    if let Some(x) = plain_number(t) {
+        return Some(x);
+    }
+    UNITS.iter().find_map(|(unit, factor)| t.strip_suffix(unit).and_then(plain_number).map(|x| x * factor))
+}
+
+/// `N/M` (a progress counter, `step:100/1750`): N and M.
+pub fn fraction(text: &str) -> Option<(u64, u64)> {
+    let (n, m) = text.trim().split_once('/')?;
+    Some((n.trim().parse().ok()?, m.trim().parse().ok()?))
+}
+
+fn is_value(t: &str) -> bool {
+    value(t).is_some() || fraction(t).is_some()
+}
+
+/// Where `line` splits into segments that each hold at most a few pairs.
+fn segments(line: &str) -> Vec<&str> {
+    let b = line.as_bytes();
+    let mut out = Vec::new();
+    let (mut start, mut i) = (0, 0);
+    while i < b.len() {
+        let width = match b[i] {
+            b'|' | b';' | b'\t' | b'[' | b']' | b'(' | b')' | b'{' | b'}' | b'<' | b'>' => 1,
+            // A comma between digit groups is a thousands separator (7,334).
+            b',' => {
+                let thousands = i > 0
+                    && b[i - 1].is_ascii_digit()
+                    && b.len() >= i + 4
+                    && b[i + 1..i + 4].iter().all(u8::is_ascii_digit)
+                    && b.get(i + 4).is_none_or(|c| !c.is_ascii_digit());
+                usize::from(!thousands)
+            }
+            b' ' if b[i..].starts_with(b" - ") => 3,
+            _ => 0,
+        };
+        if width == 0 {
+            i += 1;
+            continue;
+        }
+        out.push(&line[start..i]);
+        i += width;
+        start = i;
+    }
+    out.push(&line[start..]);
+    out.into_iter().filter(|s| !s.trim().is_empty()).collect()
+}
+
+/// The text of `line` from the start of `a` to the end of `b` (both slices of it).
+fn span<'a>(line: &'a str, a: &str, b: &str) -> &'a str {
+    let base = line.as_ptr() as usize;
+    let from = a.as_ptr() as usize - base;
+    let to = b.as_ptr() as usize - base + b.len();
+    &line[from..to]
+}
+
+/// The pairs of `line`, in order, and the progress counters (`120/1000`) that stand
+/// alone, not as any key's value.
+pub fn pairs(line: &str) -> (Vec<Pair<'_>>, Vec<(u64, u64)>) {
+    let mut out: Vec<Pair> = Vec::new();
+    let mut progress = Vec::new();
+    for segment in segments(line) {
+        // Key words waiting for their value; `closed` once one ends in `:` or `=`.
+        let mut words: Vec<&str> = Vec::new();
+        let mut closed = false;
+        // Whether the last token was a value (so a unit after it belongs to it).
+        let mut after_value = false;
+        for token in segment.split_whitespace() {
+            if after_value && is_unit(token) {
+                if let Some(last) = out.last_mut() {
+                    last.1 = span(line, last.1, token);
+                }
+                after_value = false;
+                continue;
+            }
+            after_value = false;
+            if closed {
+                // `key: value`: whatever follows the colon is the value.
+                let v = token.trim_end_matches([',', ':']);
+                if let (Some(first), Some(last)) = (words.first(), words.last()) {
+                    out.push((span(line, first, last), v));
+                }
+                words.clear();
+                closed = false;
+                after_value = is_value(v);
+                continue;
+            }
+            // `key=value` or `key:value` in one token.
+            if let Some(at) = token.find(['=', ':']).filter(|&at| at > 0 && at + 1 < token.len()) {
+                let (key, v) = (&token[..at], token[at + 1..].trim_end_matches(','));
+                if is_key_word(key) && (is_value(v) || !v.chars().any(|c| c.is_ascii_digit())) {
+                    out.push((key, v));
+                    words.clear();
+                    after_value = is_value(v);
+                    continue;
+                }
+            }
+            let bare = token.trim_end_matches([':', '=']);
+            let ends_key = bare.len() < token.len();
+            let number = token.trim_end_matches([':', ',']);
+            // (`nan` and `inf` read as values: a word never does.)
+            if is_value(number) {
+                match (words.first(), words.last()) {
+                    (Some(first), Some(last)) => out.push((span(line, first, last), number)),
+                    _ => progress.extend(fraction(number)),
+                }
+                words.clear();
+                after_value = true;
+                continue;
+            }
+            if is_key_word(bare) {
+                // Keys are short: prose before a number is not all of its name.
+                if words.len() == 4 {
+                    words.remove(0);
+                }
+                words.push(bare);
+                closed = ends_key;
+            } else {
+                words.clear();
+            }
+        }
+    }
+    (out, progress)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn p(line: &str) -> Vec<(String, String)> {
+        pairs(line).0.into_iter().map(|(k, v)| (k.to_owned(), v.to_owned())).collect()
+    }
+
+    fn kv(items: &[(&str, &str)]) -> Vec<(String, String)> {
+        items.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()
+    }
+
+    #[test]
+    fn dialects() {
+        assert_eq!(p("loss 1.6876 lr 0.0001"), kv(&[("loss", "1.6876"), ("lr", "0.0001")]));
+        assert_eq!(p("Iter 25: Train loss 1.593, Learning Rate 7.000e-05, Peak mem 8.104 GB"), kv(&[("Iter", "25"), ("Train loss", "1.593"), ("Learning Rate", "7.000e-05"), ("Peak mem", "8.104 GB")]));
+        assert_eq!(
+            p("[rank0]:[titan] 2025-01-10 12:00:01,123 - root - INFO - step:  1  loss:  7.1234  memory: 31.21GiB(39.49%)  tps: 7,334  mfu: 34.54%"),
+            kv(&[("step", "1"), ("loss", "7.1234"), ("memory", "31.21GiB"), ("tps", "7,334"), ("mfu", "34.54%")])
+        );
+        assert_eq!(p("Epoch 0:  12%|█▏  | 120/1000 [00:10<01:20, 11.02it/s, v_num=0, train_loss=2.310]"), kv(&[("Epoch", "0"), ("v_num", "0"), ("train_loss", "2.310")]));
+        assert_eq!(pairs("Epoch 0:  12%|█▏  | 120/1000 [00:10<01:20, 11.02it/s]").1, vec![(120, 1000)]);
+        assert_eq!(p("step:10 - actor/entropy:0.5012 - critic/score/mean:0.33"), kv(&[("step", "10"), ("actor/entropy", "0.5012"), ("critic/score/mean", "0.33")]));
+        assert_eq!(p("epoch 001:    100 / 1000 loss=3.123, ppl=8.7, gnorm=1.2, num_updates=100"), kv(&[("epoch", "001"), ("loss", "3.123"), ("ppl", "8.7"), ("gnorm", "1.2"), ("num_updates", "100")]));
+        assert_eq!(p("1/100 [==>.....] - ETA: 1:00 - loss: 0.1234 - accuracy: 0.52"), kv(&[("ETA", "1:00"), ("loss", "0.1234"), ("accuracy", "0.52")]));
+        assert_eq!(p("iter 100: loss 2.3456, time 123.45ms, mfu 12.34%"), kv(&[("iter", "100"), ("loss", "2.3456"), ("time", "123.45ms"), ("mfu", "12.34%")]));
+        assert_eq!(p("loss nan, grad_norm inf"), vec![("loss".into(), "nan".into()), ("grad_norm".into(), "inf".into())]);
+    }
+
+    #[test]
+    fn values_and_units() {
+        assert_eq!(value("123.45ms"), Some(0.12345));
+        assert_eq!(value("8 GB"), Some(8.0 * 1073741824.0));
+        assert_eq!(value("7,334"), Some(7334.0));
+        assert_eq!(value("1,234,567.5"), Some(1234567.5));
+        assert_eq!(value("12,34"), None);
+        assert_eq!(value("34.5%"), Some(34.5));
+        assert_eq!(value("3.2E+00"), Some(3.2));
+        assert!(value("nan").is_some_and(f64::is_nan));
+        assert_eq!(value("1:00"), None);
+        assert_eq!(fraction("1000/1750"), Some((1000, 1750)));
+    }
+
+    #[test]
+    fn odd_input_does_not_panic() {
+        for line in ["", "=", ":", "a=", "=1", "| | |", "é=1 ü: 2", "x ::: 3", "a,1,2,3", "  -  -  ", "k: ", "1,2,", "█=3"] {
+            let _ = pairs(line);
+        }
+    }
+}
