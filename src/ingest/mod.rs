@@ -188,13 +188,15 @@ pub fn detect(path: &Path, head: &str) -> Format {
 pub struct LineReader {
     format: Format,
     csv: csv::Columns,
+    /// A generic text log's progress counters so far.
+    progress: text::Progress,
 }
 
 impl LineReader {
     /// `default_metric`: the metric a one-value CSV (TensorBoard's export:
     /// `Wall time,Step,Value`) holds, from its file name.
     pub fn new(format: Format, default_metric: Option<String>) -> Self {
-        LineReader { csv: csv::Columns::new(default_metric), format }
+        LineReader { csv: csv::Columns::new(default_metric), format, progress: text::Progress::default() }
     }
 
     pub fn format(&self) -> &Format {
@@ -216,6 +218,7 @@ impl LineReader {
             Format::Csv(delimiter) => self.csv.line(line, *delimiter),
             Format::TrainerState | Format::TensorBoard => Line::Skip(SkipKind::Malformed, "this format is read whole, not by lines".into()),
             Format::HfLog => hf::parse_printed(line),
+            Format::Text(Preset::Generic) => text::parse_generic(line, &mut self.progress),
             Format::Text(preset) => text::parse(*preset, line),
             Format::Pattern(p) => p.parse(line),
         };

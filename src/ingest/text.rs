@@ -139,8 +139,54 @@ const STEP_WORDS: &[&str] = &["step", "steps", "iter", "iters", "iteration", "gl
 /// Words whose value is not a metric: a tool's run number, a process id, an ETA.
 const NOT_METRICS: &[&str] = &["v_num", "pid", "eta", "rank", "local_rank", "world_size"];
 
-/// A line in no preset's dialect: its pairs, if one of them is a metric rlmon knows.
+/// What a generic log's lines carry from one to the next: progress counters restart
+/// with every epoch or pass (Keras' `12/100` after `Epoch 2/10`), and a step that
+/// went back would read as a resume that drops the earlier passes.
+#[derive(Debug, Clone, Default)]
+pub struct Progress {
+    /// Steps of the passes before the current one.
+    offset: u64,
+    /// The last counter read `(n, m)`.
+    last: Option<(u64, u64)>,
+}
+
+impl Progress {
+    /// The step of counter `(n, m)`: a counter below the last one starts a new pass.
+    fn step(&mut self, (n, m): (u64, u64)) -> u64 {
+        if let Some((last_n, last_m)) = self.last {
+            if n < last_n {
+                self.offset = self.offset.saturating_add(last_m.max(last_n));
+            }
+        }
+        self.last = Some((n, m));
+        self.offset.saturating_add(n)
+    }
+}
+
+/// One line of a generic log, its progress counters numbered on from the lines
+/// before it (a whole log read in order).
+pub fn parse_generic(line: &str, progress: &mut Progress) -> Line {
+    let (mut parsed, counter) = generic_line(line);
+    if let (Line::Metrics(rec), Some(counter)) = (&mut parsed, counter) {
+        rec.step = Some(progress.step(counter));
+    }
+    parsed
+}
+
+/// A line in no preset's dialect, read alone (its counter and the epoch on the line
+/// give the step).
 fn generic(line: &str) -> Line {
+    let (mut parsed, counter) = generic_line(line);
+    if let (Line::Metrics(rec), Some((n, _))) = (&mut parsed, counter) {
+        rec.step = Some(n);
+    }
+    parsed
+}
+
+/// A line in no preset's dialect: its pairs, if one of them is a metric rlmon knows,
+/// and the progress counter `(n, m)` that stands for its step when no pair names one
+/// (`n` already counts the epochs before it when the line names its epoch).
+fn generic_line(line: &str) -> (Line, Option<(u64, u64)>) {
     // A progress bar rewritten in place keeps only its last state; colours go.
     let line = line.rsplit('\r').next().unwrap_or(line);
     let cleaned;
@@ -152,7 +198,7 @@ fn generic(line: &str) -> Line {
     };
     let trimmed = line.trim_start();
     if trimmed.starts_with('{') || trimmed.starts_with('"') {
-        return Line::Text;
+        return (Line::Text, None);
     }
     let (pairs, progress) = kv::pairs(line);
     let tidy = |w: &str| w.trim().to_ascii_lowercase().replace([' ', '-'], "_");
@@ -178,16 +224,17 @@ fn generic(line: &str) -> Line {
     }
     // A progress counter stands for the step when nothing names it: the longest
     // (a bar's `120/1000` rather than an epoch's `[1/3]`), after its epoch's steps.
-    if step.is_none() {
-        if let Some((n, m)) = progress.iter().copied().max_by_key(|(_, m)| *m) {
-            step = Some(epoch.map_or(n, |e| e.saturating_mul(m).saturating_add(n)));
-        }
-    }
-    match record(Preset::Generic, Some((step, false, kept)), kv::value) {
+    let counter = if step.is_none() {
+        progress.iter().copied().max_by_key(|(_, m)| *m).map(|(n, m)| (epoch.map_or(n, |e| e.saturating_mul(m).saturating_add(n)), m))
+    } else {
+        None
+    };
+    let parsed = match record(Preset::Generic, Some((step, false, kept)), kv::value) {
         Line::Metrics(rec) if rec.fields.iter().any(|(name, _)| name != "epoch" && catalog::info(name).is_some()) => Line::Metrics(rec),
         Line::Metrics(_) | Line::Skip(..) => Line::Text,
         other => other,
-    }
+    };
+    (parsed, counter)
 }
 
 /// `line` without its terminal escape sequences (colours, cursor moves).
@@ -404,6 +451,20 @@ mod tests {
         assert!(get(&f, "grad_norm").is_some_and(f64::is_nan));
         // No step anywhere: the line counts on.
         assert_eq!(fields(Preset::Generic, "loss: 2.5 | lr: 1e-4").0, None);
+    }
+
+    #[test]
+    fn progress_counters_that_restart_number_on() {
+        // Keras prints its epoch on a line of its own; each epoch's bar starts at 1.
+        let mut progress = Progress::default();
+        let steps: Vec<Option<u64>> = ["Epoch 1/2", "50/100 - loss: 0.9", "100/100 - loss: 0.8", "Epoch 2/2", "50/100 - loss: 0.7", "100/100 - loss: 0.6", "step 7 loss=0.5"]
+            .iter()
+            .map(|l| match parse_generic(l, &mut progress) {
+                Line::Metrics(r) => r.step,
+                _ => None,
+            })
+            .collect();
+        assert_eq!(steps, vec![None, Some(50), Some(100), None, Some(150), Some(200), Some(7)]);
     }
 
     #[test]
