@@ -3,7 +3,8 @@
 //! 8 runs of 1M steps each. Prints the median and p90 draw time with EMA smoothing
 //! off and on, and the process's resident memory once each session is built.
 //!   cargo bench --bench render                 (every size)
-//!   cargo bench --bench render -- 8x1000000    (only sizes named RUNSxSTEPS)
+//!   cargo bench --bench render -- 8x1000000    (only sizes named RUNSxSTEPS; any
+//!                                               RUNSxSTEPS may be named, e.g. 32x60000)
 use std::time::Instant;
 
 use ratatui::backend::TestBackend;
@@ -43,8 +44,9 @@ fn rss_mb() -> f64 {
 }
 
 fn main() {
-    let sizes: Vec<(usize, u64)> = vec![(1, 1_000), (1, 100_000), (1, 1_000_000), (8, 1_000_000)];
     let named: Vec<String> = std::env::args().skip(1).filter(|a| a.contains('x')).collect();
+    let parsed: Vec<(usize, u64)> = named.iter().filter_map(|a| a.split_once('x')).filter_map(|(r, s)| Some((r.parse().ok()?, s.parse().ok()?))).collect();
+    let sizes: Vec<(usize, u64)> = if parsed.is_empty() { vec![(1, 1_000), (1, 100_000), (1, 1_000_000), (8, 1_000_000)] } else { parsed };
     let theme = Theme::built_in("default").unwrap();
     println!("| runs x points per series | smoothing | median frame | p90 frame | RSS after building |");
     println!("|---:|---|---:|---:|---:|");

@@ -92,9 +92,20 @@ pub fn reduce(series: &Series, window: Window, columns: usize, t: Transform) -> 
 /// When a column spans [`SNAP_BLOCKS`] blocks or more, its edges move to the nearest
 /// block edge (by at most a quarter column), so the series answers from block
 /// summaries without decoding: the extremes drawn stay exact for the columns drawn.
+/// A column of two chunks or more ends at a chunk edge the same way, and reads the
+/// chunks' extremes the series keeps once read.
 fn column_bounds(series: &Series, range: std::ops::Range<usize>, (x0, x1): (u64, u64), columns: usize) -> Vec<usize> {
     let span = (x1 - x0).max(1) as f64;
-    let snap = range.len() / columns >= SNAP_BLOCKS * crate::metrics::series::BLOCK;
+    let per_column = range.len() / columns;
+    let snap = |i: usize| {
+        if per_column >= SNAP_BLOCKS * crate::metrics::series::BLOCK {
+            series.nearest_block_edge(i)
+        } else if per_column >= SNAP_BLOCKS * crate::metrics::series::CHUNK {
+            series.nearest_chunk_edge(i)
+        } else {
+            i
+        }
+    };
     let mut bounds = Vec::with_capacity(columns + 1);
     bounds.push(range.start);
     for col in 0..columns {
@@ -103,7 +114,7 @@ fn column_bounds(series: &Series, range: std::ops::Range<usize>, (x0, x1): (u64,
         } else {
             let edge = x0 as f64 + (col as f64 + 0.5) * span / (columns - 1).max(1) as f64;
             let to = series.partition_point(|s| (s as f64) < edge);
-            if snap { series.nearest_block_edge(to) } else { to }.clamp(range.start, range.end)
+            snap(to).clamp(range.start, range.end)
         };
         bounds.push(to.max(*bounds.last().unwrap_or(&range.start)));
     }
