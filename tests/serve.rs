@@ -410,6 +410,46 @@ fn an_attached_rlmon_follows_a_served_one_over_http() {
 }
 
 #[test]
+fn a_followed_machine_that_goes_silent_is_stale_then_failed() {
+    let dir = tempfile::tempdir().unwrap();
+    let (config, release) = config(dir.path());
+    let (mut remote, lines) = start(dir.path(), &config, &["--serve", "127.0.0.1:0"]);
+    let addr = served_addr(&lines);
+    let (_, runs) = get(&addr, "/api/runs").unwrap();
+    assert!(runs.contains(r#""name":"job""#), "{runs}");
+    let follower_dir = dir.path().join("follower");
+    std::fs::create_dir_all(&follower_dir).unwrap();
+    let follower = Command::new(assert_cmd::cargo::cargo_bin("rlmon"))
+        .args(["watch", "--headless", "--json", "--attach", &format!("http://{addr}/")])
+        .current_dir(ROOT)
+        .env("RLMON_SESSION_DIR", follower_dir.join("sessions"))
+        .env("RLMON_GONE_AFTER_S", "3")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Wait until the follower has read some of the run, then the machine vanishes.
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while !std::fs::read_dir(follower_dir.join("sessions")).map(|d| d.count() > 0).unwrap_or(false) && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    std::thread::sleep(Duration::from_secs(2));
+    remote.kill().unwrap();
+    let _ = remote.wait();
+    let started = Instant::now();
+    let out = follower.wait_with_output().unwrap();
+    std::fs::write(&release, "").unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(started.elapsed() < Duration::from_secs(30), "the follower ends soon after the machine is gone: {stderr}");
+    assert!(stderr.contains("does not answer"), "the machine is reported stale first: {stderr}");
+    let summary: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {stderr}"));
+    let run = &summary["runs"][0];
+    assert_eq!(run["state"], "failed", "{summary:#}");
+    assert!(run["error"].as_str().unwrap_or("").contains("stopped answering"), "{summary:#}");
+    assert!(run["steps"].as_u64().unwrap_or(0) >= 1, "what was read before is kept: {summary:#}");
+}
+
+#[test]
 fn attaching_a_machine_that_does_not_answer_is_refused_at_once() {
     let dir = tempfile::tempdir().unwrap();
     let port = free_port();

@@ -206,6 +206,12 @@ pub async fn follow(id: RunId, remotes: &[RemoteRun], tx: &mpsc::Sender<Event>, 
 
 /// Follows one machine's run until it is over, gone (silent for [`GONE_AFTER`]) or
 /// `cancel` fires (then: finished, as far as this session is concerned).
+/// [`GONE_AFTER`], or `RLMON_GONE_AFTER_S` seconds when set (a slow link, a
+/// machine that reboots; short in tests).
+fn gone_after() -> Duration {
+    std::env::var("RLMON_GONE_AFTER_S").ok().and_then(|v| v.trim().parse::<f64>().ok()).filter(|s| s.is_finite() && *s > 0.0).map_or(GONE_AFTER, Duration::from_secs_f64)
+}
+
 async fn follow_one(mut f: Followed, id: RunId, tx: mpsc::Sender<Event>, started: Instant, cancel: CancellationToken) -> RunOutcome {
     let log = |level, message: String| {
         let _ = tx.try_send(Event::Log { run: Some(id), level, message });
@@ -239,7 +245,7 @@ async fn follow_one(mut f: Followed, id: RunId, tx: mpsc::Sender<Event>, started
                 }
                 f.answering = false;
                 let silent = f.last_answer.elapsed();
-                if silent >= GONE_AFTER {
+                if silent >= gone_after() {
                     let why = format!("{} stopped answering {:.0} s ago", f.remote.host, silent.as_secs_f64());
                     log(LogLevel::Error, why.clone());
                     return RunOutcome::Failed(why);
