@@ -6,6 +6,7 @@ use std::fmt::Write as _;
 use serde::Serialize;
 
 use super::format::{duration, si, value};
+use super::progress::RATE_WINDOW;
 use crate::metrics::catalog;
 use crate::health::judged::{not_judged, NotJudged};
 use crate::health::{Alert, HealthConfig};
@@ -51,6 +52,22 @@ pub struct RunSummary {
     /// the metric missing), as `rlmon check` reports them.
     pub not_judged: Vec<NotJudged>,
     pub error: Option<String>,
+    /// For a job of several ranks: how far apart they ended (over the last
+    /// [`RATE_WINDOW`] steps), as the throughput pane shows it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ranks: Option<RanksSummary>,
+}
+
+/// A job's ranks at the end: the slowest against the fastest.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RanksSummary {
+    pub count: usize,
+    /// What the ranks were compared by: "tokens_per_s", else "step_time".
+    pub by: String,
+    pub slowest_rank: u32,
+    pub fastest_rank: u32,
+    /// How much slower the slowest rank is, as a fraction of the fastest's speed.
+    pub spread: f64,
 }
 
 fn finite(v: f64) -> Option<f64> {
@@ -85,8 +102,20 @@ impl RunSummary {
             alerts: r.alerts.iter().filter_map(|i| alerts.get(*i).cloned()).collect(),
             not_judged: not_judged(settings, r.series.keys().map(String::as_str), |m| r.series(m).map(|s| s.len())),
             error: r.error.clone(),
+            ranks: None,
         }
     }
+}
+
+/// The spread of run `job`'s ranks, when it is a job of two or more.
+fn ranks_summary(state: &SessionState, job: usize) -> Option<RanksSummary> {
+    let spread = state.rank_spread(job, RATE_WINDOW)?;
+    let (by, s) = match (spread.tokens_per_s, spread.step_time) {
+        (Some(s), _) => ("tokens_per_s", s),
+        (None, Some(s)) => ("step_time", s),
+        (None, None) => return None,
+    };
+    Some(RanksSummary { count: spread.ranks, by: by.into(), slowest_rank: s.slow.0, fastest_rank: s.fast.0, spread: s.fraction })
 }
 
 impl SessionSummary {
@@ -103,7 +132,12 @@ impl SessionSummary {
             snapshot: None,
             elapsed_s,
             gpu: state.gpu.clone(),
-            runs: state.runs.iter().enumerate().map(|(i, r)| RunSummary::judged_by(r, &state.alerts, settings.get(i).unwrap_or(&default))).collect(),
+            runs: state
+                .runs
+                .iter()
+                .enumerate()
+                .map(|(i, r)| RunSummary { ranks: ranks_summary(state, i), ..RunSummary::judged_by(r, &state.alerts, settings.get(i).unwrap_or(&default)) })
+                .collect(),
         }
     }
 
@@ -136,6 +170,10 @@ impl SessionSummary {
                 let what: Vec<String> = r.not_judged.iter().map(|n| format!("{} ({})", n.kind, n.reason)).collect();
                 let _ = write!(out, "\n      not judged: {}", what.join("; "));
             }
+            if let Some(k) = &r.ranks {
+                let by = if k.by == "tokens_per_s" { "tokens/s" } else { "step time" };
+                let _ = write!(out, "\n      {} ranks: rank {} slowest, {:.1}% behind rank {} ({by})", k.count, k.slowest_rank, 100.0 * k.spread, k.fastest_rank);
+            }
             if let Some(e) = &r.error {
                 let _ = write!(out, "\n      reason: {e}");
             }
@@ -155,6 +193,32 @@ impl SessionSummary {
 mod tests {
     use super::*;
     use crate::metrics::Series;
+
+    #[test]
+    fn a_jobs_summary_says_how_far_apart_its_ranks_ended() {
+        use crate::session::{Event, Hub, RunOutcome};
+        let job = vec![RunRecord::new("job".into(), "command".into(), "external".into(), 0)];
+        let mut hub = Hub::new(SessionState::new("ranks".into(), job));
+        hub.apply(Event::RunStarted { run: 0, device: "external".into(), threads: 0 }, 0.0);
+        for step in 1..=30u64 {
+            for rank in [0u32, 1, 2] {
+                // Rank 2's steps take 25% longer than rank 0's, rank 1's 5%.
+                let step_time = [0.1, 0.105, 0.125][rank as usize];
+                let values = vec![("tokens".into(), 1000.0), ("step_time_s".into(), step_time), ("loss".into(), 1.0)];
+                hub.apply(Event::RankMetrics { job: 0, rank, step, time_s: step as f64 * 0.1, values }, step as f64 * 0.1);
+            }
+        }
+        hub.apply(Event::RunEnded { run: 0, outcome: RunOutcome::Finished }, 4.0);
+        let summary = SessionSummary::of(&hub.state, 4.0);
+        let k = summary.runs[0].ranks.as_ref().expect("the job's ranks");
+        assert_eq!((k.count, k.by.as_str(), k.slowest_rank, k.fastest_rank), (3, "tokens_per_s", 2, 0));
+        assert!((k.spread - 0.2).abs() < 1e-9, "{k:?}");
+        assert!(summary.runs.iter().skip(1).all(|r| r.ranks.is_none()), "only the job carries it");
+        assert!(summary.to_text().contains("3 ranks: rank 2 slowest, 20.0% behind rank 0 (tokens/s)"), "{}", summary.to_text());
+        let json = serde_json::to_value(&summary).unwrap();
+        assert_eq!(json["runs"][0]["ranks"]["slowest_rank"], 2);
+        assert!(json["runs"][1].get("ranks").is_none());
+    }
 
     #[test]
     fn the_summary_lists_what_was_not_judged() {
