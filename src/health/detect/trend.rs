@@ -3,7 +3,7 @@
 use super::{grade, Excursions, Gate, Point, Raised, Worse, FAMILIAR_EXCURSIONS};
 use crate::health::config::KindSettings;
 use super::spike::{HARM_FRACTION, NEAR_ZERO_SPREADS, SIGNED_CRITICAL_Z, SIGNED_WARN_Z, SUSTAINED_RATIO, SUSTAINED_STEPS};
-use crate::health::stats::{half_lag_slope, index_slope, median, median_mad, Window, MAD_TO_SIGMA};
+use crate::health::stats::{half_lag_slope, index_slope, median, median_mad, sorted_median, sorted_median_mad, SortedSeries, Window, MAD_TO_SIGMA};
 use crate::health::Severity;
 use crate::metrics::catalog;
 use crate::report::format::compact;
@@ -93,7 +93,10 @@ impl LossDivergence {
 pub struct KlRunaway {
     s: KindSettings,
     metric: String,
-    history: Window,
+    /// The KL, with the whole history and its newest [`KL_RECENT`] points kept sorted...
+    history: SortedSeries,
+    /// ...and its logs, with the part before the slope's points kept sorted.
+    history_logs: SortedSeries,
     coef: Window,
     /// Consecutive climbing points at [`SUSTAINED_RATIO`] times the median or more.
     sustained: u32,
@@ -113,7 +116,8 @@ impl KlRunaway {
     pub fn new(s: KindSettings) -> Self {
         KlRunaway {
             metric: s.metric.clone().unwrap_or_default(),
-            history: Window::new(s.window.max(2 * KL_SLOPE)),
+            history: SortedSeries::new(s.window.max(2 * KL_SLOPE), &[(s.window.max(2 * KL_SLOPE), 0), (KL_RECENT, 0)]),
+            history_logs: SortedSeries::new(s.window.max(2 * KL_SLOPE), &[(s.window.max(2 * KL_SLOPE) - KL_SLOPE, KL_SLOPE)]),
             coef: Window::new(KL_SLOPE),
             sustained: 0,
             excursions: Excursions::default(),
@@ -131,19 +135,20 @@ impl KlRunaway {
             return None;
         }
         self.history.push(x);
+        self.history_logs.push((x.max(0.0) + KL_FLOOR).ln());
         if self.gate.warming() || self.history.len() < 2 * KL_SLOPE {
             return None;
         }
-        let all = self.history.to_vec();
-        let reference = median(&all)?;
-        let level = median(&all[all.len() - KL_RECENT..])?;
+        let n = self.history.len();
+        let reference = sorted_median(&self.history.sorted_range(0, n))?;
+        let level = sorted_median(&self.history.sorted_range(n - KL_RECENT, n))?;
         let growth = (level + KL_FLOOR) / (reference + KL_FLOOR);
-        let (slope, r2) = index_slope(&all[all.len() - KL_SLOPE..])?;
+        let newest: Vec<f64> = self.history.values().range(n - KL_SLOPE..).copied().collect();
+        let (slope, r2) = index_slope(&newest)?;
         // Growth must stand out from the KL's own noise: with heavy tails or
         // memory (AR) in it, a noisy KL doubles its 10-point median and climbs for
         // 40 points now and then, more often the longer the run.
-        let older: Vec<f64> = all[..all.len() - KL_SLOPE].iter().map(|v| (v.max(0.0) + KL_FLOOR).ln()).collect();
-        let noise = median_mad(&older).map_or(0.0, |(_, mad)| MAD_TO_SIGMA * mad);
+        let noise = sorted_median_mad(&self.history_logs.sorted_range(0, n - KL_SLOPE)).map_or(0.0, |(_, mad)| MAD_TO_SIGMA * mad);
         let beyond_noise = growth.ln() >= KL_NOISE_SIGMAS * noise;
         let climbing = slope > 0.0 && r2 >= 0.3 && level > KL_FLOOR && beyond_noise;
         let coef_flat = self.coef.is_full() && {
@@ -174,7 +179,7 @@ impl KlRunaway {
             compact(level),
             compact(growth),
             compact(reference),
-            all.len()
+            n
         );
         if sustained {
             message.push_str(&format!("; {}x its median or more for {} steps", compact(SUSTAINED_RATIO), self.sustained));
@@ -345,7 +350,8 @@ fn still_rising(w: &[f64], slope: f64) -> bool {
 pub struct ThroughputRegression {
     s: KindSettings,
     metric: String,
-    window: Window,
+    /// The newest [`RECENT_POINTS`] and the ones before them kept sorted.
+    window: SortedSeries,
     gate: Gate,
 }
 
@@ -357,7 +363,7 @@ impl ThroughputRegression {
     pub fn new(s: KindSettings) -> Self {
         ThroughputRegression {
             metric: s.metric.clone().unwrap_or_default(),
-            window: Window::new(s.window.max(20) + RECENT_POINTS),
+            window: SortedSeries::new(s.window.max(20) + RECENT_POINTS, &[(RECENT_POINTS, 0), (s.window.max(20), RECENT_POINTS)]),
             gate: Gate::new(&s, Worse::Lower),
             s,
         }
@@ -372,9 +378,9 @@ impl ThroughputRegression {
         if self.gate.warming() || self.window.len() < 2 * RECENT_POINTS + 10 {
             return None;
         }
-        let w = self.window.to_vec();
-        let recent = median(&w[w.len() - RECENT_POINTS..])?;
-        let reference = median(&w[..w.len() - RECENT_POINTS])?;
+        let n = self.window.len();
+        let recent = sorted_median(&self.window.sorted_range(n - RECENT_POINTS, n))?;
+        let reference = sorted_median(&self.window.sorted_range(0, n - RECENT_POINTS))?;
         if reference <= 0.0 {
             return None;
         }
