@@ -93,17 +93,24 @@ impl SortedWindow {
     }
 
     pub fn push(&mut self, v: f64) {
-        if self.arrival.len() == self.capacity {
-            if let Some(old) = self.arrival.pop_front() {
-                // total_cmp equality is bit equality: any match is the same value.
-                if let Ok(i) = self.sorted.binary_search_by(|p| p.total_cmp(&old)) {
-                    self.sorted.remove(i);
-                }
-            }
-        }
-        self.arrival.push_back(v);
         let at = self.sorted.partition_point(|p| p.total_cmp(&v).is_le());
-        self.sorted.insert(at, v);
+        let full = self.arrival.len() == self.capacity;
+        self.arrival.push_back(v);
+        // total_cmp equality is bit equality: any match is the oldest's value.
+        let leaving = if full { self.arrival.pop_front().and_then(|old| self.sorted.binary_search_by(|p| p.total_cmp(&old)).ok()) } else { None };
+        match leaving {
+            // The values between the leaving one and the new one's place shift
+            // by one: a single move instead of a remove and an insert.
+            Some(i) if i < at => {
+                self.sorted.copy_within(i + 1..at, i);
+                self.sorted[at - 1] = v;
+            }
+            Some(i) => {
+                self.sorted.copy_within(at..i, at + 1);
+                self.sorted[at] = v;
+            }
+            None => self.sorted.insert(at, v),
+        }
     }
 
     pub fn len(&self) -> usize {
@@ -232,25 +239,35 @@ pub fn sorted_median_mad(sorted: &[f64]) -> Option<(f64, f64)> {
     // Below `split` the values are under m (deviations growing leftwards); from it
     // on, at or above m (deviations growing rightwards).
     let split = sorted.partition_point(|v| *v < m);
-    let (mut lo, mut hi) = (split, split);
-    let dev = |v: f64| (v - m).abs();
-    // The k-th smallest deviation (0-based) for k = 0..=n/2, keeping the last two.
-    let (mut prev, mut cur) = (f64::NAN, f64::NAN);
-    for _ in 0..=n / 2 {
-        prev = cur;
-        let take_left = match (lo > 0, hi < n) {
-            (true, true) => dev(sorted[lo - 1]).total_cmp(&dev(sorted[hi])).is_lt(),
-            (l, _) => l,
-        };
-        cur = if take_left {
-            lo -= 1;
-            dev(sorted[lo])
+    let upper = kth_deviation(sorted, split, m, n / 2);
+    Some((m, if n % 2 == 1 { upper } else { 0.5 * (kth_deviation(sorted, split, m, n / 2 - 1) + upper) }))
+}
+
+/// The `k`-th smallest (0-based) of |v - m| over `sorted`, where the values below
+/// `split` are under m: two runs of deviations, rising leftwards from `split` and
+/// rightwards from it. A binary search for how many of the k + 1 smallest come
+/// from the left run (the k-th of two sorted sequences).
+fn kth_deviation(sorted: &[f64], split: usize, m: f64, k: usize) -> f64 {
+    let (left_len, right_len) = (split, sorted.len() - split);
+    let left = |i: usize| (sorted[split - 1 - i] - m).abs();
+    let right = |j: usize| (sorted[split + j] - m).abs();
+    let (mut lo, mut hi) = ((k + 1).saturating_sub(right_len), (k + 1).min(left_len));
+    while lo < hi {
+        let a = (lo + hi) / 2;
+        // Too few from the left when the right run's last taken one is above the
+        // left run's next.
+        if right(k - a) > left(a) {
+            lo = a + 1;
         } else {
-            hi += 1;
-            dev(sorted[hi - 1])
-        };
+            hi = a;
+        }
     }
-    Some((m, if n % 2 == 1 { cur } else { 0.5 * (prev + cur) }))
+    let (a, b) = (lo, k + 1 - lo);
+    match (a > 0, b > 0) {
+        (true, true) => left(a - 1).max(right(b - 1)),
+        (true, false) => left(a - 1),
+        _ => right(b - 1),
+    }
 }
 
 /// Median of the values (NaN-free input), `None` when empty.
