@@ -3,7 +3,7 @@
 use super::{grade, Excursions, Gate, Point, Raised, Worse, FAMILIAR_EXCURSIONS};
 use crate::health::config::KindSettings;
 use super::spike::{HARM_FRACTION, NEAR_ZERO_SPREADS, SIGNED_CRITICAL_Z, SIGNED_WARN_Z, SUSTAINED_RATIO, SUSTAINED_STEPS};
-use crate::health::stats::{half_lag_slope, index_slope, median, median_mad, sorted_median, sorted_median_mad, SortedSeries, Window, MAD_TO_SIGMA};
+use crate::health::stats::{half_lag_slope, index_slope, median, sorted_median, sorted_median_mad, SortedSeries, Window, MAD_TO_SIGMA};
 use crate::health::Severity;
 use crate::metrics::catalog;
 use crate::report::format::compact;
@@ -19,7 +19,11 @@ pub const KL_FLOOR: f64 = 0.01;
 pub struct LossDivergence {
     s: KindSettings,
     metric: String,
-    recent: Window,
+    /// The smoothed window, kept sorted, and its logs (of positive values).
+    recent: SortedSeries,
+    recent_logs: std::collections::VecDeque<f64>,
+    /// Values in the window at or below zero.
+    nonpositive: usize,
     /// The lowest smoothed level since warm-up, with the spread of the points
     /// around it then.
     best: Option<(f64, f64)>,
@@ -31,7 +35,17 @@ pub struct LossDivergence {
 
 impl LossDivergence {
     pub fn new(s: KindSettings) -> Self {
-        LossDivergence { metric: s.metric.clone().unwrap_or_default(), recent: Window::new(s.window.max(5)), best: None, initial: None, gate: Gate::new(&s, Worse::Higher), s }
+        let w = s.window.max(5);
+        LossDivergence {
+            metric: s.metric.clone().unwrap_or_default(),
+            recent: SortedSeries::new(w, &[(w, 0)]),
+            recent_logs: std::collections::VecDeque::with_capacity(w),
+            nonpositive: 0,
+            best: None,
+            initial: None,
+            gate: Gate::new(&s, Worse::Higher),
+            s,
+        }
     }
 
     pub fn check(&mut self, p: &Point) -> Option<Raised> {
@@ -39,13 +53,18 @@ impl LossDivergence {
         if !x.is_finite() {
             return None;
         }
+        if self.recent.is_full() {
+            self.recent_logs.pop_front();
+            self.nonpositive -= usize::from(self.recent.values().front().is_some_and(|v| *v <= 0.0));
+        }
         self.recent.push(x);
+        self.recent_logs.push_back(x.ln());
+        self.nonpositive += usize::from(x <= 0.0);
         let warming = self.gate.warming();
         if !self.recent.is_full() {
             return None;
         }
-        let w = self.recent.to_vec();
-        let (level, mad) = median_mad(&w)?;
+        let (level, mad) = sorted_median_mad(&self.recent.sorted_range(0, self.recent.len()))?;
         let spread = MAD_TO_SIGMA * mad;
         if warming {
             return None;
@@ -56,17 +75,19 @@ impl LossDivergence {
         };
         self.best = Some((best, best_spread));
         let initial = *self.initial.get_or_insert(level);
-        let signed = catalog::is_signed(&self.metric) || w.iter().any(|v| *v <= 0.0) || best < NEAR_ZERO_SPREADS * best_spread;
+        let signed = catalog::is_signed(&self.metric) || self.nonpositive > 0 || best < NEAR_ZERO_SPREADS * best_spread;
         // (severity, distance from the best: robust sigmas when signed, else a ratio);
         // the message is written only when an alert is raised.
         let (severity, distance) = if signed {
             let sigma = best_spread.max(spread).max(1e-12 * best.abs().max(1.0));
             let z = (level - best) / sigma;
+            let w: Vec<f64> = self.recent.values().iter().copied().collect();
             let rising = index_slope(&w).is_some_and(|(slope, _)| slope > 0.0);
             (grade(z, SIGNED_WARN_Z, SIGNED_CRITICAL_Z, false).filter(|_| rising), z)
         } else {
             let ratio = level / best;
-            let logs: Vec<f64> = w.iter().map(|v| v.ln()).collect();
+            let (older, newer) = self.recent_logs.as_slices();
+            let logs = if newer.is_empty() { std::borrow::Cow::Borrowed(older) } else { std::borrow::Cow::Owned([older, newer].concat()) };
             let rising = index_slope(&logs).is_some_and(|(slope, _)| slope > 0.0);
             (grade(ratio, self.s.warn, self.s.critical, false).filter(|_| rising), ratio)
         };
