@@ -194,6 +194,10 @@ impl SortedSeries {
         self.values.len() == self.capacity
     }
 
+    pub fn capacity(&self) -> usize {
+        self.capacity
+    }
+
     /// The values in arrival order, oldest first.
     pub fn values(&self) -> &VecDeque<f64> {
         &self.values

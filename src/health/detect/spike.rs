@@ -70,7 +70,7 @@ impl Spike {
         let metric = settings.metric.clone().unwrap_or_default();
         Spike {
             kind,
-            window: Reference::new(settings.window.max(8)),
+            window: Reference::new(settings.window.max(8), direction),
             gate: Gate::new(&settings, if direction == Direction::Up { Worse::Higher } else { Worse::Lower }).with_bumps(),
             settings,
             metric,
@@ -191,7 +191,7 @@ impl Spike {
         // its floor absorbs; only values the floor cannot lift above zero send it
         // to differences.
         let magnitude = self.magnitude();
-        let (raw, logs, n) = (&self.window.raw, &self.window.logs, self.window.len());
+        let (raw, logs, n) = (|| self.window.raw(), &self.window.logs, self.window.len());
         let lower = self.direction == Direction::Down;
         if (magnitude || !catalog::is_signed(&self.metric)) && self.window.nonpositive == 0 {
             let log = |v: f64| self.log(v);
@@ -219,7 +219,7 @@ impl Spike {
             // not a zero to measure differences from; a heavy-tailed one on the raw
             // scale would put its own tail at many robust sigmas.
             let near_zero = !magnitude && lmad >= CLEARLY_POSITIVE_LOG_MAD && {
-                let (med, mad) = sorted_median_mad(&raw.sorted_range(0, n))?;
+                let (med, mad) = sorted_median_mad(&raw().sorted_range(0, n))?;
                 med.abs() + self.floor < NEAR_ZERO_SPREADS * MAD_TO_SIGMA * mad
             };
             if !near_zero {
@@ -236,11 +236,11 @@ impl Spike {
                 return Some(Judgement { severity, base, distance: Distance::Times(times), ratio: Some(times), spread: f64::NAN });
             }
         }
-        let (med, mad) = sorted_median_mad(&raw.sorted_range(0, n))?;
+        let (med, mad) = sorted_median_mad(&raw().sorted_range(0, n))?;
         let spread = MAD_TO_SIGMA * mad;
         // The same tail check as on the log scale, in the metric's unit: a KL (signed,
         // as some estimators go negative) has a heavy upper tail.
-        let tail = if lower { 0.0 } else { tail_sigma(raw, streak) * SPIKE_Z / SIGNED_WARN_Z };
+        let tail = if lower { 0.0 } else { tail_sigma(raw(), streak) * SPIKE_Z / SIGNED_WARN_Z };
         let sigma = spread.max(tail).max(MIN_SIGNED_SIGMA * med.abs().max(1.0));
         let z = if lower { (med - x) / sigma } else { (x - med) / sigma };
         let severity = grade(z, SIGNED_WARN_Z, SIGNED_CRITICAL_Z, false);
@@ -290,11 +290,17 @@ fn tail_sigma(reference: &SortedSeries, streak: usize) -> f64 {
 }
 
 /// A spike detector's reference window: its values and their logs, each with
-/// the spans `judge` reads kept sorted (the whole window, the newest quarter and
-/// half, the tail sample outside an event), and how many values have no log.
+/// the spans `judge` reads kept sorted (the whole window, and upwards the newest
+/// quarter and half and the tail sample outside an event), and how many values
+/// have no log. The values' spans are sorted only once `judge` has read them
+/// (a positive series seldom needs them): until then a read sorts a copy.
 #[derive(Debug, Clone)]
 struct Reference {
     raw: SortedSeries,
+    raw_spans: [(usize, usize); 2],
+    /// Whether `raw` keeps its spans sorted, and whether they were read.
+    raw_sorted: bool,
+    raw_read: std::cell::Cell<bool>,
     logs: SortedSeries,
     /// Which values in the window the ratio scale cannot take, oldest first, and
     /// how many.
@@ -303,11 +309,18 @@ struct Reference {
 }
 
 impl Reference {
-    fn new(capacity: usize) -> Self {
+    fn new(capacity: usize, direction: Direction) -> Self {
         let tail = (tail_len(capacity), 0);
+        let log_spans: &[(usize, usize)] = match direction {
+            Direction::Up => &[(capacity, 0), (capacity / 4, 0), (capacity - capacity / 2, 0), tail],
+            Direction::Down => &[(capacity, 0)],
+        };
         Reference {
-            raw: SortedSeries::new(capacity, &[(capacity, 0), tail]),
-            logs: SortedSeries::new(capacity, &[(capacity, 0), (capacity / 4, 0), (capacity - capacity / 2, 0), tail]),
+            raw: SortedSeries::new(capacity, &[]),
+            raw_spans: [(capacity, 0), tail],
+            raw_sorted: false,
+            raw_read: std::cell::Cell::new(false),
+            logs: SortedSeries::new(capacity, log_spans),
             nonpositive_flags: std::collections::VecDeque::with_capacity(capacity),
             nonpositive: 0,
         }
@@ -317,8 +330,22 @@ impl Reference {
         self.raw.len()
     }
 
+    /// The values, for the difference scale.
+    fn raw(&self) -> &SortedSeries {
+        self.raw_read.set(true);
+        &self.raw
+    }
+
     /// One value, its log, and whether it has none (is nonpositive).
     fn push(&mut self, x: f64, log: f64, no_log: bool) {
+        if self.raw_read.get() && !self.raw_sorted {
+            // Spans of the values are kept from now on: the same windows as if
+            // kept from the start, as they hold only the newest values.
+            let mut sorted = SortedSeries::new(self.raw.capacity(), &self.raw_spans);
+            self.raw.values().iter().for_each(|v| sorted.push(*v));
+            self.raw = sorted;
+            self.raw_sorted = true;
+        }
         if self.raw.is_full() {
             // The oldest leaves: it is the first of the values, logs in step.
             if self.nonpositive_flags.pop_front() == Some(true) {
