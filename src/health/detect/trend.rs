@@ -3,7 +3,7 @@
 use super::{grade, Excursions, Gate, Point, Raised, Worse, FAMILIAR_EXCURSIONS};
 use crate::health::config::KindSettings;
 use super::spike::{HARM_FRACTION, NEAR_ZERO_SPREADS, SIGNED_CRITICAL_Z, SIGNED_WARN_Z, SUSTAINED_RATIO, SUSTAINED_STEPS};
-use crate::health::stats::{half_lag_slope, index_slope, median, sorted_median, sorted_median_mad, SortedSeries, Window, MAD_TO_SIGMA};
+use crate::health::stats::{index_slope, median, sorted_median, sorted_median_mad, SortedSeries, Window, MAD_TO_SIGMA};
 use crate::health::Severity;
 use crate::metrics::catalog;
 use crate::report::format::compact;
@@ -226,8 +226,12 @@ pub struct MemoryLeak {
     s: KindSettings,
     metric: String,
     window: Window,
-    /// The longer history judged when no total is known.
-    history: Window,
+    /// The longer history judged when no total is known, with its newest two
+    /// quarters kept sorted...
+    history: SortedSeries,
+    /// ...and the slopes between its points half the history apart (those of the
+    /// full history's first half, kept sorted: see [`crate::health::stats::half_lag_slope`]).
+    half_lag_slopes: SortedSeries,
     /// Samples seen: a trend is projected no further ahead than it has been watched.
     samples: u64,
     gate: Gate,
@@ -251,7 +255,16 @@ const LEAK_POSITIVE: f64 = 0.8;
 
 impl MemoryLeak {
     pub fn new(s: KindSettings, metric: &str) -> Self {
-        MemoryLeak { metric: metric.to_owned(), window: Window::new(s.window.max(10)), history: Window::new(LEAK_HISTORY.max(s.window)), samples: 0, gate: Gate::new(&s, Worse::Higher), s }
+        let h = LEAK_HISTORY.max(s.window);
+        MemoryLeak {
+            metric: metric.to_owned(),
+            window: Window::new(s.window.max(10)),
+            history: SortedSeries::new(h, &[(h / 4, 0), (h / 4, h / 4)]),
+            half_lag_slopes: SortedSeries::new(h - h / 2, &[(h - h / 2, 0)]),
+            samples: 0,
+            gate: Gate::new(&s, Worse::Higher),
+            s,
+        }
     }
 
     /// One sample of the series, with the memory it can use (if known).
@@ -261,6 +274,12 @@ impl MemoryLeak {
         }
         self.window.push(bytes);
         self.history.push(bytes);
+        // The slope from the point half the full history back, as half_lag_slope
+        // computes it.
+        let (n, lag) = (self.history.len(), self.history.capacity() / 2);
+        if n > lag {
+            self.half_lag_slopes.push((bytes - self.history.values()[n - 1 - lag]) / lag as f64);
+        }
         self.samples += 1;
         if self.gate.warming() || !self.window.is_full() {
             return None;
@@ -325,15 +344,22 @@ impl MemoryLeak {
     /// The robust slope of a sustained climb that has not levelled off and will
     /// add a sizeable part of `now` over the horizon; `None` otherwise.
     fn sustained_growth(&self, now: f64) -> Option<f64> {
-        let h = self.history.to_vec();
         if !self.history.is_full() {
             return None;
         }
-        let (slope, positive) = half_lag_slope(&h)?;
-        let q = h.len() / 4;
+        let n = self.history.len();
+        // half_lag_slope of the history: the median of the slopes kept, and the
+        // share of them that is positive.
+        if n / 2 < 2 {
+            return None;
+        }
+        let slopes = self.half_lag_slopes.sorted_range(0, self.half_lag_slopes.len());
+        let slope = sorted_median(&slopes)?;
+        let positive = (slopes.len() - slopes.partition_point(|s| !(*s > 0.0))) as f64 / slopes.len() as f64;
+        let q = n / 4;
         // Still rising: the newest quarter's level is above the one before by
         // nearly what the slope says (a plateau after warm-up is not).
-        let recent_rise = median(&h[h.len() - q..])? - median(&h[h.len() - 2 * q..h.len() - q])?;
+        let recent_rise = sorted_median(&self.history.sorted_range(n - q, n))? - sorted_median(&self.history.sorted_range(n - 2 * q, n - q))?;
         let sustained = positive >= LEAK_POSITIVE && recent_rise >= STILL_RISING * slope * q as f64;
         (slope > 0.0 && sustained && slope * self.horizon() >= LEAK_FRACTION * now.max(1.0)).then_some(slope)
     }
@@ -432,6 +458,31 @@ mod tests {
     use crate::health::AlertKind;
     use crate::health::config::defaults;
     use crate::metrics::MetricName;
+
+    /// The slopes and quarters kept as samples arrive equal `half_lag_slope` and
+    /// the medians of the history's copy, bit for bit.
+    #[test]
+    fn leak_history_statistics_equal_those_of_a_copy() {
+        use crate::health::stats::half_lag_slope;
+        let mut rng = crate::workload::rng::SplitMix64::new(3);
+        let mut leak = MemoryLeak::new(defaults(AlertKind::MemoryLeak), catalog::MEM_RSS_BYTES);
+        let mut copy = Window::new(leak.history.capacity());
+        for i in 0..700u64 {
+            let bytes = 1e9 + 1e6 * (i as f64) * if i % 200 < 100 { 1.0 } else { -0.5 } + ((rng.next_u64() % 1000) as f64) * 1e3;
+            leak.observe(i, bytes, None);
+            copy.push(bytes);
+            if !leak.history.is_full() {
+                continue;
+            }
+            let h = copy.to_vec();
+            let slopes = leak.half_lag_slopes.sorted_range(0, leak.half_lag_slopes.len());
+            let positive = (slopes.len() - slopes.partition_point(|s| !(*s > 0.0))) as f64 / slopes.len() as f64;
+            let (slope, want_positive) = half_lag_slope(&h).unwrap();
+            assert_eq!((sorted_median(&slopes).map(f64::to_bits), positive.to_bits()), (Some(slope.to_bits()), want_positive.to_bits()), "sample {i}");
+            let (n, q) = (h.len(), h.len() / 4);
+            assert_eq!(sorted_median(&leak.history.sorted_range(n - 2 * q, n - q)), median(&h[n - 2 * q..n - q]));
+        }
+    }
 
     fn feed(values: impl Iterator<Item = Vec<(MetricName, f64)>>, mut f: impl FnMut(&Point) -> Option<Raised>) -> Vec<(u64, Raised)> {
         values
