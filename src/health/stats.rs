@@ -1,6 +1,7 @@
 //! Small streaming statistics the detectors share: a bounded window of recent
 //! values with robust summaries (median, MAD), least-squares slope, and a
-//! persistence counter. Each update is O(1); each summary is O(window).
+//! persistence counter. Each update is O(1); each summary is O(window), except
+//! [`SortedSeries`]'s, which keeps its windows sorted as values arrive.
 use std::collections::VecDeque;
 
 /// Scale that makes the MAD estimate the standard deviation of normal noise.
@@ -73,6 +74,206 @@ impl Window {
     }
 }
 
+/// The last `capacity` values pushed, oldest first, and the same values sorted
+/// (by `f64::total_cmp`), so that order statistics (median, MAD, quantiles) are
+/// read in O(1) or O(log w) instead of selecting over a copy at every point. A push
+/// is a binary search and a shift of at most `capacity` values. Unlike [`Window`],
+/// every value is kept: callers decide what is pushed (finite values, logs).
+#[derive(Debug, Clone)]
+pub struct SortedWindow {
+    capacity: usize,
+    arrival: VecDeque<f64>,
+    sorted: Vec<f64>,
+}
+
+impl SortedWindow {
+    pub fn new(capacity: usize) -> Self {
+        let capacity = capacity.max(1);
+        SortedWindow { capacity, arrival: VecDeque::with_capacity(capacity), sorted: Vec::with_capacity(capacity) }
+    }
+
+    pub fn push(&mut self, v: f64) {
+        let at = self.sorted.partition_point(|p| p.total_cmp(&v).is_le());
+        let full = self.arrival.len() == self.capacity;
+        self.arrival.push_back(v);
+        // total_cmp equality is bit equality: any match is the oldest's value.
+        let leaving = if full { self.arrival.pop_front().and_then(|old| self.sorted.binary_search_by(|p| p.total_cmp(&old)).ok()) } else { None };
+        match leaving {
+            // The values between the leaving one and the new one's place shift
+            // by one: a single move instead of a remove and an insert.
+            Some(i) if i < at => {
+                self.sorted.copy_within(i + 1..at, i);
+                self.sorted[at - 1] = v;
+            }
+            Some(i) => {
+                self.sorted.copy_within(at..i, at + 1);
+                self.sorted[at] = v;
+            }
+            None => self.sorted.insert(at, v),
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        self.arrival.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.arrival.is_empty()
+    }
+
+    pub fn is_full(&self) -> bool {
+        self.arrival.len() == self.capacity
+    }
+
+    pub fn capacity(&self) -> usize {
+        self.capacity
+    }
+
+    /// The values in arrival order.
+    pub fn values(&self) -> &VecDeque<f64> {
+        &self.arrival
+    }
+
+    /// The values in `total_cmp` order.
+    pub fn sorted(&self) -> &[f64] {
+        &self.sorted
+    }
+}
+
+/// The last `capacity` values pushed, in arrival order, with sorted windows over
+/// chosen spans of them (`(length, lag)`: the `length` values that end `lag`
+/// before the newest), so that a detector reads the order statistics of its
+/// reference, newest points or older part without copying and selecting at every
+/// point. [`SortedSeries::sorted_range`] gives any span sorted: borrowed when a
+/// kept window holds exactly that span, else a sorted copy (while the series
+/// fills up, or for a span no window keeps). Either way the same values in the
+/// same order: statistics read from it are bit-identical to selecting.
+#[derive(Debug, Clone)]
+pub struct SortedSeries {
+    capacity: usize,
+    values: VecDeque<f64>,
+    kept: Vec<(usize, SortedWindow)>,
+}
+
+impl SortedSeries {
+    /// `spans` are `(length, lag)` pairs; one that does not fit in `capacity`
+    /// values, is empty or repeats another is left out.
+    pub fn new(capacity: usize, spans: &[(usize, usize)]) -> Self {
+        let capacity = capacity.max(1);
+        let mut kept: Vec<(usize, SortedWindow)> = Vec::new();
+        for &(len, lag) in spans {
+            if len > 0 && len + lag <= capacity && !kept.iter().any(|(l, w)| *l == lag && w.capacity() == len) {
+                kept.push((lag, SortedWindow::new(len)));
+            }
+        }
+        SortedSeries { capacity, values: VecDeque::with_capacity(capacity), kept }
+    }
+
+    pub fn push(&mut self, v: f64) {
+        if self.values.len() == self.capacity {
+            self.values.pop_front();
+        }
+        self.values.push_back(v);
+        let n = self.values.len();
+        for (lag, w) in &mut self.kept {
+            if n > *lag {
+                w.push(self.values[n - 1 - *lag]);
+            }
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        self.values.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.values.is_empty()
+    }
+
+    pub fn is_full(&self) -> bool {
+        self.values.len() == self.capacity
+    }
+
+    pub fn capacity(&self) -> usize {
+        self.capacity
+    }
+
+    /// The values in arrival order, oldest first.
+    pub fn values(&self) -> &VecDeque<f64> {
+        &self.values
+    }
+
+    /// Values `from..to` (0 = oldest) in `total_cmp` order. A kept window of
+    /// lag `l` holds the newest of the values that end `l` before the newest, as
+    /// many as it has taken: exactly the span when it ends there and is as long.
+    pub fn sorted_range(&self, from: usize, to: usize) -> std::borrow::Cow<'_, [f64]> {
+        let n = self.values.len();
+        let to = to.min(n);
+        let from = from.min(to);
+        match self.kept.iter().find(|(lag, w)| to + lag == n && w.len() == to - from) {
+            Some((_, w)) => std::borrow::Cow::Borrowed(w.sorted()),
+            None => std::borrow::Cow::Owned(sorted_copy(self.values.range(from..to).copied())),
+        }
+    }
+}
+
+/// `values` in `total_cmp` order.
+pub fn sorted_copy(values: impl IntoIterator<Item = f64>) -> Vec<f64> {
+    let mut v: Vec<f64> = values.into_iter().collect();
+    v.sort_by(f64::total_cmp);
+    v
+}
+
+/// [`median`] of values already in `total_cmp` order: the same value, bit for bit.
+pub fn sorted_median(sorted: &[f64]) -> Option<f64> {
+    let n = sorted.len();
+    if n == 0 {
+        return None;
+    }
+    Some(if n % 2 == 1 { sorted[n / 2] } else { 0.5 * (sorted[n / 2 - 1] + sorted[n / 2]) })
+}
+
+/// [`median_mad`] of values already in `total_cmp` order, bit for bit: the
+/// deviations |v - m| fall with the index below the median's split and rise
+/// above it (rounding is monotone), so the k-th smallest deviation is found by
+/// merging the two runs outward from the split, without a copy.
+pub fn sorted_median_mad(sorted: &[f64]) -> Option<(f64, f64)> {
+    let m = sorted_median(sorted)?;
+    let n = sorted.len();
+    // Below `split` the values are under m (deviations growing leftwards); from it
+    // on, at or above m (deviations growing rightwards).
+    let split = sorted.partition_point(|v| *v < m);
+    let upper = kth_deviation(sorted, split, m, n / 2);
+    Some((m, if n % 2 == 1 { upper } else { 0.5 * (kth_deviation(sorted, split, m, n / 2 - 1) + upper) }))
+}
+
+/// The `k`-th smallest (0-based) of |v - m| over `sorted`, where the values below
+/// `split` are under m: two runs of deviations, rising leftwards from `split` and
+/// rightwards from it. A binary search for how many of the k + 1 smallest come
+/// from the left run (the k-th of two sorted sequences).
+fn kth_deviation(sorted: &[f64], split: usize, m: f64, k: usize) -> f64 {
+    let (left_len, right_len) = (split, sorted.len() - split);
+    let left = |i: usize| (sorted[split - 1 - i] - m).abs();
+    let right = |j: usize| (sorted[split + j] - m).abs();
+    let (mut lo, mut hi) = ((k + 1).saturating_sub(right_len), (k + 1).min(left_len));
+    while lo < hi {
+        let a = (lo + hi) / 2;
+        // Too few from the left when the right run's last taken one is above the
+        // left run's next.
+        if right(k - a) > left(a) {
+            lo = a + 1;
+        } else {
+            hi = a;
+        }
+    }
+    let (a, b) = (lo, k + 1 - lo);
+    match (a > 0, b > 0) {
+        (true, true) => left(a - 1).max(right(b - 1)),
+        (true, false) => left(a - 1),
+        _ => right(b - 1),
+    }
+}
+
 /// Median of the values (NaN-free input), `None` when empty.
 pub fn median(values: &[f64]) -> Option<f64> {
     if values.is_empty() {
@@ -129,8 +330,26 @@ pub fn linear_fit(xs: &[f64], ys: &[f64]) -> Option<(f64, f64)> {
 
 /// Slope of values against their index (one step apart).
 pub fn index_slope(ys: &[f64]) -> Option<(f64, f64)> {
-    let xs: Vec<f64> = (0..ys.len()).map(|i| i as f64).collect();
-    linear_fit(&xs, ys)
+    // linear_fit's arithmetic in the same order, without a vector of indices.
+    let n = ys.len();
+    if n < 3 {
+        return None;
+    }
+    let mx = (0..n).map(|i| i as f64).sum::<f64>() / n as f64;
+    let my = ys.iter().sum::<f64>() / n as f64;
+    let (mut sxx, mut sxy, mut syy) = (0.0, 0.0, 0.0);
+    for (i, y) in ys.iter().enumerate() {
+        let (dx, dy) = (i as f64 - mx, y - my);
+        sxx += dx * dx;
+        sxy += dx * dy;
+        syy += dy * dy;
+    }
+    if sxx <= 0.0 {
+        return None;
+    }
+    let slope = sxy / sxx;
+    let r2 = if syy > 0.0 { (sxy * sxy) / (sxx * syy) } else { 0.0 };
+    Some((slope, r2))
 }
 
 /// A Theil-Sen slope in O(n): the median of the slopes between each point of the
@@ -239,6 +458,66 @@ mod tests {
         }
         assert_eq!(median(&[]), None);
         assert_eq!(median(&[3.0, 1.0]), Some(2.0));
+    }
+
+    /// Random windows with ties, signed zeros and wide ranges: the sorted
+    /// statistics equal the copy-and-select ones bit for bit.
+    #[test]
+    fn sorted_statistics_equal_selection_bit_for_bit() {
+        let mut rng = crate::workload::rng::SplitMix64::new(21);
+        let mut draw = move |kind: u64| -> f64 {
+            let u = (rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64;
+            match kind % 4 {
+                0 => ((u * 9.0).floor() - 4.0) * 0.5,
+                1 => (u * 40.0 - 20.0).exp(),
+                2 => if u < 0.1 { -0.0 } else if u < 0.2 { 0.0 } else { u - 0.5 },
+                _ => 1e300 * (u - 0.5),
+            }
+        };
+        for trial in 0..400u64 {
+            let n = 1 + (trial as usize * 7) % 130;
+            let values: Vec<f64> = (0..n).map(|_| draw(trial)).collect();
+            let sorted = sorted_copy(values.iter().copied());
+            let bits = |m: Option<(f64, f64)>| m.map(|(a, b)| (a.to_bits(), b.to_bits()));
+            assert_eq!(sorted_median(&sorted).map(f64::to_bits), median(&values).map(f64::to_bits), "{values:?}");
+            assert_eq!(bits(sorted_median_mad(&sorted)), bits(median_mad(&values)), "{values:?}");
+        }
+        assert_eq!(sorted_median_mad(&[]), None);
+    }
+
+    /// A series with spans kept sorted gives every span as a sorted copy of it
+    /// would, while it fills up and after, and a window pushed past its capacity
+    /// holds the newest values.
+    #[test]
+    fn sorted_series_spans_equal_sorted_copies() {
+        let mut rng = crate::workload::rng::SplitMix64::new(5);
+        let cap = 23;
+        let mut s = SortedSeries::new(cap, &[(cap, 0), (5, 0), (11, 0), (12, 0), (10, 13), (18, 5), (30, 0), (0, 0)]);
+        let mut all: Vec<f64> = Vec::new();
+        for i in 0..200 {
+            let v = ((rng.next_u64() % 13) as f64 - 6.0) * if i % 7 == 0 { -0.0 } else { 0.25 };
+            s.push(v);
+            all.push(v);
+            let newest = &all[all.len().saturating_sub(cap)..];
+            assert_eq!(s.values().iter().copied().collect::<Vec<_>>(), newest);
+            let n = newest.len();
+            for (from, to) in [(0, n), (n.saturating_sub(5), n), (n / 2, n), (0, n.saturating_sub(13)), (n.saturating_sub(23), n.saturating_sub(5)), (3, 4), (n, n)] {
+                let (from, to) = (from.min(to).min(n), to.min(n));
+                let want: Vec<u64> = sorted_copy(newest[from..to].iter().copied()).into_iter().map(f64::to_bits).collect();
+                let got: Vec<u64> = s.sorted_range(from, to).iter().map(|v| v.to_bits()).collect();
+                assert_eq!(got, want, "step {i}, {from}..{to}");
+            }
+        }
+    }
+
+    #[test]
+    fn index_slope_is_linear_fit_against_indices() {
+        let ys: Vec<f64> = (0..57).map(|i| ((i as f64) * 0.71).sin() * 3.0 + 0.01 * i as f64).collect();
+        for n in 0..ys.len() {
+            let xs: Vec<f64> = (0..n).map(|i| i as f64).collect();
+            let bits = |m: Option<(f64, f64)>| m.map(|(a, b)| (a.to_bits(), b.to_bits()));
+            assert_eq!(bits(index_slope(&ys[..n])), bits(linear_fit(&xs, &ys[..n])));
+        }
     }
 
     #[test]

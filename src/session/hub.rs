@@ -170,7 +170,11 @@ impl Hub {
         let mut all = values;
         all.extend(derived.into_iter().map(|(n, v)| (MetricName::Owned(n), v)));
         for (name, value) in &all {
-            r.series.entry(name.to_string()).or_default().push(step, time_s, *value);
+            // Looked up by `&str` first: a name is allocated once per series, not per point.
+            match r.series.get_mut(name.as_ref()) {
+                Some(series) => series.push(step, time_s, *value),
+                None => r.series.entry(name.to_string()).or_default().push(step, time_s, *value),
+            }
         }
         for alert in self.health.observe(run, step, time_s, &all) {
             self.raise(Some(run), alert, time_s);

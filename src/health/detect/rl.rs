@@ -1,7 +1,7 @@
 //! RL fine-tuning health: reward hacking, reward saturation, entropy collapse.
 use super::{grade, Gate, Point, Raised, Worse, COLLAPSE_PERSISTS};
 use crate::health::config::KindSettings;
-use crate::health::stats::{index_slope, mean, median, std_dev, Window};
+use crate::health::stats::{index_slope, mean, sorted_median, std_dev, SortedSeries, Window};
 use crate::health::Severity;
 use crate::report::format::compact;
 use crate::metrics::catalog;
@@ -146,8 +146,10 @@ impl RewardHacking {
 pub struct RewardSaturation {
     s: KindSettings,
     metric: String,
-    spread: Window,
-    reward: Window,
+    /// The finite spreads, with the newest [`SAT_RECENT`] and the past level's
+    /// points kept sorted, and the rewards, kept sorted for their quantiles.
+    spread: SortedSeries,
+    reward: SortedSeries,
     gate: Gate,
 }
 
@@ -156,7 +158,16 @@ const SAT_RECENT: usize = 10;
 impl RewardSaturation {
     pub fn new(s: KindSettings) -> Self {
         let w = s.window.max(2 * SAT_RECENT);
-        RewardSaturation { metric: s.metric.clone().unwrap_or_default(), spread: Window::new(w), reward: Window::new(w), gate: Gate::new(&s, Worse::Higher), s }
+        // The past level's points when the window is full: the older half of those
+        // before the recent ones.
+        let past = (w - SAT_RECENT).div_ceil(2);
+        RewardSaturation {
+            metric: s.metric.clone().unwrap_or_default(),
+            spread: SortedSeries::new(w, &[(SAT_RECENT, 0), (past, w - past)]),
+            reward: SortedSeries::new(w, &[(w, 0)]),
+            gate: Gate::new(&s, Worse::Higher),
+            s,
+        }
     }
 
     pub fn check(&mut self, p: &Point) -> Option<Raised> {
@@ -167,24 +178,25 @@ impl RewardSaturation {
         // reward_std when logged; else the step-to-step change of the reward.
         let spread = match p.get(catalog::REWARD_STD) {
             Some(s) => s.abs(),
-            None => self.reward.last().map_or(f64::NAN, |prev| (reward - prev).abs()),
+            None => self.reward.values().back().map_or(f64::NAN, |prev| (reward - prev).abs()),
         };
         self.reward.push(reward);
-        self.spread.push(spread);
+        // Only finite spreads are kept (the first step's change is NaN).
+        if spread.is_finite() {
+            self.spread.push(spread);
+        }
         if self.gate.warming() || self.spread.len() < 2 * SAT_RECENT {
             return None;
         }
-        let s = self.spread.to_vec();
-        let recent = median(&s[s.len() - SAT_RECENT..])?;
+        let n = self.spread.len();
+        let recent = sorted_median(&self.spread.sorted_range(n - SAT_RECENT, n))?;
         // The past level is the older half of the points before the recent ones: a
         // spread that falls over tens of steps would otherwise drag the reference
         // down with it and never reach the ratio it ends at.
-        let before = &s[..s.len() - SAT_RECENT];
-        let past = median(&before[..before.len().div_ceil(2)])?;
+        let past = sorted_median(&self.spread.sorted_range(0, (n - SAT_RECENT).div_ceil(2)))?;
         // At the ceiling: at or above the window's 90th percentile (a robust max:
         // one lucky step earlier does not move it).
-        let mut r = self.reward.to_vec();
-        r.sort_by(f64::total_cmp);
+        let r = self.reward.sorted_range(0, self.reward.len());
         let quantile = |q: f64| r[((r.len() - 1) as f64 * q).round() as usize];
         let at_ceiling = reward >= quantile(0.9) - 0.02 * (quantile(0.9) - quantile(0.1)).max(1e-12);
         let ratio = if past > 0.0 { recent / past } else { 1.0 };
@@ -199,7 +211,8 @@ impl RewardSaturation {
 pub struct EntropyCollapse {
     s: KindSettings,
     metric: String,
-    window: Window,
+    /// The newest [`ENTROPY_RECENT`] points and the oldest third kept sorted.
+    window: SortedSeries,
     gate: Gate,
 }
 
@@ -207,7 +220,8 @@ const ENTROPY_RECENT: usize = 5;
 
 impl EntropyCollapse {
     pub fn new(s: KindSettings) -> Self {
-        EntropyCollapse { metric: s.metric.clone().unwrap_or_default(), window: Window::new(s.window.max(3 * ENTROPY_RECENT)), gate: Gate::new(&s, Worse::Lower), s }
+        let w = s.window.max(3 * ENTROPY_RECENT);
+        EntropyCollapse { metric: s.metric.clone().unwrap_or_default(), window: SortedSeries::new(w, &[(ENTROPY_RECENT, 0), (w / 3, w - w / 3)]), gate: Gate::new(&s, Worse::Lower), s }
     }
 
     pub fn check(&mut self, p: &Point) -> Option<Raised> {
@@ -219,9 +233,9 @@ impl EntropyCollapse {
         if self.gate.warming() || self.window.len() < 3 * ENTROPY_RECENT {
             return None;
         }
-        let w = self.window.to_vec();
-        let reference = median(&w[..w.len() / 3])?;
-        let level = median(&w[w.len() - ENTROPY_RECENT..])?;
+        let n = self.window.len();
+        let reference = sorted_median(&self.window.sorted_range(0, n / 3))?;
+        let level = sorted_median(&self.window.sorted_range(n - ENTROPY_RECENT, n))?;
         if reference <= 0.0 {
             return None;
         }

@@ -6,7 +6,7 @@
 //! of the robust spread instead: a ratio to a median near zero is meaningless.
 use super::{grade, Detector, Excursions, Gate, Point, Raised, Worse, FAMILIAR_EXCURSIONS};
 use crate::health::config::KindSettings;
-use crate::health::stats::{median, median_mad, Window, MAD_TO_SIGMA};
+use crate::health::stats::{sorted_median, sorted_median_mad, SortedSeries, MAD_TO_SIGMA};
 use crate::health::{AlertKind, Severity};
 use crate::metrics::catalog;
 use crate::report::format::compact;
@@ -48,7 +48,8 @@ pub struct Spike {
     direction: Direction,
     /// Added before the log so that values near zero (KL) do not explode the ratio.
     floor: f64,
-    window: Window,
+    /// The reference window, raw and on the log scale, kept sorted.
+    window: Reference,
     gate: Gate,
     /// How the first point of the current streak was judged, for the message.
     onset: Judgement,
@@ -69,7 +70,7 @@ impl Spike {
         let metric = settings.metric.clone().unwrap_or_default();
         Spike {
             kind,
-            window: Window::new(settings.window.max(8)),
+            window: Reference::new(settings.window.max(8), direction),
             gate: Gate::new(&settings, if direction == Direction::Up { Worse::Higher } else { Worse::Lower }).with_bumps(),
             settings,
             metric,
@@ -90,12 +91,12 @@ impl Spike {
             return None;
         }
         if self.window.len() < self.settings.warmup.max(8) as usize {
-            self.window.push(x);
+            self.push(x);
             return None;
         }
-        let reference = self.window.to_vec();
-        self.window.push(x);
-        let mut j = self.judge(x, &reference, self.gate.streak.count as usize)?;
+        let j = self.judge(x, self.gate.streak.count as usize);
+        self.push(x);
+        let mut j = j?;
         let harm = self.harm(x, &j);
         // Upward rises judged by ratio only: a difference in robust sigmas has no
         // magnitude to compare across the run's excursions.
@@ -157,35 +158,55 @@ impl Spike {
         }
     }
 
+    /// Adds a point to the reference window, with its log.
+    fn push(&mut self, x: f64) {
+        let no_log = self.nonpositive(x);
+        let log = self.log(x);
+        self.window.push(x, log, no_log);
+    }
+
+    /// A gradient norm or a KL (with its floor) is a magnitude: its ratios mean
+    /// something, whatever its spread.
+    fn magnitude(&self) -> bool {
+        matches!(self.kind, AlertKind::GradExplosion | AlertKind::GradVanishing | AlertKind::KlSpike)
+    }
+
+    /// A value the ratio scale cannot take (see `judge`).
+    fn nonpositive(&self, v: f64) -> bool {
+        if self.magnitude() { v + self.floor <= 0.0 } else { v < 0.0 || (self.floor <= 0.0 && v <= 0.0) }
+    }
+
+    fn log(&self, v: f64) -> f64 {
+        (v.max(0.0) + self.floor).max(1e-300).ln()
+    }
+
     /// How far `x` is from the reference window, and the severity that is.
     /// Positive metrics are judged on the log scale (a ratio to the median, backed
     /// by a robust z-score); a metric that is signed, or whose reference holds
     /// values at or below zero or sits near zero relative to its spread, has no
     /// meaningful ratio and is judged on its difference from the median in units
     /// of its robust spread.
-    fn judge(&self, x: f64, reference: &[f64], streak: usize) -> Option<Judgement> {
-        // A gradient norm or a KL (with its floor) is a magnitude: its ratios mean
-        // something, whatever its spread. KL is signed in the catalog (some
-        // estimators go slightly negative), which its floor absorbs; only values
-        // the floor cannot lift above zero send it to differences.
-        let magnitude = matches!(self.kind, AlertKind::GradExplosion | AlertKind::GradVanishing | AlertKind::KlSpike);
-        let nonpositive = |v: f64| if magnitude { v + self.floor <= 0.0 } else { v < 0.0 || (self.floor <= 0.0 && v <= 0.0) };
+    fn judge(&self, x: f64, streak: usize) -> Option<Judgement> {
+        // KL is signed in the catalog (some estimators go slightly negative), which
+        // its floor absorbs; only values the floor cannot lift above zero send it
+        // to differences.
+        let magnitude = self.magnitude();
+        let (raw, logs, n) = (|| self.window.raw(), &self.window.logs, self.window.len());
         let lower = self.direction == Direction::Down;
-        if (magnitude || !catalog::is_signed(&self.metric)) && !reference.iter().any(|v| nonpositive(*v)) {
-            let log = |v: f64| (v.max(0.0) + self.floor).max(1e-300).ln();
-            let logs: Vec<f64> = reference.iter().map(|v| log(*v)).collect();
-            let (lmed, lmad) = median_mad(&logs)?;
+        if (magnitude || !catalog::is_signed(&self.metric)) && self.window.nonpositive == 0 {
+            let log = |v: f64| self.log(v);
+            let (lmed, lmad) = sorted_median_mad(&logs.sorted_range(0, n))?;
             // Upwards only: a drop to 1% (vanishing) is judged against the bulk, and
             // a fall's own ramp would widen its lower tail.
-            let tail = if self.direction == Direction::Up { tail_sigma(tail_sample(&logs, streak)) } else { 0.0 };
+            let tail = if self.direction == Direction::Up { tail_sigma(logs, streak) } else { 0.0 };
             // A series still falling from its initial level (a gradient norm in the
             // first hundreds of steps) has a trailing median above where it is now:
             // a rise is measured from the newest quarter's level when that is lower.
             // Its spread is then the newer half's: the whole window's MAD is the
             // fall itself.
             let (lmed, lmad) = match self.direction {
-                Direction::Up if logs.len() >= 40 => match median(&logs[logs.len() - logs.len() / 4..]) {
-                    Some(recent) if recent < lmed => (recent, median_mad(&logs[logs.len() / 2..]).map_or(lmad, |(_, half)| half.min(lmad))),
+                Direction::Up if n >= 40 => match sorted_median(&logs.sorted_range(n - n / 4, n)) {
+                    Some(recent) if recent < lmed => (recent, sorted_median_mad(&logs.sorted_range(n / 2, n)).map_or(lmad, |(_, half)| half.min(lmad))),
                     _ => (lmed, lmad),
                 },
                 _ => (lmed, lmad),
@@ -198,7 +219,7 @@ impl Spike {
             // not a zero to measure differences from; a heavy-tailed one on the raw
             // scale would put its own tail at many robust sigmas.
             let near_zero = !magnitude && lmad >= CLEARLY_POSITIVE_LOG_MAD && {
-                let (med, mad) = median_mad(reference)?;
+                let (med, mad) = sorted_median_mad(&raw().sorted_range(0, n))?;
                 med.abs() + self.floor < NEAR_ZERO_SPREADS * MAD_TO_SIGMA * mad
             };
             if !near_zero {
@@ -215,11 +236,11 @@ impl Spike {
                 return Some(Judgement { severity, base, distance: Distance::Times(times), ratio: Some(times), spread: f64::NAN });
             }
         }
-        let (med, mad) = median_mad(reference)?;
+        let (med, mad) = sorted_median_mad(&raw().sorted_range(0, n))?;
         let spread = MAD_TO_SIGMA * mad;
         // The same tail check as on the log scale, in the metric's unit: a KL (signed,
         // as some estimators go negative) has a heavy upper tail.
-        let tail = if lower { 0.0 } else { tail_sigma(tail_sample(reference, streak)) * SPIKE_Z / SIGNED_WARN_Z };
+        let tail = if lower { 0.0 } else { tail_sigma(raw(), streak) * SPIKE_Z / SIGNED_WARN_Z };
         let sigma = spread.max(tail).max(MIN_SIGNED_SIGMA * med.abs().max(1.0));
         let z = if lower { (med - x) / sigma } else { (x - med) / sigma };
         let severity = grade(z, SIGNED_WARN_Z, SIGNED_CRITICAL_Z, false);
@@ -238,10 +259,14 @@ const TAIL_MULTIPLE: f64 = 2.0;
 /// points), the noise as it is now rather than a trend across the window (a
 /// falling loss or grad norm), without the `streak` newest points of an event
 /// under way, so that a lasting spike does not become its own tail.
-fn tail_sample(reference: &[f64], streak: usize) -> &[f64] {
-    let n = reference.len();
-    let from = n - (n / 2).max(20).min(n);
-    &reference[from..n.saturating_sub(streak).max(from)]
+fn tail_sample(n: usize, streak: usize) -> std::ops::Range<usize> {
+    let from = n - tail_len(n);
+    from..n.saturating_sub(streak).max(from)
+}
+
+/// Points of the tail sample of `n` reference points outside an event.
+fn tail_len(n: usize) -> usize {
+    (n / 2).max(20).min(n)
 }
 
 /// The noise scale the reference's tail shows on the spike's side, as a sigma
@@ -253,15 +278,85 @@ fn tail_sample(reference: &[f64], streak: usize) -> &[f64] {
 /// call it a spike. For Gaussian noise this is below the MAD-based sigma (the
 /// 95% quantile is 1.645 sigmas: 2 x 1.645 / 4 = 0.82 sigma) and changes nothing;
 /// a bump or two in the window does not move a 95% quantile.
-fn tail_sigma(values: &[f64]) -> f64 {
-    if values.len() < 20 {
+fn tail_sigma(reference: &SortedSeries, streak: usize) -> f64 {
+    let range = tail_sample(reference.len(), streak);
+    let v = reference.sorted_range(range.start, range.end);
+    if v.len() < 20 {
         return 0.0;
     }
-    let Some(median) = median(values) else { return 0.0 };
-    let mut v = values.to_vec();
-    let at = ((v.len() - 1) as f64 * TAIL_QUANTILE).round() as usize;
-    let (_, q, _) = v.select_nth_unstable_by(at, f64::total_cmp);
-    (*q - median).abs() * TAIL_MULTIPLE / SPIKE_Z
+    let Some(median) = sorted_median(&v) else { return 0.0 };
+    let q = v[((v.len() - 1) as f64 * TAIL_QUANTILE).round() as usize];
+    (q - median).abs() * TAIL_MULTIPLE / SPIKE_Z
+}
+
+/// A spike detector's reference window: its values and their logs, each with
+/// the spans `judge` reads kept sorted (the whole window, and upwards the newest
+/// quarter and half and the tail sample outside an event), and how many values
+/// have no log. The values' spans are sorted only once `judge` has read them
+/// (a positive series seldom needs them): until then a read sorts a copy.
+#[derive(Debug, Clone)]
+struct Reference {
+    raw: SortedSeries,
+    raw_spans: [(usize, usize); 2],
+    /// Whether `raw` keeps its spans sorted, and whether they were read.
+    raw_sorted: bool,
+    raw_read: std::cell::Cell<bool>,
+    logs: SortedSeries,
+    /// Which values in the window the ratio scale cannot take, oldest first, and
+    /// how many.
+    nonpositive_flags: std::collections::VecDeque<bool>,
+    nonpositive: usize,
+}
+
+impl Reference {
+    fn new(capacity: usize, direction: Direction) -> Self {
+        let tail = (tail_len(capacity), 0);
+        let log_spans: &[(usize, usize)] = match direction {
+            Direction::Up => &[(capacity, 0), (capacity / 4, 0), (capacity - capacity / 2, 0), tail],
+            Direction::Down => &[(capacity, 0)],
+        };
+        Reference {
+            raw: SortedSeries::new(capacity, &[]),
+            raw_spans: [(capacity, 0), tail],
+            raw_sorted: false,
+            raw_read: std::cell::Cell::new(false),
+            logs: SortedSeries::new(capacity, log_spans),
+            nonpositive_flags: std::collections::VecDeque::with_capacity(capacity),
+            nonpositive: 0,
+        }
+    }
+
+    fn len(&self) -> usize {
+        self.raw.len()
+    }
+
+    /// The values, for the difference scale.
+    fn raw(&self) -> &SortedSeries {
+        self.raw_read.set(true);
+        &self.raw
+    }
+
+    /// One value, its log, and whether it has none (is nonpositive).
+    fn push(&mut self, x: f64, log: f64, no_log: bool) {
+        if self.raw_read.get() && !self.raw_sorted {
+            // Spans of the values are kept from now on: the same windows as if
+            // kept from the start, as they hold only the newest values.
+            let mut sorted = SortedSeries::new(self.raw.capacity(), &self.raw_spans);
+            self.raw.values().iter().for_each(|v| sorted.push(*v));
+            self.raw = sorted;
+            self.raw_sorted = true;
+        }
+        if self.raw.is_full() {
+            // The oldest leaves: it is the first of the values, logs in step.
+            if self.nonpositive_flags.pop_front() == Some(true) {
+                self.nonpositive -= 1;
+            }
+        }
+        self.raw.push(x);
+        self.logs.push(log);
+        self.nonpositive_flags.push_back(no_log);
+        self.nonpositive += usize::from(no_log);
+    }
 }
 
 /// How far a point is from its reference, written out only for a message (every

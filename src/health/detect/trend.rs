@@ -3,7 +3,7 @@
 use super::{grade, Excursions, Gate, Point, Raised, Worse, FAMILIAR_EXCURSIONS};
 use crate::health::config::KindSettings;
 use super::spike::{HARM_FRACTION, NEAR_ZERO_SPREADS, SIGNED_CRITICAL_Z, SIGNED_WARN_Z, SUSTAINED_RATIO, SUSTAINED_STEPS};
-use crate::health::stats::{half_lag_slope, index_slope, median, median_mad, Window, MAD_TO_SIGMA};
+use crate::health::stats::{index_slope, median, sorted_median, sorted_median_mad, SortedSeries, Window, MAD_TO_SIGMA};
 use crate::health::Severity;
 use crate::metrics::catalog;
 use crate::report::format::compact;
@@ -19,7 +19,11 @@ pub const KL_FLOOR: f64 = 0.01;
 pub struct LossDivergence {
     s: KindSettings,
     metric: String,
-    recent: Window,
+    /// The smoothed window, kept sorted, and its logs (of positive values).
+    recent: SortedSeries,
+    recent_logs: std::collections::VecDeque<f64>,
+    /// Values in the window at or below zero.
+    nonpositive: usize,
     /// The lowest smoothed level since warm-up, with the spread of the points
     /// around it then.
     best: Option<(f64, f64)>,
@@ -31,7 +35,17 @@ pub struct LossDivergence {
 
 impl LossDivergence {
     pub fn new(s: KindSettings) -> Self {
-        LossDivergence { metric: s.metric.clone().unwrap_or_default(), recent: Window::new(s.window.max(5)), best: None, initial: None, gate: Gate::new(&s, Worse::Higher), s }
+        let w = s.window.max(5);
+        LossDivergence {
+            metric: s.metric.clone().unwrap_or_default(),
+            recent: SortedSeries::new(w, &[(w, 0)]),
+            recent_logs: std::collections::VecDeque::with_capacity(w),
+            nonpositive: 0,
+            best: None,
+            initial: None,
+            gate: Gate::new(&s, Worse::Higher),
+            s,
+        }
     }
 
     pub fn check(&mut self, p: &Point) -> Option<Raised> {
@@ -39,13 +53,18 @@ impl LossDivergence {
         if !x.is_finite() {
             return None;
         }
+        if self.recent.is_full() {
+            self.recent_logs.pop_front();
+            self.nonpositive -= usize::from(self.recent.values().front().is_some_and(|v| *v <= 0.0));
+        }
         self.recent.push(x);
+        self.recent_logs.push_back(x.ln());
+        self.nonpositive += usize::from(x <= 0.0);
         let warming = self.gate.warming();
         if !self.recent.is_full() {
             return None;
         }
-        let w = self.recent.to_vec();
-        let (level, mad) = median_mad(&w)?;
+        let (level, mad) = sorted_median_mad(&self.recent.sorted_range(0, self.recent.len()))?;
         let spread = MAD_TO_SIGMA * mad;
         if warming {
             return None;
@@ -56,17 +75,19 @@ impl LossDivergence {
         };
         self.best = Some((best, best_spread));
         let initial = *self.initial.get_or_insert(level);
-        let signed = catalog::is_signed(&self.metric) || w.iter().any(|v| *v <= 0.0) || best < NEAR_ZERO_SPREADS * best_spread;
+        let signed = catalog::is_signed(&self.metric) || self.nonpositive > 0 || best < NEAR_ZERO_SPREADS * best_spread;
         // (severity, distance from the best: robust sigmas when signed, else a ratio);
         // the message is written only when an alert is raised.
         let (severity, distance) = if signed {
             let sigma = best_spread.max(spread).max(1e-12 * best.abs().max(1.0));
             let z = (level - best) / sigma;
+            let w: Vec<f64> = self.recent.values().iter().copied().collect();
             let rising = index_slope(&w).is_some_and(|(slope, _)| slope > 0.0);
             (grade(z, SIGNED_WARN_Z, SIGNED_CRITICAL_Z, false).filter(|_| rising), z)
         } else {
             let ratio = level / best;
-            let logs: Vec<f64> = w.iter().map(|v| v.ln()).collect();
+            let (older, newer) = self.recent_logs.as_slices();
+            let logs = if newer.is_empty() { std::borrow::Cow::Borrowed(older) } else { std::borrow::Cow::Owned([older, newer].concat()) };
             let rising = index_slope(&logs).is_some_and(|(slope, _)| slope > 0.0);
             (grade(ratio, self.s.warn, self.s.critical, false).filter(|_| rising), ratio)
         };
@@ -93,7 +114,10 @@ impl LossDivergence {
 pub struct KlRunaway {
     s: KindSettings,
     metric: String,
-    history: Window,
+    /// The KL, with the whole history and its newest [`KL_RECENT`] points kept sorted...
+    history: SortedSeries,
+    /// ...and its logs, with the part before the slope's points kept sorted.
+    history_logs: SortedSeries,
     coef: Window,
     /// Consecutive climbing points at [`SUSTAINED_RATIO`] times the median or more.
     sustained: u32,
@@ -113,7 +137,8 @@ impl KlRunaway {
     pub fn new(s: KindSettings) -> Self {
         KlRunaway {
             metric: s.metric.clone().unwrap_or_default(),
-            history: Window::new(s.window.max(2 * KL_SLOPE)),
+            history: SortedSeries::new(s.window.max(2 * KL_SLOPE), &[(s.window.max(2 * KL_SLOPE), 0), (KL_RECENT, 0)]),
+            history_logs: SortedSeries::new(s.window.max(2 * KL_SLOPE), &[(s.window.max(2 * KL_SLOPE) - KL_SLOPE, KL_SLOPE)]),
             coef: Window::new(KL_SLOPE),
             sustained: 0,
             excursions: Excursions::default(),
@@ -131,19 +156,20 @@ impl KlRunaway {
             return None;
         }
         self.history.push(x);
+        self.history_logs.push((x.max(0.0) + KL_FLOOR).ln());
         if self.gate.warming() || self.history.len() < 2 * KL_SLOPE {
             return None;
         }
-        let all = self.history.to_vec();
-        let reference = median(&all)?;
-        let level = median(&all[all.len() - KL_RECENT..])?;
+        let n = self.history.len();
+        let reference = sorted_median(&self.history.sorted_range(0, n))?;
+        let level = sorted_median(&self.history.sorted_range(n - KL_RECENT, n))?;
         let growth = (level + KL_FLOOR) / (reference + KL_FLOOR);
-        let (slope, r2) = index_slope(&all[all.len() - KL_SLOPE..])?;
+        let newest: Vec<f64> = self.history.values().range(n - KL_SLOPE..).copied().collect();
+        let (slope, r2) = index_slope(&newest)?;
         // Growth must stand out from the KL's own noise: with heavy tails or
         // memory (AR) in it, a noisy KL doubles its 10-point median and climbs for
         // 40 points now and then, more often the longer the run.
-        let older: Vec<f64> = all[..all.len() - KL_SLOPE].iter().map(|v| (v.max(0.0) + KL_FLOOR).ln()).collect();
-        let noise = median_mad(&older).map_or(0.0, |(_, mad)| MAD_TO_SIGMA * mad);
+        let noise = sorted_median_mad(&self.history_logs.sorted_range(0, n - KL_SLOPE)).map_or(0.0, |(_, mad)| MAD_TO_SIGMA * mad);
         let beyond_noise = growth.ln() >= KL_NOISE_SIGMAS * noise;
         let climbing = slope > 0.0 && r2 >= 0.3 && level > KL_FLOOR && beyond_noise;
         let coef_flat = self.coef.is_full() && {
@@ -174,7 +200,7 @@ impl KlRunaway {
             compact(level),
             compact(growth),
             compact(reference),
-            all.len()
+            n
         );
         if sustained {
             message.push_str(&format!("; {}x its median or more for {} steps", compact(SUSTAINED_RATIO), self.sustained));
@@ -200,8 +226,12 @@ pub struct MemoryLeak {
     s: KindSettings,
     metric: String,
     window: Window,
-    /// The longer history judged when no total is known.
-    history: Window,
+    /// The longer history judged when no total is known, with its newest two
+    /// quarters kept sorted...
+    history: SortedSeries,
+    /// ...and the slopes between its points half the history apart (those of the
+    /// full history's first half, kept sorted: see [`crate::health::stats::half_lag_slope`]).
+    half_lag_slopes: SortedSeries,
     /// Samples seen: a trend is projected no further ahead than it has been watched.
     samples: u64,
     gate: Gate,
@@ -225,7 +255,16 @@ const LEAK_POSITIVE: f64 = 0.8;
 
 impl MemoryLeak {
     pub fn new(s: KindSettings, metric: &str) -> Self {
-        MemoryLeak { metric: metric.to_owned(), window: Window::new(s.window.max(10)), history: Window::new(LEAK_HISTORY.max(s.window)), samples: 0, gate: Gate::new(&s, Worse::Higher), s }
+        let h = LEAK_HISTORY.max(s.window);
+        MemoryLeak {
+            metric: metric.to_owned(),
+            window: Window::new(s.window.max(10)),
+            history: SortedSeries::new(h, &[(h / 4, 0), (h / 4, h / 4)]),
+            half_lag_slopes: SortedSeries::new(h - h / 2, &[(h - h / 2, 0)]),
+            samples: 0,
+            gate: Gate::new(&s, Worse::Higher),
+            s,
+        }
     }
 
     /// One sample of the series, with the memory it can use (if known).
@@ -235,6 +274,12 @@ impl MemoryLeak {
         }
         self.window.push(bytes);
         self.history.push(bytes);
+        // The slope from the point half the full history back, as half_lag_slope
+        // computes it.
+        let (n, lag) = (self.history.len(), self.history.capacity() / 2);
+        if n > lag {
+            self.half_lag_slopes.push((bytes - self.history.values()[n - 1 - lag]) / lag as f64);
+        }
         self.samples += 1;
         if self.gate.warming() || !self.window.is_full() {
             return None;
@@ -299,15 +344,22 @@ impl MemoryLeak {
     /// The robust slope of a sustained climb that has not levelled off and will
     /// add a sizeable part of `now` over the horizon; `None` otherwise.
     fn sustained_growth(&self, now: f64) -> Option<f64> {
-        let h = self.history.to_vec();
         if !self.history.is_full() {
             return None;
         }
-        let (slope, positive) = half_lag_slope(&h)?;
-        let q = h.len() / 4;
+        let n = self.history.len();
+        // half_lag_slope of the history: the median of the slopes kept, and the
+        // share of them that is positive.
+        if n / 2 < 2 {
+            return None;
+        }
+        let slopes = self.half_lag_slopes.sorted_range(0, self.half_lag_slopes.len());
+        let slope = sorted_median(&slopes)?;
+        let positive = (slopes.len() - slopes.partition_point(|s| !(*s > 0.0))) as f64 / slopes.len() as f64;
+        let q = n / 4;
         // Still rising: the newest quarter's level is above the one before by
         // nearly what the slope says (a plateau after warm-up is not).
-        let recent_rise = median(&h[h.len() - q..])? - median(&h[h.len() - 2 * q..h.len() - q])?;
+        let recent_rise = sorted_median(&self.history.sorted_range(n - q, n))? - sorted_median(&self.history.sorted_range(n - 2 * q, n - q))?;
         let sustained = positive >= LEAK_POSITIVE && recent_rise >= STILL_RISING * slope * q as f64;
         (slope > 0.0 && sustained && slope * self.horizon() >= LEAK_FRACTION * now.max(1.0)).then_some(slope)
     }
@@ -345,7 +397,8 @@ fn still_rising(w: &[f64], slope: f64) -> bool {
 pub struct ThroughputRegression {
     s: KindSettings,
     metric: String,
-    window: Window,
+    /// The newest [`RECENT_POINTS`] and the ones before them kept sorted.
+    window: SortedSeries,
     gate: Gate,
 }
 
@@ -357,7 +410,7 @@ impl ThroughputRegression {
     pub fn new(s: KindSettings) -> Self {
         ThroughputRegression {
             metric: s.metric.clone().unwrap_or_default(),
-            window: Window::new(s.window.max(20) + RECENT_POINTS),
+            window: SortedSeries::new(s.window.max(20) + RECENT_POINTS, &[(RECENT_POINTS, 0), (s.window.max(20), RECENT_POINTS)]),
             gate: Gate::new(&s, Worse::Lower),
             s,
         }
@@ -372,9 +425,9 @@ impl ThroughputRegression {
         if self.gate.warming() || self.window.len() < 2 * RECENT_POINTS + 10 {
             return None;
         }
-        let w = self.window.to_vec();
-        let recent = median(&w[w.len() - RECENT_POINTS..])?;
-        let reference = median(&w[..w.len() - RECENT_POINTS])?;
+        let n = self.window.len();
+        let recent = sorted_median(&self.window.sorted_range(n - RECENT_POINTS, n))?;
+        let reference = sorted_median(&self.window.sorted_range(0, n - RECENT_POINTS))?;
         if reference <= 0.0 {
             return None;
         }
@@ -405,6 +458,31 @@ mod tests {
     use crate::health::AlertKind;
     use crate::health::config::defaults;
     use crate::metrics::MetricName;
+
+    /// The slopes and quarters kept as samples arrive equal `half_lag_slope` and
+    /// the medians of the history's copy, bit for bit.
+    #[test]
+    fn leak_history_statistics_equal_those_of_a_copy() {
+        use crate::health::stats::half_lag_slope;
+        let mut rng = crate::workload::rng::SplitMix64::new(3);
+        let mut leak = MemoryLeak::new(defaults(AlertKind::MemoryLeak), catalog::MEM_RSS_BYTES);
+        let mut copy = Window::new(leak.history.capacity());
+        for i in 0..700u64 {
+            let bytes = 1e9 + 1e6 * (i as f64) * if i % 200 < 100 { 1.0 } else { -0.5 } + ((rng.next_u64() % 1000) as f64) * 1e3;
+            leak.observe(i, bytes, None);
+            copy.push(bytes);
+            if !leak.history.is_full() {
+                continue;
+            }
+            let h = copy.to_vec();
+            let slopes = leak.half_lag_slopes.sorted_range(0, leak.half_lag_slopes.len());
+            let positive = (slopes.len() - slopes.partition_point(|s| !(*s > 0.0))) as f64 / slopes.len() as f64;
+            let (slope, want_positive) = half_lag_slope(&h).unwrap();
+            assert_eq!((sorted_median(&slopes).map(f64::to_bits), positive.to_bits()), (Some(slope.to_bits()), want_positive.to_bits()), "sample {i}");
+            let (n, q) = (h.len(), h.len() / 4);
+            assert_eq!(sorted_median(&leak.history.sorted_range(n - 2 * q, n - q)), median(&h[n - 2 * q..n - q]));
+        }
+    }
 
     fn feed(values: impl Iterator<Item = Vec<(MetricName, f64)>>, mut f: impl FnMut(&Point) -> Option<Raised>) -> Vec<(u64, Raised)> {
         values
