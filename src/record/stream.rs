@@ -5,9 +5,9 @@
 //! the row group holding it, 24 bytes a step. The second pass decodes row groups as
 //! the replay reaches their steps and drops each once all its steps were played:
 //! runs that interleave in time each keep their current group (a k-way merge of
-//! group cursors). A decoded group keeps its values (8 bytes a point) and, per
-//! series, stretches of rows in step order, so a step's points are found without
-//! sorting the group. The events come out exactly as [`Recording::timeline`] builds
+//! group cursors). A decoded group keeps, per series, stretches of rows in step
+//! order with their values (4 bytes a point where every value is exactly an f32,
+//! else 8), so a step's points are found without sorting the group. The events come out exactly as [`Recording::timeline`] builds
 //! them from the whole file: the same entries, times and order, the same values in
 //! the same order within a step.
 //!
@@ -490,11 +490,10 @@ impl FirstTimes {
     }
 }
 
-/// A row group's points: values in file order, found by step through stretches
-/// of one series' rows in increasing step order.
+/// A row group's points, found by step through stretches: one series' rows in
+/// increasing step order, each with its values.
 struct Group {
     index: u32,
-    values: Vec<f64>,
     stretches: Vec<Stretch>,
     /// Per run, its stretches in file order.
     by_run: Vec<(u32, Vec<u32>)>,
@@ -504,8 +503,7 @@ struct Stretch {
     metric: u32,
     first: u64,
     last: u64,
-    /// Index of the first row in `values`.
-    start: usize,
+    values: Values,
     /// The steps, when not every step from `first` to `last` is there.
     steps: Option<Box<[u64]>>,
 }
@@ -529,9 +527,49 @@ impl Group {
                 },
             };
             let name = names.get(s.metric as usize).cloned().unwrap_or(MetricName::Borrowed(""));
-            out.push((name, self.values[s.start + at]));
+            out.push((name, s.values.get(at)));
         }
         out
+    }
+}
+
+/// A stretch's values, as `f32` while every one so far is exactly an `f32` (most
+/// logged metrics are: 4 bytes a point), else as `f64`. Bit for bit either way.
+enum Values {
+    F32(Vec<f32>),
+    F64(Vec<f64>),
+}
+
+impl Values {
+    fn push(&mut self, value: f64) {
+        match self {
+            Values::F32(v) => {
+                let narrow = value as f32;
+                if f64::from(narrow).to_bits() == value.to_bits() {
+                    v.push(narrow);
+                } else {
+                    let mut wide: Vec<f64> = Vec::with_capacity(v.capacity().max(v.len() + 1));
+                    wide.extend(v.iter().map(|x| f64::from(*x)));
+                    wide.push(value);
+                    *self = Values::F64(wide);
+                }
+            }
+            Values::F64(v) => v.push(value),
+        }
+    }
+
+    fn get(&self, i: usize) -> f64 {
+        match self {
+            Values::F32(v) => f64::from(v[i]),
+            Values::F64(v) => v[i],
+        }
+    }
+
+    fn shrink_to_fit(&mut self) {
+        match self {
+            Values::F32(v) => v.shrink_to_fit(),
+            Values::F64(v) => v.shrink_to_fit(),
+        }
     }
 }
 
@@ -543,12 +581,10 @@ struct GroupBuilder {
 
 impl GroupBuilder {
     fn new(index: u32) -> Self {
-        GroupBuilder { group: Group { index, values: Vec::new(), stretches: Vec::new(), by_run: Vec::new() }, open: None }
+        GroupBuilder { group: Group { index, stretches: Vec::new(), by_run: Vec::new() }, open: None }
     }
 
     fn push(&mut self, run: u32, metric: u32, step: u64, value: f64) {
-        let row = self.group.values.len();
-        self.group.values.push(value);
         if let Some((r, s, steps)) = &mut self.open {
             if *r == run && s.metric == metric && step > s.last {
                 match steps {
@@ -557,16 +593,20 @@ impl GroupBuilder {
                     Some(v) => v.push(step),
                 }
                 s.last = step;
+                s.values.push(value);
                 return;
             }
         }
         self.close();
-        self.open = Some((run, Stretch { metric, first: step, last: step, start: row, steps: None }, None));
+        let mut values = Values::F32(Vec::new());
+        values.push(value);
+        self.open = Some((run, Stretch { metric, first: step, last: step, values, steps: None }, None));
     }
 
     fn close(&mut self) {
         if let Some((run, mut s, steps)) = self.open.take() {
             s.steps = steps.map(Vec::into_boxed_slice);
+            s.values.shrink_to_fit();
             let k = self.group.stretches.len() as u32;
             self.group.stretches.push(s);
             match self.group.by_run.iter_mut().find(|(r, _)| *r == run) {
@@ -578,7 +618,6 @@ impl GroupBuilder {
 
     fn finish(mut self) -> Group {
         self.close();
-        self.group.values.shrink_to_fit();
         self.group
     }
 }
