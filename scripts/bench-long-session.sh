@@ -2,7 +2,7 @@
 # Replay and compare of a long recorded session: wall time, peak resident memory,
 # and memory per point above what the process holds at start (its `--version`).
 # The session is the snapshot benchmark's (STEPS steps x 20 metrics, default 1M =
-# 20M points), written once with `cargo bench --bench snapshot`. Each given binary
+# 20M points), written once with `cargo bench --bench snapshot -- STEPS --session-only`. Each given binary
 # runs in turn, so two builds compare side by side in one run.
 #   scripts/bench-long-session.sh [STEPS] [BINARY...]
 # e.g. scripts/bench-long-session.sh 1000000 /tmp/rlmon-main target/release/rlmon
@@ -15,7 +15,8 @@ dir="${RLMON_BENCH_KEEP:-${TMPDIR:-/tmp}/rlmon-bench-session-$steps}"
 session="$dir/bench-step-blocks.rlmon.parquet"
 if [ ! -s "$session" ]; then
   mkdir -p "$dir"
-  RLMON_BENCH_KEEP="$dir" cargo bench --bench snapshot -- "$steps" >/dev/null
+  # In parts of 1M steps, so a 200M-point session is written in bounded memory.
+  RLMON_BENCH_KEEP="$dir" cargo bench --bench snapshot -- "$steps" --session-only >/dev/null
 fi
 points=$((steps * 20))
 echo "session: $session ($(du -m "$session" | cut -f1) MB, $steps steps x 20 metrics = $points points)"

@@ -261,6 +261,27 @@ mod tests {
         same_series(&live, r.state());
     }
 
+    #[tokio::test(start_paused = true)]
+    async fn a_streamed_snapshot_seeks_back_and_forth_exactly() {
+        let (live, rec) = live_and_recorded();
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s.rlmon.parquet");
+        crate::record::snapshot::write(&path, &rec).unwrap();
+        let playback = Playback::open(&path).unwrap();
+        assert!(matches!(playback, Playback::Streamed(_)));
+        let mut r = ReplaySession::new(playback, Speed::Times(10.0));
+        r.seek(f64::INFINITY);
+        same_series(&live, r.state());
+        r.seek(1.0);
+        let mid = r.state().runs[0].step;
+        assert!(mid > 0 && mid < 50, "{mid}");
+        r.seek(0.0);
+        assert_eq!(r.state().runs[0].step, 0);
+        while r.advance().await {}
+        same_series(&live, r.state());
+        assert_eq!(r.state().alerts.len(), live.alerts.len());
+    }
+
     #[test]
     fn speed_actions_step_through_the_table() {
         let (_, rec) = live_and_recorded();

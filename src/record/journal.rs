@@ -318,11 +318,13 @@ impl Writer {
         };
         all.drop_run_from(run, at_step);
         let tail = std::mem::replace(&mut self.rec.points, all);
-        self.checkpointed_last.clear();
+        let last_before = std::mem::take(&mut self.checkpointed_last);
         let covered = match self.write_checkpoint() {
             Ok(covered) => covered,
             Err(e) => {
+                // The older checkpoints stay as they were, and so does what they hold.
                 self.rec.points = tail;
+                self.checkpointed_last = last_before;
                 self.pending_drops.push((run, at_step));
                 return Err(e);
             }
@@ -807,6 +809,33 @@ mod tests {
         let path = w.finish(Finale::default()).unwrap();
         assert!(journal.join(checkpoint_name(1)).exists(), "the journal is kept");
         assert_eq!(snapshot::read(&path).unwrap().points.len(), tail, "the points since the checkpoint");
+    }
+
+    /// After the journal stopped (a full disk), a resume into checkpointed steps
+    /// cannot rewrite them: the snapshot leaves the discarded points out as it
+    /// reads the checkpoints back.
+    #[test]
+    fn a_resume_after_the_journal_stopped_is_applied_to_the_checkpoints_read_back() {
+        let dir = tempfile::tempdir().unwrap();
+        let journal = dir.path().join("s.rlmon.journal");
+        fs::create_dir_all(&journal).unwrap();
+        let mut w = Writer::open(journal.clone(), dir.path().join("s.rlmon.parquet"), Recording::new(meta()), Default::default()).unwrap();
+        let point = |step: u64, loss: f64| Event::Metrics { run: 0, step, time_s: step as f64, values: vec![("loss".into(), loss)] };
+        w.on_event(0.0, Event::RunStarted { run: 0, device: "attached".into(), threads: 0 }).unwrap();
+        for s in 1..=5 {
+            w.on_event(s as f64, point(s, 5.0)).unwrap();
+        }
+        w.compact().unwrap();
+        w.failed = true;
+        w.on_event(6.0, Event::Resumed { run: 0, at_step: 3, discarded: 3 }).unwrap();
+        for s in 3..=4 {
+            w.on_event(6.0 + s as f64, point(s, 1.0)).unwrap();
+        }
+        let path = w.finish(Finale::default()).unwrap();
+        let back = snapshot::read(&path).unwrap();
+        let mut got: Vec<(u64, f64)> = back.points.step.iter().copied().zip(back.points.value.iter().copied()).collect();
+        got.sort_by_key(|p| p.0);
+        assert_eq!(got, vec![(1, 5.0), (2, 5.0), (3, 1.0), (4, 1.0)]);
     }
 
     #[test]
