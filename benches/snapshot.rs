@@ -37,7 +37,7 @@ fn write_session_in_parts(steps: u64, path: &std::path::Path) {
         for (t, e) in events.by_ref().take(PART_STEPS) {
             part.record(t, &e);
         }
-        (!part.points.is_empty()).then(|| std::borrow::Cow::Owned(part.points))
+        (!part.points.is_empty()).then_some(std::borrow::Cow::Owned(part.points))
     });
     snapshot::write_parts(path, &meta.meta, parts, snapshot::SNAPSHOT).expect("write");
 }
