@@ -2,15 +2,16 @@
 //! and reports where B departs from A. Exit 0 when it does not, 1 on a divergence
 //! or a regression, 2 on bad input. On a terminal (no `--json`, no `--headless`) it
 //! first shows B in the live display with A's curves dimmed under every chart and
-//! the divergences marked; the text report follows on the normal screen.
+//! the divergences marked; the text report follows on the normal screen. Both
+//! sessions stream from their files (`record::stream`).
 use std::fmt::Write as _;
 use std::io::{IsTerminal, Write};
 
 use super::signals::Signals;
 use crate::cli::CompareArgs;
 use crate::error::{Result, RlmonError, EXIT_FAILURE};
-use crate::record::compare::{compare as compare_recordings, Comparison, Options, Ratio};
-use crate::record::{self};
+use crate::record::compare::{compare_played, Comparison, Options, Ratio};
+use crate::record::Playback;
 use crate::report::format::{si, value};
 use crate::session::SessionState;
 use crate::ui::theme::Theme;
@@ -20,10 +21,11 @@ pub async fn compare(args: CompareArgs) -> Result<u8> {
     if !(args.tolerance.is_finite() && args.tolerance >= 0.0) {
         return Err(RlmonError::Usage(format!("--tolerance must be a fraction >= 0, not {}", args.tolerance)));
     }
-    let a = record::load(&args.a)?;
-    let b = record::load(&args.b)?;
+    // Both opened (and checked) before either is played; each streams from its file.
+    let a = Playback::open(&args.a)?;
+    let b = Playback::open(&args.b)?;
     let opts = Options { tolerance: args.tolerance };
-    let (c, b_against_a) = compare_recordings(&a, &b, opts);
+    let (c, b_against_a) = compare_played(a, b, opts);
     if !args.json && !args.headless && std::io::stdout().is_terminal() {
         let theme = Theme::resolve(&args.theme)?;
         let mut view = CompareView::new(overlay(b_against_a.state, &args), &c);

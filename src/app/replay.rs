@@ -1,7 +1,9 @@
 //! `rlmon replay`: plays a recorded session through a hub, as live events would
 //! arrive, at the recorded pace times a speed (or as fast as possible). The same
 //! display, the same summary; in the display it takes the pause, speed and seek
-//! actions (a seek rebuilds the state from the start, so it is exact).
+//! actions (a seek rebuilds the state from the start, so it is exact). A snapshot
+//! streams from its file (`record::stream`): memory holds the hub's state, the
+//! steps' times and the row groups being played, not the recording.
 use std::io::IsTerminal;
 use std::path::Path;
 use std::time::Duration;
@@ -10,7 +12,7 @@ use tokio::time::Instant;
 
 use crate::cli::{ReplayArgs, Speed};
 use crate::error::{Result, RlmonError};
-use crate::record::{self, Recording};
+use crate::record::{self, Meta, Playback};
 use crate::report::summary::SessionSummary;
 use crate::session::{Hub, SessionState};
 use crate::ui::theme::Theme;
@@ -25,11 +27,10 @@ const SPEEDS: [f64; 9] = [0.25, 0.5, 1.0, 2.0, 5.0, 10.0, 50.0, 100.0, 1000.0];
 /// A recorded session being played: its events, how far along, and at what pace.
 pub struct ReplaySession {
     pub hub: Hub,
-    recording: Recording,
+    /// The events, built from the recording (or read from its file) one at a time.
+    events: Playback,
     /// The baseline the session was held against, read once for every seek.
     baseline: Option<record::RecordedBaseline>,
-    /// The events, built from the recording one at a time.
-    events: record::model::Timeline,
     /// Index of the next event to apply.
     next: usize,
     speed: Speed,
@@ -40,21 +41,23 @@ pub struct ReplaySession {
 }
 
 impl ReplaySession {
-    pub fn new(recording: Recording, speed: Speed) -> Self {
-        let baseline = record::recorded_baseline(&recording);
-        if let (Some(path), None) = (&recording.meta.baseline, &baseline) {
+    pub fn new(recording: impl Into<Playback>, speed: Speed) -> Self {
+        let mut events = recording.into();
+        let baseline = record::recorded_baseline(events.meta());
+        if let (Some(path), None) = (&events.meta().baseline, &baseline) {
             tracing::info!("baseline {path} cannot be read: replaying the alerts recorded against it");
         }
-        let (hub, events) = record::replay_start(&recording, baseline.as_ref());
-        ReplaySession { hub, recording, baseline, events, next: 0, speed, paused: false, anchor_pos: 0.0, anchor: Instant::now() }
+        let hub = events.start(baseline.as_ref());
+        ReplaySession { hub, events, baseline, next: 0, speed, paused: false, anchor_pos: 0.0, anchor: Instant::now() }
     }
 
     fn fresh_hub(&self) -> Hub {
-        record::replay_start(&self.recording, self.baseline.as_ref()).0
+        record::stream::hub_at_start(self.events.meta(), self.baseline.as_ref())
     }
 
-    pub fn recording(&self) -> &Recording {
-        &self.recording
+    /// The recorded session's metadata.
+    pub fn meta(&self) -> &Meta {
+        self.events.meta()
     }
 
     pub fn at_end(&self) -> bool {
@@ -62,7 +65,7 @@ impl ReplaySession {
     }
 
     fn duration_s(&self) -> f64 {
-        self.events.len().checked_sub(1).and_then(|i| self.events.time(i)).unwrap_or(0.0).max(self.recording.meta.elapsed_s)
+        self.events.len().checked_sub(1).and_then(|i| self.events.time(i)).unwrap_or(0.0).max(self.events.meta().elapsed_s)
     }
 
     /// The session time the replay clock shows now.
@@ -79,7 +82,7 @@ impl ReplaySession {
     }
 
     fn apply_next(&mut self) {
-        if let Some((t, event)) = self.events.event(&self.recording, self.next) {
+        if let Some((t, event)) = self.events.event(self.next) {
             self.hub.apply(event, t);
             self.anchor_pos = self.anchor_pos.max(t);
         }
@@ -109,7 +112,7 @@ impl ReplaySession {
                 // At least the event waited for, whatever the clock's rounding.
                 let now = self.position_s().max(due);
                 while !self.at_end() && self.events.time(self.next).is_some_and(|t| t <= now) {
-                    if let Some((t, event)) = self.events.event(&self.recording, self.next) {
+                    if let Some((t, event)) = self.events.event(self.next) {
                         self.hub.apply(event, t);
                     }
                     self.next += 1;
@@ -125,10 +128,11 @@ impl ReplaySession {
         let target = self.events.after(pos);
         if target < self.next {
             self.hub = self.fresh_hub();
+            self.events.restart();
             self.next = 0;
         }
         while self.next < target {
-            if let Some((t, event)) = self.events.event(&self.recording, self.next) {
+            if let Some((t, event)) = self.events.event(self.next) {
                 self.hub.apply(event, t);
             }
             self.next += 1;
@@ -202,14 +206,14 @@ impl Source for ReplaySession {
 
 /// The summary of a replayed session: the recorded duration, and the snapshot it
 /// came from.
-pub fn summary_of(state: &SessionState, recording: &Recording, path: &Path) -> SessionSummary {
-    let mut summary = SessionSummary::judged_by(state, recording.meta.elapsed_s, &recording.meta.fresh_hub().settings);
+pub fn summary_of(state: &SessionState, meta: &Meta, path: &Path) -> SessionSummary {
+    let mut summary = SessionSummary::judged_by(state, meta.elapsed_s, &meta.fresh_hub().settings);
     summary.snapshot = Some(path.display().to_string());
     summary
 }
 
 pub async fn replay(args: ReplayArgs) -> Result<u8> {
-    let recording = record::load(&args.snapshot)?;
+    let recording = Playback::open(&args.snapshot)?;
     let theme = Theme::resolve(&args.theme)?;
     let headless = args.headless || !std::io::stdout().is_terminal();
     let mut session = ReplaySession::new(recording, args.speed);
@@ -223,7 +227,7 @@ pub async fn replay(args: ReplayArgs) -> Result<u8> {
     } else {
         crate::ui::run(&mut session, theme, args.fps, Signals::new().next()).await.map_err(|e| RlmonError::Other(e.into()))?;
     }
-    let summary = summary_of(session.state(), session.recording(), &args.snapshot);
+    let summary = summary_of(session.state(), session.meta(), &args.snapshot);
     super::watch::report_summary(&summary, args.json)
 }
 
@@ -255,6 +259,27 @@ mod tests {
         assert_eq!(r.state().runs[0].step, 0);
         while r.advance().await {}
         same_series(&live, r.state());
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_streamed_snapshot_seeks_back_and_forth_exactly() {
+        let (live, rec) = live_and_recorded();
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s.rlmon.parquet");
+        crate::record::snapshot::write(&path, &rec).unwrap();
+        let playback = Playback::open(&path).unwrap();
+        assert!(matches!(playback, Playback::Streamed(_)));
+        let mut r = ReplaySession::new(playback, Speed::Times(10.0));
+        r.seek(f64::INFINITY);
+        same_series(&live, r.state());
+        r.seek(1.0);
+        let mid = r.state().runs[0].step;
+        assert!(mid > 0 && mid < 50, "{mid}");
+        r.seek(0.0);
+        assert_eq!(r.state().runs[0].step, 0);
+        while r.advance().await {}
+        same_series(&live, r.state());
+        assert_eq!(r.state().alerts.len(), live.alerts.len());
     }
 
     #[test]

@@ -5,6 +5,7 @@
 //! from one piece of code; the rest is pure logic over the replayed states.
 use serde::Serialize;
 
+use super::Playback;
 use crate::metrics::{catalog, Series};
 use crate::session::baseline::{headline_rank, match_run, Baseline};
 use crate::session::{Hub, RunRecord, SessionState};
@@ -192,17 +193,24 @@ pub fn alert_diff(a: &[serde_json::Value], b: &[serde_json::Value]) -> AlertDiff
     AlertDiff { only_a: only(a, b), only_b: only(b, a) }
 }
 
-/// Compares recorded sessions A and B. B is replayed through a hub holding it
-/// against A as a live baseline, so its divergences are found by the same check as
-/// live; returns the comparison and that hub (B's state with the baseline's alerts).
+/// Compares recorded sessions A and B held in memory; see [`compare_played`].
 pub fn compare(a: &super::Recording, b: &super::Recording, opts: Options) -> (Comparison, Hub) {
+    compare_played(Playback::held(a.clone()), Playback::held(b.clone()), opts)
+}
+
+/// Compares recorded sessions A and B, each played once (a snapshot streams from
+/// its file): A to its final state, then B through a hub holding it against that
+/// state as a live baseline, so B's divergences are found by the same check as
+/// live. Returns the comparison and that hub (B's state with the baseline's alerts).
+pub fn compare_played(mut a: Playback, mut b: Playback, opts: Options) -> (Comparison, Hub) {
     let state_a = std::sync::Arc::new(a.final_state());
-    let (mut hub, timeline) = super::replay_start(b, Some(&(state_a.clone(), opts.tolerance)));
-    for (t, e) in timeline.events(b) {
-        hub.apply(e, t);
-    }
-    let baseline = hub.baseline.as_ref().expect("replay_start sets the baseline it is given");
-    let c = compare_states(&state_a, &hub.state, baseline, &a.meta.alerts, &b.meta.alerts, opts);
+    let alerts_a = std::mem::take(&mut a.meta_mut().alerts);
+    // A's index and row groups are no longer needed while B plays.
+    drop(a);
+    let mut hub = b.start(Some(&(state_a.clone(), opts.tolerance)));
+    b.play_all(&mut hub);
+    let baseline = hub.baseline.as_ref().expect("the hub was given a baseline");
+    let c = compare_states(&state_a, &hub.state, baseline, &alerts_a, &b.meta().alerts, opts);
     (c, hub)
 }
 

@@ -17,6 +17,10 @@
 //! Recovery reads every checkpoint in order (points) and the newest one's metadata,
 //! then the segments after it, up to the first torn or corrupted frame. On a clean
 //! finish the journal becomes the snapshot and is removed.
+//!
+//! The writer holds in memory only the points since the last checkpoint: its
+//! memory is bounded however long the session. The snapshot is assembled from
+//! the checkpoints, read back one at a time, and those points.
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, BufWriter, Write};
 use std::path::{Path, PathBuf};
@@ -188,12 +192,19 @@ impl Recorder {
 struct Writer {
     dir: PathBuf,
     snapshot: PathBuf,
+    /// The session's metadata, and its points since the last checkpoint (the
+    /// earlier ones are on disk; the name table stays whole, so ids hold).
     rec: Recording,
     segment_no: u32,
     out: Option<BufWriter<File>>,
     segment_bytes: u64,
-    /// Points already in checkpoints (the next checkpoint starts here).
-    checkpointed: usize,
+    /// Segment size that starts a checkpoint ([`SEGMENT_LIMIT`]; smaller in tests).
+    segment_limit: u64,
+    /// Per run, the last step in a checkpoint: a resume before it rewrites them.
+    checkpointed_last: std::collections::HashMap<u32, u64>,
+    /// Resumes (run, step) whose discarded points are still in checkpoints (the
+    /// journal stopped before they could be rewritten).
+    pending_drops: Vec<(u32, u64)>,
     failed: bool,
     failure: Arc<Mutex<Option<String>>>,
 }
@@ -208,7 +219,7 @@ fn checkpoint_name(n: u32) -> String {
 
 impl Writer {
     fn open(dir: PathBuf, snapshot: PathBuf, rec: Recording, failure: Arc<Mutex<Option<String>>>) -> io::Result<Self> {
-        let mut w = Writer { dir, snapshot, rec, segment_no: 0, out: None, segment_bytes: 0, checkpointed: 0, failed: false, failure };
+        let mut w = Writer { dir, snapshot, rec, segment_no: 0, out: None, segment_bytes: 0, segment_limit: SEGMENT_LIMIT, checkpointed_last: Default::default(), pending_drops: Vec::new(), failed: false, failure };
         w.next_segment()?;
         let header = Record::Header(Box::new(w.rec.meta.clone()));
         w.append(&header)?;
@@ -242,13 +253,10 @@ impl Writer {
     }
 
     /// Replaces the segments written since the last checkpoint by a Parquet
-    /// checkpoint of their points (and the metadata so far).
+    /// checkpoint of their points (and the metadata so far); those points then
+    /// leave memory.
     fn compact(&mut self) -> io::Result<()> {
-        self.sync()?;
-        let covered = self.segment_no;
-        let part = Recording::from_parts(self.rec.meta.clone(), self.rec.points.since(self.checkpointed));
-        snapshot::write_with(&self.dir.join(checkpoint_name(covered)), &part, snapshot::CHECKPOINT)?;
-        self.checkpointed = self.rec.points.len();
+        let covered = self.write_checkpoint()?;
         self.next_segment()?;
         for n in 1..=covered {
             let _ = fs::remove_file(self.dir.join(segment_name(n)));
@@ -256,39 +264,95 @@ impl Writer {
         Ok(())
     }
 
+    /// Writes the points in memory as the checkpoint of the segments so far (its
+    /// number returned) and lets them go.
+    fn write_checkpoint(&mut self) -> io::Result<u32> {
+        self.sync()?;
+        let covered = self.segment_no;
+        snapshot::write_with(&self.dir.join(checkpoint_name(covered)), &self.rec, snapshot::CHECKPOINT)?;
+        let p = &self.rec.points;
+        for (run, step) in p.run.iter().zip(&p.step) {
+            let last = self.checkpointed_last.entry(*run).or_insert(*step);
+            *last = (*last).max(*step);
+        }
+        self.rec.points.clear_points();
+        Ok(covered)
+    }
+
     fn on_event(&mut self, t: f64, event: Event) -> io::Result<()> {
         // A resume that drops points already in a checkpoint: the checkpoints on disk
         // still hold them, so they are all replaced by one (resumes are rare).
         let rewrite = match &event {
-            Event::Resumed { run, at_step, .. } => self.rec.points.count_run_from(*run as u32, *at_step, self.checkpointed) > 0,
-            _ => false,
+            Event::Resumed { run, at_step, .. } => {
+                Some((*run as u32, *at_step)).filter(|(run, at_step)| self.checkpointed_last.get(run).is_some_and(|last| last >= at_step))
+            }
+            _ => None,
         };
         self.rec.record(t, &event);
         if self.failed {
+            // The snapshot drops them from the checkpoints it reads back instead.
+            self.pending_drops.extend(rewrite);
             return Ok(());
         }
         self.append(&Record::Event { t, event })?;
-        if rewrite {
-            self.rewrite_checkpoints()?;
-        } else if self.segment_bytes >= SEGMENT_LIMIT {
+        if let Some((run, at_step)) = rewrite {
+            self.rewrite_checkpoints(run, at_step)?;
+        } else if self.segment_bytes >= self.segment_limit {
             self.compact()?;
         }
         Ok(())
     }
 
-    /// One checkpoint of every point so far replaces the older ones. Written before
-    /// they are removed: a crash in between leaves points twice, never none.
-    fn rewrite_checkpoints(&mut self) -> io::Result<()> {
-        let older = numbered(&self.dir, "checkpoint-", naming::SNAPSHOT_SUFFIX).map_err(|e| io::Error::other(e.to_string()))?;
-        self.checkpointed = 0;
-        self.compact()?;
-        let newest = self.segment_no - 1;
+    /// One checkpoint of every point so far, without `run`'s from `at_step` on,
+    /// replaces the older ones. Written before they are removed: a crash in between
+    /// leaves points twice, never none. Should it fail, the snapshot drops the
+    /// points from the checkpoints it reads back.
+    fn rewrite_checkpoints(&mut self, run: u32, at_step: u64) -> io::Result<()> {
+        let all = self.all_points();
+        let (older, mut all) = match all {
+            Ok(found) => found,
+            Err(e) => {
+                self.pending_drops.push((run, at_step));
+                return Err(e);
+            }
+        };
+        all.drop_run_from(run, at_step);
+        let tail = std::mem::replace(&mut self.rec.points, all);
+        let last_before = std::mem::take(&mut self.checkpointed_last);
+        let covered = match self.write_checkpoint() {
+            Ok(covered) => covered,
+            Err(e) => {
+                // The older checkpoints stay as they were, and so does what they hold.
+                self.rec.points = tail;
+                self.checkpointed_last = last_before;
+                self.pending_drops.push((run, at_step));
+                return Err(e);
+            }
+        };
+        // The new checkpoint holds everything: the older ones and the segments go.
         for (n, path) in older {
-            if n < newest {
+            if n < covered {
                 fs::remove_file(path)?;
             }
         }
+        self.next_segment()?;
+        for n in 1..=covered {
+            let _ = fs::remove_file(self.dir.join(segment_name(n)));
+        }
         Ok(())
+    }
+
+    /// Every point recorded so far: the checkpoints read back, then the points in
+    /// memory, with the writer's metric ids; and the checkpoints read.
+    fn all_points(&self) -> io::Result<(Vec<(u32, PathBuf)>, super::model::Points)> {
+        let older = numbered(&self.dir, "checkpoint-", naming::SNAPSHOT_SUFFIX).map_err(|e| io::Error::other(e.to_string()))?;
+        let mut all = self.rec.points.since(self.rec.points.len());
+        for (_, path) in &older {
+            let part = snapshot::read(path).map_err(|e| io::Error::other(format!("{}: {e}", path.display())))?;
+            all.append(&part.points);
+        }
+        all.append(&self.rec.points);
+        Ok((older, all))
     }
 
     fn run(&mut self, rx: mpsc::Receiver<Command>) {
@@ -299,7 +363,7 @@ impl Writer {
                 Ok(Command::Event(t, e)) => self.on_event(t, e),
                 Ok(Command::Snapshot(finale, reply)) => {
                     finale.apply(&mut self.rec);
-                    let _ = reply.send(snapshot::write(&self.snapshot, &self.rec).map(|()| self.snapshot.clone()));
+                    let _ = reply.send(self.write_snapshot().map(|_| self.snapshot.clone()));
                     Ok(())
                 }
                 Ok(Command::Finish(finale, reply)) => {
@@ -307,16 +371,7 @@ impl Writer {
                     while let Ok(Command::Event(t, e)) = rx.try_recv() {
                         let _ = self.on_event(t, e);
                     }
-                    finale.apply(&mut self.rec);
-                    let written = snapshot::write(&self.snapshot, &self.rec);
-                    if written.is_ok() {
-                        // The snapshot holds everything: the journal is no longer needed.
-                        self.out = None;
-                        let _ = fs::remove_dir_all(&self.dir);
-                    } else {
-                        let _ = self.sync();
-                    }
-                    let _ = reply.send(written.map(|()| self.snapshot.clone()));
+                    let _ = reply.send(self.finish(finale));
                     return;
                 }
                 Err(mpsc::RecvTimeoutError::Timeout) => Ok(()),
@@ -332,6 +387,55 @@ impl Writer {
             }
             self.fail_on(result);
         }
+    }
+
+    /// Writes the final snapshot; the journal goes once the snapshot holds everything.
+    fn finish(&mut self, finale: Finale) -> io::Result<PathBuf> {
+        finale.apply(&mut self.rec);
+        let written = self.write_snapshot();
+        if let Ok(true) = written {
+            self.out = None;
+            let _ = fs::remove_dir_all(&self.dir);
+        } else {
+            let _ = self.sync();
+        }
+        written.map(|_| self.snapshot.clone())
+    }
+
+    /// Writes the snapshot from the checkpoints (read back one at a time) and the
+    /// points since. A checkpoint that cannot be read is left out and said: the
+    /// snapshot keeps what can be read, and `Ok(false)` tells the caller to keep
+    /// the journal, which still holds it.
+    fn write_snapshot(&mut self) -> io::Result<bool> {
+        let mut lost = Vec::new();
+        let checkpoints = numbered(&self.dir, "checkpoint-", naming::SNAPSHOT_SUFFIX).unwrap_or_else(|e| {
+            lost.push(e.0);
+            Vec::new()
+        });
+        let names = self.rec.points.since(self.rec.points.len());
+        let read_back = checkpoints.iter().filter_map(|(_, path)| match snapshot::read(path) {
+            Ok(part) => {
+                // The writer's name table: ids, and the order of a step's points, as one recording.
+                let mut points = names.clone();
+                points.append(&part.points);
+                for (run, step) in &self.pending_drops {
+                    points.drop_run_from(*run, *step);
+                }
+                Some(std::borrow::Cow::Owned(points))
+            }
+            Err(e) => {
+                lost.push(format!("{}: {e}", path.display()));
+                None
+            }
+        });
+        let parts = read_back.chain([std::borrow::Cow::Borrowed(&self.rec.points)]);
+        snapshot::write_parts(&self.snapshot, &self.rec.meta, parts, snapshot::SNAPSHOT)?;
+        if !lost.is_empty() {
+            let what = lost.join("; ");
+            tracing::error!(journal = %self.dir.display(), "the snapshot lacks points that the journal could not read back: {what}");
+            crate::say!("rlmon: the snapshot {} lacks points the journal could not read back ({what}); the journal {} is kept", self.snapshot.display(), self.dir.display());
+        }
+        Ok(lost.is_empty())
     }
 
     /// After a write error the journal stops (the recording in memory goes on, so
@@ -600,13 +704,14 @@ mod tests {
         for (t, e) in events[..third].iter().cloned() {
             w.on_event(t, e).unwrap();
         }
-        w.compact().unwrap();
         part_points.push(w.rec.points.len());
+        w.compact().unwrap();
+        assert!(w.rec.points.is_empty(), "checkpointed points leave memory");
         for (t, e) in events[third..two_thirds].iter().cloned() {
             w.on_event(t, e).unwrap();
         }
+        part_points.push(w.rec.points.len());
         w.compact().unwrap();
-        part_points.push(w.rec.points.len() - part_points[0]);
         for (t, e) in events[two_thirds..].iter().cloned() {
             w.on_event(t, e).unwrap();
         }
@@ -642,14 +747,95 @@ mod tests {
         }
         w.sync().unwrap();
         let expect: Vec<(u64, f64)> = vec![(1, 5.0), (2, 5.0), (3, 1.0), (4, 1.0)];
-        let got = |r: &Recording| r.points.step.iter().copied().zip(r.points.value.iter().copied()).collect::<Vec<_>>();
-        assert_eq!(got(&w.rec), expect);
+        let got = |p: &super::super::model::Points| p.step.iter().copied().zip(p.value.iter().copied()).collect::<Vec<_>>();
+        assert_eq!(got(&w.all_points().unwrap().1), expect);
         let r = recover(&journal).unwrap();
-        assert_eq!(got(&r.recording), expect, "the checkpointed steps 3..5 stay discarded");
+        assert_eq!(got(&r.recording.points), expect, "the checkpointed steps 3..5 stay discarded");
         assert_eq!(r.recording.meta.resumes.len(), 1);
         let state = r.recording.final_state();
         assert_eq!(*state.runs[0].series["loss"].steps(0..usize::MAX), [1, 2, 3, 4]);
         assert!(state.log.iter().any(|l| l.message == "resumed at step 3 (4 steps discarded)"), "{:?}", state.log);
+    }
+
+    /// A session long enough to checkpoint many times: the writer holds only the
+    /// points since the last checkpoint, and the snapshot assembled from the
+    /// checkpoints has every point, and streams to the live state.
+    #[test]
+    fn a_checkpointed_session_writes_every_point_to_its_snapshot() {
+        let dir = tempfile::tempdir().unwrap();
+        let journal = dir.path().join("long.rlmon.journal");
+        fs::create_dir_all(&journal).unwrap();
+        let snapshot_path = dir.path().join("long.rlmon.parquet");
+        let mut w = Writer::open(journal.clone(), snapshot_path.clone(), Recording::new(meta()), Default::default()).unwrap();
+        w.segment_limit = 1024;
+        let mut most_held = 0;
+        for (t, e) in live_events() {
+            w.on_event(t, e).unwrap();
+            most_held = most_held.max(w.rec.points.len());
+        }
+        let (live, whole) = live_and_recorded();
+        let checkpoints = numbered(&journal, "checkpoint-", naming::SNAPSHOT_SUFFIX).unwrap().len();
+        assert!(checkpoints >= 4, "{checkpoints} checkpoints");
+        assert!(most_held < whole.points.len() / 3, "held {most_held} of {}", whole.points.len());
+        let path = w.finish(Finale { elapsed_s: 3.0, ..Finale::default() }).unwrap();
+        assert!(!journal.exists(), "the snapshot holds everything");
+        let back = snapshot::read(&path).unwrap();
+        assert_eq!(canonical(&back), canonical(&whole), "the same points as a snapshot of the whole recording");
+        assert_eq!(back.meta.runs, whole.meta.runs);
+        let mut played = crate::record::Playback::open(&path).unwrap();
+        assert!(matches!(played, crate::record::Playback::Streamed(_)), "a step never spans two checkpoints here");
+        crate::record::model::tests::same_series(&live, &played.final_state());
+    }
+
+    /// A checkpoint that cannot be read back: the snapshot keeps every other point,
+    /// and the journal, which still holds it, stays.
+    #[test]
+    fn an_unreadable_checkpoint_keeps_the_journal_and_the_rest_of_the_points() {
+        let dir = tempfile::tempdir().unwrap();
+        let journal = dir.path().join("bad.rlmon.journal");
+        fs::create_dir_all(&journal).unwrap();
+        let mut w = Writer::open(journal.clone(), dir.path().join("bad.rlmon.parquet"), Recording::new(meta()), Default::default()).unwrap();
+        let events = live_events();
+        let half = events.len() / 2;
+        for (t, e) in events[..half].iter().cloned() {
+            w.on_event(t, e).unwrap();
+        }
+        w.compact().unwrap();
+        for (t, e) in events[half..].iter().cloned() {
+            w.on_event(t, e).unwrap();
+        }
+        let tail = w.rec.points.len();
+        fs::write(journal.join(checkpoint_name(1)), b"PAR1 damaged").unwrap();
+        let path = w.finish(Finale::default()).unwrap();
+        assert!(journal.join(checkpoint_name(1)).exists(), "the journal is kept");
+        assert_eq!(snapshot::read(&path).unwrap().points.len(), tail, "the points since the checkpoint");
+    }
+
+    /// After the journal stopped (a full disk), a resume into checkpointed steps
+    /// cannot rewrite them: the snapshot leaves the discarded points out as it
+    /// reads the checkpoints back.
+    #[test]
+    fn a_resume_after_the_journal_stopped_is_applied_to_the_checkpoints_read_back() {
+        let dir = tempfile::tempdir().unwrap();
+        let journal = dir.path().join("s.rlmon.journal");
+        fs::create_dir_all(&journal).unwrap();
+        let mut w = Writer::open(journal.clone(), dir.path().join("s.rlmon.parquet"), Recording::new(meta()), Default::default()).unwrap();
+        let point = |step: u64, loss: f64| Event::Metrics { run: 0, step, time_s: step as f64, values: vec![("loss".into(), loss)] };
+        w.on_event(0.0, Event::RunStarted { run: 0, device: "attached".into(), threads: 0 }).unwrap();
+        for s in 1..=5 {
+            w.on_event(s as f64, point(s, 5.0)).unwrap();
+        }
+        w.compact().unwrap();
+        w.failed = true;
+        w.on_event(6.0, Event::Resumed { run: 0, at_step: 3, discarded: 3 }).unwrap();
+        for s in 3..=4 {
+            w.on_event(6.0 + s as f64, point(s, 1.0)).unwrap();
+        }
+        let path = w.finish(Finale::default()).unwrap();
+        let back = snapshot::read(&path).unwrap();
+        let mut got: Vec<(u64, f64)> = back.points.step.iter().copied().zip(back.points.value.iter().copied()).collect();
+        got.sort_by_key(|p| p.0);
+        assert_eq!(got, vec![(1, 5.0), (2, 5.0), (3, 1.0), (4, 1.0)]);
     }
 
     #[test]

@@ -6,6 +6,8 @@
 //! - `frame`: checksummed framing of journal records;
 //! - `journal`: the append-only journal and its writer thread, and recovery;
 //! - `snapshot`: Parquet files (write atomically, read with checks);
+//! - `stream`: a recorded session played event by event, a snapshot streamed from
+//!   its file instead of held;
 //! - `compare`: two recorded sessions side by side (pure);
 //! - `hardware`: what the session ran on, for the metadata;
 //! - `naming`: file names and UTC timestamps.
@@ -16,8 +18,10 @@ pub mod journal;
 pub mod model;
 pub mod naming;
 pub mod snapshot;
+pub mod stream;
 
 pub use model::{Meta, Recording, FORMAT_VERSION, TELEMETRY_RUN};
+pub use stream::Playback;
 
 /// Why a recorded file cannot be used. Always names the problem; the caller adds
 /// the path.
@@ -69,14 +73,20 @@ pub fn alerts_and_markers(state: &crate::session::SessionState) -> (Vec<serde_js
 /// tolerance it was judged with.
 pub type RecordedBaseline = (std::sync::Arc<crate::session::SessionState>, f64);
 
-/// The baseline `rec` was held against, when it had one and its file can still be
-/// read: a replay then judges it again with the hub's code, as live. `None`
-/// otherwise; the replay then raises the alerts recorded against it.
-pub fn recorded_baseline(rec: &Recording) -> Option<RecordedBaseline> {
-    let path = std::path::Path::new(rec.meta.baseline.as_deref()?);
-    let base = if path.is_dir() { journal::recover(path).ok()?.recording } else { snapshot::read(path).ok()? };
+/// The baseline the session of `meta` was held against, when it had one and its
+/// file can still be read: a replay then judges it again with the hub's code, as
+/// live. `None` otherwise; the replay then raises the alerts recorded against it.
+pub fn recorded_baseline(meta: &Meta) -> Option<RecordedBaseline> {
+    let path = std::path::Path::new(meta.baseline.as_deref()?);
+    let mut base = if path.is_dir() {
+        Playback::held(journal::recover(path).ok()?.recording)
+    } else if snapshot::looks_like_parquet(path) {
+        Playback::open(path).ok()?
+    } else {
+        return None;
+    };
     // The baseline's own baseline is not read again: only its curves matter here.
-    let tolerance = rec.meta.baseline_tolerance.unwrap_or(crate::session::baseline::DEFAULT_TOLERANCE);
+    let tolerance = meta.baseline_tolerance.unwrap_or(crate::session::baseline::DEFAULT_TOLERANCE);
     Some((std::sync::Arc::new(base.final_state()), tolerance))
 }
 
@@ -96,7 +106,7 @@ pub fn replay_start(rec: &Recording, baseline: Option<&RecordedBaseline>) -> (cr
 /// The final state of `rec` replayed as `rlmon replay` would: with its baseline
 /// read again when it can be.
 pub fn replayed_state(rec: &Recording) -> crate::session::SessionState {
-    let (mut hub, timeline) = replay_start(rec, recorded_baseline(rec).as_ref());
+    let (mut hub, timeline) = replay_start(rec, recorded_baseline(&rec.meta).as_ref());
     for (t, e) in timeline.events(rec) {
         hub.apply(e, t);
     }

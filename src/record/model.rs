@@ -252,6 +252,16 @@ impl Points {
         self.run[..below].iter().zip(&self.step[..below]).filter(|(r, s)| **r == run && **s >= step).count()
     }
 
+    /// Drops every point and keeps the metric names (and their ids): a buffer
+    /// reused batch after batch.
+    pub fn clear_points(&mut self) {
+        self.run.clear();
+        self.step.clear();
+        self.time_s.clear();
+        self.metric.clear();
+        self.value.clear();
+    }
+
     /// Drops `run`'s points at `step` and later (its job resumed from an earlier step).
     pub fn drop_run_from(&mut self, run: u32, step: u64) {
         let keep: Vec<bool> = self.run.iter().zip(&self.step).map(|(r, s)| *r != run || *s < step).collect();

@@ -2,6 +2,7 @@
 //! value) with the `rlmon` JSON metadata (design.md, "Snapshot"). Written atomically
 //! (temporary file, fsync, rename, fsync of the folder), so a snapshot on disk is
 //! always whole. Reading checks everything and names what is wrong.
+use std::borrow::Cow;
 use std::fs::File;
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -23,7 +24,7 @@ use super::BadFile;
 /// The key of the JSON metadata in the Parquet footer.
 pub const META_KEY: &str = "rlmon";
 /// Rows per record batch, written and read.
-const BATCH_ROWS: usize = 1 << 20;
+pub(super) const BATCH_ROWS: usize = 1 << 20;
 const PARQUET_MAGIC: &[u8; 4] = b"PAR1";
 
 fn schema() -> Arc<Schema> {
@@ -132,10 +133,17 @@ pub fn write(path: &Path, rec: &Recording) -> std::io::Result<()> {
 
 /// [`write`] with chosen settings (journal checkpoints, measuring).
 pub fn write_with(path: &Path, rec: &Recording, settings: Settings) -> std::io::Result<()> {
+    write_parts(path, &rec.meta, [Cow::Borrowed(&rec.points)], settings)
+}
+
+/// Writes `meta` and the points of `parts` atomically, one part after another,
+/// each sorted into row groups of its own: a journal's final snapshot holds one
+/// part in memory at a time (a checkpoint read back, or the points since).
+pub fn write_parts<'a>(path: &Path, meta: &Meta, parts: impl IntoIterator<Item = Cow<'a, Points>>, settings: Settings) -> std::io::Result<()> {
     let dir = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
     let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("snapshot");
     let tmp = dir.join(format!(".{name}.{}.tmp", std::process::id()));
-    let result = write_file(&tmp, rec, settings).and_then(|()| std::fs::rename(&tmp, path));
+    let result = write_file(&tmp, meta, parts, settings, GROUP_ROWS).and_then(|()| std::fs::rename(&tmp, path));
     if result.is_err() {
         let _ = std::fs::remove_file(&tmp);
     }
@@ -147,18 +155,33 @@ pub fn write_with(path: &Path, rec: &Recording, settings: Settings) -> std::io::
     Ok(())
 }
 
-fn write_file(path: &Path, rec: &Recording, settings: Settings) -> std::io::Result<()> {
-    let meta_json = serde_json::to_string(&rec.meta)?;
+/// [`write_with`] with row groups of at most `group_rows` rows (tests of readers
+/// that go group by group), not atomic.
+#[cfg(test)]
+pub(super) fn write_groups(path: &Path, rec: &Recording, settings: Settings, group_rows: usize) -> std::io::Result<()> {
+    write_file(path, &rec.meta, [Cow::Borrowed(&rec.points)], settings, group_rows)
+}
+
+fn write_file<'a>(path: &Path, meta: &Meta, parts: impl IntoIterator<Item = Cow<'a, Points>>, settings: Settings, group_rows: usize) -> std::io::Result<()> {
+    let meta_json = serde_json::to_string(meta)?;
     let props = properties(meta_json, settings.zstd_level).map_err(std::io::Error::other)?;
     let file = File::create(path)?;
     let mut writer = ArrowWriter::try_new(file, schema(), Some(props)).map_err(std::io::Error::other)?;
-    let p = &rec.points;
-    let (order, groups) = file_order(p, settings.order, GROUP_ROWS);
     // Dictionary values: runs in metadata order, telemetry last.
-    let mut run_names: Vec<&str> = rec.meta.runs.iter().map(|r| r.name.as_str()).collect();
-    run_names.push(&rec.meta.telemetry_run);
-    let telemetry_key = rec.meta.runs.len() as i32;
+    let mut run_names: Vec<&str> = meta.runs.iter().map(|r| r.name.as_str()).collect();
+    run_names.push(&meta.telemetry_run);
     let run_values: ArrayRef = Arc::new(StringArray::from(run_names));
+    for part in parts {
+        write_part(&mut writer, meta, &part, &run_values, settings, group_rows)?;
+    }
+    let file = writer.into_inner().map_err(std::io::Error::other)?;
+    file.sync_all()
+}
+
+/// One part's points, in file order, as row groups of their own.
+fn write_part(writer: &mut ArrowWriter<File>, meta: &Meta, p: &Points, run_values: &ArrayRef, settings: Settings, group_rows: usize) -> std::io::Result<()> {
+    let (order, groups) = file_order(p, settings.order, group_rows);
+    let telemetry_key = meta.runs.len() as i32;
     let metric_values: ArrayRef = Arc::new(StringArray::from_iter_values(p.metric_names.iter()));
     for group in groups {
         for chunk in order[group].chunks(BATCH_ROWS) {
@@ -177,8 +200,7 @@ fn write_file(path: &Path, rec: &Recording, settings: Settings) -> std::io::Resu
         // One row group per block.
         writer.flush().map_err(std::io::Error::other)?;
     }
-    let file = writer.into_inner().map_err(std::io::Error::other)?;
-    file.sync_all()
+    Ok(())
 }
 
 /// Whether a file starts like Parquet (to tell snapshots from journals and text).
@@ -226,7 +248,7 @@ fn read_parquet<R: parquet::file::reader::ChunkReader + 'static>(source: R) -> R
     let mut points = Points::default();
     for batch in reader {
         let batch = batch.map_err(|e| BadFile(format!("corrupted data: {e}")))?;
-        append_batch(&batch, &meta, &mut points)?;
+        append_batch(&batch, &meta, &mut points, true)?;
     }
     Ok(Recording::from_parts(meta, points))
 }
@@ -234,7 +256,7 @@ fn read_parquet<R: parquet::file::reader::ChunkReader + 'static>(source: R) -> R
 /// The footer is believed only as far as the file goes: a column chunk said to
 /// lie past the file's end (a damaged or forged footer claiming terabytes) is a
 /// corrupted file, said as such before any page is read or any buffer sized by it.
-fn check_claims(meta: &ParquetMetaData, file_len: u64) -> Result<(), BadFile> {
+pub(super) fn check_claims(meta: &ParquetMetaData, file_len: u64) -> Result<(), BadFile> {
     for (g, group) in meta.row_groups().iter().enumerate() {
         for column in group.columns() {
             let start = column.dictionary_page_offset().unwrap_or_else(|| column.data_page_offset());
@@ -313,7 +335,9 @@ impl<'a> Names<'a> {
     }
 }
 
-fn append_batch(batch: &RecordBatch, meta: &Meta, points: &mut Points) -> Result<(), BadFile> {
+/// Appends a batch's rows to `points`, checking every column. Without `with_time`
+/// the batch may lack `time_s` (a read that does not need it) and no time is kept.
+pub(super) fn append_batch(batch: &RecordBatch, meta: &Meta, points: &mut Points, with_time: bool) -> Result<(), BadFile> {
     let col = |name: &str| batch.column_by_name(name).ok_or_else(|| BadFile(format!("no `{name}` column")));
     let floats = |name: &str| -> Result<Float64Array, BadFile> {
         let c = col(name)?;
@@ -328,14 +352,16 @@ fn append_batch(batch: &RecordBatch, meta: &Meta, points: &mut Points) -> Result
     if steps.null_count() > 0 || steps.values().iter().any(|s| *s < 0) {
         return Err(BadFile("column `step` has missing or negative values".into()));
     }
-    let (times, values) = (floats("time_s")?, floats("value")?);
+    let values = floats("value")?;
+    if with_time {
+        points.time_s.extend(floats("time_s")?.values().iter());
+    }
     let (run_col, metric_col) = (col("run")?, col("metric")?);
     Names::of(run_col, "run")?.map(|n| meta.run_index(n).ok_or_else(|| BadFile(format!("points of run `{n}`, which the metadata does not list"))), &mut points.run)?;
     let mut metric_ids = Vec::with_capacity(batch.num_rows());
     Names::of(metric_col, "metric")?.map(|n| Ok(points.metric_id(n)), &mut metric_ids)?;
     points.metric.extend(metric_ids);
     points.step.extend(steps.values().iter().map(|s| *s as u64));
-    points.time_s.extend(times.values().iter());
     points.value.extend(values.values().iter());
     Ok(())
 }
