@@ -62,7 +62,7 @@ pub struct RunSummary {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct RanksSummary {
     pub count: usize,
-    /// What the ranks were compared by: "tokens_per_s", else "step_time".
+    /// What the ranks were compared by: tokens/s, else step time (their metric names).
     pub by: String,
     pub slowest_rank: u32,
     pub fastest_rank: u32,
@@ -111,8 +111,8 @@ impl RunSummary {
 fn ranks_summary(state: &SessionState, job: usize) -> Option<RanksSummary> {
     let spread = state.rank_spread(job, RATE_WINDOW)?;
     let (by, s) = match (spread.tokens_per_s, spread.step_time) {
-        (Some(s), _) => ("tokens_per_s", s),
-        (None, Some(s)) => ("step_time", s),
+        (Some(s), _) => (catalog::TOKENS_PER_S, s),
+        (None, Some(s)) => (catalog::STEP_TIME_S, s),
         (None, None) => return None,
     };
     Some(RanksSummary { count: spread.ranks, by: by.into(), slowest_rank: s.slow.0, fastest_rank: s.fast.0, spread: s.fraction })
@@ -171,7 +171,7 @@ impl SessionSummary {
                 let _ = write!(out, "\n      not judged: {}", what.join("; "));
             }
             if let Some(k) = &r.ranks {
-                let by = if k.by == "tokens_per_s" { "tokens/s" } else { "step time" };
+                let by = if k.by == catalog::TOKENS_PER_S { "tokens/s" } else { "step time" };
                 let _ = write!(out, "\n      {} ranks: rank {} slowest, {:.1}% behind rank {} ({by})", k.count, k.slowest_rank, 100.0 * k.spread, k.fastest_rank);
             }
             if let Some(e) = &r.error {
@@ -211,7 +211,7 @@ mod tests {
         hub.apply(Event::RunEnded { run: 0, outcome: RunOutcome::Finished }, 4.0);
         let summary = SessionSummary::of(&hub.state, 4.0);
         let k = summary.runs[0].ranks.as_ref().expect("the job's ranks");
-        assert_eq!((k.count, k.by.as_str(), k.slowest_rank, k.fastest_rank), (3, "tokens_per_s", 2, 0));
+        assert_eq!((k.count, k.by.as_str(), k.slowest_rank, k.fastest_rank), (3, catalog::TOKENS_PER_S, 2, 0));
         assert!((k.spread - 0.2).abs() < 1e-9, "{k:?}");
         assert!(summary.runs.iter().skip(1).all(|r| r.ranks.is_none()), "only the job carries it");
         assert!(summary.to_text().contains("3 ranks: rank 2 slowest, 20.0% behind rank 0 (tokens/s)"), "{}", summary.to_text());
