@@ -102,11 +102,11 @@ impl ShortJudge {
     /// cannot tell (too few, not a positive metric, a loss that never fell).
     fn anomalous(&self, v: f64) -> Option<bool> {
         let b = &self.before;
-        if b.iter().any(|x| *x <= 0.0) {
-            return None;
-        }
         match self.rule {
             Rule::Blowup => {
+                if b.iter().any(|x| *x <= 0.0) {
+                    return None;
+                }
                 let fallen = b.len() >= BLOWUP_MIN_BEFORE && b[1..].iter().any(|x| *x < b[0]);
                 if !fallen || catalog::is_signed(&self.metric) {
                     return None;
@@ -118,8 +118,11 @@ impl ShortJudge {
                 if b.len() < OUTLIER_MIN_BEFORE {
                     return None;
                 }
+                // A KL starts at zero (and its estimate may dip below): its floor
+                // keeps the first growth from counting as infinitely many times.
                 let floor = if self.kind == AlertKind::KlSpike { super::KL_FLOOR } else { 0.0 };
-                Some(v >= OUTLIER_OVER_MEDIAN * median(b).max(floor))
+                let reference = median(b).max(floor);
+                (reference > 0.0).then(|| v >= OUTLIER_OVER_MEDIAN * reference)
             }
         }
     }
@@ -282,6 +285,9 @@ mod tests {
             (AlertKind::GradExplosion, &[1.0, 1.0, 1.0, 5000.0], &[], 0),
             // KL from zero: its floor keeps early growth from looking infinite.
             (AlertKind::KlSpike, &[0.0, 0.0001, 0.0002, 0.0004, 0.003, 0.01, 0.02], &[], 0),
+            (AlertKind::KlSpike, &[0.0, 0.0, -0.001, 0.0, 0.002, 0.05, 3.0], &[Severity::Warn], 7),
+            // A gradient that was zero has no level to be hundreds of times.
+            (AlertKind::GradExplosion, &[0.0, 0.0, 0.0, 0.0, 0.0, 1.0], &[], 0),
             (AlertKind::KlSpike, &[0.01, 0.012, 0.011, 0.013, 0.012, 2.5], &[Severity::Warn], 6),
         ];
         for (kind, series, want, step) in table {
