@@ -81,6 +81,8 @@ fn real_logs_nan_at_its_step_and_no_critical_on_a_healthy_run() {
         let s = real::score(log, &report);
         assert_eq!(s.criticals_on_clean, 0, "{}: {:?}", log.file, s.alerts);
         if let Some((_, kinds)) = log.incident {
+            // Short excerpts too: judged by the short-run rules before warm-up.
+            assert!(s.latency.is_some(), "{}: incident missed: {:?}", log.file, s.alerts);
             if kinds.contains(&AlertKind::Nonfinite) {
                 assert_eq!(s.latency, Some(0), "{}: {:?}", log.file, s.alerts);
             }

@@ -4,6 +4,7 @@
 //! what it did not look at.
 use serde::Serialize;
 
+use super::detect::short;
 use super::{AlertKind, HealthConfig};
 use crate::metrics::catalog::{self, PaneHint};
 
@@ -35,7 +36,11 @@ pub fn not_judged<'a>(settings: &HealthConfig, names: impl Iterator<Item = &'a s
         }
         let needed = s.warmup as usize + s.persistence.max(1) as usize;
         let reason = match points(metric) {
-            Some(n) if n < needed => format!("not enough points: {n} of {metric}, it needs {needed}"),
+            Some(n) if n < needed => match short::rule_for(kind).filter(|r| n >= r.min_points()) {
+                // Judged by the short-run rule for what few points can tell.
+                Some(rule) => format!("not enough points: {n} of {metric}, it needs {needed} ({})", rule.covers()),
+                None => format!("not enough points: {n} of {metric}, it needs {needed}"),
+            },
             Some(_) => continue,
             None if catalog::in_pane(PaneHint::Rl).any(|m| m == metric) && !rl_run => continue,
             None => format!("metric missing: {metric}"),
@@ -59,6 +64,9 @@ mod tests {
         assert_eq!(reason(AlertKind::LossSpike).as_deref(), Some("not enough points: 10 of loss, it needs 22"));
         assert_eq!(reason(AlertKind::GradExplosion).as_deref(), Some("metric missing: grad_norm"));
         assert_eq!(reason(AlertKind::KlSpike), None, "RL kinds are not expected of a pretraining run");
+        assert_eq!(reason(AlertKind::LossDivergence).as_deref(), Some("not enough points: 10 of loss, it needs 55 (judged only for a loss far above every earlier value)"));
+        let out = not_judged(&cfg, [catalog::LOSS, catalog::GRAD_NORM].into_iter(), |_| Some(3));
+        assert!(out.iter().all(|n| !n.reason.contains("judged only")), "too few even for the short-run rules: {out:?}");
         // An RL run with enough points: only what it lacks.
         let names = [catalog::LOSS, catalog::KL, catalog::REWARD];
         let out = not_judged(&cfg, names.iter().copied(), |m| names.contains(&m).then_some(10_000));

@@ -5,6 +5,7 @@ pub mod drift;
 pub mod moe;
 pub mod nonfinite;
 pub mod rl;
+pub mod short;
 pub mod spike;
 pub mod straggler;
 pub mod trend;
@@ -67,6 +68,9 @@ pub fn for_run(config: &HealthConfig) -> Vec<Box<dyn Detector>> {
         Box::new(ExpertCollapse::new(s(K::ExpertCollapse))),
         Box::new(SlowDrift::new(s(K::SlowDrift))),
     ];
+    // The first points of a run, before the kinds above leave their warm-up.
+    let short = [K::LossDivergence, K::GradExplosion, K::KlSpike].into_iter().filter_map(|k| short::ShortJudge::new(k, config.get(k)));
+    let all = all.into_iter().chain(short.map(|j| Box::new(j) as Box<dyn Detector>));
     all.into_iter().filter(|d| config.get(d.kind()).enabled).collect()
 }
 
@@ -331,6 +335,8 @@ mod tests {
                 K::ThroughputRegression,
                 K::ExpertCollapse,
                 K::SlowDrift,
+                K::LossDivergence,
+                K::GradExplosion,
             ]
         );
     }

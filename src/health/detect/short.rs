@@ -1,0 +1,312 @@
+//! Judgement of the first points of a run, before a kind's own detector has
+//! left its warm-up. Real logs people paste or keep are often tens of points;
+//! the full detectors need a trailing window to know the run's level, so on
+//! such logs only what is unmistakable with few points is judged here:
+//!
+//! - a loss ([`Rule::Blowup`]) that has fallen from its first value and then
+//!   sits, two points in a row, far above every earlier value (its first
+//!   included): a divergence, critical since it is back above where it started;
+//! - a gradient norm or KL ([`Rule::Outlier`]) hundreds of times the median of
+//!   all its earlier points (at least [`OUTLIER_MIN_BEFORE`] of them): warn,
+//!   critical when the next point is as far out (sustained).
+//!
+//! Each judge hands over to the kind's own detector once that one has seen
+//! enough points (its warm-up and persistence), and falls silent.
+use super::{Point, Raised};
+use crate::health::config::KindSettings;
+use crate::health::{AlertKind, Peak, Severity};
+use crate::metrics::catalog;
+use crate::report::format::compact;
+
+/// A loss point counts as a blow-up when it is at least this many times the
+/// highest earlier value. Per-batch noise of a healthy loss stays well below
+/// its first value; a run that ends up half as high again as anything it has
+/// logged, its start included, is broken.
+pub const BLOWUP_OVER_MAX: f64 = 1.5;
+/// Consecutive blown-up loss points before it is raised: one bad batch is not
+/// a divergence.
+pub const BLOWUP_POINTS: usize = 2;
+/// Earlier loss points needed: a first value and one below it (it has fallen).
+pub const BLOWUP_MIN_BEFORE: usize = 2;
+/// A gradient norm or KL at least this many times the median of its earlier
+/// points is an explosion even without a trailing window: healthy runs swing by
+/// several times (LoRA-GA's grad norm 17-157), not by hundreds.
+pub const OUTLIER_OVER_MEDIAN: f64 = 100.0;
+/// Earlier points the median needs before an outlier is judged.
+pub const OUTLIER_MIN_BEFORE: usize = 4;
+
+/// What a judge looks for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Rule {
+    Blowup,
+    Outlier,
+}
+
+impl Rule {
+    /// The fewest points of a metric on which the rule can raise anything.
+    pub fn min_points(self) -> usize {
+        match self {
+            Rule::Blowup => BLOWUP_MIN_BEFORE + BLOWUP_POINTS,
+            Rule::Outlier => OUTLIER_MIN_BEFORE + 1,
+        }
+    }
+
+    /// What a short run is still judged for, for `rlmon check`'s "not judged".
+    pub fn covers(self) -> &'static str {
+        match self {
+            Rule::Blowup => "judged only for a loss far above every earlier value",
+            Rule::Outlier => "judged only for a value hundreds of times its earlier median",
+        }
+    }
+}
+
+/// The short-run rule that stands in for `kind`'s detector during its warm-up.
+pub fn rule_for(kind: AlertKind) -> Option<Rule> {
+    match kind {
+        AlertKind::LossDivergence => Some(Rule::Blowup),
+        AlertKind::GradExplosion | AlertKind::KlSpike => Some(Rule::Outlier),
+        _ => None,
+    }
+}
+
+/// One kind's judge of a run's first points.
+#[derive(Debug, Clone)]
+pub struct ShortJudge {
+    kind: AlertKind,
+    rule: Rule,
+    metric: String,
+    /// Points of the metric judged here; afterwards the kind's own detector judges.
+    span: usize,
+    points: usize,
+    /// Finite values before the anomalous streak under way (at most `span`).
+    before: Vec<f64>,
+    /// The streak under way: its first step and value, its worst point, length.
+    streak: Option<(u64, f64, Peak, usize)>,
+    /// The streak's values, which join `before` if it ends unraised.
+    streak_values: Vec<f64>,
+    /// The severity raised for the event, if any (one event per run).
+    raised: Option<Severity>,
+    done: bool,
+}
+
+impl ShortJudge {
+    /// A judge for `kind` when it has a short-run rule and a metric.
+    pub fn new(kind: AlertKind, s: &KindSettings) -> Option<Self> {
+        let rule = rule_for(kind)?;
+        let metric = s.metric.clone()?;
+        let span = s.warmup as usize + s.persistence.max(1) as usize;
+        Some(ShortJudge { kind, rule, metric, span, points: 0, before: Vec::new(), streak: None, streak_values: Vec::new(), raised: None, done: false })
+    }
+
+    /// Whether `v` is anomalous against the earlier points, or `None` when those
+    /// cannot tell (too few, not a positive metric, a loss that never fell).
+    fn anomalous(&self, v: f64) -> Option<bool> {
+        let b = &self.before;
+        match self.rule {
+            Rule::Blowup => {
+                if b.iter().any(|x| *x <= 0.0) {
+                    return None;
+                }
+                let fallen = b.len() >= BLOWUP_MIN_BEFORE && b[1..].iter().any(|x| *x < b[0]);
+                if !fallen || catalog::is_signed(&self.metric) {
+                    return None;
+                }
+                let highest = b.iter().copied().fold(f64::MIN, f64::max);
+                Some(v >= BLOWUP_OVER_MAX * highest)
+            }
+            Rule::Outlier => {
+                if b.len() < OUTLIER_MIN_BEFORE {
+                    return None;
+                }
+                // A KL starts at zero (and its estimate may dip below): its floor
+                // keeps the first growth from counting as infinitely many times.
+                let floor = if self.kind == AlertKind::KlSpike { super::KL_FLOOR } else { 0.0 };
+                let reference = median(b).max(floor);
+                (reference > 0.0).then(|| v >= OUTLIER_OVER_MEDIAN * reference)
+            }
+        }
+    }
+
+    pub fn check(&mut self, p: &Point) -> Option<Raised> {
+        if self.done {
+            return None;
+        }
+        let v = p.get(&self.metric)?;
+        self.points += 1;
+        if self.points > self.span {
+            self.done = true;
+            return None;
+        }
+        // NaN has its own detector; it tells nothing about the level.
+        if !v.is_finite() {
+            return None;
+        }
+        if self.anomalous(v) != Some(true) {
+            // The event, if raised, is over; a streak that did not persist joins
+            // the earlier points (a recovered bump raises the bar, conservatively).
+            if self.raised.is_some() {
+                self.done = true;
+                return None;
+            }
+            self.streak = None;
+            self.before.append(&mut self.streak_values);
+            self.before.push(v);
+            return None;
+        }
+        let (onset_step, onset, peak, len) = self.streak.get_or_insert((p.step, v, Peak { step: p.step, value: v }, 0));
+        *len += 1;
+        self.streak_values.push(v);
+        if v > peak.value {
+            *peak = Peak { step: p.step, value: v };
+        }
+        let (onset_step, onset, peak, len) = (*onset_step, *onset, *peak, *len);
+        let severity = match self.rule {
+            Rule::Blowup if len >= BLOWUP_POINTS => Severity::Critical,
+            Rule::Blowup => return None,
+            Rule::Outlier if len >= 2 => Severity::Critical,
+            Rule::Outlier => Severity::Warn,
+        };
+        if self.raised.is_some_and(|r| r >= severity) {
+            return None;
+        }
+        let escalated_at = self.raised.map(|_| p.step);
+        self.raised = Some(severity);
+        let message = match self.rule {
+            Rule::Blowup => format!(
+                "{} diverged: {} at step {onset_step}, {:.1}x the highest of its {} earlier points and above its first ({}), peak {} at step {}",
+                self.metric,
+                compact(onset),
+                onset / self.before.iter().copied().fold(f64::MIN, f64::max),
+                self.before.len(),
+                compact(self.before[0]),
+                compact(peak.value),
+                peak.step
+            ),
+            Rule::Outlier => format!(
+                "{} exploded: {} at step {onset_step}, {:.0}x the median of its {} earlier points",
+                self.metric,
+                compact(onset),
+                onset / median(&self.before).max(f64::MIN_POSITIVE),
+                self.before.len()
+            ),
+        };
+        Some(Raised { severity, metric: self.metric.clone(), step: onset_step, value: onset, message, peak: Some(peak), escalated_at })
+    }
+}
+
+impl super::Detector for ShortJudge {
+    fn kind(&self) -> AlertKind {
+        self.kind
+    }
+
+    fn observe(&mut self, p: &Point) -> Vec<Raised> {
+        self.check(p).into_iter().collect()
+    }
+}
+
+fn median(xs: &[f64]) -> f64 {
+    let mut v = xs.to_vec();
+    v.sort_by(f64::total_cmp);
+    let n = v.len();
+    if n == 0 {
+        f64::NAN
+    } else if n % 2 == 1 {
+        v[n / 2]
+    } else {
+        (v[n / 2 - 1] + v[n / 2]) / 2.0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::health::config::defaults;
+    use crate::metrics::MetricName;
+
+    /// Every alert the judge of `kind` raises on `series` (steps 1, 2, ...).
+    fn judge(kind: AlertKind, series: &[f64]) -> Vec<Raised> {
+        let s = defaults(kind);
+        let metric = s.metric.clone().unwrap();
+        let mut j = ShortJudge::new(kind, &s).unwrap();
+        let mut out = Vec::new();
+        for (i, v) in series.iter().enumerate() {
+            let values: Vec<(MetricName, f64)> = vec![(metric.clone().into(), *v)];
+            out.extend(j.check(&Point { step: i as u64 + 1, time_s: 0.0, values: &values }));
+        }
+        out
+    }
+
+    #[test]
+    fn a_short_loss_that_blows_up_is_a_critical_divergence() {
+        // (series, what is raised: (step, value, peak step) of a critical alert)
+        let table: &[(&[f64], Option<(u64, f64, u64)>)] = &[
+            // MLX LoRA (mlx-examples #620): fell, then far above everything, twice.
+            (&[1.593, 1.406, 3.316, 6.437, 5.478, 4.857], Some((3, 3.316, 4))),
+            (&[2.0, 1.8, 1.7, 1.6, 3.1, 3.5, 4.0], Some((5, 3.1, 6))),
+            // One bad batch that recovers: not a divergence.
+            (&[2.0, 1.8, 1.7, 4.0, 1.6, 1.5, 1.5], None),
+            // Above its recent values but not above its start.
+            (&[7.6, 6.6, 6.8, 6.4, 6.8, 5.8, 5.9, 5.5, 4.3, 5.7, 4.9], None),
+            (&[4.0, 2.0, 1.0, 0.5, 0.9, 0.95, 1.2], None),
+            // A loss that never fell: nothing to compare with.
+            (&[1.0, 1.2, 2.0, 3.1, 5.0], None),
+            // Too few points before the rise.
+            (&[1.0, 3.0, 4.0], None),
+            // Quantised tiny losses (0.0001 to 0.0004) stay below the first value.
+            (&[0.30, 0.05, 0.001, 0.0001, 0.0004, 0.0003, 0.0001, 0.0004], None),
+            // Signed values are not judged by ratios.
+            (&[0.5, -0.2, 0.1, 2.0, 3.0], None),
+        ];
+        for (series, want) in table {
+            let got = judge(AlertKind::LossDivergence, series);
+            match want {
+                None => assert!(got.is_empty(), "{series:?}: {got:?}"),
+                Some((step, value, peak)) => {
+                    assert_eq!(got.len(), 1, "{series:?}: {got:?}");
+                    let r = &got[0];
+                    assert_eq!((r.severity, r.step, r.value, r.peak.unwrap().step), (Severity::Critical, *step, *value, *peak), "{series:?}: {r:?}");
+                    assert!(r.message.contains(&compact(*value)), "{r:?}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn a_gradient_hundreds_of_times_its_median_is_an_explosion() {
+        // (kind, series, severities raised, step of the alert)
+        let table: &[(AlertKind, &[f64], &[Severity], u64)] = &[
+            // Unsloth #5207: grad norm ~10, then 11,140 at the 9th point.
+            (AlertKind::GradExplosion, &[14.98, 9.78, 7.64, 92.1, 29.0, 5.21, 7.83, 7.79, 11140.0], &[Severity::Warn], 9),
+            // Sustained: raised again as critical (the same event, escalated).
+            (AlertKind::GradExplosion, &[1.0, 1.2, 0.9, 1.1, 500.0, 800.0, 1.0], &[Severity::Warn, Severity::Critical], 5),
+            // LoRA-GA: swings of 17-157 are healthy.
+            (AlertKind::GradExplosion, &[65.9, 19.1, 16.7, 59.1, 54.7, 154.3, 49.7, 96.2, 92.8, 88.2, 88.1, 86.5, 42.9], &[], 0),
+            // Too few earlier points for a median.
+            (AlertKind::GradExplosion, &[1.0, 1.0, 1.0, 5000.0], &[], 0),
+            // KL from zero: its floor keeps early growth from looking infinite.
+            (AlertKind::KlSpike, &[0.0, 0.0001, 0.0002, 0.0004, 0.003, 0.01, 0.02], &[], 0),
+            (AlertKind::KlSpike, &[0.0, 0.0, -0.001, 0.0, 0.002, 0.05, 3.0], &[Severity::Warn], 7),
+            // A gradient that was zero has no level to be hundreds of times.
+            (AlertKind::GradExplosion, &[0.0, 0.0, 0.0, 0.0, 0.0, 1.0], &[], 0),
+            (AlertKind::KlSpike, &[0.01, 0.012, 0.011, 0.013, 0.012, 2.5], &[Severity::Warn], 6),
+        ];
+        for (kind, series, want, step) in table {
+            let got = judge(*kind, series);
+            let sev: Vec<Severity> = got.iter().map(|r| r.severity).collect();
+            assert_eq!(&sev, want, "{kind:?} {series:?}: {got:?}");
+            assert!(got.iter().all(|r| r.step == *step && r.value == series[*step as usize - 1]), "{got:?}");
+            assert!(got.iter().skip(1).all(|r| r.escalated_at.is_some()), "{got:?}");
+        }
+    }
+
+    #[test]
+    fn it_hands_over_after_the_warm_up() {
+        let span = {
+            let s = defaults(AlertKind::GradExplosion);
+            (s.warmup + s.persistence) as usize
+        };
+        let mut series = vec![1.0; span];
+        series.push(1e6);
+        assert!(judge(AlertKind::GradExplosion, &series).is_empty());
+    }
+}
