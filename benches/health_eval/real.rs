@@ -25,9 +25,11 @@ pub const LOGS: &[RealLog] = &[
     RealLog { file: "nanogpt-215-nan.log", pattern: None, incident: Some((3010, &[AlertKind::Nonfinite])), clean_before: Some(9), what: "GPT-2 on a V100 in float16: loss NaN from iter 3010" },
     RealLog {
         file: "mlx-620-lora-blowup.log",
-        pattern: Some(r"Iter (?P<step>\d+): Train loss (?P<loss>[-\d.eE]+), Learning Rate (?P<lr>[-\d.eE+]+)"),
+        // Read as `rlmon check` reads it: the generic text format (its first line,
+        // `Iter 1: Val loss 2.086`, is a point too).
+        pattern: None,
         incident: Some((75, &[AlertKind::LossSpike, AlertKind::LossDivergence])),
-        clean_before: Some(2),
+        clean_before: Some(3),
         what: "LoRA fine-tune with MLX: loss 1.4 -> 6.4 between iters 50 and 100, never back",
     },
     RealLog { file: "unsloth-5207-grad-spikes.log", pattern: None, incident: Some((4, &[AlertKind::GradExplosion])), clean_before: Some(3), what: "Gemma LoRA: pre-clip grad norm 92 at step 4 and 11,140 at step 9" },
