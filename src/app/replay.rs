@@ -250,15 +250,22 @@ mod tests {
         let mut r = ReplaySession::new(rec, Speed::Times(10.0));
         r.advance().await;
         assert!(r.state().runs[0].step < 5, "paced, not all at once");
+        seeks_exactly(r, &live).await;
+    }
+
+    /// Seeking to the end, the middle and the start gives the live state's points
+    /// at each, and playing on from the start ends where the live session did.
+    async fn seeks_exactly(mut r: ReplaySession, live: &SessionState) {
         r.seek(f64::INFINITY);
-        same_series(&live, r.state());
+        same_series(live, r.state());
         r.seek(1.0);
         let mid = r.state().runs[0].step;
         assert!(mid > 0 && mid < 50, "{mid}");
         r.seek(0.0);
         assert_eq!(r.state().runs[0].step, 0);
         while r.advance().await {}
-        same_series(&live, r.state());
+        same_series(live, r.state());
+        assert_eq!(r.state().alerts.len(), live.alerts.len());
     }
 
     #[tokio::test(start_paused = true)]
@@ -269,17 +276,7 @@ mod tests {
         crate::record::snapshot::write(&path, &rec).unwrap();
         let playback = Playback::open(&path).unwrap();
         assert!(matches!(playback, Playback::Streamed(_)));
-        let mut r = ReplaySession::new(playback, Speed::Times(10.0));
-        r.seek(f64::INFINITY);
-        same_series(&live, r.state());
-        r.seek(1.0);
-        let mid = r.state().runs[0].step;
-        assert!(mid > 0 && mid < 50, "{mid}");
-        r.seek(0.0);
-        assert_eq!(r.state().runs[0].step, 0);
-        while r.advance().await {}
-        same_series(&live, r.state());
-        assert_eq!(r.state().alerts.len(), live.alerts.len());
+        seeks_exactly(ReplaySession::new(playback, Speed::Times(10.0)), &live).await;
     }
 
     #[test]

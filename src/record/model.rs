@@ -198,6 +198,32 @@ impl Meta {
         self.runs.iter().position(|r| r.name == name).map(|i| i as u32)
     }
 
+    /// The events a recording adds around its points: log lines, alerts against a
+    /// baseline, and each run's end (after its last point, at `last_point_s[run]`,
+    /// since a run's clock starts before its RunStarted is logged).
+    pub(crate) fn closing_events(&self, last_point_s: &[f64]) -> Vec<(f64, Event)> {
+        let mut events = Vec::new();
+        for l in &self.log {
+            events.push((l.time_s, Event::Log { run: l.run, level: l.level, message: l.message.clone() }));
+        }
+        for a in &self.baseline_alerts {
+            events.push((a.at_s, Event::Alert { run: a.run, alert: a.alert.clone() }));
+        }
+        for (i, r) in self.runs.iter().enumerate().filter(|(_, r)| r.rank_of.is_none()) {
+            let outcome = match r.state {
+                RunState::Finished => Some(RunOutcome::Finished),
+                RunState::Cancelled => Some(RunOutcome::Cancelled),
+                RunState::Failed => Some(RunOutcome::Failed(r.error.clone().unwrap_or_default())),
+                RunState::Pending | RunState::Running => None,
+            };
+            if let Some(outcome) = outcome {
+                let ended = r.ended_s.unwrap_or(self.elapsed_s).max(last_point_s.get(i).copied().unwrap_or(0.0));
+                events.push((ended, Event::RunEnded { run: i, outcome }));
+            }
+        }
+        events
+    }
+
     pub fn run_name(&self, index: u32) -> &str {
         match index {
             TELEMETRY => &self.telemetry_run,
@@ -626,24 +652,7 @@ impl Recording {
             from = to;
         }
         // Within one instant, a step's log lines follow it and a run's end comes last.
-        for l in &meta.log {
-            events.push((l.time_s, Entry::Event(Event::Log { run: l.run, level: l.level, message: l.message.clone() })));
-        }
-        for a in &meta.baseline_alerts {
-            events.push((a.at_s, Entry::Event(Event::Alert { run: a.run, alert: a.alert.clone() })));
-        }
-        for (i, r) in meta.runs.iter().enumerate().filter(|(_, r)| r.rank_of.is_none()) {
-            let outcome = match r.state {
-                RunState::Finished => Some(RunOutcome::Finished),
-                RunState::Cancelled => Some(RunOutcome::Cancelled),
-                RunState::Failed => Some(RunOutcome::Failed(r.error.clone().unwrap_or_default())),
-                RunState::Pending | RunState::Running => None,
-            };
-            if let Some(outcome) = outcome {
-                let ended = r.ended_s.unwrap_or(meta.elapsed_s).max(last_point_s[i]);
-                events.push((ended, Entry::Event(Event::RunEnded { run: i, outcome })));
-            }
-        }
+        events.extend(meta.closing_events(&last_point_s).into_iter().map(|(t, e)| (t, Entry::Event(e))));
         // Stable: events at one instant keep the order above.
         events.sort_by(|a, b| a.0.total_cmp(&b.0));
         Timeline { entries: events, order, names }

@@ -23,7 +23,7 @@ use parquet::arrow::ProjectionMask;
 use super::model::{strip_derived, Meta, Points, Recording, Timeline, TELEMETRY};
 use super::{snapshot, BadFile, RecordedBaseline};
 use crate::metrics::{catalog, MetricName};
-use crate::session::{Event, Hub, RunOutcome, RunState, SessionState};
+use crate::session::{Event, Hub, SessionState};
 
 /// Rows per batch while streaming: small, so a batch's buffers stay small beside
 /// the decoded group.
@@ -315,24 +315,7 @@ impl Streamed {
                 *last = last.max(self.started[s.run as usize] + s.time_s);
             }
         }
-        for l in &meta.log {
-            events.push((l.time_s, Event::Log { run: l.run, level: l.level, message: l.message.clone() }));
-        }
-        for a in &meta.baseline_alerts {
-            events.push((a.at_s, Event::Alert { run: a.run, alert: a.alert.clone() }));
-        }
-        for (i, r) in meta.runs.iter().enumerate().filter(|(_, r)| r.rank_of.is_none()) {
-            let outcome = match r.state {
-                RunState::Finished => Some(RunOutcome::Finished),
-                RunState::Cancelled => Some(RunOutcome::Cancelled),
-                RunState::Failed => Some(RunOutcome::Failed(r.error.clone().unwrap_or_default())),
-                RunState::Pending | RunState::Running => None,
-            };
-            if let Some(outcome) = outcome {
-                let ended = r.ended_s.unwrap_or(meta.elapsed_s).max(last_point_s[i]);
-                events.push((ended, Event::RunEnded { run: i, outcome }));
-            }
-        }
+        events.extend(meta.closing_events(&last_point_s));
         let mut entries: Vec<Entry> = (0..before_steps as u32).map(Entry::Event).collect();
         entries.extend((0..self.steps.len() as u32).map(Entry::Step));
         entries.extend((before_steps as u32..events.len() as u32).map(Entry::Event));
@@ -626,6 +609,7 @@ impl GroupBuilder {
 mod tests {
     use super::*;
     use crate::record::model::tests::{live_and_recorded, same_series};
+    use crate::session::RunOutcome;
     use crate::record::snapshot::{write_with, RowOrder, Settings};
 
     fn events_of(p: &mut Playback) -> Vec<(f64, Event)> {
