@@ -134,8 +134,9 @@ fn nanogpt_at(line: &str) -> Parsed<'_> {
     Some((Some(step), false, kv::pairs(rest).0))
 }
 
-/// Words that name the step in a generic line.
-const STEP_WORDS: &[&str] = &["step", "steps", "iter", "iters", "iteration", "global_step", "globalstep", "global step", "num_updates", "updates", "update", "train_step", "_step", "trainer/global_step", "train/global_step"];
+/// Words that name the step in a generic line (lower case, spaces and dashes as
+/// underscores: `Global Step` is `global_step`).
+const STEP_WORDS: &[&str] = &["step", "steps", "iter", "iters", "iteration", "global_step", "globalstep", "num_updates", "updates", "update", "train_step", "_step", "trainer/global_step", "train/global_step"];
 /// Words whose value is not a metric: a tool's run number, a process id, an ETA.
 const NOT_METRICS: &[&str] = &["v_num", "pid", "eta", "rank", "local_rank", "world_size"];
 
@@ -207,7 +208,7 @@ fn generic_line(line: &str) -> (Line, Option<(u64, u64)>) {
     let mut kept = Vec::new();
     for (word, value) in pairs {
         let name = tidy(word);
-        if STEP_WORDS.contains(&name.as_str()) || STEP_WORDS.contains(&word.trim().to_ascii_lowercase().as_str()) {
+        if STEP_WORDS.contains(&name.as_str()) {
             let n = kv::fraction(value).map(|(n, _)| n).or_else(|| kv::value(value).filter(|v| v.fract() == 0.0 && *v >= 0.0 && *v < 2f64.powi(63)).map(|v| v as u64));
             if step.is_none() {
                 step = n;

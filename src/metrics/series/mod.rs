@@ -48,38 +48,46 @@ pub struct Series {
     chunks: ChunkCache,
 }
 
-/// Extremes of a sealed block's chunks, per `(block, Reading::slot)`: a cache
-/// filled by [`Series::columns`], 1.3 KB per block and reading charted narrowly.
+/// What a series keeps only to answer faster: shared by readers behind a lock, and
+/// a copy of the series starts without it.
 #[derive(Default)]
-struct ChunkCache(std::sync::Mutex<std::collections::HashMap<(usize, usize), std::sync::Arc<[Option<Column>; CHUNKS_PER_BLOCK]>>>);
+struct Cache<T>(std::sync::Mutex<T>);
 
-/// A copy starts without it (it is only a cache).
-impl Clone for ChunkCache {
+impl<T: Default> Clone for Cache<T> {
     fn clone(&self) -> Self {
-        ChunkCache::default()
+        Cache::default()
     }
 }
 
-impl std::fmt::Debug for ChunkCache {
+impl<T> std::fmt::Debug for Cache<T> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("ChunkCache")
+        f.write_str("Cache")
     }
 }
 
-impl ChunkCache {
-    fn map(&self) -> std::sync::MutexGuard<'_, std::collections::HashMap<(usize, usize), std::sync::Arc<[Option<Column>; CHUNKS_PER_BLOCK]>>> {
+impl<T: Default> Cache<T> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, T> {
         self.0.lock().unwrap_or_else(|e| e.into_inner())
     }
 
+    fn clear(&mut self) {
+        *self.0.get_mut().unwrap_or_else(|e| e.into_inner()) = T::default();
+    }
+}
+
+/// Extremes of a sealed block's chunks, per `(block, Reading::slot)`: filled by
+/// [`Series::columns`], 1.3 KB per block and reading charted narrowly.
+type ChunkCache = Cache<std::collections::HashMap<(usize, usize), std::sync::Arc<[Option<Column>; CHUNKS_PER_BLOCK]>>>;
+
+impl ChunkCache {
     fn bytes(&self) -> usize {
-        self.map().len() * (std::mem::size_of::<[Option<Column>; CHUNKS_PER_BLOCK]>() + 48)
+        self.lock().len() * (std::mem::size_of::<[Option<Column>; CHUNKS_PER_BLOCK]>() + 48)
     }
 }
 
 /// A decoded block kept for the next read of a point in it: a baseline or a
 /// comparison looks points up step after step, mostly in the same block.
-#[derive(Default)]
-struct Recent(std::sync::Mutex<Option<std::sync::Arc<Decoded>>>);
+type Recent = Cache<Option<std::sync::Arc<Decoded>>>;
 
 struct Decoded {
     block: usize,
@@ -88,23 +96,10 @@ struct Decoded {
     values: Vec<f64>,
 }
 
-/// A copy starts without it (it is only a cache).
-impl Clone for Recent {
-    fn clone(&self) -> Self {
-        Recent::default()
-    }
-}
-
-impl std::fmt::Debug for Recent {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("Recent")
-    }
-}
-
 impl Recent {
     /// Block `block` (of `b`) decoded, from the cache when it holds it.
     fn get(&self, block: usize, b: &Block) -> std::sync::Arc<Decoded> {
-        let mut slot = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        let mut slot = self.lock();
         match slot.as_ref() {
             Some(d) if d.block == block => d.clone(),
             _ => {
@@ -117,10 +112,6 @@ impl Recent {
                 d
             }
         }
-    }
-
-    fn clear(&mut self) {
-        *self.0.get_mut().unwrap_or_else(|e| e.into_inner()) = None;
     }
 }
 
@@ -606,24 +597,15 @@ impl Series {
                             // Whole chunks of a sealed block from their extremes; the
                             // points around them scanned.
                             let (c0, c1) = (r.start.div_ceil(CHUNK) * CHUNK, r.end / CHUNK * CHUNK);
-                            let parts = if block < self.blocks.len() && c0 < c1 { [r.start..c0, c0..c1, c1..r.end] } else { [r.clone(), r.end..r.end, r.end..r.end] };
-                            for (k, part) in parts.into_iter().enumerate() {
-                                if part.is_empty() {
-                                    continue;
+                            if block < self.blocks.len() && c0 < c1 {
+                                self.scan_points(&mut cut, r.start..c0, reading, &mut col);
+                                let chunks = self.chunk_columns(block, reading, &mut cut);
+                                for c in (c0 - block * BLOCK) / CHUNK..(c1 - block * BLOCK) / CHUNK {
+                                    col = Column::join(col, chunks[c]);
                                 }
-                                if k == 1 {
-                                    let chunks = self.chunk_columns(block, reading, &mut cut);
-                                    for c in (part.start - block * BLOCK) / CHUNK..(part.end - block * BLOCK) / CHUNK {
-                                        col = Column::join(col, chunks[c]);
-                                    }
-                                    continue;
-                                }
-                                if cut.as_ref().is_none_or(|s| s.block != block) {
-                                    cut = Some(self.segment(block, reading.smoothed));
-                                }
-                                if let Some(s) = &cut {
-                                    s.scan(part, reading, &mut col);
-                                }
+                                self.scan_points(&mut cut, c1..r.end, reading, &mut col);
+                            } else {
+                                self.scan_points(&mut cut, r, reading, &mut col);
                             }
                         }
                     }
@@ -633,25 +615,38 @@ impl Series {
             .collect()
     }
 
+    /// Block `block`'s points for a scan: the one in `cut` (the block decoded last)
+    /// when it is that block, else decoded into it.
+    fn decoded<'a, 'c>(&'a self, cut: &'c mut Option<Segment<'a>>, block: usize, smoothed: bool) -> &'c Segment<'a> {
+        if cut.as_ref().is_some_and(|s| s.block != block) {
+            *cut = None;
+        }
+        cut.get_or_insert_with(|| self.segment(block, smoothed))
+    }
+
+    /// Adds the readings of points `part` (within one block) to `col`; an empty
+    /// part decodes nothing.
+    fn scan_points<'a>(&'a self, cut: &mut Option<Segment<'a>>, part: Range<usize>, reading: Reading, col: &mut Option<Column>) {
+        if !part.is_empty() {
+            self.decoded(cut, part.start / BLOCK, reading.smoothed).scan(part, reading, col);
+        }
+    }
+
     /// The extremes of each chunk of sealed block `block` in `reading`, from the
     /// cache, else from a scan of the block (through `cut`, the block decoded last).
     fn chunk_columns<'a>(&'a self, block: usize, reading: Reading, cut: &mut Option<Segment<'a>>) -> std::sync::Arc<[Option<Column>; CHUNKS_PER_BLOCK]> {
         let key = (block, reading.slot());
-        if let Some(found) = self.chunks.map().get(&key) {
+        if let Some(found) = self.chunks.lock().get(&key) {
             return found.clone();
         }
-        if cut.as_ref().is_none_or(|s| s.block != block) {
-            *cut = Some(self.segment(block, reading.smoothed));
-        }
+        let s = self.decoded(cut, block, reading.smoothed);
         let mut out = [None; CHUNKS_PER_BLOCK];
-        if let Some(s) = cut.as_ref() {
-            for (c, slot) in out.iter_mut().enumerate() {
-                let from = block * BLOCK + c * CHUNK;
-                s.scan(from..from + CHUNK, reading, slot);
-            }
+        for (c, slot) in out.iter_mut().enumerate() {
+            let from = block * BLOCK + c * CHUNK;
+            s.scan(from..from + CHUNK, reading, slot);
         }
         let out = std::sync::Arc::new(out);
-        self.chunks.map().insert(key, out.clone());
+        self.chunks.lock().insert(key, out.clone());
         out
     }
 
@@ -672,10 +667,7 @@ impl Series {
                         }
                         Piece::Points(r) => {
                             let block = r.start / BLOCK;
-                            if cut.as_ref().is_none_or(|s| s.block != block) {
-                                cut = Some(self.segment(block, false));
-                            }
-                            let Some(s) = &cut else { continue };
+                            let s = self.decoded(&mut cut, block, false);
                             let values = s.values.get(r.start - block * BLOCK..r.end - block * BLOCK).unwrap_or(&[]);
                             for v in values.iter().filter(|v| v.is_finite()) {
                                 sum += v;
@@ -755,7 +747,7 @@ impl Series {
         // The reads above may have kept a block that is now dropped (and will be
         // sealed again with other points).
         self.recent.clear();
-        self.chunks.map().clear();
+        self.chunks.clear();
         dropped
     }
 
