@@ -171,7 +171,9 @@ pub fn detect(path: &Path, head: &str) -> Format {
     if lines().any(|l| l.trim_start().starts_with("{'")) {
         return Format::HfLog;
     }
-    if lines().any(|l| matches!(text::parse(Preset::Generic, l), Line::Metrics(_))) {
+    // Read in order: a table's rows make a record only together.
+    let mut progress = text::Progress::default();
+    if lines().any(|l| matches!(text::parse_generic(l, &mut progress), Line::Metrics(_))) {
         return Format::Text(Preset::Generic);
     }
     if !first.starts_with('{') && first.contains('\t') {
@@ -336,6 +338,9 @@ mod tests {
         assert_eq!(d("train.log", "Iter 1: Val loss 2.086, Val took 17.177s\nIter 25: Train loss 1.593, Learning Rate 7.000e-05, It/sec 0.999\n"), "text");
         assert_eq!(d("fit.log", "Epoch 0:  12%|█▏  | 120/1000 [00:10<01:20, 11.02it/s, v_num=0, train_loss=2.310]\n"), "text");
         assert_eq!(d("metrics.txt", "step,loss\n1,2.3\n"), "csv");
+        // Records over several lines: Composer's header and indented lines, a table of rows.
+        assert_eq!(d("train.log", "[batch=1/100]:\n\t Train time/batch: 0\n\t Train loss/train/total: 7.1\n"), "text");
+        assert_eq!(d("ppo.log", "Using cpu device\n------------------\n| train/    |     |\n|    loss   | 1.2 |\n|    total_timesteps | 2048 |\n------------------\n"), "text");
         assert_eq!(d("noise", "hello\n"), "jsonl");
     }
 

@@ -13,7 +13,10 @@
 //!   pairs (see `kv`) with at least one metric the catalog knows; the step from a
 //!   `step`/`iter`/`iteration`/`global_step`/`num_updates` pair, else a progress
 //!   counter (`120/1000`, after an `Epoch E` the epoch's offset added), else none
-//!   (each line counts on).
+//!   (each line counts on). Some trainers print a step over several lines: a header
+//!   ending in `:` whose step the indented lines under it share (Composer's
+//!   `[batch=16/625]:` then `\t Train loss/train/total: 7.12`), or a table of
+//!   `| key | value |` rows between dashed rules (Stable-Baselines3).
 //!
 //! Words are mapped to metrics by the catalog's preset tables
 //! (`catalog::preset_conversion`); lines a preset does not recognise are plain text.
@@ -136,19 +139,42 @@ fn nanogpt_at(line: &str) -> Parsed<'_> {
 
 /// Words that name the step in a generic line (lower case, spaces and dashes as
 /// underscores: `Global Step` is `global_step`).
-const STEP_WORDS: &[&str] = &["step", "steps", "iter", "iters", "iteration", "global_step", "globalstep", "num_updates", "updates", "update", "train_step", "_step", "trainer/global_step", "train/global_step"];
+const STEP_WORDS: &[&str] = &[
+    "step", "steps", "iter", "iters", "iteration", "global_step", "globalstep", "num_updates", "updates", "update", "train_step", "_step", "trainer/global_step", "train/global_step",
+    // Stable-Baselines3's tables count environment steps.
+    "total_timesteps", "time/total_timesteps",
+];
+/// Words whose value is a position within a pass rather than the step: read as a
+/// progress counter (a new pass starts when it goes back). `token` and `sample` count
+/// only with a total (`[token=4096/100000]`, Composer's duration in tokens).
+const COUNTER_WORDS: &[&str] = &["batch", "batch_idx", "token", "sample"];
 /// Words whose value is not a metric: a tool's run number, a process id, an ETA.
 const NOT_METRICS: &[&str] = &["v_num", "pid", "eta", "rank", "local_rank", "world_size"];
 
 /// What a generic log's lines carry from one to the next: progress counters restart
 /// with every epoch or pass (Keras' `12/100` after `Epoch 2/10`), and a step that
-/// went back would read as a resume that drops the earlier passes.
+/// went back would read as a resume that drops the earlier passes; some trainers
+/// print one step over several lines (a header and indented `key: value` lines, or
+/// a table of rows).
 #[derive(Debug, Clone, Default)]
 pub struct Progress {
     /// Steps of the passes before the current one.
     offset: u64,
     /// The last counter read `(n, m)`.
     last: Option<(u64, u64)>,
+    /// Under a block header (`[batch=16/625]:`): the step its indented lines
+    /// belong to; `Some(None)` for a header without one (they continue the step
+    /// before: Composer's eval results).
+    block: Option<Option<u64>>,
+    /// A table being read (Stable-Baselines3's `| key | value |` rows between
+    /// dashed rules): its rows so far as `key: value` text, under their section.
+    table: Option<Table>,
+}
+
+#[derive(Debug, Clone, Default)]
+struct Table {
+    section: String,
+    rows: String,
 }
 
 impl Progress {
@@ -165,29 +191,145 @@ impl Progress {
 }
 
 /// One line of a generic log, its progress counters numbered on from the lines
-/// before it (a whole log read in order).
+/// before it and the blocks and tables it is part of (a whole log read in order).
+/// A line that only adds to a table being read is `Blank`; the table's record
+/// comes with its closing rule.
 pub fn parse_generic(line: &str, progress: &mut Progress) -> Line {
-    let (mut parsed, counter) = generic_line(line);
-    if let (Line::Metrics(rec), Some(counter)) = (&mut parsed, counter) {
-        rec.step = Some(progress.step(counter));
+    if is_rule(line) {
+        return match progress.table.take() {
+            Some(t) if !t.rows.is_empty() => from_table(&t, progress),
+            // An opening rule (or two in a row): rows follow.
+            _ => {
+                progress.table = Some(Table::default());
+                Line::Blank
+            }
+        };
     }
-    parsed
+    if let Some(table) = &mut progress.table {
+        match table_row(line) {
+            Some(Row::Section(name)) => {
+                table.section = name.to_owned();
+                return Line::Blank;
+            }
+            Some(Row::Pair(key, value)) => {
+                table.rows.push_str(&format!("| {}{key}: {value} ", table.section));
+                return Line::Blank;
+            }
+            // Not a table after all: the rule was decoration.
+            None => progress.table = None,
+        }
+    }
+    let indented = line.starts_with([' ', '\t']);
+    // Under a header, every number is the trainer's metric, known to rlmon or not.
+    let read = generic_line(line, indented && progress.block.is_some());
+    match read.line {
+        Line::Metrics(mut rec) => {
+            if let Some(counter) = read.counter {
+                rec.step = Some(progress.step(counter));
+            }
+            match progress.block {
+                Some(block) if indented && rec.step.is_none() => match block {
+                    Some(step) => rec.step = Some(step),
+                    None => rec.continues = true,
+                },
+                _ if !indented => progress.block = None,
+                _ => {}
+            }
+            Line::Metrics(rec)
+        }
+        other => {
+            if !indented {
+                progress.block = None;
+            }
+            // A header: `[epoch=1][batch=16/625]:`; an evaluation's
+            // (`[Eval batch=10/10] Eval on eval data:`) counts its own batches, and
+            // its results belong to the training step before it.
+            if !indented && line.trim_end().ends_with(':') {
+                let step = if mentions_evaluation(line) { None } else { read.step.or_else(|| read.counter.map(|c| progress.step(c))) };
+                progress.block = Some(step);
+            }
+            other
+        }
+    }
+}
+
+/// Whether a line speaks of evaluation (`eval`, `validation`, `val`, `test` as words).
+fn mentions_evaluation(line: &str) -> bool {
+    line.split(|c: char| !c.is_ascii_alphabetic()).any(|w| ["eval", "evaluation", "evaluating", "val", "valid", "validation", "validating", "test", "testing"].iter().any(|e| w.eq_ignore_ascii_case(e)))
+}
+
+/// A rule of dashes (or `=`, `+`, `|`) that opens or closes a table.
+fn is_rule(line: &str) -> bool {
+    let t = line.trim();
+    t.len() >= 8 && t.bytes().all(|b| matches!(b, b'-' | b'=' | b'+' | b'|')) && t.bytes().filter(|b| matches!(b, b'-' | b'=')).count() >= 8
+}
+
+enum Row<'a> {
+    /// `| rollout/ |  |`: the rows below are `rollout/...`.
+    Section(&'a str),
+    Pair(&'a str, &'a str),
+}
+
+/// A table row: `| key | value |`, or a section `| name/ |  |`.
+fn table_row(line: &str) -> Option<Row<'_>> {
+    let t = line.trim();
+    let inner = t.strip_prefix('|')?.strip_suffix('|')?;
+    let cells: Vec<&str> = inner.split('|').map(str::trim).collect();
+    match cells.as_slice() {
+        [name] | [name, ""] if name.ends_with('/') && is_key(name) => Some(Row::Section(name)),
+        [key, value] if is_key(key) && !value.is_empty() && !value.contains(' ') => Some(Row::Pair(key, value)),
+        _ => None,
+    }
+}
+
+fn is_key(word: &str) -> bool {
+    !word.is_empty() && word.len() <= 96 && !word.contains([' ', ':']) && word.chars().any(|c| c.is_ascii_alphabetic())
+}
+
+/// The record of a finished table: its rows read as one line of pairs.
+fn from_table(table: &Table, progress: &mut Progress) -> Line {
+    let mut read = generic_line(&table.rows, false);
+    if matches!(read.line, Line::Metrics(_)) {
+        // One known metric makes it a table of metrics: keep all its numbers.
+        read = generic_line(&table.rows, true);
+    }
+    match read.line {
+        Line::Metrics(mut rec) => {
+            if let Some(counter) = read.counter {
+                rec.step = Some(progress.step(counter));
+            }
+            Line::Metrics(rec)
+        }
+        _ => Line::Text,
+    }
 }
 
 /// A line in no preset's dialect, read alone (its counter and the epoch on the line
 /// give the step).
 fn generic(line: &str) -> Line {
-    let (mut parsed, counter) = generic_line(line);
-    if let (Line::Metrics(rec), Some((n, _))) = (&mut parsed, counter) {
-        rec.step = Some(n);
+    let read = generic_line(line, false);
+    match (read.line, read.counter) {
+        (Line::Metrics(mut rec), Some((n, _))) => {
+            rec.step = rec.step.or(Some(n));
+            Line::Metrics(rec)
+        }
+        (other, _) => other,
     }
-    parsed
 }
 
-/// A line in no preset's dialect: its pairs, if one of them is a metric rlmon knows,
-/// and the progress counter `(n, m)` that stands for its step when no pair names one
-/// (`n` already counts the epochs before it when the line names its epoch).
-fn generic_line(line: &str) -> (Line, Option<(u64, u64)>) {
+/// What a generic line holds.
+struct Generic {
+    /// Its metrics (the step named on it, if any), or text.
+    line: Line,
+    /// The step it names, also when it holds no metric (a block header).
+    step: Option<u64>,
+    /// The progress counter `(n, m)` that stands for its step when no pair names
+    /// one (`n` already counts the epochs before it when the line names its epoch).
+    counter: Option<(u64, u64)>,
+}
+
+/// A line in no preset's dialect: its pairs, if one of them is a metric rlmon knows.
+fn generic_line(line: &str, any_metric: bool) -> Generic {
     // A progress bar rewritten in place keeps only its last state; colours go.
     let line = line.rsplit('\r').next().unwrap_or(line);
     let cleaned;
@@ -199,27 +341,35 @@ fn generic_line(line: &str) -> (Line, Option<(u64, u64)>) {
     };
     let trimmed = line.trim_start();
     if trimmed.starts_with('{') || trimmed.starts_with('"') {
-        return (Line::Text, None);
+        return Generic { line: Line::Text, step: None, counter: None };
     }
-    let (pairs, progress) = kv::pairs(line);
+    let (pairs, mut progress) = kv::pairs(line);
     let tidy = |w: &str| w.trim().to_ascii_lowercase().replace([' ', '-'], "_");
+    let whole = |value: &str| kv::value(value).filter(|v| v.fract() == 0.0 && *v >= 0.0 && *v < 2f64.powi(63)).map(|v| v as u64);
     let mut step = None;
     let mut epoch = None;
     let mut kept = Vec::new();
     for (word, value) in pairs {
+        let word = without_phase(word);
         let name = tidy(word);
         if STEP_WORDS.contains(&name.as_str()) {
-            let n = kv::fraction(value).map(|(n, _)| n).or_else(|| kv::value(value).filter(|v| v.fract() == 0.0 && *v >= 0.0 && *v < 2f64.powi(63)).map(|v| v as u64));
             if step.is_none() {
-                step = n;
+                step = kv::fraction(value).map(|(n, _)| n).or_else(|| whole(value));
             }
             continue;
+        }
+        if COUNTER_WORDS.contains(&name.as_str()) {
+            let counter = kv::fraction(value).or_else(|| whole(value).filter(|_| name.starts_with("batch")).map(|n| (n, n)));
+            if let Some(counter) = counter {
+                progress.push(counter);
+                continue;
+            }
         }
         if NOT_METRICS.contains(&name.as_str()) {
             continue;
         }
         if name == "epoch" {
-            epoch = kv::value(value).filter(|v| v.fract() == 0.0 && *v >= 0.0 && *v < 1e9).map(|v| v as u64);
+            epoch = whole(value).filter(|e| *e < 1_000_000_000);
         }
         kept.push((word, value));
     }
@@ -231,11 +381,21 @@ fn generic_line(line: &str) -> (Line, Option<(u64, u64)>) {
         None
     };
     let parsed = match record(Preset::Generic, Some((step, false, kept)), kv::value) {
-        Line::Metrics(rec) if rec.fields.iter().any(|(name, _)| name != "epoch" && catalog::info(name).is_some()) => Line::Metrics(rec),
+        Line::Metrics(rec) if any_metric || rec.fields.iter().any(|(name, _)| name != "epoch" && catalog::info(name).is_some()) => Line::Metrics(rec),
         Line::Metrics(_) | Line::Skip(..) => Line::Text,
         other => other,
     };
-    (parsed, counter)
+    Generic { line: parsed, step, counter }
+}
+
+/// A key without the phase word a logger puts before a path-like name (Composer's
+/// `Train loss/train/total`, `Eval metrics/eval/LanguageCrossEntropy`): the path
+/// names the metric.
+fn without_phase(word: &str) -> &str {
+    match word.split_once(' ') {
+        Some((phase, rest)) if ["train", "eval"].iter().any(|p| phase.eq_ignore_ascii_case(p)) && rest.contains('/') && !rest.contains(' ') => rest,
+        _ => word,
+    }
 }
 
 /// `line` without its terminal escape sequences (colours, cursor moves).
@@ -466,6 +626,51 @@ mod tests {
             })
             .collect();
         assert_eq!(steps, vec![None, Some(50), Some(100), None, Some(150), Some(200), Some(7)]);
+    }
+
+    /// The records of a generic log read in order: `(step, continues, fields)`.
+    fn records(log: &str) -> Vec<(Option<u64>, bool, Vec<(String, f64)>)> {
+        let mut progress = Progress::default();
+        log.lines()
+            .filter_map(|l| match parse_generic(l, &mut progress) {
+                Line::Metrics(r) => Some((r.step, r.continues, r.fields)),
+                _ => None,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_header_gives_its_step_to_the_indented_lines_under_it() {
+        // Composer's console log: a progress header, then one metric a line; its
+        // evaluation results continue the training step before them.
+        let log = "Config:\nmax_duration: 2ba\n[batch=1/2]:\n\t Train time/batch: 0\n\t Train loss/train/total: 7.1239\n\t Train lr-DecoupledAdamW/group0: 0.0006\n\t Train throughput/device/tokens_per_sec: 19728.1263\n[batch=2/2]:\n\t Train loss/train/total: 6.5\n\t Train l2_norm/grad/global: 1.25\n[Eval batch=5/5] Eval on eval data:\n\t Eval metrics/eval/LanguageCrossEntropy: 6.75\nsome other output\n\t loss: 3.0\n";
+        let got = records(log);
+        let steps: Vec<(Option<u64>, bool)> = got.iter().map(|(s, c, _)| (*s, *c)).collect();
+        assert_eq!(steps, vec![(Some(1), false), (Some(1), false), (Some(1), false), (Some(1), false), (Some(2), false), (Some(2), false), (None, true), (None, false)]);
+        let names: Vec<&str> = got.iter().flat_map(|(_, _, f)| f.iter().map(|(n, _)| n.as_str())).collect();
+        assert_eq!(names, vec!["time/batch", "loss", "lr", "tokens_per_s", "loss", "grad_norm", "val_loss", "loss"]);
+        // Composer's epoch-long runs: `[epoch=E][batch=B/N]`, the batch restarting each epoch.
+        let steps: Vec<Option<u64>> = records("[epoch=1][batch=1/2]:\n\t Train loss/train/total: 2\n[epoch=1][batch=2/2]:\n\t Train loss/train/total: 2\n[epoch=2][batch=1/2]:\n\t Train loss/train/total: 2\n").into_iter().map(|r| r.0).collect();
+        assert!(steps.windows(2).all(|w| w[0] < w[1]), "{steps:?}");
+    }
+
+    #[test]
+    fn a_table_between_rules_is_one_record() {
+        // Stable-Baselines3: sections, rows, a rule before and after every table.
+        let table = |it: u64, rew: f64| format!("-----------------------------------------\n| rollout/                |             |\n|    ep_len_mean          | 200         |\n|    ep_rew_mean          | {rew:<11} |\n| time/                   |             |\n|    fps                  | 1170        |\n|    iterations           | {it:<11} |\n|    total_timesteps      | {:<11} |\n| train/                  |             |\n|    approx_kl            | 0.012       |\n|    entropy_loss         | -1.38       |\n|    learning_rate        | 0.0003      |\n|    loss                 | 12.3        |\n|    policy_gradient_loss | -0.0123     |\n-----------------------------------------\n", it * 2048);
+        let log = format!("Using cpu device\n{}{}", table(1, -1200.5), table(2, -1100.0));
+        let got = records(&log);
+        assert_eq!(got.len(), 2, "{got:?}");
+        let (step, _, fields) = &got[1];
+        assert_eq!(*step, Some(4096));
+        let get = |n: &str| fields.iter().find(|(k, _)| k == n).map(|(_, v)| *v);
+        assert_eq!((get("reward"), get("samples_per_s"), get("lr"), get("loss"), get("policy_loss")), (Some(-1100.0), Some(1170.0), Some(0.0003), Some(12.3), Some(-0.0123)));
+        assert_eq!((get("entropy"), get("approx_kl"), get("rollout/ep_len_mean")), (Some(1.38), Some(0.012), Some(200.0)));
+        // A rule as decoration around ordinary lines: those lines are read as ever.
+        let got = records("==========\nEpoch 1 step 5 loss: 2.5\n==========\nstep 6 loss: 2.4\n");
+        assert_eq!(got.iter().map(|r| r.0).collect::<Vec<_>>(), vec![Some(5), Some(6)]);
+        // A table of no metric rlmon knows is not a record.
+        assert!(records("--------------\n| name | value |\n| foo | 1 |\n--------------\n").is_empty());
     }
 
     #[test]

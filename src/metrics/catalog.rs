@@ -316,27 +316,27 @@ use SeriesKind::{Derived, DerivedStored, PerStep, Telemetry};
 /// Every metric family rlmon knows. Order within a pane is the order the pane
 /// offers them in.
 pub const CATALOG: &[MetricInfo] = &[
-    entry(LOSS, "loss", Unit::Ratio, Lower, PerStep, P::Training).agree().aliases(&["train_loss", "train/loss", "lm_loss", "ppo/loss/total"]),
-    entry(POLICY_LOSS, "policy loss", Unit::Ratio, Lower, PerStep, P::Training).signed().aliases(&["actor/pg_loss", "loss/policy_avg", "ppo/loss/policy"]),
+    entry(LOSS, "loss", Unit::Ratio, Lower, PerStep, P::Training).agree().aliases(&["train_loss", "train/loss", "lm_loss", "ppo/loss/total", "loss/train/total"]),
+    entry(POLICY_LOSS, "policy loss", Unit::Ratio, Lower, PerStep, P::Training).signed().aliases(&["actor/pg_loss", "loss/policy_avg", "ppo/loss/policy", "policy_gradient_loss"]),
     entry(VALUE_LOSS, "value loss", Unit::Ratio, Lower, PerStep, P::Training).aliases(&["critic/vf_loss", "loss/value_avg", "ppo/loss/value", "critic_loss"]),
     entry(LR, "lr", Unit::Ratio, Neither, PerStep, P::Training).agree().aliases(&["learning_rate", "actor/lr", "actor_lr", "ppo/learning_rate"]),
-    entry(GRAD_NORM, "grad norm", Unit::Ratio, Neither, PerStep, P::Training).agree().aliases(&["actor/grad_norm", "actor_grad_norm"]),
+    entry(GRAD_NORM, "grad norm", Unit::Ratio, Neither, PerStep, P::Training).agree().aliases(&["actor/grad_norm", "actor_grad_norm", "l2_norm/grad/global"]),
     entry(TOKENS, "tokens", Unit::Count, Neither, PerStep, P::None).aliases(&["perf/total_num_tokens", "total_num_tokens"]),
     entry(SAMPLES, "samples", Unit::Count, Neither, PerStep, P::None),
     entry(STEP_TIME_S, "step time", Unit::Seconds, Lower, PerStep, P::Throughput).aliases(&["step_time", "perf/time_per_step", "timing_s/step", "timing/train/total_step_time", "time/ppo/total"]),
-    entry(TOKENS_PER_S, "tokens/s", Unit::PerSecond, Higher, Derived, P::Throughput).aliases(&["tokens_per_sec", "tokens_per_second", "tokens/sec"]),
-    entry(SAMPLES_PER_S, "samples/s", Unit::PerSecond, Higher, Derived, P::Throughput).aliases(&["samples_per_sec", "samples_per_second", "samples/sec"]),
-    entry(VAL_LOSS, "val loss", Unit::Ratio, Lower, PerStep, P::None).aliases(&["eval_loss", "eval/loss", "validation_loss"]),
+    entry(TOKENS_PER_S, "tokens/s", Unit::PerSecond, Higher, Derived, P::Throughput).aliases(&["tokens_per_sec", "tokens_per_second", "tokens/sec", "throughput/tokens_per_sec", "throughput/device/tokens_per_sec"]),
+    entry(SAMPLES_PER_S, "samples/s", Unit::PerSecond, Higher, Derived, P::Throughput).aliases(&["samples_per_sec", "samples_per_second", "samples/sec", "throughput/samples_per_sec", "throughput/device/samples_per_sec", "time/fps"]),
+    entry(VAL_LOSS, "val loss", Unit::Ratio, Lower, PerStep, P::None).aliases(&["eval_loss", "eval/loss", "validation_loss", "metrics/eval/LanguageCrossEntropy"]),
     entry(EVAL_TRAIN_LOSS, "train loss (eval)", Unit::Ratio, Lower, PerStep, P::None),
     entry(STEP_AVG_S, "mean step time", Unit::Seconds, Lower, PerStep, P::None),
     entry(TRAIN_TIME_S, "train time", Unit::Seconds, Neither, PerStep, P::None),
     entry(MEM_GPU_BYTES, "GPU memory", Unit::Bytes, Lower, PerStep, P::None),
     entry(MEM_RSS_BYTES, "RSS", Unit::Bytes, Lower, PerStep, P::None),
     // RL health, in the order the RL pane cycles them.
-    entry(REWARD, "reward", Unit::Ratio, Higher, PerStep, P::Rl).agree().signed().aliases(&["objective/scores", "reward_mean", "rewards", "critic/score/mean", "env/reward_mean", "ppo/mean_scores"]),
+    entry(REWARD, "reward", Unit::Ratio, Higher, PerStep, P::Rl).agree().signed().aliases(&["objective/scores", "reward_mean", "rewards", "critic/score/mean", "env/reward_mean", "ppo/mean_scores", "rollout/ep_rew_mean"]),
     entry(KL, "KL", Unit::Ratio, Lower, PerStep, P::Rl).agree().signed().aliases(&["objective/kl", "kl_mean", "actor/kl_loss", "actor/reward_kl_penalty", "kl_penalty"]),
     entry(ENTROPY, "entropy", Unit::Ratio, Neither, PerStep, P::Rl).agree().aliases(&["policy/entropy_avg", "ppo/policy/entropy", "actor/entropy", "entropy_mean", "entropy_loss", "approx_entropy", "objective/entropy"]),
-    entry(CLIP_FRAC, "clip frac", Unit::Ratio, Lower, PerStep, P::Rl).aliases(&["policy/clipfrac_avg", "clip_ratio/region_mean", "clip_ratio", "actor/pg_clipfrac", "ppo_clip_ratio", "ppo/policy/clipfrac"]),
+    entry(CLIP_FRAC, "clip frac", Unit::Ratio, Lower, PerStep, P::Rl).aliases(&["policy/clipfrac_avg", "clip_ratio/region_mean", "clip_ratio", "actor/pg_clipfrac", "ppo_clip_ratio", "ppo/policy/clipfrac", "clip_fraction"]),
     entry(RESPONSE_LEN, "response len", Unit::Ratio, Neither, PerStep, P::Rl).aliases(&["completions/mean_length", "completion_length", "response_length/mean", "response_length", "tokens/responses_len_mean", "mean_gen_tokens_per_sample"]),
     entry(REWARD_STD, "reward std", Unit::Ratio, Neither, PerStep, P::None).aliases(&["env/reward_std", "ppo/std_scores"]),
     entry(REWARD_GOLD, "gold reward", Unit::Ratio, Higher, PerStep, P::None).signed(),
@@ -547,6 +547,8 @@ const CONVERSIONS: &[(&str, Conversion)] = &[
     // TRL: tokens and episodes seen so far.
     ("num_tokens", Conversion::Cumulative(TOKENS)),
     ("episode", Conversion::Cumulative(SAMPLES)),
+    // Stable-Baselines3 logs the entropy bonus's loss: minus the entropy.
+    ("train/entropy_loss", Conversion::Scale(ENTROPY, -1.0)),
 ];
 
 /// Prefixes loggers put before a trainer's own names (the Hugging Face W&B callback,
@@ -608,6 +610,8 @@ const PRESET_NAMES: &[(Preset, &str, Conversion)] = &[
     // torchtitan's tokens per second, fairseq's words (its tokens) per second.
     (Preset::Generic, "tps", Conversion::Rename(TOKENS_PER_S)),
     (Preset::Generic, "wps", Conversion::Rename(TOKENS_PER_S)),
+    // Composer's console log (its names lower-cased as text-log words are).
+    (Preset::Generic, "metrics/eval/languagecrossentropy", Conversion::Rename(VAL_LOSS)),
 ];
 
 /// Loss on held-out data, as trainers print it next to the training loss.
@@ -666,10 +670,31 @@ pub fn conversion(name: &str) -> Option<Conversion> {
     if let Some(m) = CATALOG.iter().find(|m| m.aliases.contains(&name)) {
         return Some(Conversion::Rename(m.pattern));
     }
+    if is_optimizer_lr(name) {
+        return Some(Conversion::Rename(LR));
+    }
     let rest = INPUT_PREFIXES.iter().find_map(|p| name.strip_prefix(p))?;
     match conversion(rest) {
         Some(c) => Some(c),
         None => CATALOG.iter().find(|m| m.pattern == rest).map(|m| Conversion::Rename(m.pattern)),
+    }
+}
+
+/// A learning-rate monitor's name for the first parameter group's rate:
+/// `lr-AdamW` (Lightning), `lr-DecoupledAdamW/group0` (Composer), `lr-Adam/pg1`;
+/// a text log's words come lower-cased with `_` for `-` (`lr_adamw/group0`), and
+/// then need the group, so `lr_scale` stays a metric of its own.
+fn is_optimizer_lr(name: &str) -> bool {
+    let (optimizer, group) = match name.split_once('/') {
+        Some((o, g)) => (o, Some(g)),
+        None => (name, None),
+    };
+    let first_group = matches!(group, Some("group0" | "pg1"));
+    let optimizer_name = |o: &str| !o.is_empty() && o.len() <= 40 && o.chars().all(|c| c.is_ascii_alphanumeric());
+    match (optimizer.strip_prefix("lr-"), optimizer.strip_prefix("lr_")) {
+        (Some(o), _) => optimizer_name(o) && (group.is_none() || first_group),
+        (_, Some(o)) => optimizer_name(o) && first_group,
+        _ => false,
     }
 }
 
@@ -694,6 +719,8 @@ pub fn canonical(name: &str) -> &str {
 pub fn input_names() -> Vec<(&'static str, &'static str, &'static str)> {
     let mut out: Vec<_> = CATALOG.iter().flat_map(|m| m.aliases.iter().map(move |a| (*a, m.pattern, ""))).collect();
     out.push(("wall_time_ms", STEP_TIME_S, "milliseconds, divided by 1000"));
+    out.push(("train/entropy_loss", ENTROPY, "minus the entropy (Stable-Baselines3): negated"));
+    out.push(("lr-OPTIMIZER", LR, "a learning-rate monitor's first group: lr-AdamW, lr-AdamW/group0, lr-Adam/pg1"));
     out.push(("num_tokens", TOKENS, "running total: the difference is taken"));
     out.push(("tokens_in + tokens_out", TOKENS, "summed when no tokens field is given"));
     out
@@ -790,6 +817,16 @@ mod tests {
         assert_eq!(canonical("policy/approxkl_avg"), "approx_kl");
         assert_eq!(canonical("loss"), "loss");
         assert_eq!(canonical("my_custom_metric"), "my_custom_metric");
+    }
+
+    #[test]
+    fn learning_rate_monitors_name_the_first_group() {
+        for name in ["lr-AdamW", "lr-DecoupledAdamW/group0", "lr-Adam/pg1", "lr_decoupledadamw/group0"] {
+            assert_eq!(canonical(name), LR, "{name}");
+        }
+        for name in ["lr-AdamW/group1", "lr-Adam/pg2", "lr_scale", "lr_warmup_steps", "lr-", "lr-a b"] {
+            assert_ne!(canonical(name), LR, "{name}");
+        }
     }
 
     #[test]
