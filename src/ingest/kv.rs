@@ -156,6 +156,11 @@ pub fn pairs(line: &str) -> (Vec<Pair<'_>>, Vec<(u64, u64)>) {
             if let Some(at) = token.find(['=', ':']).filter(|&at| at > 0 && at + 1 < token.len()) {
                 let (key, v) = (&token[..at], token[at + 1..].trim_end_matches(','));
                 if is_key_word(key) && (is_value(v) || !v.chars().any(|c| c.is_ascii_digit())) {
+                    // `train_step_timing in s=1.01` (NeMo): the unit ends a longer name.
+                    let key = match (words.first(), words.last()) {
+                        (Some(first), Some(&"in")) if is_unit(key) => span(line, first, key),
+                        _ => key,
+                    };
                     out.push((key, v));
                     words.clear();
                     after_value = is_value(v);
@@ -216,6 +221,7 @@ mod tests {
         assert_eq!(p("epoch 001:    100 / 1000 loss=3.123, ppl=8.7, gnorm=1.2, num_updates=100"), kv(&[("epoch", "001"), ("loss", "3.123"), ("ppl", "8.7"), ("gnorm", "1.2"), ("num_updates", "100")]));
         assert_eq!(p("1/100 [==>.....] - ETA: 1:00 - loss: 0.1234 - accuracy: 0.52"), kv(&[("ETA", "1:00"), ("loss", "0.1234"), ("accuracy", "0.52")]));
         assert_eq!(p("iter 100: loss 2.3456, time 123.45ms, mfu 12.34%"), kv(&[("iter", "100"), ("loss", "2.3456"), ("time", "123.45ms"), ("mfu", "12.34%")]));
+        assert_eq!(p("Epoch 0: : 10it [00:10, reduced_train_loss=9.87, global_step=19.00, train_step_timing in s=1.002]"), kv(&[("Epoch", "0"), ("reduced_train_loss", "9.87"), ("global_step", "19.00"), ("train_step_timing in s", "1.002")]));
         assert_eq!(p("loss nan, grad_norm inf"), vec![("loss".into(), "nan".into()), ("grad_norm".into(), "inf".into())]);
     }
 

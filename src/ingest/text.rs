@@ -169,6 +169,9 @@ pub struct Progress {
     /// A table being read (Stable-Baselines3's `| key | value |` rows between
     /// dashed rules): its rows so far as `key: value` text, under their section.
     table: Option<Table>,
+    /// The column names of a header row (fastai's `epoch  train_loss  valid_loss
+    /// accuracy  time`): the rows of numbers under it are read by column.
+    columns: Option<Vec<String>>,
 }
 
 #[derive(Debug, Clone, Default)]
@@ -219,6 +222,16 @@ pub fn parse_generic(line: &str, progress: &mut Progress) -> Line {
             None => progress.table = None,
         }
     }
+    if let Some(names) = column_names(line) {
+        progress.columns = Some(names);
+        return Line::Text;
+    }
+    if let Some(columns) = &progress.columns {
+        if let Some(pairs) = column_row(columns, line) {
+            let read = generic_line(&pairs, true);
+            return read.line;
+        }
+    }
     let indented = line.starts_with([' ', '\t']);
     // Under a header, every number is the trainer's metric, known to rlmon or not.
     let read = generic_line(line, indented && progress.block.is_some());
@@ -256,6 +269,46 @@ pub fn parse_generic(line: &str, progress: &mut Progress) -> Line {
 /// Whether a line speaks of evaluation (`eval`, `validation`, `val`, `test` as words).
 fn mentions_evaluation(line: &str) -> bool {
     line.split(|c: char| !c.is_ascii_alphabetic()).any(|w| ["eval", "evaluation", "evaluating", "val", "valid", "validation", "validating", "test", "testing"].iter().any(|e| w.eq_ignore_ascii_case(e)))
+}
+
+/// The names of a header row: words only, two or more, one of them a metric
+/// rlmon knows or a loss.
+fn column_names(line: &str) -> Option<Vec<String>> {
+    let words: Vec<&str> = line.split_whitespace().collect();
+    if words.len() < 2 || words.len() > 64 || line.contains([':', '=', '|', ',', '\t']) {
+        return None;
+    }
+    let word = |w: &str| w.chars().any(|c| c.is_ascii_alphabetic()) && w.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '/' | '.' | '-'));
+    if !words.iter().all(|w| word(w)) {
+        return None;
+    }
+    let known = |w: &&str| {
+        let name = match catalog::preset_conversion(Preset::Generic, w) {
+            Conversion::Rename(n) | Conversion::Scale(n, _) | Conversion::Cumulative(n) => n,
+        };
+        catalog::info(name).is_some() || name.ends_with("loss")
+    };
+    words.iter().any(known).then(|| words.iter().map(|w| (*w).to_owned()).collect())
+}
+
+/// A row of numbers under a header row, as `name: value` pairs; `None` when the
+/// line is not one (another count of cells, or words among them).
+fn column_row(columns: &[String], line: &str) -> Option<String> {
+    let cells: Vec<&str> = line.split_whitespace().collect();
+    if cells.len() != columns.len() {
+        return None;
+    }
+    // A clock (`00:10`) or a missing value (`#na#`) fills a cell without a number.
+    let clock = |c: &str| c.split(':').all(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit())) && c.contains(':');
+    let mut pairs = String::new();
+    for (name, cell) in columns.iter().zip(&cells) {
+        if kv::value(cell).is_some() {
+            pairs.push_str(&format!("| {name}: {cell} "));
+        } else if !(clock(cell) || cell.starts_with('#') || kv::fraction(cell).is_some()) {
+            return None;
+        }
+    }
+    (!pairs.is_empty()).then_some(pairs)
 }
 
 /// A rule of dashes (or `=`, `+`, `|`) that opens or closes a table.
@@ -671,6 +724,20 @@ mod tests {
         assert_eq!(got.iter().map(|r| r.0).collect::<Vec<_>>(), vec![Some(5), Some(6)]);
         // A table of no metric rlmon knows is not a record.
         assert!(records("--------------\n| name | value |\n| foo | 1 |\n--------------\n").is_empty());
+    }
+
+    #[test]
+    fn rows_under_a_header_row_are_read_by_column() {
+        // fastai: a header row, a row of numbers per epoch, a clock in the last cell.
+        let log = "epoch     train_loss  valid_loss  accuracy  time    \n0         1.234567    0.876543    0.700000  00:10     \n1         0.934567    #na#        0.750000  00:10\nsaving model\n2         0.834567    0.746543    0.780000  00:11     \n";
+        let got = records(log);
+        assert_eq!(got.len(), 3, "{got:?}");
+        let get = |i: usize, n: &str| got[i].2.iter().find(|(k, _)| k == n).map(|(_, v)| *v);
+        assert_eq!((get(0, "loss"), get(0, "val_loss"), get(0, "accuracy")), (Some(1.234567), Some(0.876543), Some(0.7)));
+        assert_eq!((get(1, "loss"), get(1, "val_loss")), (Some(0.934567), None));
+        // Words of prose are not a header; a header of unknown names is not one either.
+        assert!(records("training is done now\n1 2 3 4\n").is_empty());
+        assert!(records("alpha gamma\n1 2\n").is_empty());
     }
 
     #[test]

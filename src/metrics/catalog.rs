@@ -610,6 +610,10 @@ const PRESET_NAMES: &[(Preset, &str, Conversion)] = &[
     // torchtitan's tokens per second, fairseq's words (its tokens) per second.
     (Preset::Generic, "tps", Conversion::Rename(TOKENS_PER_S)),
     (Preset::Generic, "wps", Conversion::Rename(TOKENS_PER_S)),
+    // NeMo's Lightning progress bar.
+    (Preset::Generic, "reduced_train_loss", Conversion::Rename(LOSS)),
+    (Preset::Generic, "train_step_timing in s", Conversion::Rename(STEP_TIME_S)),
+    (Preset::Generic, "train_step_timing", Conversion::Rename(STEP_TIME_S)),
     // Composer's console log (its names lower-cased as text-log words are).
     (Preset::Generic, "metrics/eval/languagecrossentropy", Conversion::Rename(VAL_LOSS)),
 ];
