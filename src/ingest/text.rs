@@ -286,7 +286,7 @@ fn column_names(line: &str) -> Option<Vec<String>> {
         let name = match catalog::preset_conversion(Preset::Generic, w) {
             Conversion::Rename(n) | Conversion::Scale(n, _) | Conversion::Cumulative(n) => n,
         };
-        catalog::info(name).is_some() || name.ends_with("loss")
+        catalog::info(name).is_some() || name.ends_with(catalog::LOSS)
     };
     words.iter().any(known).then(|| words.iter().map(|w| (*w).to_owned()).collect())
 }
