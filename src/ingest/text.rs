@@ -396,6 +396,15 @@ fn generic_line(line: &str, any_metric: bool) -> Generic {
     if trimmed.starts_with('{') || trimmed.starts_with('"') {
         return Generic { line: Line::Text, step: None, counter: None };
     }
+    // A JSON object after a logger's prefix (`2024-01-01 12:00:00 | {"step": 1, ...}`).
+    if let Some(at) = line.find("{\"").filter(|_| line.trim_end().ends_with('}')) {
+        if let Line::Metrics(rec) = super::jsonl::parse(&line[at..]) {
+            if any_metric || rec.fields.iter().any(|(name, _)| catalog::info(catalog::canonical(name)).is_some()) {
+                let step = rec.step;
+                return Generic { line: Line::Metrics(rec), step, counter: None };
+            }
+        }
+    }
     let (pairs, mut progress) = kv::pairs(line);
     let tidy = |w: &str| w.trim().to_ascii_lowercase().replace([' ', '-'], "_");
     let whole = |value: &str| kv::value(value).filter(|v| v.fract() == 0.0 && *v >= 0.0 && *v < 2f64.powi(63)).map(|v| v as u64);
@@ -663,6 +672,10 @@ mod tests {
         let (step, f) = fields(Preset::Generic, "\x1b[32mstep 3\x1b[0m loss=9.0\rstep 4 loss=2.5 grad_norm=nan");
         assert_eq!((step, get(&f, "loss")), (Some(4), Some(2.5)));
         assert!(get(&f, "grad_norm").is_some_and(f64::is_nan));
+        // JSON after a logger's prefix.
+        let (step, f) = fields(Preset::Generic, "2024-01-01 12:00:00 | INFO | {\"step\": 7, \"train/loss\": 2.5, \"note\": \"x\"}");
+        assert_eq!((step, f), (Some(7), vec![("train/loss".into(), 2.5)]));
+        assert_eq!(parse(Preset::Generic, "config: {\"lr\": 0.1, \"nested\": {\"a\": 1}} done"), Line::Text);
         // No step anywhere: the line counts on.
         assert_eq!(fields(Preset::Generic, "loss: 2.5 | lr: 1e-4").0, None);
     }
