@@ -286,6 +286,12 @@ impl Writer {
             Event::Resumed { run, at_step, .. } => {
                 Some((*run as u32, *at_step)).filter(|(run, at_step)| self.checkpointed_last.get(run).is_some_and(|last| last >= at_step))
             }
+            Event::RankResumed { job, rank, at_step, .. } => self
+                .rec
+                .meta
+                .rank_run_index(*job, *rank)
+                .map(|run| (run as u32, *at_step))
+                .filter(|(run, at_step)| self.checkpointed_last.get(run).is_some_and(|last| last >= at_step)),
             _ => None,
         };
         self.rec.record(t, &event);

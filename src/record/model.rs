@@ -117,6 +117,11 @@ pub struct ResumeEntry {
 pub use crate::session::state::RaisedAlert;
 
 impl Meta {
+    /// The index of rank `rank`'s run of job `job`, once it has one.
+    pub fn rank_run_index(&self, job: RunId, rank: u32) -> Option<usize> {
+        self.runs.iter().position(|r| r.rank_of == Some((job, rank)))
+    }
+
     pub fn new(session: &str, started_utc: String, config: String, runs: &[RunRecord]) -> Self {
         Meta {
             format_version: FORMAT_VERSION,
@@ -575,6 +580,13 @@ impl Recording {
                 self.points.drop_run_from(*run as u32, *at_step);
                 self.meta.resumes.push(ResumeEntry { at_s: now_s, run: *run, at_step: *at_step, discarded: *discarded });
             }
+            // Kept as the rank run's own resume: a replay gives it back as `Resumed`.
+            Event::RankResumed { job, rank, at_step, discarded } => {
+                if let Some(run) = self.meta.rank_run_index(*job, *rank) {
+                    self.points.drop_run_from(run as u32, *at_step);
+                    self.meta.resumes.push(ResumeEntry { at_s: now_s, run, at_step: *at_step, discarded: *discarded });
+                }
+            }
             _ => {}
         }
     }
@@ -582,7 +594,7 @@ impl Recording {
     /// The index of rank `rank`'s run of job `job`, added as the hub adds it (on
     /// the rank's first point, after every run before it).
     fn rank_run(&mut self, job: RunId, rank: u32) -> Option<usize> {
-        if let Some(i) = self.meta.runs.iter().position(|r| r.rank_of == Some((job, rank))) {
+        if let Some(i) = self.meta.rank_run_index(job, rank) {
             return Some(i);
         }
         let j = self.meta.runs.get(job).filter(|j| j.rank_of.is_none())?;
@@ -848,6 +860,40 @@ pub mod tests {
         // And through the metadata's JSON, as a snapshot stores it.
         let meta: Meta = serde_json::from_str(&serde_json::to_string(&rec.meta).unwrap()).unwrap();
         assert_eq!(Recording::from_parts(meta, rec.points.clone()).final_state().alerts, live.alerts);
+    }
+
+    #[test]
+    fn a_rank_that_resumes_drops_only_its_own_points() {
+        let job = vec![RunRecord::new("job".into(), "command".into(), "external".into(), 0)];
+        let mut hub = Hub::new(SessionState::new("ranks".into(), job.clone()));
+        let mut rec = Recording::new(Meta::new("ranks", "20260101T000000Z".into(), "# config".into(), &job));
+        let mut events: Vec<(f64, Event)> = rank_events().into_iter().filter(|(t, _)| *t < 4.15).collect();
+        // Rank 1 goes back to step 31 and logs 31..=40 again with another loss.
+        events.push((4.12, Event::RankResumed { job: 0, rank: 1, at_step: 31, discarded: 10 }));
+        for step in 31..=40u64 {
+            let t = 4.12 + (step - 30) as f64 * 0.1;
+            events.push((t, Event::RankMetrics { job: 0, rank: 1, step, time_s: t - 0.1, values: vec![(catalog::LOSS.into(), 7.0)] }));
+        }
+        for (t, e) in events {
+            rec.record(t, &e);
+            hub.apply(e, t);
+        }
+        let live = hub.state;
+        let run = |name: &str| live.runs.iter().find(|r| r.name == name).unwrap();
+        let loss = |name: &str| run(name).series[catalog::LOSS].points(0..usize::MAX).map(|(step, _, v)| (step, v)).collect::<Vec<_>>();
+        let rank0 = loss("job/rank0");
+        assert_eq!(rank0.len(), 40, "rank 0 keeps every point");
+        assert!(rank0.iter().all(|(step, v)| *v == 3.0 / *step as f64));
+        let rank1 = loss("job/rank1");
+        assert_eq!(rank1.iter().map(|p| p.0).collect::<Vec<_>>(), (1..=40).collect::<Vec<_>>(), "each step once");
+        assert!(rank1[..30].iter().all(|(step, v)| *v == 3.0 / *step as f64), "before the resume: kept");
+        assert!(rank1[30..].iter().all(|(_, v)| *v == 7.0), "from the resume: the new points only");
+        assert_eq!(run("job/rank1").series[catalog::STEP_TIME_S].len(), 30, "its other metrics dropped from the resume too");
+        assert!(live.log.iter().any(|l| l.message.starts_with("resumed at step 31")), "told in the log");
+        // The recording keeps the resume as the rank run's own, and replays the same.
+        assert_eq!(rec.meta.resumes.len(), 1);
+        assert_eq!(rec.meta.resumes[0].run, rec.meta.rank_run_index(0, 1).unwrap());
+        same_series(&live, &rec.final_state());
     }
 
     #[test]

@@ -31,8 +31,11 @@ pub enum Event {
     Resumed { run: RunId, at_step: u64, discarded: u64 },
     /// The metrics of one step of one rank of a job of several processes (run
     /// `job`): the rank's own run, `{job}/rank{rank}`, is made on its first point.
-    /// Last of the variants: journals number them.
     RankMetrics { job: RunId, rank: u32, step: u64, time_s: f64, values: Vec<(MetricName, f64)> },
+    /// Rank `rank` of job `job` restarted from a checkpoint: `Resumed` for the
+    /// rank's own run; the job's other ranks keep their points. Last of the
+    /// variants: journals number them.
+    RankResumed { job: RunId, rank: u32, at_step: u64, discarded: u64 },
 }
 
 /// The name of rank `rank`'s run under job `job`.

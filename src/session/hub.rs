@@ -133,6 +133,11 @@ impl Hub {
                     self.apply_metrics(run, step, time_s, values);
                 }
             }
+            Event::RankResumed { job, rank, at_step, discarded } => {
+                if let Some(run) = self.state.runs.iter().position(|r| r.rank_of == Some((job, rank))) {
+                    self.resume_reported(run, at_step, discarded, now_s);
+                }
+            }
         }
     }
 

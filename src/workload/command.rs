@@ -229,7 +229,8 @@ impl Sink {
             match out {
                 StreamOut::Point { rank: None, step, time_s, values } => self.send(Event::Metrics { run: self.run, step, time_s, values }).await?,
                 StreamOut::Point { rank: Some(rank), step, time_s, values } => self.send(Event::RankMetrics { job: self.run, rank, step, time_s, values }).await?,
-                StreamOut::Resumed(r) => self.send(Event::Resumed { run: self.run, at_step: r.at_step, discarded: r.discarded }).await?,
+                StreamOut::Resumed { rank: None, resume: r } => self.send(Event::Resumed { run: self.run, at_step: r.at_step, discarded: r.discarded }).await?,
+                StreamOut::Resumed { rank: Some(rank), resume: r } => self.send(Event::RankResumed { job: self.run, rank, at_step: r.at_step, discarded: r.discarded }).await?,
                 StreamOut::Text(line) => self.log(text_level, line)?,
                 StreamOut::Skipped(kind, reason) => {
                     *skips += 1;

@@ -81,8 +81,8 @@ pub enum StreamOut {
     /// process of a multi-process job that logged it (a record's `rank` field, or
     /// the stream's own rank).
     Point { rank: Option<u32>, step: u64, time_s: f64, values: Vec<(MetricName, f64)> },
-    /// Steps went backwards: the job restarted from a checkpoint.
-    Resumed(Resume),
+    /// The stream (its rank's lane, when ranks are told apart) went back to an earlier step.
+    Resumed { rank: Option<u32>, resume: Resume },
     /// Not a metric line: for the events pane, already cut to `LOG_LINE_BYTES`.
     Text(String),
     /// A line of a metrics file that could not be read (a metrics file holds
@@ -285,7 +285,7 @@ fn emit(rank: Option<u32>, emits: Vec<Emit>, arrival: f64, has_time: bool, out: 
     for e in emits {
         out.push(match e {
             Emit::Point(p) => StreamOut::Point { rank, step: p.step, time_s: if has_time { p.time_s } else { arrival }, values: p.values },
-            Emit::Resumed(r) => StreamOut::Resumed(r),
+            Emit::Resumed(resume) => StreamOut::Resumed { rank, resume },
         });
     }
 }
@@ -457,7 +457,7 @@ mod tests {
         let mut m = MetricStream::new(Path::new("logs/m.jsonl"), Some(Format::Jsonl), false);
         let out = feed(&mut m, &[r#"{"step": 1, "loss": 2}"#, "garbage", r#"{"step": 2, "loss": 1.9}"#, r#"{"step": 1, "loss": 2.1}"#]);
         assert!(out.iter().any(|o| matches!(o, StreamOut::Skipped(SkipKind::NotMetrics, _))));
-        assert!(out.contains(&StreamOut::Resumed(Resume { at_step: 1, discarded: 2 })), "{out:?}");
+        assert!(out.contains(&StreamOut::Resumed { rank: None, resume: Resume { at_step: 1, discarded: 2 } }), "{out:?}");
         assert_eq!(steps(&out).iter().map(|s| s.0).collect::<Vec<_>>(), [1, 2, 1]);
     }
 
@@ -469,6 +469,10 @@ mod tests {
         let mut got = ranks(&out);
         got.sort();
         assert_eq!(got, [(Some(0), 1), (Some(0), 2), (Some(1), 1)], "no step merges two ranks");
+        // Rank 1 going back is its own resume; rank 0's steps are not touched.
+        let out = feed(&mut m, &[r#"{"step": 2, "rank": 1, "loss": 2}"#, r#"{"step": 3, "rank": 0, "loss": 1.8}"#, r#"{"step": 1, "rank": 1, "loss": 2.2}"#]);
+        let resumes: Vec<_> = out.iter().filter(|o| matches!(o, StreamOut::Resumed { .. })).collect();
+        assert_eq!(resumes, [&StreamOut::Resumed { rank: Some(1), resume: Resume { at_step: 1, discarded: 2 } }], "{out:?}");
         let mut m = MetricStream::new(Path::new("logs/rank3.jsonl"), Some(Format::Jsonl), false).with_rank(Some(3));
         assert_eq!(ranks(&feed(&mut m, &[r#"{"step": 1, "loss": 2}"#])), [(Some(3), 1)]);
         assert_eq!(rank_of_file(Path::new("logs/rank12.jsonl")), Some(12));
