@@ -108,6 +108,35 @@ print("iter 2: loss 4.0, time 90.0ms", flush=True)
 }
 
 #[test]
+fn a_progress_bar_on_stderr_is_read_with_metrics_stderr_and_named_without() {
+    let dir = tempfile::tempdir().unwrap();
+    // tqdm's way: each state drawn over the last with `\r`, on stderr; a line break per epoch.
+    let script = r#"
+import sys
+print("loading", flush=True)
+for epoch in range(2):
+    for i in range(1, 21):
+        sys.stderr.write(f"\rEpoch {epoch}: {5 * i:3d}%| {i}/20 [00:01<00:01, 9.9it/s, loss={3.0 - 0.05 * (20 * epoch + i):.3f}]")
+        sys.stderr.flush()
+    sys.stderr.write("\n")
+"#;
+    let (code, summary, stderr) = watch(dir.path(), &write_config(dir.path(), &python_run(script, &[], "metrics = \"stderr\"")));
+    assert_eq!(code, Some(0), "{stderr}");
+    let run = &summary["runs"][0];
+    assert_eq!(run["steps"], 40, "every state of the bar, the second epoch numbered on: {stderr}");
+    assert_eq!(run["metrics"]["loss"], 1.0);
+    assert!(stderr.contains("[job] loading"), "{stderr}");
+    assert!(!stderr.contains("stderr has metric lines"), "{stderr}");
+    // Without it: no steps, one line saying where the metrics are, and no line per state.
+    let (code, summary, stderr) = watch(dir.path(), &write_config(dir.path(), &python_run(script, &[], "")));
+    assert_eq!(code, Some(0), "{stderr}");
+    assert_eq!(summary["runs"][0]["steps"], 0);
+    assert_eq!(stderr.matches("stderr has metric lines").count(), 1, "{stderr}");
+    assert!(stderr.contains("set metrics = \"stderr\""), "{stderr}");
+    assert_eq!(stderr.matches("Epoch 0:").count(), 2, "the hint's excerpt and the bar's last state only: {stderr}");
+}
+
+#[test]
 fn a_tailed_metrics_file_survives_truncation() {
     let dir = tempfile::tempdir().unwrap();
     // Three steps, then the file is cut and written again from step 1 (a restart),
@@ -310,7 +339,7 @@ fn command_config_errors_point_at_the_key() {
         ("command = []\n", "4:11", "command must not be empty"),
         ("command = [\"\"]\n", "4:11", "command must not be empty"),
         ("command = [\"x\"]\nmetrics = 5\n", "5:11", "\"stdout\" or a table"),
-        ("command = [\"x\"]\nmetrics = \"stderr\"\n", "5:11", "expected \"stdout\""),
+        ("command = [\"x\"]\nmetrics = \"stdin\"\n", "5:11", "expected \"stdout\""),
         ("command = [\"x\"]\nmetrics = { path = \"m\" }\n", "5:", "unknown field `path`"),
         ("command = [\"x\"]\nmetrics = { file = \"m\", tensorboard = \"d\" }\n", "5:", "one of `file`, `tensorboard` or `glob`"),
         ("command = [\"x\"]\nmetrics = { tensorboard = \" \" }\n", "5:11", "must name a folder"),

@@ -103,10 +103,10 @@ pub struct RawRun {
     pub grace_s: Option<f64>,
 }
 
-/// `metrics = "stdout"`, `metrics = { file = "..." }`, `{ tensorboard = "dir" }` or `{ glob = "..." }`.
+/// `metrics = "stdout"` or `"stderr"`, `metrics = { file = "..." }`, `{ tensorboard = "dir" }` or `{ glob = "..." }`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum RawMetrics {
-    /// A name: only "stdout" is valid (checked when resolved, with its place).
+    /// A name: "stdout" or "stderr" (checked when resolved, with its place).
     Named(String),
     File(String),
     /// A folder of TensorBoard event files.

@@ -37,6 +37,10 @@ const UNITS: &[(&str, f64)] = &[
     ("tokens/s", 1.0),
 ];
 
+/// Counts abbreviated as some trainers print them, written right after the number
+/// (nanotron's `tokens_per_sec: 1.09M`, `consumed_tokens: 262K`).
+const MAGNITUDES: &[(&str, f64)] = &[("K", 1e3), ("k", 1e3), ("M", 1e6), ("B", 1e9), ("T", 1e12)];
+
 fn is_unit(t: &str) -> bool {
     UNITS.iter().any(|(u, _)| *u == t)
 }
@@ -68,7 +72,9 @@ pub fn value(text: &str) -> Option<f64> {
     if let Some(x) = plain_number(t) {
         return Some(x);
     }
-    UNITS.iter().find_map(|(unit, factor)| t.strip_suffix(unit).and_then(plain_number).map(|x| x * factor))
+    UNITS.iter().find_map(|(unit, factor)| t.strip_suffix(unit).and_then(plain_number).map(|x| x * factor)).or_else(|| {
+        MAGNITUDES.iter().find_map(|(suffix, factor)| t.strip_suffix(suffix).filter(|n| n.ends_with(|c: char| c.is_ascii_digit())).and_then(plain_number).map(|x| x * factor))
+    })
 }
 
 /// `N/M` (a progress counter, `step:100/1750`): N and M.
@@ -233,6 +239,10 @@ mod tests {
         assert_eq!(value("1,234,567.5"), Some(1234567.5));
         assert_eq!(value("12,34"), None);
         assert_eq!(value("34.5%"), Some(34.5));
+        assert_eq!(value("1.09M"), Some(1.09e6));
+        assert_eq!(value("136K"), Some(136e3));
+        assert_eq!(value("M"), None);
+        assert_eq!(value("nanM"), None);
         assert_eq!(value("3.2E+00"), Some(3.2));
         assert!(value("nan").is_some_and(f64::is_nan));
         assert_eq!(value("1:00"), None);

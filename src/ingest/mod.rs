@@ -205,6 +205,27 @@ impl LineReader {
         &self.format
     }
 
+    /// One line of input as a terminal would have shown it: the states of a
+    /// progress bar rewritten in place with carriage returns (`\r 10/100 [..,
+    /// loss=2.3]\r 20/100 [.., loss=2.1]`) are each a record when they hold metrics
+    /// (a bar's postfix at every update); of the rest only the last state counts.
+    pub fn segments(&mut self, raw: &[u8], mut f: impl FnMut(Line)) {
+        let mut end = raw.len();
+        while end > 0 && raw[end - 1] == b'\r' {
+            end -= 1;
+        }
+        if raw.len() > MAX_LINE_BYTES || !raw[..end].contains(&b'\r') {
+            return f(self.line(raw));
+        }
+        let mut states = raw[..end].split(|b| *b == b'\r').peekable();
+        while let Some(state) = states.next() {
+            let line = self.line(state);
+            if states.peek().is_none() || matches!(line, Line::Metrics(_)) {
+                f(line);
+            }
+        }
+    }
+
     /// One line of input, without its line break.
     pub fn line(&mut self, raw: &[u8]) -> Line {
         if raw.len() > MAX_LINE_BYTES {
@@ -247,7 +268,7 @@ pub fn read_all(text: &[u8], reader: &mut LineReader, mut f: impl FnMut(usize, L
         return Ok(());
     }
     for (i, raw) in text.split(|b| *b == b'\n').enumerate() {
-        f(i + 1, reader.line(raw));
+        reader.segments(raw, |line| f(i + 1, line));
     }
     Ok(())
 }
@@ -288,7 +309,7 @@ pub fn read_lines(mut input: impl std::io::Read, reader: &mut LineReader, mut f:
             line_no += 1;
             match overlong.take() {
                 Some(dropped) => f(line_no, too_long(dropped + end - from)),
-                None => f(line_no, reader.line(&buf[from..end])),
+                None => reader.segments(&buf[from..end], |line| f(line_no, line)),
             }
             from = end + 1;
         }
@@ -302,7 +323,7 @@ pub fn read_lines(mut input: impl std::io::Read, reader: &mut LineReader, mut f:
     line_no += 1;
     match overlong {
         Some(dropped) => f(line_no, too_long(dropped + buf.len())),
-        None => f(line_no, reader.line(&buf)),
+        None => reader.segments(&buf, |line| f(line_no, line)),
     }
     Ok(())
 }
@@ -322,6 +343,23 @@ pub fn number_in_text(s: &str) -> Option<f64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn each_state_of_a_progress_bar_with_metrics_is_a_record() {
+        let log = "\r  1%|          | 1/100 [00:01<01:39, loss=2.5]\r  2%|          | 2/100 [00:02<01:38, loss=2.4]\r  3%|          | 3/100 [00:03<01:37]\r\n";
+        let mut reader = LineReader::new(Format::Text(Preset::Generic), None);
+        let mut got = Vec::new();
+        read_all(log.as_bytes(), &mut reader, |no, line| got.push((no, line)));
+        let steps: Vec<_> = got.iter().filter_map(|(no, l)| if let Line::Metrics(r) = l { Some((*no, r.step)) } else { None }).collect();
+        assert_eq!(steps, [(1, Some(1)), (1, Some(2))], "{got:?}");
+        // The last state, without metrics, is the line's text; the states before it are gone.
+        assert_eq!(got.iter().filter(|(_, l)| matches!(l, Line::Text)).count(), 1, "{got:?}");
+        // Streamed in chunks: the same.
+        let mut reader = LineReader::new(Format::Text(Preset::Generic), None);
+        let mut streamed = Vec::new();
+        read_lines(log.as_bytes(), &mut reader, |no, line| streamed.push((no, line))).unwrap();
+        assert_eq!(streamed, got);
+    }
 
     #[test]
     fn formats_are_told_from_names_and_first_lines() {

@@ -8,15 +8,18 @@
 //! - DeepSpeed: `[Rank 0] step=10, skipped=0, lr=[0.0001], mom=[(0.9, 0.95)]`, its
 //!   throughput timer `epoch=0/micro_step=10/global_step=10, CurrSamplesPerSec=50.3,
 //!   MemAllocated=1.2GB`, and DeepSpeed-Chat's `Epoch: 0 | Step: 10 | Actor Loss: 0.12 |
-//!   Critic Loss: 0.34` with its `Average reward score: 1.2` line for the same step.
+//!   Critic Loss: 0.34` with its `Average reward score: 1.2` line for the same step,
+//!   and the pipeline engine's `steps: 10 loss: 2.34 iter time (s): 0.51 samples/sec: 62.5`.
 //! - Any other trainer (`Generic`): lines of `key: value`, `key=value` or `key value`
 //!   pairs (see `kv`) with at least one metric the catalog knows; the step from a
 //!   `step`/`iter`/`iteration`/`global_step`/`num_updates` pair, else a progress
 //!   counter (`120/1000`, after an `Epoch E` the epoch's offset added), else none
 //!   (each line counts on). Some trainers print a step over several lines: a header
 //!   ending in `:` whose step the indented lines under it share (Composer's
-//!   `[batch=16/625]:` then `\t Train loss/train/total: 7.12`), or a table of
-//!   `| key | value |` rows between dashed rules (Stable-Baselines3).
+//!   `[batch=16/625]:` then `\t Train loss/train/total: 7.12`), a line naming only
+//!   a step over indented `key=value` lines (OLMo's `[step=10/739328,epoch=0]`), a
+//!   table of `| key | value |` rows between dashed rules (Stable-Baselines3), or
+//!   rows of numbers under a header row of names (fastai).
 //!
 //! Words are mapped to metrics by the catalog's preset tables
 //! (`catalog::preset_conversion`); lines a preset does not recognise are plain text.
@@ -166,12 +169,19 @@ pub struct Progress {
     /// belong to; `Some(None)` for a header without one (they continue the step
     /// before: Composer's eval results).
     block: Option<Option<u64>>,
+    /// The header ended with `:`, so every number under it is a metric; under a
+    /// bare step (OLMo's `[step=10/739328,epoch=0]`) only lines of one `key=value`.
+    block_loose: bool,
     /// A table being read (Stable-Baselines3's `| key | value |` rows between
     /// dashed rules): its rows so far as `key: value` text, under their section.
     table: Option<Table>,
     /// The column names of a header row (fastai's `epoch  train_loss  valid_loss
     /// accuracy  time`): the rows of numbers under it are read by column.
     columns: Option<Vec<String>>,
+    /// An `Epoch 2/10` line came since the last counter: the next counter that
+    /// does not go past the last one starts a new pass (Keras prints each epoch's
+    /// final `100/100 - loss: ...` alone under its header).
+    new_epoch: bool,
 }
 
 #[derive(Debug, Clone, Default)]
@@ -184,10 +194,11 @@ impl Progress {
     /// The step of counter `(n, m)`: a counter below the last one starts a new pass.
     fn step(&mut self, (n, m): (u64, u64)) -> u64 {
         if let Some((last_n, last_m)) = self.last {
-            if n < last_n {
+            if n < last_n || (self.new_epoch && n <= last_n) {
                 self.offset = self.offset.saturating_add(last_m.max(last_n));
             }
         }
+        self.new_epoch = false;
         self.last = Some((n, m));
         self.offset.saturating_add(n)
     }
@@ -234,7 +245,7 @@ pub fn parse_generic(line: &str, progress: &mut Progress) -> Line {
     }
     let indented = line.starts_with([' ', '\t']);
     // Under a header, every number is the trainer's metric, known to rlmon or not.
-    let read = generic_line(line, indented && progress.block.is_some());
+    let read = generic_line(line, indented && progress.block.is_some() && (progress.block_loose || single_pair(line)));
     match read.line {
         Line::Metrics(mut rec) => {
             if let Some(counter) = read.counter {
@@ -254,16 +265,38 @@ pub fn parse_generic(line: &str, progress: &mut Progress) -> Line {
             if !indented {
                 progress.block = None;
             }
+            if names_an_epoch(line) {
+                progress.new_epoch = true;
+            }
             // A header: `[epoch=1][batch=16/625]:`; an evaluation's
             // (`[Eval batch=10/10] Eval on eval data:`) counts its own batches, and
             // its results belong to the training step before it.
             if !indented && line.trim_end().ends_with(':') {
                 let step = if mentions_evaluation(line) { None } else { read.step.or_else(|| read.counter.map(|c| progress.step(c))) };
                 progress.block = Some(step);
+                progress.block_loose = true;
+            } else if !indented && read.step.is_some() && !mentions_evaluation(line) {
+                progress.block = Some(read.step);
+                progress.block_loose = false;
             }
             other
         }
     }
+}
+
+/// Whether an indented line is one `key=value` or `key: value` pair and nothing
+/// else (not a traceback's `File "x.py", line 42`).
+fn single_pair(line: &str) -> bool {
+    let t = line.trim();
+    let Some(at) = t.find(['=', ':']) else { return false };
+    let (key, value) = (t[..at].trim(), t[at + 1..].trim());
+    key.starts_with(|c: char| c.is_ascii_alphabetic()) && key.chars().all(|c| c.is_ascii_alphanumeric() || " _/.-()".contains(c)) && kv::value(value).is_some()
+}
+
+/// Whether a line announces an epoch: `Epoch 2/10`, `Epoch 2`, `epoch: 2`.
+fn names_an_epoch(line: &str) -> bool {
+    let mut words = line.split(|c: char| c.is_whitespace() || c == ':').filter(|w| !w.is_empty());
+    words.next().is_some_and(|w| w.eq_ignore_ascii_case("epoch")) && words.next().is_some_and(|n| n.split('/').next().is_some_and(|n| n.parse::<u64>().is_ok()))
 }
 
 /// Whether a line speaks of evaluation (`eval`, `validation`, `val`, `test` as words).
@@ -409,14 +442,21 @@ fn generic_line(line: &str, any_metric: bool) -> Generic {
     let tidy = |w: &str| w.trim().to_ascii_lowercase().replace([' ', '-'], "_");
     let whole = |value: &str| kv::value(value).filter(|v| v.fract() == 0.0 && *v >= 0.0 && *v < 2f64.powi(63)).map(|v| v as u64);
     let mut step = None;
+    let mut step_is_iteration = false;
     let mut epoch = None;
     let mut kept = Vec::new();
     for (word, value) in pairs {
         let word = without_phase(word);
         let name = tidy(word);
         if STEP_WORDS.contains(&name.as_str()) {
-            if step.is_none() {
-                step = kv::fraction(value).map(|(n, _)| n).or_else(|| whole(value));
+            // An iteration may count micro-batches where a step on the same line
+            // counts optimizer steps (LitGPT's `iter 8 step 2`): the step wins.
+            let iteration = ["iter", "iters", "iteration"].contains(&name.as_str());
+            if step.is_none() || (step_is_iteration && !iteration) {
+                if let Some(s) = kv::fraction(value).map(|(n, _)| n).or_else(|| whole(value)) {
+                    step = Some(s);
+                    step_is_iteration = iteration;
+                }
             }
             continue;
         }
@@ -453,9 +493,12 @@ fn generic_line(line: &str, any_metric: bool) -> Generic {
 /// A key without the phase word a logger puts before a path-like name (Composer's
 /// `Train loss/train/total`, `Eval metrics/eval/LanguageCrossEntropy`): the path
 /// names the metric.
+/// After the name, a training phase word names nothing more (LitGPT's `loss train`).
 fn without_phase(word: &str) -> &str {
+    let is_train = |w: &str| ["train", "training"].iter().any(|p| w.eq_ignore_ascii_case(p));
     match word.split_once(' ') {
         Some((phase, rest)) if ["train", "eval"].iter().any(|p| phase.eq_ignore_ascii_case(p)) && rest.contains('/') && !rest.contains(' ') => rest,
+        Some((name, phase)) if is_train(phase) && !name.contains(' ') => name,
         _ => word,
     }
 }
@@ -498,6 +541,14 @@ fn deepspeed(line: &str) -> Parsed<'_> {
     if let Some(at) = word_starts(line, "Average reward score:").next() {
         return Some((None, true, bar_pairs(&line[at..])));
     }
+    // The pipeline engine: `steps: 10 loss: 2.3456 iter time (s): 0.512 samples/sec: 62.5`.
+    if let Some(at) = word_starts(line, "steps:").next() {
+        let rest = line[at + "steps:".len()..].trim_start();
+        let (step, rest) = rest.split_once(char::is_whitespace).unwrap_or((rest, ""));
+        if let Some(step) = integer(step) {
+            return Some((Some(step), false, colon_pairs(rest)));
+        }
+    }
     // The engine's `step=N, skipped=K, lr=[...]` and the throughput timer's
     // `epoch=0/micro_step=10/global_step=10, CurrSamplesPerSec=50.3, ...`.
     let at = line.find("step=")?;
@@ -521,6 +572,23 @@ fn deepspeed(line: &str) -> Parsed<'_> {
     pairs.extend(rest[start..].split_once('='));
     let pairs = pairs.into_iter().map(|(k, v)| (k.trim(), v.trim())).filter(|(k, _)| *k != "mom").collect();
     Some((Some(step), false, pairs))
+}
+
+/// `key: value key two: value` pairs: each value is the first word after a colon,
+/// and the words after it up to the next colon name the next key.
+fn colon_pairs(text: &str) -> Vec<(&str, &str)> {
+    let mut pairs = Vec::new();
+    let mut segments = text.split(':');
+    let Some(mut key) = segments.next() else { return pairs };
+    for seg in segments {
+        let seg = seg.trim_start();
+        let (value, next) = seg.split_once(char::is_whitespace).unwrap_or((seg, ""));
+        if !key.trim().is_empty() {
+            pairs.push((key.trim(), value));
+        }
+        key = next;
+    }
+    pairs
 }
 
 /// A user's regex: the named group `step` gives the step, every other named group
@@ -641,6 +709,9 @@ mod tests {
         let (step, f) = fields(Preset::DeepSpeed, "Epoch: 0 | Step: 12 | PPO Epoch: 1 | Actor Loss: 0.25 | Critic Loss: 0.5 | Unsupervised Loss: 0.0");
         assert_eq!(step, Some(12));
         assert!(f.contains(&("policy_loss".into(), 0.25)) && f.contains(&("value_loss".into(), 0.5)), "{f:?}");
+        let (step, f) = fields(Preset::DeepSpeed, "steps: 40 loss: 2.3456 iter time (s): 0.512 samples/sec: 62.500");
+        assert_eq!(step, Some(40));
+        assert_eq!(f, [(catalog::LOSS.to_owned(), 2.3456), (catalog::STEP_TIME_S.to_owned(), 0.512), (catalog::SAMPLES_PER_S.to_owned(), 62.5)]);
         match parse(Preset::DeepSpeed, "Average reward score: 1.5 | EMA reward score: 1.2") {
             Line::Metrics(r) => assert!(r.continues && r.step.is_none() && r.fields.contains(&("reward".into(), 1.5))),
             other => panic!("{other:?}"),
@@ -692,6 +763,36 @@ mod tests {
             })
             .collect();
         assert_eq!(steps, vec![None, Some(50), Some(100), None, Some(150), Some(200), Some(7)]);
+    }
+
+    #[test]
+    fn a_bare_step_line_gives_its_step_to_the_pairs_indented_under_it() {
+        // OLMo: a logger's prefix with tabs, the step, then one metric per line.
+        let log = "2024-02-06 21:38:29.627\tnode:0\tolmo.train:949\tINFO\t[step=10/739328,epoch=0]\n    train/CrossEntropyLoss=10.87\n    train/Perplexity=52,711\n    throughput/device/tokens_per_second=9,347\n    System/Peak GPU Memory (MB)=12,345\n2024-02-06 21:38:30.001\tnode:0\tolmo.train:949\tINFO\t[step=11/739328,epoch=0]\n    train/CrossEntropyLoss=10.5\n";
+        let got = records(log);
+        assert!(got.iter().all(|r| r.0 == Some(10) || r.0 == Some(11)), "{got:?}");
+        let at10: Vec<(&str, f64)> = got.iter().filter(|r| r.0 == Some(10)).flat_map(|r| r.2.iter().map(|(n, v)| (n.as_str(), *v))).collect();
+        // (A key with a bracketed unit, `Memory (MB)`, is not read: brackets split pairs.)
+        assert_eq!(at10.len(), 3, "the pairs under the step: {at10:?}");
+        assert_eq!((at10[0], at10[2]), ((catalog::LOSS, 10.87), (catalog::TOKENS_PER_S, 9347.0)));
+        assert_eq!(crate::ingest::detect(std::path::Path::new("train.log"), log).name(), "text", "not a TSV for its tabs");
+        // A traceback after a step line is not read as metrics.
+        let got = records("step 5 done\n  File \"train.py\", line 42, in main\n    loss: 2.5\n");
+        assert_eq!(got.iter().map(|r| r.0).collect::<Vec<_>>(), [Some(5)], "{got:?}");
+    }
+
+    #[test]
+    fn an_epoch_header_starts_a_new_pass_even_when_its_bar_shows_only_its_end() {
+        // Keras without a terminal prints each epoch's final state alone.
+        let mut progress = Progress::default();
+        let steps: Vec<Option<u64>> = ["Epoch 1/3", "100/100 [==========] - 3s 25ms/step - loss: 0.9", "Epoch 2/3", "100/100 [==========] - 3s 25ms/step - loss: 0.8", "100/100 [==========] - loss: 0.8", "Epoch 3/3", "100/100 - 2s - loss: 0.7"]
+            .iter()
+            .map(|l| match parse_generic(l, &mut progress) {
+                Line::Metrics(r) => r.step,
+                _ => None,
+            })
+            .collect();
+        assert_eq!(steps, vec![None, Some(100), None, Some(200), Some(200), None, Some(300)], "a repeated final state without a header is the same step");
     }
 
     /// The records of a generic log read in order: `(step, continues, fields)`.

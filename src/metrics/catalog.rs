@@ -316,15 +316,15 @@ use SeriesKind::{Derived, DerivedStored, PerStep, Telemetry};
 /// Every metric family rlmon knows. Order within a pane is the order the pane
 /// offers them in.
 pub const CATALOG: &[MetricInfo] = &[
-    entry(LOSS, "loss", Unit::Ratio, Lower, PerStep, P::Training).agree().aliases(&["train_loss", "train/loss", "lm_loss", "ppo/loss/total", "loss/train/total"]),
+    entry(LOSS, "loss", Unit::Ratio, Lower, PerStep, P::Training).agree().aliases(&["train_loss", "train/loss", "lm_loss", "ppo/loss/total", "loss/train/total", "total_loss", "train/CrossEntropyLoss"]),
     entry(POLICY_LOSS, "policy loss", Unit::Ratio, Lower, PerStep, P::Training).signed().aliases(&["actor/pg_loss", "loss/policy_avg", "ppo/loss/policy", "policy_gradient_loss"]),
     entry(VALUE_LOSS, "value loss", Unit::Ratio, Lower, PerStep, P::Training).aliases(&["critic/vf_loss", "loss/value_avg", "ppo/loss/value", "critic_loss"]),
     entry(LR, "lr", Unit::Ratio, Neither, PerStep, P::Training).agree().aliases(&["learning_rate", "actor/lr", "actor_lr", "ppo/learning_rate"]),
-    entry(GRAD_NORM, "grad norm", Unit::Ratio, Neither, PerStep, P::Training).agree().aliases(&["actor/grad_norm", "actor_grad_norm", "l2_norm/grad/global"]),
+    entry(GRAD_NORM, "grad norm", Unit::Ratio, Neither, PerStep, P::Training).agree().aliases(&["actor/grad_norm", "actor_grad_norm", "l2_norm/grad/global", "optim/total_grad_norm"]),
     entry(TOKENS, "tokens", Unit::Count, Neither, PerStep, P::None).aliases(&["perf/total_num_tokens", "total_num_tokens"]),
     entry(SAMPLES, "samples", Unit::Count, Neither, PerStep, P::None),
     entry(STEP_TIME_S, "step time", Unit::Seconds, Lower, PerStep, P::Throughput).aliases(&["step_time", "perf/time_per_step", "timing_s/step", "timing/train/total_step_time", "time/ppo/total"]),
-    entry(TOKENS_PER_S, "tokens/s", Unit::PerSecond, Higher, Derived, P::Throughput).aliases(&["tokens_per_sec", "tokens_per_second", "tokens/sec", "throughput/tokens_per_sec", "throughput/device/tokens_per_sec"]),
+    entry(TOKENS_PER_S, "tokens/s", Unit::PerSecond, Higher, Derived, P::Throughput).aliases(&["tokens_per_sec", "tokens_per_second", "tokens/sec", "throughput/tokens_per_sec", "throughput/device/tokens_per_sec", "throughput/device/tokens_per_second"]),
     entry(SAMPLES_PER_S, "samples/s", Unit::PerSecond, Higher, Derived, P::Throughput).aliases(&["samples_per_sec", "samples_per_second", "samples/sec", "throughput/samples_per_sec", "throughput/device/samples_per_sec", "time/fps"]),
     entry(VAL_LOSS, "val loss", Unit::Ratio, Lower, PerStep, P::None).aliases(&["eval_loss", "eval/loss", "validation_loss", "metrics/eval/LanguageCrossEntropy"]),
     entry(EVAL_TRAIN_LOSS, "train loss (eval)", Unit::Ratio, Lower, PerStep, P::None),
@@ -616,6 +616,8 @@ const PRESET_NAMES: &[(Preset, &str, Conversion)] = &[
     (Preset::Generic, "train_step_timing", Conversion::Rename(STEP_TIME_S)),
     // Composer's console log (its names lower-cased as text-log words are).
     (Preset::Generic, "metrics/eval/languagecrossentropy", Conversion::Rename(VAL_LOSS)),
+    // OLMo's console log.
+    (Preset::Generic, "train/crossentropyloss", Conversion::Rename(LOSS)),
 ];
 
 /// Loss on held-out data, as trainers print it next to the training loss.

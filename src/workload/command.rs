@@ -71,13 +71,16 @@ pub async fn run(ctx: &RunContext, cfg: &CommandConfig) -> RunOutcome {
     let mut readers = Vec::new();
     if let Some(stdout) = child.stdout.take() {
         let metrics = matches!(cfg.metrics, MetricsSource::Stdout).then(|| MetricStream::new(Path::new("stdout"), format.clone(), true));
-        readers.push(tokio::spawn(read_output(stdout, LogLevel::Info, metrics, sink())));
+        let hint = matches!(cfg.metrics, MetricsSource::Stderr);
+        readers.push(tokio::spawn(read_output(stdout, Pipe::Stdout, metrics, hint, sink())));
     }
     if let Some(stderr) = child.stderr.take() {
-        readers.push(tokio::spawn(read_output(stderr, LogLevel::Warn, None, sink())));
+        let metrics = matches!(cfg.metrics, MetricsSource::Stderr).then(|| MetricStream::new(Path::new("stderr"), format.clone(), true));
+        let hint = matches!(cfg.metrics, MetricsSource::Stdout);
+        readers.push(tokio::spawn(read_output(stderr, Pipe::Stderr, metrics, hint, sink())));
     }
     let tailer = match &cfg.metrics {
-        MetricsSource::Stdout => None,
+        MetricsSource::Stdout | MetricsSource::Stderr => None,
         source => follow(source, format, sink(), stop_tail.clone()),
     };
 
@@ -244,26 +247,79 @@ impl Sink {
     }
 }
 
+/// Said once when the pipe rlmon does not read metrics from has metric lines
+/// (tqdm and Python's `logging` write to stderr).
+fn wrong_pipe_hint(which: Pipe, line: &stream::RawLine) -> String {
+    let other = match which {
+        Pipe::Stdout => Pipe::Stderr,
+        Pipe::Stderr => Pipe::Stdout,
+    };
+    let text = stream::log_text(line);
+    let excerpt: String = text.trim().chars().take(80).collect();
+    format!("{} has metric lines (`{excerpt}`) but this run reads its metrics from {}: set metrics = \"{}\" in the run's config to read them", which.name(), other.name(), which.name())
+}
+
 fn dropped_note(n: u64) -> String {
     format!("{n} lines of output dropped: they came faster than rlmon could show them")
 }
 
+/// One of the program's output pipes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Pipe {
+    Stdout,
+    Stderr,
+}
+
+impl Pipe {
+    /// The level its text is logged at.
+    fn level(self) -> LogLevel {
+        match self {
+            Pipe::Stdout => LogLevel::Info,
+            Pipe::Stderr => LogLevel::Warn,
+        }
+    }
+
+    fn name(self) -> &'static str {
+        match self {
+            Pipe::Stdout => "stdout",
+            Pipe::Stderr => "stderr",
+        }
+    }
+}
+
+/// Lines of a pipe that does not carry the metrics looked at for metric lines, to
+/// say once where the metrics seem to be.
+const HINT_LINES: usize = 256;
+
 /// Reads one of the program's pipes to its end: metric lines (when this pipe
-/// carries the metrics) become points, everything else log lines at `level`.
-async fn read_output(mut pipe: impl AsyncRead + Unpin, level: LogLevel, mut metrics: Option<MetricStream>, mut sink: Sink) {
+/// carries the metrics) become points, everything else log lines at the pipe's
+/// level. `hint`: the other pipe carries the metrics; say so if this one has them.
+async fn read_output(mut pipe: impl AsyncRead + Unpin, which: Pipe, mut metrics: Option<MetricStream>, hint: bool, mut sink: Sink) {
+    let level = which.level();
     let mut splitter = LineSplitter::default();
     let mut buf = vec![0u8; 64 * 1024];
     let mut skips = 0;
+    let mut unprobed = if hint && metrics.is_none() { HINT_LINES } else { 0 };
     loop {
         let n = match pipe.read(&mut buf).await {
             Ok(0) | Err(_) => break,
             Ok(n) => n,
         };
         for line in splitter.push(&buf[..n]) {
-            let outs = match &mut metrics {
-                Some(m) => m.line(line, sink.now_s()),
-                None => vec![StreamOut::Text(stream::log_text(&line))],
-            };
+            let mut outs = Vec::new();
+            if unprobed > 0 && !line.too_long() && !line.bytes.iter().all(u8::is_ascii_whitespace) {
+                unprobed -= 1;
+                if stream::reads_as_metrics(&line) {
+                    unprobed = 0;
+                    outs.push(StreamOut::Text(wrong_pipe_hint(which, &line)));
+                }
+            }
+            match &mut metrics {
+                Some(m) => outs.extend(m.line(line, sink.now_s())),
+                // A progress bar's states drawn over each other: only the last is shown.
+                None if line.overwritten => {}
+                None => outs.push(StreamOut::Text(stream::log_text(&line))),
+            }
             if sink.stream(outs, level, &mut skips).await.is_err() {
                 return;
             }
@@ -304,7 +360,7 @@ pub(crate) async fn pause(period: Duration, stop: &CancellationToken) {
 /// `None` for stdout.
 pub(crate) fn follow(source: &MetricsSource, format: Option<Format>, sink: Sink, stop: CancellationToken) -> Option<tokio::task::JoinHandle<()>> {
     Some(match source {
-        MetricsSource::Stdout => return None,
+        MetricsSource::Stdout | MetricsSource::Stderr => return None,
         MetricsSource::File(path) => tokio::spawn(follow_file(path.clone(), MetricStream::new(path, format, false), sink, stop)),
         MetricsSource::TensorBoard(dir) => tokio::spawn(follow_events(dir.clone(), sink, stop)),
         MetricsSource::Glob(pattern) => tokio::spawn(follow_glob(pattern.clone(), format, sink, stop)),

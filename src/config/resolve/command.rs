@@ -80,8 +80,9 @@ pub(super) fn resolve(c: &Checker, i: usize, raw: &mut RawRun, base_dir: &Path) 
     let metrics = match raw.metrics.take() {
         None => MetricsSource::Stdout,
         Some(RawMetrics::Named(n)) if n == "stdout" => MetricsSource::Stdout,
+        Some(RawMetrics::Named(n)) if n == "stderr" => MetricsSource::Stderr,
         Some(RawMetrics::Named(n)) => {
-            return Err(c.err(&at("metrics"), format!("metrics = \"{n}\": expected \"stdout\" or a table {{ file = \"path\" }} or {{ tensorboard = \"dir\" }}")))
+            return Err(c.err(&at("metrics"), format!("metrics = \"{n}\": expected \"stdout\", \"stderr\" or a table {{ file = \"path\" }}, {{ tensorboard = \"dir\" }} or {{ glob = \"pattern\" }}")))
         }
         Some(RawMetrics::File(f)) if f.trim().is_empty() => return Err(c.err(&at("metrics"), "metrics.file must name a file")),
         Some(RawMetrics::File(f)) => MetricsSource::File(base_dir.join(f)),

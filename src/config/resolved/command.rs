@@ -22,6 +22,8 @@ pub struct CommandConfig {
 pub enum MetricsSource {
     /// Metric lines mixed with the program's other output on stdout.
     Stdout,
+    /// The same on stderr, where progress bars (tqdm) and Python's `logging` write.
+    Stderr,
     /// A file the program writes, tailed from its start.
     File(PathBuf),
     /// A folder of TensorBoard event files (searched recursively), followed as

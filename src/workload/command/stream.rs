@@ -23,6 +23,9 @@ pub struct RawLine {
     /// At most `MAX_LINE_BYTES + 1` bytes, without the line break.
     pub bytes: Vec<u8>,
     pub len: usize,
+    /// Ended by a carriage return alone: a progress bar's state that the next one
+    /// is drawn over. Only its metrics count (tqdm's postfix `loss=2.31`).
+    pub overwritten: bool,
 }
 
 impl RawLine {
@@ -31,21 +34,45 @@ impl RawLine {
     }
 }
 
-/// Cuts a byte stream into lines. Only the first `MAX_LINE_BYTES + 1` bytes of a
-/// line are kept, so one endless line costs bounded memory.
+/// Cuts a byte stream into lines, and a progress bar's states drawn over each
+/// other with carriage returns into lines of their own, so a bar's metrics show
+/// as it moves rather than when its line ends. Only the first `MAX_LINE_BYTES + 1`
+/// bytes of a line are kept, so one endless line costs bounded memory.
 #[derive(Debug, Default)]
 pub struct LineSplitter {
     partial: Vec<u8>,
     partial_len: usize,
+    /// The chunk before ended with `\r`: a line break of its own unless `\n` follows.
+    pending_cr: bool,
 }
 
 impl LineSplitter {
     pub fn push(&mut self, mut bytes: &[u8]) -> Vec<RawLine> {
         let mut out = Vec::new();
-        while let Some(nl) = bytes.iter().position(|b| *b == b'\n') {
-            self.keep(&bytes[..nl]);
-            out.push(self.take());
-            bytes = &bytes[nl + 1..];
+        if std::mem::take(&mut self.pending_cr) && bytes.first().is_some_and(|b| *b != b'\n') {
+            out.push(self.take(true));
+        }
+        while let Some(at) = bytes.iter().position(|b| matches!(b, b'\n' | b'\r')) {
+            self.keep(&bytes[..at]);
+            let rest = &bytes[at + 1..];
+            if bytes[at] == b'\r' {
+                match rest.first() {
+                    // Held until the next chunk tells `\r\n` from a bar's `\r`.
+                    None => {
+                        self.pending_cr = true;
+                        return out;
+                    }
+                    Some(b'\n') => {
+                        out.push(self.take(false));
+                        bytes = &rest[1..];
+                        continue;
+                    }
+                    Some(_) => out.push(self.take(true)),
+                }
+            } else {
+                out.push(self.take(false));
+            }
+            bytes = rest;
         }
         self.keep(bytes);
         out
@@ -53,13 +80,15 @@ impl LineSplitter {
 
     /// What is left when the stream ends (a last line without a line break).
     pub fn finish(&mut self) -> Option<RawLine> {
-        (self.partial_len > 0).then(|| self.take())
+        self.pending_cr = false;
+        (self.partial_len > 0).then(|| self.take(false))
     }
 
     /// Forgets a partial line (the file it came from was truncated or replaced).
     pub fn reset(&mut self) {
         self.partial.clear();
         self.partial_len = 0;
+        self.pending_cr = false;
     }
 
     fn keep(&mut self, bytes: &[u8]) {
@@ -68,9 +97,9 @@ impl LineSplitter {
         self.partial_len += bytes.len();
     }
 
-    fn take(&mut self) -> RawLine {
+    fn take(&mut self, overwritten: bool) -> RawLine {
         let len = std::mem::take(&mut self.partial_len);
-        RawLine { bytes: std::mem::take(&mut self.partial), len }
+        RawLine { bytes: std::mem::take(&mut self.partial), len, overwritten }
     }
 }
 
@@ -153,6 +182,10 @@ impl MetricStream {
             return out;
         }
         if raw.bytes.iter().all(u8::is_ascii_whitespace) && !raw.too_long() {
+            return out;
+        }
+        // A bar's state drawn over by the next: kept only when it reads as metrics.
+        if raw.overwritten && (raw.too_long() || !self.reads_alone(&raw)) {
             return out;
         }
         // Only a CSV header needs lines after it to be recognised; any other line
@@ -238,6 +271,11 @@ impl MetricStream {
         }
     }
 
+    /// Whether a line reads as metrics in the format guessed from it alone.
+    fn reads_alone(&self, raw: &RawLine) -> bool {
+        reads_as_metrics_in(&self.origin, self.default_metric.clone(), raw)
+    }
+
     fn take(&mut self, raw: RawLine, now_s: f64, out: &mut Vec<StreamOut>) {
         let Some(reader) = &mut self.reader else { return };
         let line = if raw.too_long() {
@@ -245,6 +283,9 @@ impl MetricStream {
         } else {
             reader.line(&raw.bytes)
         };
+        if raw.overwritten && !matches!(line, Line::Metrics(_)) {
+            return;
+        }
         self.parsed(line, || log_text(&raw), now_s, out);
     }
 
@@ -288,6 +329,19 @@ fn emit(rank: Option<u32>, emits: Vec<Emit>, arrival: f64, has_time: bool, out: 
             Emit::Resumed(resume) => StreamOut::Resumed { rank, resume },
         });
     }
+}
+
+/// Whether a line of a program's output reads as metrics on its own (in the
+/// format guessed from it alone): a JSON object, a trainer's line, `key: value`
+/// pairs with a metric rlmon knows.
+pub fn reads_as_metrics(raw: &RawLine) -> bool {
+    reads_as_metrics_in(Path::new("output"), None, raw)
+}
+
+fn reads_as_metrics_in(origin: &Path, default_metric: Option<String>, raw: &RawLine) -> bool {
+    let text = String::from_utf8_lossy(&raw.bytes);
+    let mut probe = LineReader::new(ingest::detect(origin, &text), default_metric);
+    matches!(probe.line(&raw.bytes), Line::Metrics(_))
 }
 
 /// The rank a file of a glob stands for: the last number in its name
@@ -364,7 +418,7 @@ mod tests {
     use crate::metrics::catalog;
 
     fn raw(s: &str) -> RawLine {
-        RawLine { bytes: s.as_bytes().to_vec(), len: s.len() }
+        RawLine { bytes: s.as_bytes().to_vec(), len: s.len(), overwritten: false }
     }
 
     fn feed(stream: &mut MetricStream, lines: &[&str]) -> Vec<StreamOut> {
@@ -407,6 +461,32 @@ mod tests {
         s.push(b"partial");
         s.reset();
         assert_eq!(s.finish(), None);
+    }
+
+    #[test]
+    fn a_progress_bar_drawn_over_itself_is_cut_at_each_state() {
+        let bar = |s: &str| RawLine { overwritten: true, ..raw(s) };
+        let mut s = LineSplitter::default();
+        assert_eq!(s.push(b"\r 1/9 [loss=2.5]\r 2/9 [loss=2.4]"), vec![bar(""), bar(" 1/9 [loss=2.5]")]);
+        assert_eq!(s.push(b"\r"), vec![], "a `\\r` at a chunk's end waits for what follows");
+        assert_eq!(s.push(b"\r\ndone\r"), vec![bar(" 2/9 [loss=2.4]"), raw("")]);
+        assert_eq!(s.push(b"\nnext"), vec![raw("done")], "`\\r\\n` split across chunks is one line break");
+        assert_eq!(s.finish(), Some(raw("next")));
+        // Live: every state with metrics is a point; a bar's other states are not shown.
+        let mut m = MetricStream::new(Path::new("stdout"), None, true);
+        let mut out = Vec::new();
+        let mut s = LineSplitter::default();
+        for (i, line) in s.push(b"Training\n\r  0%|          | 0/300 [00:00<?, ?it/s]\r  1%|          | 3/300 [00:01<01:39, 3.0it/s, loss=2.5]\r  2%|          | 6/300 [00:02<01:38, 3.0it/s, loss=2.4]\r").into_iter().enumerate() {
+            out.extend(m.line(line, i as f64));
+        }
+        out.extend(m.flush());
+        assert_eq!(steps(&out).iter().map(|p| p.0).collect::<Vec<_>>(), [3], "{out:?}");
+        assert_eq!(texts(&out), ["Training"], "{out:?}");
+        for line in s.push(b"\r  3%|          | 9/300 [00:03<01:37, 3.0it/s, loss=2.3]\n") {
+            out.extend(m.line(line, 9.0));
+        }
+        out.extend(m.finish(10.0));
+        assert_eq!(steps(&out).iter().map(|p| p.0).collect::<Vec<_>>(), [3, 6, 9], "{out:?}");
     }
 
     #[test]
@@ -485,7 +565,7 @@ mod tests {
         let long = "é".repeat(LOG_LINE_BYTES);
         let shown = log_text(&raw(&long));
         assert!(shown.len() < LOG_LINE_BYTES + 32 && shown.ends_with(&format!("({} bytes)", long.len())), "{}", &shown[shown.len() - 20..]);
-        let huge = RawLine { bytes: vec![b'x'; 8], len: MAX_LINE_BYTES + 1 };
+        let huge = RawLine { bytes: vec![b'x'; 8], len: MAX_LINE_BYTES + 1, overwritten: false };
         assert_eq!(log_text(&huge), format!("(a line of {} bytes, not shown)", MAX_LINE_BYTES + 1));
         assert_eq!(log_text(&raw("dos\r")), "dos");
     }
