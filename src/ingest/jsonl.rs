@@ -256,6 +256,8 @@ pub fn object(map: serde_json::Map<String, Value>) -> Line {
 /// The record of an object's fields, in `serde_json::Map` order.
 fn record(fields: Vec<(Cow<'_, str>, Field<'_>)>) -> Line {
     let mut rec = Record::default();
+    // The step came from one of `STEP_KEYS`, which outrank `OTHER_STEP_KEYS`.
+    let mut step_named = false;
     let get = |name: &str| fields.iter().find(|(k, _)| k == name).map(|(_, v)| v);
     // One metric per line (`{"step": 3, "name": "reward_mean", "value": 0.5}`, as
     // RLDK's event writer emits): the pair is the metric.
@@ -287,13 +289,16 @@ fn record(fields: Vec<(Cow<'_, str>, Field<'_>)>) -> Line {
                     None => return Line::Skip(SkipKind::Malformed, format!("`{key}` must be a non-negative integer, got {}", short(&v.into_value()))),
                 }
             }
-            "step" | "_step" | "global_step" | "iteration" | "train/global_step" | "training/global_step" => {
+            k if STEP_KEYS.contains(&k) || (OTHER_STEP_KEYS.contains(&k) && !step_named) => {
                 let s = v.number().filter(|s| s.is_finite() && *s >= 0.0 && s.fract() == 0.0 && *s < 2f64.powi(63));
                 match s {
                     Some(s) => rec.step = Some(s as u64),
                     None => return Line::Skip(SkipKind::Malformed, format!("`{key}` must be a non-negative integer, got {}", short(&v.into_value()))),
                 }
+                step_named |= STEP_KEYS.contains(&k);
             }
+            // A step key of the second rank after the first: not a metric either.
+            k if OTHER_STEP_KEYS.contains(&k) => {}
             "time" | "timestamp" | "time_s" | "_timestamp" => rec.time = v.number().filter(|t| t.is_finite()),
             // A wrapper of the metrics (RLDK's `metrics`/`data_slice`, verl's file
             // logger's `data`): its fields as if at the top; other objects' fields
@@ -326,6 +331,13 @@ fn record(fields: Vec<(Cow<'_, str>, Field<'_>)>) -> Line {
     }
     Line::Metrics(rec)
 }
+
+/// Keys that name the step.
+const STEP_KEYS: &[&str] = &["step", "_step", "global_step", "iteration", "train/global_step", "training/global_step", "trainer/global_step"];
+/// Keys that name the step when none of `STEP_KEYS` does (an `iter` may count
+/// micro-batches next to a `step`): nanoGPT's `iter`, LLaMA-Factory's
+/// `current_steps`, fairseq's `num_updates`.
+const OTHER_STEP_KEYS: &[&str] = &["iter", "current_steps", "num_updates", "global_steps"];
 
 /// Keys whose object holds the metrics themselves.
 const WRAPPERS: &[&str] = &["metrics", "data", "data_slice", "scalars"];
@@ -410,6 +422,12 @@ mod tests {
 
     #[test]
     fn a_rank_field_names_the_process_and_is_not_a_metric() {
+        assert_eq!(rec(r#"{"iter": 7, "train/loss": 2.0}"#).step, Some(7), "nanoGPT's iter");
+        assert_eq!(rec(r#"{"current_steps": 15, "total_steps": 100, "loss": 2.0}"#).step, Some(15), "LLaMA-Factory's trainer_log.jsonl");
+        for both in [r#"{"iter": 40, "step": 10, "loss": 2.0}"#, r#"{"step": 10, "iter": 40, "loss": 2.0}"#] {
+            let r = rec(both);
+            assert_eq!((r.step, r.fields.len()), (Some(10), 1), "a step outranks an iter, in either order: {both}");
+        }
         let r = rec(r#"{"step": 1, "rank": 1, "loss": 2.0}"#);
         assert_eq!((r.rank, r.fields.clone()), (Some(1), vec![("loss".to_owned(), 2.0)]));
         assert_eq!(rec(r#"{"step": 1, "global_rank": "3", "local_rank": 1, "loss": 2.0}"#).rank, Some(3), "the global rank wins");

@@ -162,7 +162,8 @@ pub fn detect(path: &Path, head: &str) -> Format {
     if name.ends_with(".csv") {
         return Format::Csv(b',');
     }
-    let lines = || head.lines().take(200);
+    // A progress bar's states drawn over each other (`\r`) are lines of their own.
+    let lines = || head.lines().take(200).flat_map(|l| l.split('\r'));
     for preset in [Preset::Megatron, Preset::NanoGpt, Preset::DeepSpeed] {
         if lines().any(|l| matches!(text::parse(preset, l), Line::Metrics(_))) {
             return Format::Text(preset);
@@ -365,6 +366,8 @@ mod tests {
     fn formats_are_told_from_names_and_first_lines() {
         let d = |name: &str, head: &str| detect(Path::new(name), head).name();
         assert_eq!(d("m.jsonl", "{\"step\": 1, \"loss\": 2}\n"), "jsonl");
+        // The Trainer's dict printed after its progress bar's states, on one line.
+        assert_eq!(d("train.log", "***** Running training *****\n\r 5%|#   | 5/100 [00:10<03:20]\r        \r{'loss': 2.5, 'learning_rate': 1e-05, 'epoch': 0.05}\n"), "hf-log");
         assert_eq!(d("x/trainer_state.json", "{\n  \"best_metric\": null,\n"), "trainer-state");
         assert_eq!(d("export.csv", "Step,loss\n1,2\n"), "csv");
         assert_eq!(d("log.txt", "Step,run - loss\n1,2\n"), "csv");
