@@ -175,8 +175,9 @@ pub struct ExportArgs {
 #[derive(Debug, Args)]
 pub struct CheckArgs {
     /// Metrics log (JSONL, CSV/TSV export, trainer_state.json, printed HF dicts,
-    /// Megatron / nanoGPT / DeepSpeed text log), or a snapshot or journal (replayed
-    /// with its recorded detector settings)
+    /// Megatron / nanoGPT / DeepSpeed / any trainer's text log), a TensorBoard or
+    /// MLflow (mlruns) folder, or a snapshot or journal (replayed with its recorded
+    /// detector settings)
     #[arg(value_name = "FILE")]
     pub file: PathBuf,
     /// Write the report as one JSON object to stdout

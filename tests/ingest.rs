@@ -148,3 +148,36 @@ fn a_tensorboard_folder_written_by_torch_is_read_and_a_cut_short_file_waits() {
     assert!((15..25).contains(&points), "the whole records of the first half: {points}");
     assert_eq!(r["skipped_lines"], 0, "a record still being written is no error");
 }
+
+#[test]
+fn an_mlflow_store_is_read_run_by_run_with_its_metric_files_merged_by_step() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("mlruns");
+    for (exp, run, jump) in [("0", "a1b2", false), ("3", "c3d4", true)] {
+        let run_dir = store.join(exp).join(run);
+        std::fs::create_dir_all(run_dir.join("metrics/train")).unwrap();
+        std::fs::create_dir_all(run_dir.join("tags")).unwrap();
+        std::fs::write(run_dir.join("meta.yaml"), format!("run_id: {run}\n")).unwrap();
+        std::fs::write(run_dir.join("tags/mlflow.runName"), format!("run-{run}")).unwrap();
+        let (mut loss, mut grad) = (String::new(), String::new());
+        for s in 0..120u64 {
+            let g = if jump && s >= 100 { 40.0 } else { 1.0 + 0.01 * (s % 7) as f64 };
+            loss.push_str(&format!("{} {} {s}\n", 1_700_000_000_000 + s * 1000, 2.0 + 6.0 * (-(s as f64) / 30.0).exp()));
+            grad.push_str(&format!("{} {g} {s}\n", 1_700_000_000_000 + s * 1000));
+        }
+        std::fs::write(run_dir.join("metrics/train/loss"), loss).unwrap();
+        std::fs::write(run_dir.join("metrics/grad_norm"), grad).unwrap();
+    }
+    let (code, r) = check(&store, &[]);
+    assert_eq!((code, r["format"].as_str()), (1, Some("mlflow")), "a critical alert fails the check: {r}");
+    let runs = r["runs"].as_array().unwrap();
+    assert_eq!(runs.iter().map(|r| r["name"].as_str().unwrap()).collect::<Vec<_>>(), ["run-a1b2", "run-c3d4"]);
+    assert!(runs.iter().all(|r| r["points"] == 120 && r["last_step"] == 119), "{r}");
+    assert_eq!(read_as(&runs[0], "train/loss"), Some("loss"));
+    assert_eq!(runs[0]["alerts"], 0);
+    let alerts = r["alerts"].as_array().unwrap();
+    assert!(alerts.iter().any(|a| a["run"] == "run-c3d4" && a["kind"] == "grad_explosion" && a["step"] == 100), "{alerts:?}");
+    // One run's folder alone.
+    let (_, r) = check(&store.join("0/a1b2"), &[]);
+    assert_eq!(r["runs"].as_array().unwrap().len(), 1);
+}

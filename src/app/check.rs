@@ -392,6 +392,26 @@ fn analyse_tensorboard(dir: &Path, files: &[std::path::PathBuf]) -> Result<Check
     analyse_sources(&sources, Format::TensorBoard, None).map_err(|e| RlmonError::Usage(format!("{}: {e}", dir.display())))
 }
 
+/// MLflow runs (a run folder, an experiment or a whole `mlruns` store): each run's
+/// metric files merged by step, the run named by its `mlflow.runName` tag.
+fn analyse_mlflow(dir: &Path, runs: &[std::path::PathBuf]) -> Result<CheckReport> {
+    let mut read = Vec::with_capacity(runs.len());
+    for run in runs {
+        let files = ingest::mlflow::metric_files(run).map_err(|e| RlmonError::Usage(format!("{}: cannot read: {e}", run.display())))?;
+        read.push((ingest::mlflow::run_name(run), files));
+    }
+    let session = dir.file_name().map_or_else(|| "mlruns".into(), |n| n.to_string_lossy().into_owned());
+    analyse_stream(&Format::MlFlow, &session, move |reading| {
+        for (name, files) in &read {
+            for (i, line) in ingest::mlflow::run_records(files).into_iter().enumerate() {
+                reading.line(name, i + 1, line);
+            }
+        }
+        Ok(())
+    })
+    .map_err(|e| RlmonError::Usage(format!("{}: {e}", dir.display())))
+}
+
 /// The report of a recorded session: its runs replayed through the hub (alerts as
 /// live, baseline alerts included); a run's points are its logged steps.
 pub fn analyse_recording(rec: &crate::record::Recording) -> CheckReport {
@@ -425,8 +445,11 @@ pub fn analyse_recording(rec: &crate::record::Recording) -> CheckReport {
 pub fn check(args: CheckArgs) -> Result<u8> {
     let path = &args.file;
     let event_files = if path.is_dir() { tensorboard_files(path) } else { Vec::new() };
+    let mlflow_runs = if path.is_dir() && event_files.is_empty() { ingest::mlflow::runs_under(path) } else { Vec::new() };
     let report = if !event_files.is_empty() {
         analyse_tensorboard(path, &event_files)?
+    } else if !mlflow_runs.is_empty() {
+        analyse_mlflow(path, &mlflow_runs)?
     } else if path.is_dir() || crate::record::snapshot::looks_like_parquet(path) {
         analyse_recording(&crate::record::load(path)?)
     } else {

@@ -1,7 +1,7 @@
 //! Reading metrics written by other programs: JSONL, CSV/TSV exports, Hugging Face
 //! `trainer_state.json` and its printed log dicts, the text logs of common trainers
-//! (Megatron-LM, nanoGPT, DeepSpeed), any other trainer's `key: value` lines, or a
-//! user's own pattern.
+//! (Megatron-LM, nanoGPT, DeepSpeed), any other trainer's `key: value` lines, a
+//! user's own pattern, TensorBoard event files or MLflow's file store.
 //!
 //! Every parser is a pure function of the text it is given: a line in, a [`Line`]
 //! out (metrics, plain text, or a line skipped with its reason). Reading files,
@@ -11,6 +11,7 @@ pub mod csv;
 pub mod hf;
 pub mod jsonl;
 pub mod kv;
+pub mod mlflow;
 pub mod normalize;
 pub mod tensorboard;
 pub mod text;
@@ -99,6 +100,8 @@ pub enum Format {
     Pattern(text::Pattern),
     /// TensorBoard event files (records, not lines).
     TensorBoard,
+    /// MLflow's file store: a folder of runs, a file per metric (read whole).
+    MlFlow,
 }
 
 /// Names accepted by `--format`.
@@ -118,6 +121,7 @@ impl Format {
             Format::Text(Preset::Generic) => "text",
             Format::Pattern(_) => "pattern",
             Format::TensorBoard => "tensorboard",
+            Format::MlFlow => "mlflow",
         }
     }
 
@@ -240,7 +244,7 @@ impl LineReader {
         let parsed = match &mut self.format {
             Format::Jsonl => jsonl::parse(line),
             Format::Csv(delimiter) => self.csv.line(line, *delimiter),
-            Format::TrainerState | Format::TensorBoard => Line::Skip(SkipKind::Malformed, "this format is read whole, not by lines".into()),
+            Format::TrainerState | Format::TensorBoard | Format::MlFlow => Line::Skip(SkipKind::Malformed, "this format is read whole, not by lines".into()),
             Format::HfLog => hf::parse_printed(line),
             Format::Text(Preset::Generic) => text::parse_generic(line, &mut self.progress),
             Format::Text(preset) => text::parse(*preset, line),

@@ -1,0 +1,188 @@
+//! MLflow's local file store (`mlruns/<experiment>/<run>/metrics/<name>`): one file
+//! per metric, a line per logged value as `timestamp_ms value step`. A name with
+//! `/` (`train/loss`) is a sub-folder of `metrics/`; the run's name is its
+//! `tags/mlflow.runName`, else its id.
+//!
+//! Pure text in, records out: the files of one run are merged into one record per
+//! step, as a run's metrics are read everywhere else. Finding the files is the
+//! caller's ([`runs_under`] walks a folder).
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use super::{Line, Record, SkipKind};
+
+/// One logged value of a metric file.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Value {
+    time_s: f64,
+    value: f64,
+    step: u64,
+}
+
+/// A line of a metric file: `timestamp_ms value step` (the step may be missing in
+/// files of old versions: 0).
+fn value_line(line: &str) -> Result<Value, String> {
+    let mut words = line.split_whitespace();
+    let (Some(ts), Some(value)) = (words.next(), words.next()) else { return Err("expected `timestamp value step`".into()) };
+    let time_ms: f64 = ts.parse().map_err(|_| format!("timestamp `{ts}` is not a number"))?;
+    let value = super::number_in_text(value).ok_or_else(|| format!("value `{value}` is not a number"))?;
+    let step = match words.next() {
+        None => 0,
+        Some(s) => s.parse().map_err(|_| format!("step `{s}` is not a whole number"))?,
+    };
+    Ok(Value { time_s: time_ms / 1000.0, value, step })
+}
+
+/// The records of one run from its metric files `(name, text)`: one record per
+/// step, in step order, holding every metric logged at that step. A run that logs
+/// without steps (MLflow then writes step 0 on every line) is numbered by each
+/// file's line order. Lines that cannot be read come first, as skips.
+pub fn run_records(files: &[(String, String)]) -> Vec<Line> {
+    let mut skips = Vec::new();
+    let mut read: Vec<(&str, Vec<Value>)> = Vec::new();
+    for (name, text) in files {
+        let mut values = Vec::new();
+        for line in text.lines().filter(|l| !l.trim().is_empty()) {
+            match value_line(line) {
+                Ok(v) => values.push(v),
+                Err(why) => skips.push(Line::Skip(SkipKind::Malformed, format!("{name}: {why}"))),
+            }
+        }
+        read.push((name.as_str(), values));
+    }
+    // Steps that never move (all 0) say nothing: the order of logging does.
+    let unstepped = read.iter().all(|(_, values)| values.len() < 2 || values.iter().all(|v| v.step == values[0].step));
+    let mut steps: BTreeMap<u64, Record> = BTreeMap::new();
+    for (name, values) in read {
+        for (i, v) in values.into_iter().enumerate() {
+            let step = if unstepped { i as u64 } else { v.step };
+            let rec = steps.entry(step).or_insert_with(|| Record { step: Some(step), ..Default::default() });
+            rec.time = Some(rec.time.map_or(v.time_s, |t| t.min(v.time_s)));
+            // A value logged twice at one step: the later one stands.
+            match rec.fields.iter_mut().find(|(n, _)| n == name) {
+                Some(field) => field.1 = v.value,
+                None => rec.fields.push((name.to_owned(), v.value)),
+            }
+        }
+    }
+    skips.into_iter().chain(steps.into_values().map(Line::Metrics)).collect()
+}
+
+/// Whether `dir` is an MLflow run: it has a `metrics` folder and MLflow's
+/// `meta.yaml`.
+pub fn is_run(dir: &Path) -> bool {
+    dir.join("metrics").is_dir() && dir.join("meta.yaml").is_file()
+}
+
+/// The MLflow runs at or under `dir` (a run, an experiment or a whole `mlruns`
+/// store), sorted by path.
+pub fn runs_under(dir: &Path) -> Vec<PathBuf> {
+    fn walk(dir: &Path, depth: usize, out: &mut Vec<PathBuf>) {
+        if is_run(dir) {
+            out.push(dir.to_path_buf());
+            return;
+        }
+        if depth == 2 {
+            return;
+        }
+        let Ok(entries) = std::fs::read_dir(dir) else { return };
+        for entry in entries.flatten() {
+            let path = entry.path();
+            // `.trash` holds deleted runs.
+            if path.is_dir() && !entry.file_name().to_string_lossy().starts_with('.') {
+                walk(&path, depth + 1, out);
+            }
+        }
+    }
+    let mut out = Vec::new();
+    walk(dir, 0, &mut out);
+    out.sort();
+    out
+}
+
+/// A run's name: its `mlflow.runName` tag, else its folder's name (the run id).
+pub fn run_name(run: &Path) -> String {
+    std::fs::read_to_string(run.join("tags").join("mlflow.runName"))
+        .ok()
+        .map(|n| n.trim().to_owned())
+        .filter(|n| !n.is_empty())
+        .unwrap_or_else(|| run.file_name().map_or_else(|| "run".into(), |n| n.to_string_lossy().into_owned()))
+}
+
+/// A run's metric files `(name, text)`, names with `/` from sub-folders, sorted.
+pub fn metric_files(run: &Path) -> std::io::Result<Vec<(String, String)>> {
+    fn walk(dir: &Path, prefix: &str, out: &mut Vec<(String, String)>) -> std::io::Result<()> {
+        for entry in std::fs::read_dir(dir)? {
+            let entry = entry?;
+            let name = format!("{prefix}{}", entry.file_name().to_string_lossy());
+            if entry.path().is_dir() {
+                walk(&entry.path(), &format!("{name}/"), out)?;
+            } else {
+                let bytes = std::fs::read(entry.path())?;
+                out.push((name, String::from_utf8_lossy(&bytes).into_owned()));
+            }
+        }
+        Ok(())
+    }
+    let mut out = Vec::new();
+    walk(&run.join("metrics"), "", &mut out)?;
+    out.sort();
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::metrics::catalog;
+
+    fn metrics(lines: &[Line]) -> Vec<(Option<u64>, Vec<(String, f64)>)> {
+        lines.iter().filter_map(|l| if let Line::Metrics(r) = l { Some((r.step, r.fields.clone())) } else { None }).collect()
+    }
+
+    #[test]
+    fn files_of_one_run_merge_into_one_record_per_step() {
+        let files = vec![
+            (catalog::LOSS.to_owned(), "1700000000000 2.5 0\n1700000001000 2.25 1\n1700000002000 NaN 2\n".to_owned()),
+            (catalog::LR.to_owned(), "1700000000000 0.001 0\n1700000002000 0.0005 2\n".to_owned()),
+        ];
+        let lines = run_records(&files);
+        let got = metrics(&lines);
+        assert_eq!(got.len(), 3);
+        assert_eq!(got[0], (Some(0), vec![(catalog::LOSS.to_owned(), 2.5), (catalog::LR.to_owned(), 0.001)]));
+        assert_eq!(got[1], (Some(1), vec![(catalog::LOSS.to_owned(), 2.25)]));
+        assert!(got[2].1[0].1.is_nan(), "NaN kept: the detectors want it");
+        let Line::Metrics(first) = &lines[0] else { panic!() };
+        assert_eq!(first.time, Some(1_700_000_000.0));
+    }
+
+    #[test]
+    fn a_run_logged_without_steps_is_numbered_by_order_and_bad_lines_are_named() {
+        let files = vec![(catalog::LOSS.to_owned(), "1 3.0 0\n2 2.0 0\nnot a line\n3 1.0 0\n".to_owned())];
+        let lines = run_records(&files);
+        assert!(matches!(&lines[0], Line::Skip(SkipKind::Malformed, why) if why.starts_with("loss: ")), "{lines:?}");
+        let got = metrics(&lines);
+        assert_eq!(got.iter().map(|r| r.0).collect::<Vec<_>>(), [Some(0), Some(1), Some(2)]);
+        assert_eq!(got[2].1, vec![(catalog::LOSS.to_owned(), 1.0)]);
+    }
+
+    #[test]
+    fn runs_are_found_under_a_store_and_named_by_their_tag() {
+        let dir = tempfile::tempdir().unwrap();
+        for (exp, run, name) in [("0", "abc123", Some("baseline")), ("1", "def456", None)] {
+            let run_dir = dir.path().join(exp).join(run);
+            std::fs::create_dir_all(run_dir.join("metrics/train")).unwrap();
+            std::fs::write(run_dir.join("meta.yaml"), "run_id: x\n").unwrap();
+            std::fs::write(run_dir.join("metrics/train/loss"), "1 2.0 1\n").unwrap();
+            if let Some(name) = name {
+                std::fs::create_dir_all(run_dir.join("tags")).unwrap();
+                std::fs::write(run_dir.join("tags/mlflow.runName"), name).unwrap();
+            }
+        }
+        std::fs::create_dir_all(dir.path().join(".trash/zzz/metrics")).unwrap();
+        let runs = runs_under(dir.path());
+        assert_eq!(runs.iter().map(|r| run_name(r)).collect::<Vec<_>>(), ["baseline", "def456"]);
+        assert_eq!(runs_under(&runs[0]), [runs[0].clone()], "a run itself");
+        let files = metric_files(&runs[0]).unwrap();
+        assert_eq!(files, [("train/loss".to_owned(), "1 2.0 1\n".to_owned())]);
+    }
+}
