@@ -1073,6 +1073,36 @@ mod tests {
         }
     }
 
+    /// Where a live run's bytes go, on the soak's load (scripts/soak.py: 10 values
+    /// a step, full-precision fractions, a jittered arrival clock): the same steps
+    /// and times with constant values cost what the steps and times cost; the rest
+    /// is the values'. Printed for docs/benchmarks.md (`--nocapture`).
+    #[test]
+    fn a_soak_runs_bytes_split_into_steps_times_and_values() {
+        let cost = |constant: bool| {
+            let clock = Clock::new();
+            let mut series: Vec<Series> = (0..10).map(|_| Series::with_clock(clock.clone())).collect();
+            let mut t = 1.7e9;
+            for step in 0..120_000u64 {
+                t += 1e-3 + (step.wrapping_mul(0x9e3779b97f4a7c15) >> 44) as f64 * 1e-10;
+                clock.note(step, t);
+                for (k, s) in series.iter_mut().enumerate() {
+                    let v = match k {
+                        _ if constant => 1.0,
+                        0 => 2.0 / (1.0 + step as f64 * 1e-3),
+                        1 => 1000.0,
+                        m => ((step * (m as u64 - 1)) % 97) as f64 / 97.0,
+                    };
+                    s.push(step, t, v);
+                }
+            }
+            (series.iter().map(|s| s.heap_bytes()).sum::<usize>() + clock.heap_bytes()) as f64 / 1_200_000.0
+        };
+        let (all, steps_and_times) = (cost(false), cost(true));
+        eprintln!("soak-like run: {all:.2} heap bytes a point, of which steps and times {steps_and_times:.2}, values {:.2}", all - steps_and_times);
+        assert!(steps_and_times < 2.0 && all < 10.0, "{steps_and_times:.2} / {all:.2}");
+    }
+
     #[test]
     fn a_block_sealed_again_after_a_resume_reads_its_new_points() {
         let mut s = Series::default();
