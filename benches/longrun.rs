@@ -81,7 +81,8 @@ fn main() {
             frames.push(t.elapsed().as_secs_f64() * 1e3);
         }
         if step % tenth == 0 || step == steps {
-            let held: usize = hub.state.runs.iter().flat_map(|r| r.series.values()).map(|s| s.heap_bytes()).sum();
+            // A run's clock (its steps' times) is held once for all its series.
+            let held: usize = hub.state.runs.iter().map(|r| r.clock.heap_bytes() + r.series.values().map(|s| s.heap_bytes()).sum::<usize>()).sum();
             let points: usize = hub.state.runs.iter().flat_map(|r| r.series.values()).map(|s| s.len()).sum();
             frames.sort_by(f64::total_cmp);
             let median = frames.get(frames.len() / 2).copied().unwrap_or(0.0);

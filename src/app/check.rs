@@ -422,7 +422,34 @@ pub fn analyse_recording(rec: &crate::record::Recording) -> CheckReport {
             steps[run] += 1;
         }
     }
-    let settings = rec.meta.fresh_hub().settings;
+    recording_report(&rec.meta, state, steps)
+}
+
+/// [`analyse_recording`] of a session played from its file (a snapshot streamed
+/// row group by row group): the same report, without holding its points.
+pub fn analyse_playback(mut p: crate::record::Playback) -> CheckReport {
+    let baseline = crate::record::recorded_baseline(p.meta());
+    let mut hub = p.start(baseline.as_ref());
+    let mut steps = vec![0u64; hub.state.runs.len()];
+    for i in 0..p.len() {
+        if let Some((t, e)) = p.event(i) {
+            if let Event::Metrics { run, .. } = &e {
+                if steps.len() <= *run {
+                    steps.resize(*run + 1, 0);
+                }
+                steps[*run] += 1;
+            }
+            hub.apply(e, t);
+        }
+    }
+    steps.resize(hub.state.runs.len(), 0);
+    recording_report(p.meta(), hub.state, steps)
+}
+
+/// The report of a recorded session from its replayed state and each run's
+/// number of logged steps.
+fn recording_report(meta: &crate::record::Meta, state: crate::session::SessionState, steps: Vec<u64>) -> CheckReport {
+    let settings = meta.fresh_hub().settings;
     let runs = state
         .runs
         .iter()
@@ -451,7 +478,10 @@ pub fn check(args: CheckArgs) -> Result<u8> {
     } else if !mlflow_runs.is_empty() {
         analyse_mlflow(path, &mlflow_runs)?
     } else if path.is_dir() || crate::record::snapshot::looks_like_parquet(path) {
-        analyse_recording(&crate::record::load(path)?)
+        match crate::record::stream::Streamed::open_path(path)? {
+            Some(s) => analyse_playback(crate::record::Playback::Streamed(Box::new(s))),
+            None => analyse_recording(&crate::record::load(path)?),
+        }
     } else {
         let cannot_read = |e: std::io::Error| RlmonError::Usage(format!("{}: cannot read: {e}", path.display()));
         let mut head = Vec::with_capacity(64 * 1024);
@@ -506,6 +536,20 @@ pub fn check(args: CheckArgs) -> Result<u8> {
 mod tests {
     use super::*;
     use crate::health::AlertKind;
+
+    #[test]
+    fn a_snapshot_checked_streamed_reports_as_read_whole() {
+        let (_, rec) = crate::record::model::tests::live_and_recorded();
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s.rlmon.parquet");
+        crate::record::snapshot::write(&path, &rec).unwrap();
+        let whole = analyse_recording(&crate::record::load(&path).unwrap());
+        let streamed = crate::record::Playback::open(&path).unwrap();
+        assert!(matches!(streamed, crate::record::Playback::Streamed(_)));
+        let streamed = analyse_playback(streamed);
+        assert_eq!(serde_json::to_string(&streamed).unwrap(), serde_json::to_string(&whole).unwrap());
+        assert!(whole.points > 0);
+    }
 
     #[test]
     fn streams_split_by_run_and_bad_lines_are_counted() {

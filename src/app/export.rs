@@ -1,29 +1,97 @@
 //! `rlmon export`: a recorded session's points as CSV (long format, like the
 //! snapshot) or JSONL in rlmon's input format (one object per run and step), which
-//! `rlmon check` and other tools read back.
+//! `rlmon check` and other tools read back. A snapshot streams from its file
+//! (its row groups decoded as the runs' steps reach them), so memory does not grow
+//! with the session; a journal, or a file whose layout does not stream, is read
+//! whole. Both give the same bytes.
 use std::fs::File;
 use std::io::{self, BufWriter, Write};
 
 use crate::cli::{ExportArgs, ExportFormat};
 use crate::error::{Result, RlmonError};
 use crate::metrics::MetricName;
-use crate::record::model::{strip_derived, TELEMETRY};
+use crate::record::model::{strip_derived, Meta, TELEMETRY};
+use crate::record::stream::Streamed;
 use crate::record::{self, Recording};
 
 pub fn export(args: ExportArgs) -> Result<u8> {
-    let rec = record::load(&args.snapshot)?;
+    let streamed = Streamed::open_path(&args.snapshot)?;
+    let rec = match streamed {
+        Some(_) => None,
+        None => Some(record::load(&args.snapshot)?),
+    };
     let io_err = |source| RlmonError::Io { path: args.output.clone().unwrap_or_else(|| "<stdout>".into()), source };
     let mut out: Box<dyn Write> = match &args.output {
         Some(path) => Box::new(BufWriter::new(File::create(path).map_err(io_err)?)),
         None => Box::new(BufWriter::new(io::stdout().lock())),
     };
-    match args.format {
-        ExportFormat::Csv => write_csv(&rec, &mut out),
-        ExportFormat::Jsonl => write_jsonl(&rec, &mut out),
-    }
-    .and_then(|()| out.flush())
-    .map_err(io_err)?;
+    let written = match (streamed, rec) {
+        (Some(mut s), _) => {
+            let bad = |problem: String| RlmonError::BadInput { path: args.snapshot.clone(), problem };
+            match args.format {
+                ExportFormat::Csv => stream_csv(&mut s, &mut out),
+                ExportFormat::Jsonl => stream_jsonl(&mut s, &mut out),
+            }
+            .map_err(|e| bad(e.0))?
+        }
+        (None, Some(rec)) => match args.format {
+            ExportFormat::Csv => write_csv(&rec, &mut out),
+            ExportFormat::Jsonl => write_jsonl(&rec, &mut out),
+        },
+        (None, None) => Ok(()),
+    };
+    written.and_then(|()| out.flush()).map_err(io_err)?;
     Ok(0)
+}
+
+/// [`write_csv`] of a streamed snapshot: the same bytes.
+pub fn stream_csv(s: &mut Streamed, out: &mut impl Write) -> std::result::Result<io::Result<()>, record::BadFile> {
+    let meta = s.meta().clone();
+    if let Err(e) = csv_header(out) {
+        return Ok(Err(e));
+    }
+    s.for_each_step(|run, step, points| {
+        let run = csv_field(meta.run_name(run));
+        for (metric, time_s, value) in points {
+            csv_row(out, &run, step, *time_s, metric, *value)?;
+        }
+        Ok(())
+    })
+}
+
+/// [`write_jsonl`] of a streamed snapshot: the same bytes.
+pub fn stream_jsonl(s: &mut Streamed, out: &mut impl Write) -> std::result::Result<io::Result<()>, record::BadFile> {
+    let meta = s.meta().clone();
+    s.for_each_step(|run, step, points| {
+        let Some((_, time_s, _)) = points.first() else { return Ok(()) };
+        let values = points.iter().map(|(name, _, value)| (name.clone(), *value)).collect();
+        jsonl_line(out, &meta, run, step, *time_s, values)
+    })
+}
+
+fn csv_header(out: &mut impl Write) -> io::Result<()> {
+    writeln!(out, "run,step,time_s,metric,value")
+}
+
+fn csv_row(out: &mut impl Write, run: &str, step: u64, time_s: f64, metric: &str, value: f64) -> io::Result<()> {
+    writeln!(out, "{run},{step},{time_s},{},{value}", csv_field(metric))
+}
+
+/// One run's step as a JSONL object (nothing for telemetry).
+fn jsonl_line(out: &mut impl Write, meta: &Meta, run: u32, step: u64, time_s: f64, mut values: Vec<(MetricName, f64)>) -> io::Result<()> {
+    if run == TELEMETRY {
+        return Ok(());
+    }
+    strip_derived(&mut values);
+    let mut obj = serde_json::Map::new();
+    obj.insert("run".into(), meta.run_name(run).into());
+    obj.insert("step".into(), step.into());
+    obj.insert("time".into(), time_s.into());
+    for (name, value) in values {
+        obj.insert(name.into_owned(), serde_json::Number::from_f64(value).map_or(serde_json::Value::Null, Into::into));
+    }
+    serde_json::to_writer(&mut *out, &obj)?;
+    out.write_all(b"\n")
 }
 
 /// Quotes a CSV field when it needs it (RFC 4180).
@@ -39,11 +107,10 @@ fn csv_field(s: &str) -> std::borrow::Cow<'_, str> {
 /// reserved run name. Non-finite values are written as `NaN`, `inf`, `-inf`.
 pub fn write_csv(rec: &Recording, out: &mut impl Write) -> io::Result<()> {
     let p = &rec.points;
-    writeln!(out, "run,step,time_s,metric,value")?;
+    csv_header(out)?;
     for i in p.by_run_step() {
         let run = csv_field(rec.meta.run_name(p.run[i]));
-        let metric = csv_field(&p.metric_names[p.metric[i] as usize]);
-        writeln!(out, "{run},{},{},{metric},{}", p.step[i], p.time_s[i], p.value[i])?;
+        csv_row(out, &run, p.step[i], p.time_s[i], &p.metric_names[p.metric[i] as usize], p.value[i])?;
     }
     Ok(())
 }
@@ -61,17 +128,8 @@ pub fn write_jsonl(rec: &Recording, out: &mut impl Write) -> io::Result<()> {
         if p.run[first] == TELEMETRY {
             continue;
         }
-        let mut values: Vec<(MetricName, f64)> = group.iter().map(|&i| (names[p.metric[i] as usize].clone(), p.value[i])).collect();
-        strip_derived(&mut values);
-        let mut obj = serde_json::Map::new();
-        obj.insert("run".into(), rec.meta.run_name(p.run[first]).into());
-        obj.insert("step".into(), p.step[first].into());
-        obj.insert("time".into(), p.time_s[first].into());
-        for (name, value) in values {
-            obj.insert(name.into_owned(), serde_json::Number::from_f64(value).map_or(serde_json::Value::Null, Into::into));
-        }
-        serde_json::to_writer(&mut *out, &obj)?;
-        out.write_all(b"\n")?;
+        let values: Vec<(MetricName, f64)> = group.iter().map(|&i| (names[p.metric[i] as usize].clone(), p.value[i])).collect();
+        jsonl_line(out, &rec.meta, p.run[first], p.step[first], p.time_s[first], values)?;
     }
     Ok(())
 }
@@ -92,6 +150,29 @@ mod tests {
         assert!(text.contains("b,5,0.25,loss,NaN"));
         assert!(text.contains("_telemetry,0,0.8,host/cpu_pct,10"));
         assert_eq!(csv_field("a,\"b\""), "\"a,\"\"b\"\"\"");
+    }
+
+    /// A snapshot streamed gives the bytes of the recording read whole, in every
+    /// row-group size (one group, many, a step per group).
+    #[test]
+    fn a_streamed_export_gives_the_bytes_of_the_whole_file() {
+        use crate::record::snapshot::{self, write_groups, RowOrder, Settings};
+        let (_, rec) = live_and_recorded();
+        let dir = tempfile::tempdir().unwrap();
+        for rows in [3, 50, 1000, 1 << 20] {
+            let path = dir.path().join(format!("s{rows}.rlmon.parquet"));
+            write_groups(&path, &rec, Settings { order: RowOrder::StepBlocks, zstd_level: 1 }, rows).unwrap();
+            let whole = snapshot::read(&path).unwrap();
+            let mut s = Streamed::open_path(&path).unwrap().expect("streams");
+            let (mut want, mut got) = (Vec::new(), Vec::new());
+            write_csv(&whole, &mut want).unwrap();
+            stream_csv(&mut s, &mut got).unwrap().unwrap();
+            assert_eq!(String::from_utf8_lossy(&got), String::from_utf8_lossy(&want), "csv, {rows} rows a group");
+            let (mut want, mut got) = (Vec::new(), Vec::new());
+            write_jsonl(&whole, &mut want).unwrap();
+            stream_jsonl(&mut s, &mut got).unwrap().unwrap();
+            assert_eq!(String::from_utf8_lossy(&got), String::from_utf8_lossy(&want), "jsonl, {rows} rows a group");
+        }
     }
 
     #[test]

@@ -132,11 +132,11 @@ impl LiveSession {
 
     /// Holds the runs against a recorded session (the hub checks every step); its
     /// curves go under the live ones.
-    pub fn set_baseline(&mut self, recording: &crate::record::Recording, tolerance: f64) {
+    pub fn set_baseline(&mut self, recording: &mut crate::record::Playback, tolerance: f64) {
         let unmatched = self.hub.set_baseline(std::sync::Arc::new(recording.final_state()), tolerance);
         if !unmatched.is_empty() {
             let names: Vec<&str> = unmatched.iter().map(|i| self.hub.state.runs[*i].name.as_str()).collect();
-            let base_runs: Vec<&str> = recording.meta.runs.iter().map(|r| r.name.as_str()).collect();
+            let base_runs: Vec<&str> = recording.meta().runs.iter().map(|r| r.name.as_str()).collect();
             let message = format!("the baseline has no run named {} (its runs: {}): no baseline curves or checks for it", names.join(", "), base_runs.join(", "));
             let now = self.elapsed_s();
             self.apply(Event::Log { run: None, level: LogLevel::Warn, message }, now);

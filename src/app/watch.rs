@@ -55,7 +55,8 @@ pub async fn watch(args: WatchArgs) -> Result<u8> {
     recover_interrupted(&args.session_dir);
     let baseline_path = args.baseline.clone().or_else(|| config.baseline.clone());
     let baseline = match &baseline_path {
-        Some(path) => Some(crate::record::load(path)?),
+        // Streamed from its file when it is a snapshot: only its final state is kept.
+        Some(path) => Some(crate::record::Playback::open(path)?),
         None => None,
     };
 
@@ -78,8 +79,8 @@ pub async fn watch(args: WatchArgs) -> Result<u8> {
         // Monitoring goes on; only the recording is lost, and the user is told.
         crate::say!("rlmon: warning: cannot record this session in {}: {e}", args.session_dir.display());
     }
-    if let Some(recording) = &baseline {
-        live.set_baseline(recording, DEFAULT_TOLERANCE);
+    if let Some(mut recording) = baseline {
+        live.set_baseline(&mut recording, DEFAULT_TOLERANCE);
     }
     if let Some(signals) = signals {
         run_headless(&mut live, 0, signals).await;

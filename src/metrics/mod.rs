@@ -7,7 +7,7 @@ pub mod catalog;
 pub mod series;
 pub mod throughput;
 
-pub use series::Series;
+pub use series::{Clock, Series};
 
 /// Metric names are mostly static (`loss`, `tokens`), sometimes built at run time
 /// (`gpu0/util_pct`, or names read from a user's log).

@@ -158,7 +158,7 @@ pub fn write_parts<'a>(path: &Path, meta: &Meta, parts: impl IntoIterator<Item =
 /// [`write_with`] with row groups of at most `group_rows` rows (tests of readers
 /// that go group by group), not atomic.
 #[cfg(test)]
-pub(super) fn write_groups(path: &Path, rec: &Recording, settings: Settings, group_rows: usize) -> std::io::Result<()> {
+pub(crate) fn write_groups(path: &Path, rec: &Recording, settings: Settings, group_rows: usize) -> std::io::Result<()> {
     write_file(path, &rec.meta, [Cow::Borrowed(&rec.points)], settings, group_rows)
 }
 

@@ -174,11 +174,12 @@ impl Hub {
         derived.extend(moe::derive(values.iter().map(|(n, v)| (n.as_ref(), *v))));
         let mut all = values;
         all.extend(derived.into_iter().map(|(n, v)| (MetricName::Owned(n), v)));
+        r.clock.note(step, time_s);
         for (name, value) in &all {
             // Looked up by `&str` first: a name is allocated once per series, not per point.
             match r.series.get_mut(name.as_ref()) {
                 Some(series) => series.push(step, time_s, *value),
-                None => r.series.entry(name.to_string()).or_default().push(step, time_s, *value),
+                None => r.series.entry(name.to_string()).or_insert_with(|| crate::metrics::Series::with_clock(r.clock.clone())).push(step, time_s, *value),
             }
         }
         for alert in self.health.observe(run, step, time_s, &all) {
@@ -218,6 +219,7 @@ impl Hub {
     fn resume_reported(&mut self, run: RunId, step: u64, discarded: u64, now_s: f64) {
         let Some(r) = self.state.runs.get_mut(run) else { return };
         let mut dropped = 0;
+        r.clock.truncate_from(step);
         for series in r.series.values_mut() {
             dropped = dropped.max(series.truncate_from(step));
         }

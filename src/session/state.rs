@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 
 use super::event::{GpuStatus, LogLevel, RunId};
 use crate::health::{Alert, Severity};
-use crate::metrics::{catalog, throughput, Series};
+use crate::metrics::{catalog, throughput, Clock, Series};
 
 /// Lines kept for the events view; older ones are dropped.
 pub const LOG_CAPACITY: usize = 2_000;
@@ -51,6 +51,8 @@ pub struct RunRecord {
     /// Seconds since the run started, at its last step.
     pub time_s: f64,
     pub series: BTreeMap<String, Series>,
+    /// Each step's time, kept once for all of `series` (see [`Clock`]).
+    pub clock: Clock,
     /// Why the run failed.
     pub error: Option<String>,
     /// Indices into `SessionState::alerts` of this run's alerts, oldest first.
@@ -73,6 +75,7 @@ impl RunRecord {
             step: 0,
             time_s: 0.0,
             series: BTreeMap::new(),
+            clock: Clock::new(),
             error: None,
             alerts: Vec::new(),
             price_per_hour: None,

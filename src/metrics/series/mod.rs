@@ -9,7 +9,10 @@ use std::ops::Range;
 
 use crate::metrics::throughput::Ema;
 
+mod clock;
 mod codec;
+
+pub use clock::Clock;
 
 /// EMA weight of each new point in a smoothed chart.
 pub const SMOOTHING_ALPHA: f64 = 0.1;
@@ -46,6 +49,8 @@ pub struct Series {
     recent: Recent,
     /// Per sealed block and reading, each chunk's extremes, once a column read them.
     chunks: ChunkCache,
+    /// The run's clock, which sealed blocks read their times from when they match it.
+    clock: Option<Clock>,
 }
 
 /// What a series keeps only to answer faster: shared by readers behind a lock, and
@@ -104,9 +109,9 @@ impl Recent {
             Some(d) if d.block == block => d.clone(),
             _ => {
                 let mut d = Decoded { block, steps: Vec::with_capacity(BLOCK), times: Vec::with_capacity(BLOCK), values: Vec::with_capacity(BLOCK) };
-                codec::decode_steps(&b.bytes, BLOCK, &mut d.steps);
-                codec::decode_times(&b.bytes, BLOCK, &mut d.times);
-                codec::decode_values(&b.bytes, BLOCK, &mut d.values);
+                b.decode_steps(BLOCK, &mut d.steps);
+                b.decode_times(BLOCK, &mut d.times);
+                b.decode_values(BLOCK, &mut d.values);
                 let d = std::sync::Arc::new(d);
                 *slot = Some(d.clone());
                 d
@@ -131,6 +136,33 @@ struct Block {
     stride: Option<u64>,
     last_time: f64,
     last_value: f64,
+    /// Where the times are when not in `bytes`: the run's clock blocks that hold
+    /// exactly this block's steps' times.
+    clock_times: Option<Box<[std::sync::Arc<clock::ClockBlock>]>>,
+}
+
+impl Block {
+    /// The first `n` steps.
+    fn decode_steps(&self, n: usize, out: &mut Vec<u64>) {
+        codec::decode_steps(&self.bytes, n, out)
+    }
+
+    /// The first `n` times, from the block or from the clock blocks it shares.
+    fn decode_times(&self, n: usize, out: &mut Vec<f64>) {
+        match &self.clock_times {
+            None => codec::decode_times(&self.bytes, n, out),
+            Some(shared) => {
+                let mut steps = Vec::with_capacity(n);
+                self.decode_steps(n, &mut steps);
+                clock::times_of(shared, &steps, out);
+            }
+        }
+    }
+
+    /// The first `n` values.
+    fn decode_values(&self, n: usize, out: &mut Vec<f64>) {
+        codec::decode_values(&self.bytes, n, out)
+    }
 }
 
 /// Which readings of a column's points [`Series::columns`] takes the extremes of.
@@ -270,6 +302,12 @@ impl Segment<'_> {
 }
 
 impl Series {
+    /// A series of a run whose steps' times `clock` holds: its sealed blocks read
+    /// their times from the clock where they match it, instead of keeping them.
+    pub fn with_clock(clock: Clock) -> Series {
+        Series { clock: Some(clock), ..Series::default() }
+    }
+
     pub fn push(&mut self, step: u64, time_s: f64, value: f64) {
         if self.len() % BLOCK == 0 {
             self.smooth.marks.push(self.smooth.now);
@@ -306,13 +344,16 @@ impl Series {
         summary.finite = BLOCK as u64 - summary.non_finite;
         let stride = hot.steps[1].wrapping_sub(hot.steps[0]);
         let regular = hot.steps.windows(2).all(|w| w[1].wrapping_sub(w[0]) == stride);
+        let clock_times = self.clock.as_ref().and_then(|c| c.share(&hot.steps, &hot.times));
+        let own_times: &[f64] = if clock_times.is_some() { &[] } else { &hot.times };
         self.blocks.push(Block {
-            bytes: codec::encode(&hot.steps, &hot.times, &hot.values),
+            bytes: codec::encode(&hot.steps, own_times, &hot.values),
             first_step: hot.steps[0],
             last_step: hot.steps[BLOCK - 1],
             stride: regular.then_some(stride),
             last_time: hot.times[BLOCK - 1],
             last_value: hot.values[BLOCK - 1],
+            clock_times,
         });
         self.add_summary(summary);
         // The next tail reuses the columns' memory.
@@ -439,7 +480,7 @@ impl Series {
             }
             Some(b) => {
                 let mut steps = Vec::with_capacity(BLOCK);
-                codec::decode_steps(&b.bytes, BLOCK, &mut steps);
+                b.decode_steps(BLOCK, &mut steps);
                 base + steps.partition_point(|s| before(*s))
             }
         }
@@ -448,17 +489,17 @@ impl Series {
     /// The steps of the points in `range` (clipped to the series): borrowed from
     /// the hot tail, else decoded.
     pub fn steps(&self, range: Range<usize>) -> Cow<'_, [u64]> {
-        self.column(range, |h| &h.steps, |d| &d.steps, codec::decode_steps)
+        self.column(range, |h| &h.steps, |d| &d.steps, Block::decode_steps)
     }
 
     /// The times of the points in `range` (clipped to the series).
     pub fn times(&self, range: Range<usize>) -> Cow<'_, [f64]> {
-        self.column(range, |h| &h.times, |d| &d.times, codec::decode_times)
+        self.column(range, |h| &h.times, |d| &d.times, Block::decode_times)
     }
 
     /// The values of the points in `range` (clipped to the series).
     pub fn values(&self, range: Range<usize>) -> Cow<'_, [f64]> {
-        self.column(range, |h| &h.values, |d| &d.values, codec::decode_values)
+        self.column(range, |h| &h.values, |d| &d.values, Block::decode_values)
     }
 
     fn column<'a, T: Copy>(
@@ -466,7 +507,7 @@ impl Series {
         range: Range<usize>,
         hot: impl Fn(&'a Hot) -> &'a Vec<T>,
         decoded: fn(&Decoded) -> &Vec<T>,
-        decode: fn(&[u8], usize, &mut Vec<T>),
+        decode: fn(&Block, usize, &mut Vec<T>),
     ) -> Cow<'a, [T]> {
         let r = self.clip(range);
         let h = self.hot_start();
@@ -486,7 +527,7 @@ impl Series {
             let base = block * BLOCK;
             let to = (r.end - base).min(BLOCK);
             scratch.clear();
-            decode(&b.bytes, to, &mut scratch);
+            decode(b, to, &mut scratch);
             out.extend_from_slice(&scratch[r.start.saturating_sub(base)..to]);
         }
         if r.end > h {
@@ -688,9 +729,12 @@ impl Series {
 
     /// Bytes this series holds on the heap (its compressed blocks, summaries, hot
     /// tail and smoothing marks, spare capacity included): what it costs to keep.
+    /// Times read from the run's clock are counted once, by [`Clock::heap_bytes`].
     pub fn heap_bytes(&self) -> usize {
         use std::mem::size_of;
-        let blocks = self.blocks.capacity() * size_of::<Block>() + self.blocks.iter().map(|b| b.bytes.len()).sum::<usize>();
+        // The clock blocks a block shares are counted with the clock; here only the references.
+        let shared = |b: &Block| b.clock_times.as_ref().map_or(0, |c| c.len() * size_of::<usize>());
+        let blocks = self.blocks.capacity() * size_of::<Block>() + self.blocks.iter().map(|b| b.bytes.len() + shared(b)).sum::<usize>();
         let levels = self.levels.capacity() * size_of::<Vec<Summary>>() + self.levels.iter().map(|l| l.capacity() * size_of::<Summary>()).sum::<usize>();
         let hot = (self.hot.steps.capacity() + self.hot.times.capacity() + self.hot.values.capacity()) * 8;
         blocks + levels + hot + self.smooth.marks.capacity() * size_of::<Ema>() + self.chunks.bytes()
@@ -947,6 +991,116 @@ mod tests {
                 same_reads(&s, &p, &mut rng);
             }
         }
+    }
+
+    /// A run's series sharing its clock read back exactly what they were given:
+    /// series that start late, log every k steps, skip steps, or are given a time
+    /// other than the clock's; through resumes of the run.
+    #[test]
+    fn series_sharing_a_run_clock_read_back_as_they_were_given() {
+        let mut rng = Rng(0x9e3779b97f4a7c15);
+        for case in 0..6 {
+            let clock = Clock::new();
+            // (starts at step, every k steps, skips 1 in n, a time of its own 1 in n)
+            let kinds: [(u64, u64, u64, u64); 6] = [(0, 1, 0, 0), (0, 1, 0, 0), (37, 1, 0, 0), (0, 3, 0, 0), (5, 1, 50, 0), (0, 1, 0, 3000)];
+            let mut series: Vec<(Series, Plain)> = kinds.iter().map(|_| (Series::with_clock(clock.clone()), Plain::default())).collect();
+            let mut step = 0u64;
+            let mut t = 1.7e9;
+            let steps_in_case = [3000, 9000, 20_000][case % 3];
+            let run = |series: &mut Vec<(Series, Plain)>, rng: &mut Rng, step: &mut u64, t: &mut f64, n: usize| {
+                for _ in 0..n {
+                    *step += if case % 2 == 0 { 1 } else { 1 + rng.below(2) };
+                    // A wall clock with jitter: full-precision bits.
+                    *t += 0.25 + rng.below(1 << 20) as f64 * 1e-9;
+                    clock.note(*step, *t);
+                    for ((start, every, skip, own), (s, p)) in kinds.iter().zip(series.iter_mut()) {
+                        if *step < *start || *step % every != 0 || (*skip > 0 && rng.below(*skip) == 0) {
+                            continue;
+                        }
+                        let time = if *own > 0 && rng.below(*own) == 0 { *t + 1.0 } else { *t };
+                        let v = ((*step as f64 * 0.01).sin() + rng.below(1000) as f64 * 1e-3) as f32 as f64;
+                        s.push(*step, time, v);
+                        p.steps.push(*step);
+                        p.times.push(time);
+                        p.values.push(v);
+                    }
+                }
+            };
+            run(&mut series, &mut rng, &mut step, &mut t, steps_in_case);
+            for (s, p) in &series {
+                same_reads(s, p, &mut rng);
+            }
+            for _ in 0..3 {
+                // The run resumes from an earlier step: its series and clock drop what follows.
+                let at = rng.below(step + 2);
+                clock.truncate_from(at);
+                for (s, p) in series.iter_mut() {
+                    assert_eq!(s.truncate_from(at), p.values.len() - p.steps.partition_point(|x| *x < at));
+                    p.truncate_from(at);
+                }
+                step = at.saturating_sub(1);
+                for (s, p) in &series {
+                    same_reads(s, p, &mut rng);
+                }
+                let n = rng.below(4000) as usize;
+                run(&mut series, &mut rng, &mut step, &mut t, n);
+                for (s, p) in &series {
+                    same_reads(s, p, &mut rng);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn a_shared_clock_keeps_a_jittered_time_once_per_run() {
+        let clock = Clock::new();
+        let (mut alone, mut shared): (Vec<Series>, Vec<Series>) = ((0..10).map(|_| Series::default()).collect(), (0..10).map(|_| Series::with_clock(clock.clone())).collect());
+        let mut t = 1.7e9;
+        for step in 0..50_000u64 {
+            t += 0.25 + (step.wrapping_mul(0x9e3779b97f4a7c15) >> 44) as f64 * 1e-9;
+            clock.note(step, t);
+            for (k, s) in alone.iter_mut().chain(shared.iter_mut()).enumerate() {
+                s.push(step, t, ((step as f64 * 0.01 + (k % 10) as f64).sin()) as f32 as f64);
+            }
+        }
+        let bytes = |v: &[Series]| v.iter().map(|s| s.heap_bytes()).sum::<usize>() as f64 / 500_000.0;
+        let (before, after) = (bytes(&alone), bytes(&shared) + clock.heap_bytes() as f64 / 500_000.0);
+        // Printed for docs/benchmarks.md (`--nocapture`).
+        eprintln!("10 series of one run, a jittered clock: {before:.2} -> {after:.2} heap bytes a point");
+        assert!(after < before - 2.0, "{before:.2} -> {after:.2} bytes a point");
+        for (a, s) in alone.iter().zip(&shared) {
+            assert!(a == s);
+        }
+    }
+
+    /// Where a live run's bytes go, on the soak's load (scripts/soak.py: 10 values
+    /// a step, full-precision fractions, a jittered arrival clock): the same steps
+    /// and times with constant values cost what the steps and times cost; the rest
+    /// is the values'. Printed for docs/benchmarks.md (`--nocapture`).
+    #[test]
+    fn a_soak_runs_bytes_split_into_steps_times_and_values() {
+        let cost = |constant: bool| {
+            let clock = Clock::new();
+            let mut series: Vec<Series> = (0..10).map(|_| Series::with_clock(clock.clone())).collect();
+            let mut t = 1.7e9;
+            for step in 0..120_000u64 {
+                t += 1e-3 + (step.wrapping_mul(0x9e3779b97f4a7c15) >> 44) as f64 * 1e-10;
+                clock.note(step, t);
+                for (k, s) in series.iter_mut().enumerate() {
+                    let v = match k {
+                        _ if constant => 1.0,
+                        0 => 2.0 / (1.0 + step as f64 * 1e-3),
+                        1 => 1000.0,
+                        m => ((step * (m as u64 - 1)) % 97) as f64 / 97.0,
+                    };
+                    s.push(step, t, v);
+                }
+            }
+            (series.iter().map(|s| s.heap_bytes()).sum::<usize>() + clock.heap_bytes()) as f64 / 1_200_000.0
+        };
+        let (all, steps_and_times) = (cost(false), cost(true));
+        eprintln!("soak-like run: {all:.2} heap bytes a point, of which steps and times {steps_and_times:.2}, values {:.2}", all - steps_and_times);
+        assert!(steps_and_times < 2.0 && all < 10.0, "{steps_and_times:.2} / {all:.2}");
     }
 
     #[test]
