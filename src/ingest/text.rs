@@ -754,14 +754,7 @@ mod tests {
     #[test]
     fn progress_counters_that_restart_number_on() {
         // Keras prints its epoch on a line of its own; each epoch's bar starts at 1.
-        let mut progress = Progress::default();
-        let steps: Vec<Option<u64>> = ["Epoch 1/2", "50/100 - loss: 0.9", "100/100 - loss: 0.8", "Epoch 2/2", "50/100 - loss: 0.7", "100/100 - loss: 0.6", "step 7 loss=0.5"]
-            .iter()
-            .map(|l| match parse_generic(l, &mut progress) {
-                Line::Metrics(r) => r.step,
-                _ => None,
-            })
-            .collect();
+        let steps = line_steps(&["Epoch 1/2", "50/100 - loss: 0.9", "100/100 - loss: 0.8", "Epoch 2/2", "50/100 - loss: 0.7", "100/100 - loss: 0.6", "step 7 loss=0.5"]);
         assert_eq!(steps, vec![None, Some(50), Some(100), None, Some(150), Some(200), Some(7)]);
     }
 
@@ -784,15 +777,20 @@ mod tests {
     #[test]
     fn an_epoch_header_starts_a_new_pass_even_when_its_bar_shows_only_its_end() {
         // Keras without a terminal prints each epoch's final state alone.
+        let steps = line_steps(&["Epoch 1/3", "100/100 [==========] - 3s 25ms/step - loss: 0.9", "Epoch 2/3", "100/100 [==========] - 3s 25ms/step - loss: 0.8", "100/100 [==========] - loss: 0.8", "Epoch 3/3", "100/100 - 2s - loss: 0.7"]);
+        assert_eq!(steps, vec![None, Some(100), None, Some(200), Some(200), None, Some(300)], "a repeated final state without a header is the same step");
+    }
+
+    /// The step of each line of a generic log read in order (`None`: no metrics on it).
+    fn line_steps(lines: &[&str]) -> Vec<Option<u64>> {
         let mut progress = Progress::default();
-        let steps: Vec<Option<u64>> = ["Epoch 1/3", "100/100 [==========] - 3s 25ms/step - loss: 0.9", "Epoch 2/3", "100/100 [==========] - 3s 25ms/step - loss: 0.8", "100/100 [==========] - loss: 0.8", "Epoch 3/3", "100/100 - 2s - loss: 0.7"]
+        lines
             .iter()
             .map(|l| match parse_generic(l, &mut progress) {
                 Line::Metrics(r) => r.step,
                 _ => None,
             })
-            .collect();
-        assert_eq!(steps, vec![None, Some(100), None, Some(200), Some(200), None, Some(300)], "a repeated final state without a header is the same step");
+            .collect()
     }
 
     /// The records of a generic log read in order: `(step, continues, fields)`.
