@@ -487,7 +487,28 @@ fn generic_line(line: &str, any_metric: bool) -> Generic {
         Line::Metrics(_) | Line::Skip(..) => Line::Text,
         other => other,
     };
+    // A progress bar's rate (tqdm's `11.02it/s`, or `2.5s/it` when slow) is its
+    // step time when the line logs none.
+    let parsed = match parsed {
+        Line::Metrics(mut rec) if !progress.is_empty() && !rec.fields.iter().any(|(n, _)| n == catalog::STEP_TIME_S) => {
+            if let Some(seconds) = bar_seconds_per_step(line) {
+                rec.fields.push((catalog::STEP_TIME_S.to_owned(), seconds));
+            }
+            Line::Metrics(rec)
+        }
+        other => other,
+    };
     Generic { line: parsed, step, counter }
+}
+
+/// The seconds per iteration of a progress bar's rate: `11.02it/s` or `2.50s/it`.
+fn bar_seconds_per_step(line: &str) -> Option<f64> {
+    line.split(|c: char| c.is_whitespace() || matches!(c, ',' | '[' | ']')).find_map(|word| {
+        if let Some(rate) = word.strip_suffix("it/s").and_then(|n| n.parse::<f64>().ok()) {
+            return (rate > 0.0 && rate.is_finite()).then(|| 1.0 / rate);
+        }
+        word.strip_suffix("s/it").and_then(|n| n.parse::<f64>().ok()).filter(|s| *s > 0.0 && s.is_finite())
+    })
 }
 
 /// A key without the phase word a logger puts before a path-like name (Composer's
@@ -756,6 +777,20 @@ mod tests {
         // Keras prints its epoch on a line of its own; each epoch's bar starts at 1.
         let steps = line_steps(&["Epoch 1/2", "50/100 - loss: 0.9", "100/100 - loss: 0.8", "Epoch 2/2", "50/100 - loss: 0.7", "100/100 - loss: 0.6", "step 7 loss=0.5"]);
         assert_eq!(steps, vec![None, Some(50), Some(100), None, Some(150), Some(200), Some(7)]);
+    }
+
+    #[test]
+    fn a_bars_rate_is_its_step_time() {
+        let (step, f) = fields(Preset::Generic, " 12%|█▏        | 120/1000 [00:10<01:20, 12.50it/s, loss=2.31]");
+        assert_eq!(step, Some(120));
+        assert!(f.contains(&(catalog::STEP_TIME_S.to_owned(), 0.08)), "{f:?}");
+        let (_, f) = fields(Preset::Generic, " 12%|█▏        | 120/1000 [05:00<35:00,  2.50s/it, loss=2.31]");
+        assert!(f.contains(&(catalog::STEP_TIME_S.to_owned(), 2.5)), "{f:?}");
+        // Not without a bar, and not over a step time the line logs.
+        let (_, f) = fields(Preset::Generic, "step 5 loss 2.3 speed 12.5it/s");
+        assert!(!f.iter().any(|(n, _)| n == catalog::STEP_TIME_S), "{f:?}");
+        let (_, f) = fields(Preset::Generic, "120/1000 [00:10<01:20, 12.50it/s, loss=2.31, step_time=0.2]");
+        assert_eq!(f.iter().filter(|(n, _)| n == catalog::STEP_TIME_S).count(), 1, "{f:?}");
     }
 
     #[test]
