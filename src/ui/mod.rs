@@ -246,6 +246,22 @@ mod tests {
     }
 
     #[test]
+    fn a_run_without_a_rate_charts_its_step_time_or_says_none_is_logged() {
+        use crate::metrics::catalog;
+        let runs = vec![RunRecord::new("bar".into(), "command".into(), "external".into(), 0), RunRecord::new("bare".into(), "command".into(), "external".into(), 0)];
+        let mut hub = Hub::new(SessionState::new("rates".into(), runs));
+        for step in 1..=50u64 {
+            let t = step as f64 * 0.1;
+            hub.apply(Event::Metrics { run: 0, step, time_s: t, values: vec![(catalog::LOSS.into(), 2.0), (catalog::STEP_TIME_S.into(), 0.1)] }, t);
+            hub.apply(Event::Metrics { run: 1, step, time_s: t, values: vec![(catalog::LOSS.into(), 2.0)] }, t);
+        }
+        let text = render(&hub.state, &live_screen(ViewState::default()), 140, 40);
+        assert!(text.contains(catalog::info(catalog::STEP_TIME_S).unwrap().label) && !text.contains("no steps yet"), "{text}");
+        let text = render(&hub.state, &live_screen(ViewState { selected_run: 1, ..ViewState::default() }), 140, 40);
+        assert!(text.contains("no throughput logged"), "{text}");
+    }
+
+    #[test]
     fn every_pane_shows_live_values() {
         let s = session(false);
         let text = render(&s, &live_screen(ViewState::default()), 140, 40);

@@ -128,8 +128,15 @@ fn render(frame: &mut Frame, area: Rect, ctx: &Ctx, samples: bool) {
         frame.render_widget(line_chart_marked(&lines, &markers, "step", unit.into(), false, ctx), chart_area);
         return;
     }
+    // A run that logs no rate (a progress bar's postfix, a bare script) still
+    // shows how its step time moves.
+    let (metric, unit) = match run.series(metric) {
+        None if run.series(catalog::STEP_TIME_S).is_some() => (catalog::STEP_TIME_S, catalog::info(catalog::STEP_TIME_S).map_or(catalog::STEP_TIME_S, |m| m.label)),
+        _ => (metric, unit),
+    };
     let Some(series) = run.series(metric) else {
-        frame.render_widget(Paragraph::new(Span::styled("no steps yet", ctx.muted())), chart_area);
+        let text = if run.step > 0 { "no throughput logged (tokens, samples or step time)" } else { "no steps yet" };
+        frame.render_widget(Paragraph::new(Span::styled(text, ctx.muted())), chart_area);
         return;
     };
     let reduced = reduce(series, ctx.view.window, columns, transform);
