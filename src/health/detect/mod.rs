@@ -2,6 +2,7 @@
 //! keeps O(window) state, and returns what it raises at this point, if anything.
 //! [`for_run`] is the one place that lists them.
 pub mod drift;
+pub mod levels;
 pub mod moe;
 pub mod nonfinite;
 pub mod rl;

@@ -1,4 +1,5 @@
 //! RL fine-tuning health: reward hacking, reward saturation, entropy collapse.
+use super::levels::RunLevels;
 use super::{grade, Gate, Point, Raised, Worse, COLLAPSE_PERSISTS};
 use crate::health::config::KindSettings;
 use crate::health::stats::{index_slope, mean, sorted_median, std_dev, SortedSeries, Window};
@@ -150,6 +151,9 @@ pub struct RewardSaturation {
     /// points kept sorted, and the rewards, kept sorted for their quantiles.
     spread: SortedSeries,
     reward: SortedSeries,
+    /// The spread over the whole run: its settled level is the past a slow
+    /// collapse is measured from.
+    spread_levels: RunLevels,
     gate: Gate,
 }
 
@@ -165,6 +169,7 @@ impl RewardSaturation {
             metric: s.metric.clone().unwrap_or_default(),
             spread: SortedSeries::new(w, &[(SAT_RECENT, 0), (past, w - past)]),
             reward: SortedSeries::new(w, &[(w, 0)]),
+            spread_levels: RunLevels::new(SAT_RECENT / 2),
             gate: Gate::new(&s, Worse::Higher),
             s,
         }
@@ -184,6 +189,7 @@ impl RewardSaturation {
         // Only finite spreads are kept (the first step's change is NaN).
         if spread.is_finite() {
             self.spread.push(spread);
+            self.spread_levels.push(spread);
         }
         if self.gate.warming() || self.spread.len() < 2 * SAT_RECENT {
             return None;
@@ -193,12 +199,17 @@ impl RewardSaturation {
         // The past level is the older half of the points before the recent ones: a
         // spread that falls over tens of steps would otherwise drag the reference
         // down with it and never reach the ratio it ends at.
-        let past = sorted_median(&self.spread.sorted_range(0, (n - SAT_RECENT).div_ceil(2)))?;
+        // A collapse slower than the window drags even that along: the run's
+        // settled spread (the second quarter of the run so far) is a past too.
+        let window_past = sorted_median(&self.spread.sorted_range(0, (n - SAT_RECENT).div_ceil(2)))?;
+        let past = self.spread_levels.settled().map_or(window_past, |settled| settled.max(window_past));
         // At the ceiling: at or above the window's 90th percentile (a robust max:
-        // one lucky step earlier does not move it).
+        // one lucky step earlier does not move it), give or take the reward's
+        // own spread now (a batch mean of clipped rewards sits just under its bound).
         let r = self.reward.sorted_range(0, self.reward.len());
         let quantile = |q: f64| r[((r.len() - 1) as f64 * q).round() as usize];
-        let at_ceiling = reward >= quantile(0.9) - 0.02 * (quantile(0.9) - quantile(0.1)).max(1e-12);
+        let slack = (0.02 * (quantile(0.9) - quantile(0.1))).max(recent).max(1e-12);
+        let at_ceiling = reward >= quantile(0.9) - slack;
         let ratio = if past > 0.0 { recent / past } else { 1.0 };
         let v = self.gate.pass(grade(ratio, self.s.warn, self.s.critical, true).filter(|_| at_ceiling), p.step, reward)?;
         let message = format!("{} saturated at {} from step {}: spread fell to {}% of its past level", self.metric, compact(v.value), v.step, compact(100.0 * ratio));
