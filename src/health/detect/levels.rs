@@ -55,13 +55,16 @@ impl RunLevels {
     }
 
     /// [`Self::settled`], only when those levels lie within `range` of each
-    /// other: a start still under way (a KL still ramping up at a quarter of the
-    /// run so far) is not a settled level.
-    pub fn plateau(&self, range: f64) -> Option<f64> {
+    /// other, with how much they rose across that quarter (its last level minus
+    /// its first): a start still under way (a KL still ramping up at a quarter of
+    /// the run so far) is not a settled level, and a rise that goes on at the
+    /// same pace since is the same slow start, not a climb from a plateau.
+    pub fn plateau(&self, range: f64) -> Option<(f64, f64)> {
         let n = self.levels.len();
         let quarter = self.levels.get(n / 4..n / 2)?;
         let (lo, hi) = quarter.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), l| (lo.min(*l), hi.max(*l)));
-        self.settled().filter(|_| hi - lo <= range)
+        let rise = quarter.last()? - quarter.first()?;
+        self.settled().filter(|_| hi - lo <= range).map(|s| (s, rise))
     }
 
     /// The newest closed levels, oldest first.
@@ -84,7 +87,7 @@ mod tests {
             l.push(x);
         }
         assert_eq!(l.settled(), Some(1.0));
-        assert_eq!(l.plateau(0.1), Some(1.0));
+        assert_eq!(l.plateau(0.1), Some((1.0, 0.0)));
         // Still ramping at a quarter of the run so far: no plateau.
         let mut ramp = RunLevels::new(5);
         (0..400).for_each(|i| ramp.push((i as f64 / 100.0).min(3.0)));
