@@ -183,8 +183,14 @@ impl KlRunaway {
         let now = (level.max(0.0) + KL_FLOOR).ln();
         // A plateau that rose across its quarter by more than a quarter of the
         // climb since is a slow start still going on (an early KL ramp), not a
-        // level the KL ran away from.
-        let settled = self.run_levels.plateau(KL_PLATEAU).filter(|(l, rise)| *rise <= 0.25 * (now - l)).map(|(l, _)| l.exp() - KL_FLOOR).filter(|s| *s < window_reference);
+        // level the KL ran away from; nor is one under the KL floor (a fresh
+        // policy's KL, flattened by the floor, looks level while it grows).
+        let settled = self
+            .run_levels
+            .plateau(KL_PLATEAU)
+            .filter(|(l, rise)| *rise <= 0.25 * (now - l))
+            .map(|(l, _)| l.exp() - KL_FLOOR)
+            .filter(|s| *s >= KL_FLOOR && *s < window_reference);
         let slow_climb = settled.is_some() && levels.len() >= 3 && levels[levels.len() - 3..].windows(2).all(|w| w[1] > w[0]);
         let reference = settled.filter(|_| slow_climb).unwrap_or(window_reference);
         let growth = (level + KL_FLOOR) / (reference + KL_FLOOR);
