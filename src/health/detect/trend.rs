@@ -191,7 +191,11 @@ impl KlRunaway {
             .filter(|(l, rise)| *rise <= 0.25 * (now - l))
             .map(|(l, _)| l.exp() - KL_FLOOR)
             .filter(|s| *s >= KL_FLOOR && *s < window_reference);
-        let slow_climb = settled.is_some() && levels.len() >= 3 && levels[levels.len() - 3..].windows(2).all(|w| w[1] > w[0]);
+        // A slow climb is judged at the run's own scale: its newest closed level
+        // (a block's median) is past the warn ratio as well, not only the newest
+        // ten points (a burst of noise lifts those).
+        let newest_level_up = |s: f64| levels.last().is_some_and(|l| *l - (s + KL_FLOOR).ln() >= self.s.warn.ln());
+        let slow_climb = settled.is_some_and(newest_level_up) && levels.len() >= 3 && levels[levels.len() - 3..].windows(2).all(|w| w[1] > w[0]);
         let reference = settled.filter(|_| slow_climb).unwrap_or(window_reference);
         let growth = (level + KL_FLOOR) / (reference + KL_FLOOR);
         // Growth must stand out from the KL's own noise: with heavy tails or
