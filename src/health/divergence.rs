@@ -138,7 +138,7 @@ pub struct PartingTracker {
 }
 
 /// One compared point: the run's step, the relative difference, and the two values.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Judged {
     pub step: u64,
     pub diff: f64,
@@ -390,8 +390,13 @@ mod tests {
         // The baseline's next point is 1,000 steps on: step 900 is not judged.
         assert_eq!(t.observe_run(900, 9.0), None);
         assert_eq!(t.observe_baseline(1390, 1.0), None);
-        assert!(t.observe_run(1395, 9.0).is_none());
-        assert_eq!(t.observe_baseline(1400, 1.0).map(|j| (j.step, j.baseline, j.run)), Some((1395, 1.0, 9.0)));
+        // From there the run sits apart: the parting starts at the first point
+        // compared after the gap, never at step 900.
+        let mut parted = None;
+        for s in (1395..1700).step_by(10) {
+            parted = parted.or(t.observe_run(s, 9.0)).or(t.observe_baseline(s + 5, 1.0));
+        }
+        assert_eq!(parted.map(|j| (j.step, j.baseline, j.run)), Some((1395, 1.0, 9.0)));
     }
 
     #[test]
