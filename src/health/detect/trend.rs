@@ -120,6 +120,7 @@ pub struct KlRunaway {
     /// ...and its logs, with the part before the slope's points kept sorted.
     history_logs: SortedSeries,
     coef: Window,
+    watched: super::Watched,
     /// The KL's log over the whole run: a climb slower than the window is
     /// measured from the run's settled level.
     run_levels: RunLevels,
@@ -147,6 +148,7 @@ impl KlRunaway {
             history: SortedSeries::new(s.window.max(2 * KL_SLOPE), &[(s.window.max(2 * KL_SLOPE), 0), (KL_RECENT, 0)]),
             history_logs: SortedSeries::new(s.window.max(2 * KL_SLOPE), &[(s.window.max(2 * KL_SLOPE) - KL_SLOPE, KL_SLOPE)]),
             coef: Window::new(KL_SLOPE),
+            watched: super::Watched::new(s.metric.as_deref().unwrap_or_default()),
             run_levels: RunLevels::new(KL_RECENT),
             sustained: 0,
             excursions: Excursions::default(),
@@ -156,7 +158,7 @@ impl KlRunaway {
     }
 
     pub fn check(&mut self, p: &Point) -> Option<Raised> {
-        let x = p.get(&self.metric)?;
+        let x = self.watched.read(p, &mut self.metric)?;
         if let Some(c) = p.get(catalog::KL_COEF) {
             self.coef.push(c);
         }
@@ -234,6 +236,7 @@ impl KlRunaway {
         if coef_flat {
             message.push_str(&format!("; {} stuck at {}", catalog::KL_COEF, compact(self.coef.last().unwrap_or(0.0))));
         }
+        message.push_str(&self.watched.note(&self.metric));
         Some(v.raise(self.metric.clone(), message))
     }
 }
@@ -442,7 +445,8 @@ enum SpeedSource {
 impl SpeedSource {
     /// The first source `p` carries, in order of preference.
     fn of(p: &Point, configured: &str) -> Option<SpeedSource> {
-        [configured, catalog::SAMPLES_PER_S].into_iter().find(|m| p.get(m).is_some()).map(|m| SpeedSource::Rate(m.to_owned())).or_else(|| p.get(catalog::STEP_TIME_S).map(|_| SpeedSource::StepTime))
+        let found = std::iter::once(configured).chain(catalog::stand_ins(configured).iter().copied()).find(|m| p.get(m).is_some())?;
+        Some(if found == catalog::STEP_TIME_S { SpeedSource::StepTime } else { SpeedSource::Rate(found.to_owned()) })
     }
 
     fn metric(&self) -> &str {
