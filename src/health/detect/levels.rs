@@ -4,7 +4,7 @@
 //! fixed number of points use it as a reference that does not move with a slow
 //! event: a climb or a collapse that takes longer than the window drags the
 //! window's median along with it, never the run's settled level.
-use crate::health::stats::median;
+use crate::health::stats::{median, median_mad, MAD_TO_SIGMA};
 
 /// Levels held before neighbours merge.
 pub const MAX_LEVELS: usize = 32;
@@ -67,6 +67,17 @@ impl RunLevels {
         self.settled().filter(|_| hi - lo <= range).map(|s| (s, rise))
     }
 
+    /// The robust spread (sigmas) of the levels [`Self::settled`] is taken from:
+    /// how far a level wanders by noise alone (heavy tails and memory in a
+    /// series move whole blocks).
+    pub fn settled_spread(&self) -> Option<f64> {
+        let n = self.levels.len();
+        if n < MIN_LEVELS {
+            return None;
+        }
+        median_mad(&self.levels[n / 4..n / 2]).map(|(_, mad)| MAD_TO_SIGMA * mad)
+    }
+
     /// The newest closed levels, oldest first.
     pub fn levels(&self) -> &[f64] {
         &self.levels
@@ -93,6 +104,11 @@ mod tests {
         (0..400).for_each(|i| ramp.push((i as f64 / 100.0).min(3.0)));
         assert!(ramp.settled().is_some() && ramp.plateau(0.4).is_none());
         assert!(l.levels().len() >= MAX_LEVELS / 2 && l.levels().len() < MAX_LEVELS);
+        // The settled levels' spread: none on a flat plateau, some on a noisy one.
+        assert_eq!(l.settled_spread(), Some(0.0));
+        let mut noisy = RunLevels::new(5);
+        (0..200).for_each(|i| noisy.push(0.9 + 0.1 * ((i / 10) % 3) as f64));
+        assert!(noisy.settled_spread().is_some_and(|s| s > 0.1), "{:?}", noisy.settled_spread());
         l.push(f64::NAN);
     }
 }

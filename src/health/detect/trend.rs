@@ -140,6 +140,9 @@ const KL_NOISE_SIGMAS: f64 = 3.0;
 /// The run's levels at a quarter of it so far must lie within this (on the log
 /// scale, x1.5) to be its settled level: the early KL ramp is not.
 const KL_PLATEAU: f64 = 0.405;
+/// Robust sigmas of the settled levels' spread a slow climb's newest level must
+/// stand above them (as slow_drift's 6 noise sigmas of a level).
+const KL_LEVEL_SIGMAS: f64 = 6.0;
 
 impl KlRunaway {
     pub fn new(s: KindSettings) -> Self {
@@ -196,7 +199,11 @@ impl KlRunaway {
         // A slow climb is judged at the run's own scale: its newest closed level
         // (a block's median) is past the warn ratio as well, not only the newest
         // ten points (a burst of noise lifts those).
-        let newest_level_up = |s: f64| levels.last().is_some_and(|l| *l - (s + KL_FLOOR).ln() >= self.s.warn.ln());
+        // It must also stand out from how far a settled level wanders by noise
+        // alone: a KL with heavy tails and memory moves whole blocks at once.
+        let wander = KL_LEVEL_SIGMAS * self.run_levels.settled_spread().unwrap_or(0.0);
+        // A slow climb shows in two closed levels: a burst of noise lifts one block.
+        let newest_level_up = |s: f64| levels.len() >= 2 && levels[levels.len() - 2..].iter().all(|l| *l - (s + KL_FLOOR).ln() >= self.s.warn.ln().max(wander));
         let slow_climb = settled.is_some_and(newest_level_up) && levels.len() >= 3 && levels[levels.len() - 3..].windows(2).all(|w| w[1] > w[0]);
         let reference = settled.filter(|_| slow_climb).unwrap_or(window_reference);
         let growth = (level + KL_FLOOR) / (reference + KL_FLOOR);
@@ -638,6 +645,38 @@ mod tests {
         assert_eq!(alerts.len(), 1, "{alerts:?}");
         assert!(alerts[0].0 > 300 && alerts[0].1.severity == Severity::Critical, "{alerts:?}");
         assert!(alerts[0].1.message.contains("kl_coef stuck"));
+    }
+
+    /// Should raise / should not: a climb slower than the 200-point window,
+    /// measured from the run's settled level.
+    #[test]
+    fn a_slow_kl_climb_is_measured_from_the_settled_level() {
+        // (what, KL at point i, points, first point that may raise: None = no slow-climb alert)
+        type Case = (&'static str, fn(usize) -> f64, usize, Option<usize>);
+        fn plateau(i: usize) -> f64 {
+            0.05 * (1.0 - (-(i as f64) / 30.0).exp()) * wiggle(i)
+        }
+        let cases: [Case; 5] = [
+            ("a linear climb to 10x over 2,000 points", |i| plateau(i) * (1.0 + 9.0 * (i.saturating_sub(1000) as f64 / 2000.0)), 3000, Some(1000)),
+            ("an exponential climb to 10x over 2,000 points", |i| plateau(i) * 10f64.powf(i.saturating_sub(1000) as f64 / 2000.0), 3000, Some(1000)),
+            ("a healthy drift up by 40% over the run", |i| plateau(i) * (1.0 + 0.4 * i as f64 / 3000.0), 3000, None),
+            ("a KL still rising from zero (a fresh policy), like a square root", |i| 0.1 * (i as f64 / 3000.0).sqrt() * wiggle(i), 3000, None),
+            // One block of noise: the newest closed level alone is up.
+            ("a burst of 60 points at 3x after a plateau", |i| plateau(i) * if (2000..2060).contains(&i) { 3.0 } else { 1.0 }, 2200, None),
+        ];
+        for (what, kl, n, want) in cases {
+            let mut d = KlRunaway::new(defaults(AlertKind::KlRunaway));
+            let alerts = feed((0..n).map(|i| vec![("kl".into(), kl(i)), ("kl_coef".into(), 0.1 * wiggle(i + 3))]), |p| d.check(p));
+            let slow: Vec<_> = alerts.iter().filter(|(_, r)| r.message.contains("settled level")).collect();
+            match want {
+                None => assert!(slow.is_empty() && (what.contains("burst") || alerts.is_empty()), "{what}: {alerts:?}"),
+                Some(from) => {
+                    let (at, r) = alerts.first().unwrap_or_else(|| panic!("{what}: nothing raised"));
+                    assert!(*at as usize > from && r.severity >= Severity::Warn, "{what}: {alerts:?}");
+                    assert!(!slow.is_empty(), "{what}: not judged as a slow climb: {alerts:?}");
+                }
+            }
+        }
     }
 
     #[test]
