@@ -414,6 +414,8 @@ mod tests {
                 let (_, r) = warned.iter().find(|(k, _)| k == kind).unwrap_or_else(|| panic!("{what}: no {kind:?} in {raised:?}"));
                 assert_eq!(r.metric, catalog::APPROX_KL, "{what}");
                 assert!(r.message.contains("the run logs no kl"), "{what}: {}", r.message);
+                // The value is the approx KL logged at the alert's step.
+                assert_eq!(r.value, approx(r.step as usize), "{what}");
             }
             assert!(warned.iter().all(|(k, _)| want.contains(k)), "{what}: {warned:?}");
         }
