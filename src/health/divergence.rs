@@ -231,7 +231,7 @@ impl PartingTracker {
         let baseline = self.baseline_at(step)?;
         let gap = run - baseline;
         let diff = if gap.abs() <= self.tol.abs { 0.0 } else { gap / baseline.abs().max(run.abs()) };
-        if self.judged.len() == 2 * LEVEL_POINTS + self.tol.k {
+        if self.judged.len() == 3 * LEVEL_POINTS + self.tol.k {
             self.judged.pop_front();
         }
         self.judged.push_back(Judged { step, diff, baseline, run });
@@ -257,10 +257,12 @@ impl PartingTracker {
         let side = level.signum();
         self.streak = if !parted { 0 } else if self.streak > 0 && side == self.side { self.streak + 1 } else { 1 };
         self.side = side;
-        // As many parted levels in a row as a level has points: a level beyond the
-        // tolerance can rest on three points of the five (two heavy-tailed points
-        // and a bump); a run that has parted keeps most of its points beyond it.
-        if self.streak < self.tol.k.max(LEVEL_POINTS) {
+        // Twice as many parted levels in a row as a level has points, so that two
+        // disjoint sets of points agree: a level beyond the tolerance can rest on
+        // three points of the five, and five overlapping levels on five points of
+        // nine (heavy-tailed noise with memory in either seed); a run that has
+        // parted keeps most of its points beyond it.
+        if self.streak < self.tol.k.max(2 * LEVEL_POINTS) {
             return None;
         }
         self.parted = true;
@@ -353,7 +355,9 @@ mod tests {
         let same = |_: u64| 1.0;
         let shift = |s: u64| if s >= 2000 { 1.2 } else { 1.0 };
         let gradual = |s: u64| 1.0 + 0.3 * (s.saturating_sub(2000) as f64 / 500.0).min(1.0);
-        let cases: [(&str, Option<u64>); 12] = [
+        let burst = |s: u64| if (2000..2060).contains(&s) { 1.2 } else { 1.0 };
+        let cases: [(&str, Option<u64>); 13] = [
+            ("six points 20% apart (a burst of noise with memory), no parting", parting(10, 0, 10, 0, 0.01, burst, 4000, None)),
             ("same steps, own noise, no parting", parting(10, 0, 10, 0, 0.01, same, 4000, None)),
             ("every 10 vs every 25 at other offsets, no parting", parting(10, 5, 25, 0, 0.01, same, 4000, None)),
             ("noisy metric (15% per point), no parting", parting(10, 0, 10, 0, 0.15, same, 4000, None)),
