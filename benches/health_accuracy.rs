@@ -7,12 +7,12 @@
 //! apart: nothing was tuned on it. The hold-out corpus (`health_eval::indep2`,
 //! seeds 7000..7006) is scored by totals only: no change is chosen by its cases.
 //!
-//! cargo bench --bench health_accuracy [-- tune|test|both|indep|indep2|real|cost]
+//! cargo bench --bench health_accuracy [-- tune|test|both|indep|indep2|indep3|real|cost]
 mod health_eval;
 
 use health_eval::synth::Case;
 use health_eval::{indep, indep2};
-use health_eval::score::{alarms, run_baseline, run_rlmon, run_rlmon_logged, score, table, Scores};
+use health_eval::score::{alarms, run_baseline, run_rlmon, run_rlmon_logged, run_rlmon_pair_logged, score, table, Scores};
 use health_eval::synth::{corpus, GENERATOR_VERSION};
 
 /// The independent corpus, scored case by case (its long runs are large), with
@@ -28,6 +28,46 @@ fn independent(seeds: std::ops::Range<u64>) {
 
 /// The hold-out corpus (`indep2`): totals per kind only. Its missed cases and
 /// false alarms are not listed, so that no change is chosen by looking at them.
+/// The third corpus (`indep3`), for study case by case: pairs logged at their
+/// own steps, sparse logging, slow climbs, step-time-only throughput.
+fn study3(seeds: std::ops::Range<u64>) {
+    use health_eval::indep3;
+    println!("\n## study corpus indep3 v{}: seeds {seeds:?}", indep3::INDEP3_VERSION);
+    let mut s = Scores::default();
+    let (mut missed, mut false_alarms) = (Vec::new(), Vec::new());
+    for (kind, m, seed) in indep3::corpus(seeds) {
+        let c = indep3::generate(kind, m, seed);
+        let raised = match &c.partner_logged {
+            Some(pl) => run_rlmon_pair_logged(&c.case, &c.logged, pl),
+            None => run_rlmon_logged(&c.case, None, Some(&c.logged)),
+        };
+        s.add(&c.case, &raised);
+        if let (Ok(want), Some(pl), Some(p)) = (std::env::var("INDEP3_DUMP"), &c.partner_logged, &c.case.partner) {
+            if c.case.name.contains(&want) {
+                let get = |row: &Vec<(rlmon::metrics::MetricName, f64)>| row.iter().find(|(n, _)| n == rlmon::metrics::catalog::LOSS).map(|(_, v)| *v);
+                for (i, (st, t)) in c.logged.iter().enumerate() {
+                    println!("A {st} {t} {:?}", get(&c.case.steps[i]));
+                }
+                for (i, (st, t)) in pl.iter().enumerate() {
+                    println!("B {st} {t} {:?}", get(&p[i]));
+                }
+            }
+        }
+        let onset = c.case.fault.as_ref().map_or(u64::MAX, |f| f.onset);
+        for (at, a) in alarms(&raised).into_iter().filter(|(at, _)| *at < onset) {
+            false_alarms.push(format!("{} at {at}: {} {}: {}", c.case.name, a.severity.as_str(), a.kind, a.message));
+        }
+        if let Some(f) = &c.case.fault {
+            if !raised.iter().any(|(at, a)| a.kind == f.kind && a.severity >= rlmon::health::Severity::Warn && *at >= f.onset) {
+                missed.push(format!("{} (onset {}, {} points)", c.case.name, f.onset, c.case.steps.len()));
+            }
+        }
+    }
+    println!("\n{}", table("### rlmon detectors", &s));
+    println!("missed:{}", if missed.is_empty() { " none".into() } else { missed.iter().map(|f| format!("\n- {f}")).collect::<String>() });
+    println!("false alarms:{}", if false_alarms.is_empty() { " none".into() } else { false_alarms.iter().map(|f| format!("\n- {f}")).collect::<String>() });
+}
+
 fn hold_out(seeds: std::ops::Range<u64>) {
     println!("\n## hold-out corpus indep2 v{}: seeds {seeds:?}", indep2::INDEP2_VERSION);
     let cases = indep2::corpus(seeds).map(|(kind, family, m, seed)| {
@@ -140,6 +180,10 @@ fn main() {
     }
     if which == "indep2" {
         hold_out(7000..7006);
+        return;
+    }
+    if which == "indep3" {
+        study3(9000..9006);
         return;
     }
     if which == "real" {

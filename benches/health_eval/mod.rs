@@ -6,6 +6,7 @@
 //! benches/health_accuracy.rs; its tests run from tests/health_eval.rs.
 pub mod indep;
 pub mod indep2;
+pub mod indep3;
 pub mod real;
 pub mod score;
 pub mod synth;

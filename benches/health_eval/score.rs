@@ -58,6 +58,35 @@ pub fn run_rlmon_logged(case: &Case, mem_total: Option<f64>, logged: Option<&[(u
     out
 }
 
+/// rlmon's detectors over a run and its baseline, logged at their own (training
+/// step, wall time) pairs: the points of both are fed in wall-time order, as a
+/// live session sees them. An alert comes back with the index of the first point
+/// of `case.steps` (the reference run) at or after the step it was raised at, so
+/// onsets and latencies are in the reference's points.
+pub fn run_rlmon_pair_logged(case: &Case, logged: &[(u64, f64)], partner_logged: &[(u64, f64)]) -> Raised {
+    let Some(partner) = &case.partner else { return run_rlmon_logged(case, None, Some(logged)) };
+    let mut h = SessionHealth::new();
+    let cfg = HealthConfig::default();
+    // A run against its baseline, faulty or clean.
+    let a = h.add_run("baseline", &cfg);
+    let b = h.add_run("run", &cfg);
+    h.compare(a, b);
+    let index_of = |step: u64| logged.iter().position(|(s, _)| *s >= step).unwrap_or(logged.len().saturating_sub(1)) as u64;
+    let (mut i, mut j) = (0, 0);
+    let mut out = Vec::new();
+    while i < case.steps.len().min(logged.len()) || j < partner.len().min(partner_logged.len()) {
+        let take_a = j >= partner.len().min(partner_logged.len()) || (i < case.steps.len().min(logged.len()) && logged[i].1 <= partner_logged[j].1);
+        let (run, (step, time_s), values) = if take_a { (a, logged[i], &case.steps[i]) } else { (b, partner_logged[j], &partner[j]) };
+        out.extend(h.observe(run, step, time_s, values).into_iter().map(|x| (index_of(step), x)));
+        if take_a {
+            i += 1;
+        } else {
+            j += 1;
+        }
+    }
+    out
+}
+
 /// The trivial baseline: a fixed z-score of 4 against the mean and standard
 /// deviation of the last 50 points, on each kind's main metric, no persistence,
 /// 20 quiet steps after an alarm; NaN/Inf alerts at once; two runs that should

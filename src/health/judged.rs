@@ -30,7 +30,9 @@ pub fn not_judged<'a>(settings: &HealthConfig, names: impl Iterator<Item = &'a s
             continue;
         }
         let s = settings.get(kind);
-        let Some(metric) = s.metric.as_deref() else { continue };
+        let Some(configured) = s.metric.as_deref() else { continue };
+        // A run that logs only the metric's stand-in is judged on that.
+        let metric = std::iter::once(configured).chain(catalog::stand_ins(configured).iter().copied()).find(|m| points(m).is_some()).unwrap_or(configured);
         if !s.enabled {
             continue;
         }
@@ -72,5 +74,12 @@ mod tests {
         let out = not_judged(&cfg, names.iter().copied(), |m| names.contains(&m).then_some(10_000));
         assert!(out.iter().any(|n| n.kind == AlertKind::EntropyCollapse && n.reason == "metric missing: entropy"), "{out:?}");
         assert!(out.iter().all(|n| n.reason.starts_with("metric missing")), "{out:?}");
+        // Stand-ins: an SB3 run (approx KL, no KL) and a nanoGPT one (step time,
+        // no tokens/s) are judged on those, and counted by them.
+        let names = [catalog::LOSS, catalog::APPROX_KL, catalog::REWARD, catalog::STEP_TIME_S];
+        let out = not_judged(&cfg, names.iter().copied(), |m| names.contains(&m).then_some(if m == catalog::APPROX_KL { 10 } else { 10_000 }));
+        let reason = |k: AlertKind| out.iter().find(|n| n.kind == k).map(|n| n.reason.clone());
+        assert_eq!(reason(AlertKind::KlRunaway).as_deref(), Some("not enough points: 10 of approx_kl, it needs 55"));
+        assert_eq!(reason(AlertKind::ThroughputRegression), None);
     }
 }

@@ -7,7 +7,7 @@ use std::sync::OnceLock;
 use super::config::{HealthConfig, KindSettings};
 use super::detect::trend::MemoryLeak;
 use super::detect::{self, Detector, Point, Raised};
-use super::divergence::{DivergenceTracker, Tolerance};
+use super::divergence::{DivergenceTracker, PartingTracker, Tolerance};
 use super::{Alert, AlertKind, Severity};
 use crate::metrics::{catalog, MetricName};
 use crate::report::format::compact;
@@ -110,9 +110,20 @@ const MAX_PENDING: usize = 10_000;
 
 type Pending = VecDeque<(u64, f64)>;
 
-/// One compared metric of a pair: the tracker, and values of `a` and of `b`
-/// waiting for the other.
-type Compared = (DivergenceTracker, Pending, Pending);
+/// One compared metric of a pair. Replicas log the same steps and must agree
+/// point for point: the exact tracker, with values of `a` and of `b` waiting for
+/// the other. A run against its baseline (other seed, other logging) is judged
+/// by the level of their difference at interpolated steps.
+#[derive(Debug, Clone)]
+enum Compared {
+    Exact(DivergenceTracker, Pending, Pending),
+    Level(PartingTracker),
+}
+
+/// Where a pair parted: the metric, the first step, the values of `a` and `b`
+/// there, and the step those values are from (for replicas, the step the
+/// divergence was confirmed at).
+pub type Parted = (String, u64, f64, f64, u64);
 
 /// The metrics two runs that should agree are compared on: the catalog's
 /// [`catalog::replicas_agree`] names, listed once, so that testing every value of
@@ -142,16 +153,31 @@ impl PairMonitor {
     }
 
     /// Values of run `run` (either of the pair) at `step`; the first divergence
-    /// step of a metric, once, as (metric, step, value of a, value of b).
-    pub fn observe(&mut self, run: usize, step: u64, values: &[(MetricName, f64)]) -> Option<(String, u64, f64, f64)> {
+    /// of a metric, once.
+    pub fn observe(&mut self, run: usize, step: u64, values: &[(MetricName, f64)]) -> Option<Parted> {
         if self.done || (run != self.a && run != self.b) {
             return None;
         }
         let compared = compared_metrics();
         for (name, v) in values.iter().filter(|(n, _)| compared.contains(&n.as_ref())) {
-            let (tracker, pa, pb) = match self.metrics.get_mut(name.as_ref()) {
+            let (kind, tol) = (self.kind, self.tol);
+            let known = match self.metrics.get_mut(name.as_ref()) {
                 Some(known) => known,
-                None => self.metrics.entry(name.to_string()).or_insert_with(|| (DivergenceTracker::new(self.tol), VecDeque::new(), VecDeque::new())),
+                None => self.metrics.entry(name.to_string()).or_insert_with(|| match kind {
+                    AlertKind::RunDivergence => Compared::Level(PartingTracker::new(tol)),
+                    _ => Compared::Exact(DivergenceTracker::new(tol), VecDeque::new(), VecDeque::new()),
+                }),
+            };
+            let (tracker, pa, pb) = match known {
+                Compared::Exact(tracker, pa, pb) => (tracker, pa, pb),
+                Compared::Level(tracker) => {
+                    let parted = if run == self.a { tracker.observe_baseline(step, *v) } else { tracker.observe_run(step, *v) };
+                    if let Some(j) = parted {
+                        self.done = true;
+                        return Some((name.to_string(), j.step, j.baseline, j.run, j.step));
+                    }
+                    continue;
+                }
             };
             let (mine, theirs) = if run == self.a { (pa, pb) } else { (pb, pa) };
             // Steps the partner skipped can never pair up.
@@ -164,7 +190,7 @@ impl PairMonitor {
                     let (va, vb) = if run == self.a { (*v, other) } else { (other, *v) };
                     if let Some(at) = tracker.observe(step, va, vb) {
                         self.done = true;
-                        return Some((name.to_string(), at, va, vb));
+                        return Some((name.to_string(), at, va, vb, step));
                     }
                 }
                 _ => {
@@ -240,7 +266,7 @@ impl SessionHealth {
         let Some(monitor) = self.runs.get_mut(run) else { return Vec::new() };
         let mut alerts = monitor.observe(step, time_s, values);
         for pair in &mut self.pairs {
-            if let Some((metric, at, va, vb)) = pair.observe(run, step, values) {
+            if let Some((metric, at, va, vb, values_at)) = pair.observe(run, step, values) {
                 let (a, b) = (&self.runs[pair.a].run, &self.runs[pair.b].run);
                 let what = if pair.kind == AlertKind::Nondeterminism { "replicas differ" } else { "runs diverge" };
                 alerts.push(Alert {
@@ -253,7 +279,7 @@ impl SessionHealth {
                     value: vb,
                     peak: None,
                     escalated_at: None,
-                    message: format!("{what}: {b} and {a} part ways on {metric} from step {at} ({} vs {} at step {step}, relative difference {})", compact(vb), compact(va), compact((vb - va).abs() / va.abs().max(vb.abs()).max(f64::MIN_POSITIVE))),
+                    message: format!("{what}: {b} and {a} part ways on {metric} from step {at} ({} vs {} at step {values_at}, relative difference {})", compact(vb), compact(va), compact((vb - va).abs() / va.abs().max(vb.abs()).max(f64::MIN_POSITIVE))),
                 });
             }
         }

@@ -503,6 +503,18 @@ pub fn is_signed(name: &str) -> bool {
     info(name).is_some_and(|m| m.signed)
 }
 
+/// What a detector watching `name` reads instead when a run does not log it, in
+/// order of preference: Stable-Baselines3 logs only its approx KL (no KL to a
+/// reference); nanoGPT, Megatron and MLX log a step time or a sample rate, no
+/// tokens/s.
+pub fn stand_ins(name: &str) -> &'static [&'static str] {
+    match name {
+        KL => &[APPROX_KL],
+        TOKENS_PER_S => &[SAMPLES_PER_S, STEP_TIME_S],
+        _ => &[],
+    }
+}
+
 /// Whether a run with these metric names is an RL fine-tuning run.
 pub fn is_rl_run<'a>(mut names: impl Iterator<Item = &'a str>) -> bool {
     names.any(|n| n == KL || n == REWARD)

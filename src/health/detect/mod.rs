@@ -2,6 +2,7 @@
 //! keeps O(window) state, and returns what it raises at this point, if anything.
 //! [`for_run`] is the one place that lists them.
 pub mod drift;
+pub mod levels;
 pub mod moe;
 pub mod nonfinite;
 pub mod rl;
@@ -10,7 +11,7 @@ pub mod spike;
 pub mod straggler;
 pub mod trend;
 
-use crate::metrics::MetricName;
+use crate::metrics::{catalog, MetricName};
 
 use super::config::{HealthConfig, KindSettings};
 use super::stats::{Cooldown, Streak};
@@ -21,6 +22,42 @@ use nonfinite::NonfiniteValues;
 use rl::{EntropyCollapse, RewardHacking, RewardSaturation};
 use spike::{Direction, Spike};
 use trend::{KlRunaway, LossDivergence, ThroughputRegression, KL_FLOOR};
+
+/// Which series a detector reads: its configured metric, or the catalog's
+/// stand-in for it ([`catalog::stand_ins`]) when the run logs only that (SB3's
+/// approx KL for the KL). Chosen at the first point carrying one of them and
+/// kept, so one run is judged on one series.
+#[derive(Debug, Clone)]
+pub struct Watched {
+    configured: String,
+    chosen: bool,
+}
+
+impl Watched {
+    pub fn new(configured: &str) -> Self {
+        Watched { configured: configured.to_owned(), chosen: false }
+    }
+
+    /// The watched value at `p`; `metric` (the detector's name for its series,
+    /// the configured one at first) becomes the stand-in's when one is chosen.
+    pub fn read(&mut self, p: &Point, metric: &mut String) -> Option<f64> {
+        if !self.chosen {
+            let found = std::iter::once(self.configured.as_str()).chain(catalog::stand_ins(&self.configured).iter().copied()).find(|m| p.get(m).is_some())?;
+            *metric = found.to_owned();
+            self.chosen = true;
+        }
+        p.get(metric)
+    }
+
+    /// What an alert adds when the stand-in was judged.
+    pub fn note(&self, metric: &str) -> String {
+        if metric == self.configured {
+            String::new()
+        } else {
+            format!(" ({metric} judged: the run logs no {})", self.configured)
+        }
+    }
+}
 
 /// One alert kind's detector for one run.
 pub trait Detector: std::fmt::Debug + Send {
@@ -339,6 +376,49 @@ mod tests {
                 K::GradExplosion,
             ]
         );
+    }
+
+    /// Should raise / should not: a run that logs only the approx KL (SB3's
+    /// `train/approx_kl`) is judged on it by the KL kinds, and the alert says so;
+    /// a run that logs the KL is judged on the KL alone.
+    #[test]
+    fn the_kl_kinds_judge_the_approx_kl_when_no_kl_is_logged() {
+        use crate::metrics::catalog;
+        let wiggle = |i: usize| 1.0 + 0.02 * ((i as f64) * 0.9).sin();
+        let steady = move |i: usize| 0.01 * wiggle(i);
+        let spike = move |i: usize| if (300..304).contains(&i) { 0.3 } else { steady(i) };
+        let climb = move |i: usize| steady(i) * if i >= 300 { (0.02 * (i - 300) as f64).exp() } else { 1.0 };
+        type Series = Box<dyn Fn(usize) -> f64>;
+        // (what, approx KL, KL if logged, kinds that must raise on approx_kl)
+        let table: Vec<(&str, Series, Option<Series>, &[AlertKind])> = vec![
+            ("approx KL only, a spike", Box::new(spike), None, &[AlertKind::KlSpike]),
+            ("approx KL only, a climb", Box::new(climb), None, &[AlertKind::KlRunaway]),
+            ("approx KL only, steady", Box::new(steady), None, &[]),
+            ("both logged, the KL steady", Box::new(spike), Some(Box::new(move |i| 0.05 * wiggle(i))), &[]),
+        ];
+        for (what, approx, kl, want) in table {
+            let mut dets = for_run(&HealthConfig::default());
+            let mut raised = Vec::new();
+            for i in 0..600usize {
+                let mut values: Vec<(MetricName, f64)> = vec![(catalog::LOSS.into(), 2.0 * wiggle(i)), (catalog::APPROX_KL.into(), approx(i))];
+                if let Some(kl) = &kl {
+                    values.push((catalog::KL.into(), kl(i)));
+                }
+                let p = Point { step: i as u64, time_s: i as f64, values: &values };
+                for d in &mut dets {
+                    raised.extend(d.observe(&p).into_iter().map(|r| (d.kind(), r)));
+                }
+            }
+            let warned: Vec<_> = raised.iter().filter(|(_, r)| r.severity >= Severity::Warn).collect();
+            for kind in want {
+                let (_, r) = warned.iter().find(|(k, _)| k == kind).unwrap_or_else(|| panic!("{what}: no {kind:?} in {raised:?}"));
+                assert_eq!(r.metric, catalog::APPROX_KL, "{what}");
+                assert!(r.message.contains("the run logs no kl"), "{what}: {}", r.message);
+                // The value is the approx KL logged at the alert's step.
+                assert_eq!(r.value, approx(r.step as usize), "{what}");
+            }
+            assert!(warned.iter().all(|(k, _)| want.contains(k)), "{what}: {warned:?}");
+        }
     }
 
     /// Every alert's value is its metric's value at its step, its message quotes

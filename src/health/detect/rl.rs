@@ -1,4 +1,5 @@
 //! RL fine-tuning health: reward hacking, reward saturation, entropy collapse.
+use super::levels::RunLevels;
 use super::{grade, Gate, Point, Raised, Worse, COLLAPSE_PERSISTS};
 use crate::health::config::KindSettings;
 use crate::health::stats::{index_slope, mean, sorted_median, std_dev, SortedSeries, Window};
@@ -75,7 +76,12 @@ impl HackSigns {
         let (l0, l1) = halves(&self.length)?;
         let growth = mean(&l1)? / mean(&l0)?.max(1e-12);
         let entropy_falls = match (entropy && self.entropy.is_full()).then(|| halves(&self.entropy)).flatten() {
-            Some((e0, e1)) => Some(mean(&e1)? <= 0.9 * mean(&e0)?),
+            // A tenth of a positive level; a level at or below zero (a Gaussian
+            // policy's differential entropy) has no scale: two standard errors.
+            Some((e0, e1)) => {
+                let (m0, m1) = (mean(&e0)?, mean(&e1)?);
+                Some(if e0.iter().chain(&e1).all(|e| *e >= 0.0) { m1 <= 0.9 * m0 } else { m1 < m0 - 2.0 * std_dev(&e0)?.max(1e-12) / (e0.len() as f64).sqrt() })
+            }
             None => None,
         };
         let kl_accelerates = match (kl && self.kl.is_full()).then(|| halves(&self.kl)).flatten() {
@@ -150,6 +156,9 @@ pub struct RewardSaturation {
     /// points kept sorted, and the rewards, kept sorted for their quantiles.
     spread: SortedSeries,
     reward: SortedSeries,
+    /// The spread over the whole run: its settled level is the past a slow
+    /// collapse is measured from.
+    spread_levels: RunLevels,
     gate: Gate,
 }
 
@@ -165,6 +174,7 @@ impl RewardSaturation {
             metric: s.metric.clone().unwrap_or_default(),
             spread: SortedSeries::new(w, &[(SAT_RECENT, 0), (past, w - past)]),
             reward: SortedSeries::new(w, &[(w, 0)]),
+            spread_levels: RunLevels::new(SAT_RECENT / 2),
             gate: Gate::new(&s, Worse::Higher),
             s,
         }
@@ -184,6 +194,7 @@ impl RewardSaturation {
         // Only finite spreads are kept (the first step's change is NaN).
         if spread.is_finite() {
             self.spread.push(spread);
+            self.spread_levels.push(spread);
         }
         if self.gate.warming() || self.spread.len() < 2 * SAT_RECENT {
             return None;
@@ -193,12 +204,17 @@ impl RewardSaturation {
         // The past level is the older half of the points before the recent ones: a
         // spread that falls over tens of steps would otherwise drag the reference
         // down with it and never reach the ratio it ends at.
-        let past = sorted_median(&self.spread.sorted_range(0, (n - SAT_RECENT).div_ceil(2)))?;
+        // A collapse slower than the window drags even that along: the run's
+        // settled spread (the second quarter of the run so far) is a past too.
+        let window_past = sorted_median(&self.spread.sorted_range(0, (n - SAT_RECENT).div_ceil(2)))?;
+        let past = self.spread_levels.settled().map_or(window_past, |settled| settled.max(window_past));
         // At the ceiling: at or above the window's 90th percentile (a robust max:
-        // one lucky step earlier does not move it).
+        // one lucky step earlier does not move it), give or take the reward's
+        // own spread now (a batch mean of clipped rewards sits just under its bound).
         let r = self.reward.sorted_range(0, self.reward.len());
         let quantile = |q: f64| r[((r.len() - 1) as f64 * q).round() as usize];
-        let at_ceiling = reward >= quantile(0.9) - 0.02 * (quantile(0.9) - quantile(0.1)).max(1e-12);
+        let slack = (0.02 * (quantile(0.9) - quantile(0.1))).max(recent).max(1e-12);
+        let at_ceiling = reward >= quantile(0.9) - slack;
         let ratio = if past > 0.0 { recent / past } else { 1.0 };
         let v = self.gate.pass(grade(ratio, self.s.warn, self.s.critical, true).filter(|_| at_ceiling), p.step, reward)?;
         let message = format!("{} saturated at {} from step {}: spread fell to {}% of its past level", self.metric, compact(v.value), v.step, compact(100.0 * ratio));
@@ -213,6 +229,8 @@ pub struct EntropyCollapse {
     metric: String,
     /// The newest [`ENTROPY_RECENT`] points and the oldest third kept sorted.
     window: SortedSeries,
+    /// Whether the entropy has been below zero: a differential entropy.
+    signed: bool,
     gate: Gate,
 }
 
@@ -221,12 +239,20 @@ const ENTROPY_RECENT: usize = 5;
 impl EntropyCollapse {
     pub fn new(s: KindSettings) -> Self {
         let w = s.window.max(3 * ENTROPY_RECENT);
-        EntropyCollapse { metric: s.metric.clone().unwrap_or_default(), window: SortedSeries::new(w, &[(ENTROPY_RECENT, 0), (w / 3, w - w / 3)]), gate: Gate::new(&s, Worse::Lower), s }
+        EntropyCollapse { metric: s.metric.clone().unwrap_or_default(), window: SortedSeries::new(w, &[(ENTROPY_RECENT, 0), (w / 3, w - w / 3)]), signed: false, gate: Gate::new(&s, Worse::Lower), s }
     }
 
     pub fn check(&mut self, p: &Point) -> Option<Raised> {
         let x = p.get(&self.metric)?;
         if !x.is_finite() {
+            return None;
+        }
+        // A discrete policy's entropy is never below zero (zero is a collapse);
+        // a Gaussian policy's (SB3's continuous actions) is, once its spread is
+        // small: it falls through zero as the policy learns, and a ratio of two
+        // such levels means nothing. Such a run is not judged by ratio.
+        self.signed |= x < 0.0;
+        if self.signed {
             return None;
         }
         self.window.push(x);
@@ -283,6 +309,44 @@ mod tests {
             ("kl".into(), 0.05 * (0.03 * h).exp() * wiggle(i + 5)),
             ("reward_std".into(), 0.3 * wiggle(i + 11)),
         ]
+    }
+
+    /// Should raise / should not: entropy collapse is a ratio of a positive
+    /// (discrete) entropy; a differential entropy (a Gaussian policy's) falls
+    /// through zero as the policy learns and is not judged by ratio.
+    #[test]
+    fn entropy_collapse_takes_no_ratio_of_a_level_at_or_below_zero() {
+        type Case = (&'static str, fn(usize) -> f64, bool);
+        let cases: [Case; 6] = [
+            ("discrete entropy 1.0 falls to 0.05", |i| if i < 200 { wiggle(i) } else { 0.05 * wiggle(i) }, true),
+            ("discrete entropy falls to exactly 0", |i| if i < 200 { wiggle(i) } else { 0.0 }, true),
+            ("discrete entropy steady", wiggle, false),
+            ("Gaussian entropy from -0.5 falling to -3", |i| -0.5 - 2.5 * (i as f64 / 400.0).min(1.0) + 0.05 * wiggle(i), false),
+            ("Gaussian entropy below zero, a small wobble around it", |i| -0.05 + 0.1 * ((i as f64) * 0.3).sin(), false),
+            // Below zero, then a wider policy back above it, then narrower again.
+            ("Gaussian entropy back above zero, falling to near it", |i| if i < 100 { -1.0 } else if i < 250 { 0.8 * wiggle(i) } else { 0.05 * wiggle(i) }, false),
+        ];
+        for (what, entropy, raises) in cases {
+            let mut d = EntropyCollapse::new(defaults(AlertKind::EntropyCollapse));
+            let got: Vec<_> = (0..500).filter_map(|i| d.check(&Point { step: i as u64, time_s: 0.0, values: &[("entropy".into(), entropy(i))] })).collect();
+            assert_eq!(!got.is_empty(), raises, "{what}: {got:?}");
+        }
+    }
+
+    /// Entropy "falls" for reward hacking: by a tenth of a positive level, by two
+    /// standard errors of a level at or below zero (never by 0.9x a negative one).
+    #[test]
+    fn hack_signs_read_a_negative_entropy_by_its_change() {
+        let falls = |e: fn(usize) -> f64| {
+            let mut s = HackSigns::new(40);
+            (0..40).for_each(|i| s.push(1.0 + i as f64, 100.0, Some(e(i)), None, None));
+            s.read(true, false, false).and_then(|r| r.entropy_falls)
+        };
+        assert_eq!(falls(|i| 2.0 - 0.03 * i as f64), Some(true));
+        assert_eq!(falls(|_| 2.0), Some(false));
+        assert_eq!(falls(|i| -1.0 + 0.01 * i as f64), Some(false), "a negative entropy rising");
+        assert_eq!(falls(|i| -1.0 - 0.02 * i as f64), Some(true), "a negative entropy falling");
+        assert_eq!(falls(|i| -1.0 + 0.002 * ((i as f64) * 1.3).sin()), Some(false), "a negative entropy steady");
     }
 
     #[test]

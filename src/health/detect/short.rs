@@ -75,6 +75,7 @@ pub struct ShortJudge {
     kind: AlertKind,
     rule: Rule,
     metric: String,
+    watched: super::Watched,
     /// Points of the metric judged here; afterwards the kind's own detector judges.
     span: usize,
     points: usize,
@@ -95,7 +96,7 @@ impl ShortJudge {
         let rule = rule_for(kind)?;
         let metric = s.metric.clone()?;
         let span = s.warmup as usize + s.persistence.max(1) as usize;
-        Some(ShortJudge { kind, rule, metric, span, points: 0, before: Vec::new(), streak: None, streak_values: Vec::new(), raised: None, done: false })
+        Some(ShortJudge { kind, rule, watched: super::Watched::new(&metric), metric, span, points: 0, before: Vec::new(), streak: None, streak_values: Vec::new(), raised: None, done: false })
     }
 
     /// Whether `v` is anomalous against the earlier points, or `None` when those
@@ -131,7 +132,7 @@ impl ShortJudge {
         if self.done {
             return None;
         }
-        let v = p.get(&self.metric)?;
+        let v = self.watched.read(p, &mut self.metric)?;
         self.points += 1;
         if self.points > self.span {
             self.done = true;
@@ -190,6 +191,7 @@ impl ShortJudge {
                 self.before.len()
             ),
         };
+        let message = message + &self.watched.note(&self.metric);
         Some(Raised { severity, metric: self.metric.clone(), step: onset_step, value: onset, message, peak: Some(peak), escalated_at })
     }
 }

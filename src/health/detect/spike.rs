@@ -45,6 +45,7 @@ pub struct Spike {
     kind: AlertKind,
     settings: KindSettings,
     metric: String,
+    watched: super::Watched,
     direction: Direction,
     /// Added before the log so that values near zero (KL) do not explode the ratio.
     floor: f64,
@@ -72,6 +73,7 @@ impl Spike {
             kind,
             window: Reference::new(settings.window.max(8), direction),
             gate: Gate::new(&settings, if direction == Direction::Up { Worse::Higher } else { Worse::Lower }).with_bumps(),
+            watched: super::Watched::new(&metric),
             settings,
             metric,
             direction,
@@ -86,7 +88,7 @@ impl Spike {
     }
 
     pub fn check(&mut self, p: &Point) -> Option<Raised> {
-        let x = p.get(&self.metric)?;
+        let x = self.watched.read(p, &mut self.metric)?;
         if !x.is_finite() {
             return None;
         }
@@ -132,6 +134,7 @@ impl Spike {
             let harm = harm.map_or(String::new(), |h| format!("; {h}"));
             format!("{m} {} to {value} at step {}, {} its trailing median {base}; {} steps so far{peak}{harm}", self.what, v.step, self.onset.distance.text(), self.gate.streak.count)
         };
+        let message = message + &self.watched.note(&self.metric);
         Some(v.raise(self.metric.clone(), message))
     }
 

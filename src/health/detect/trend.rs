@@ -1,5 +1,6 @@
 //! Slow, persistent changes: loss divergence, KL runaway (and a KL controller that
 //! does not react), memory leaks, throughput regressions.
+use super::levels::RunLevels;
 use super::{grade, Excursions, Gate, Point, Raised, Worse, FAMILIAR_EXCURSIONS};
 use crate::health::config::KindSettings;
 use super::spike::{HARM_FRACTION, NEAR_ZERO_SPREADS, SIGNED_CRITICAL_Z, SIGNED_WARN_Z, SUSTAINED_RATIO, SUSTAINED_STEPS};
@@ -119,6 +120,10 @@ pub struct KlRunaway {
     /// ...and its logs, with the part before the slope's points kept sorted.
     history_logs: SortedSeries,
     coef: Window,
+    watched: super::Watched,
+    /// The KL's log over the whole run: a climb slower than the window is
+    /// measured from the run's settled level.
+    run_levels: RunLevels,
     /// Consecutive climbing points at [`SUSTAINED_RATIO`] times the median or more.
     sustained: u32,
     /// The climbs this run recovered from on its own: one like several of them is info.
@@ -132,6 +137,12 @@ const KL_SLOPE: usize = 40;
 /// Robust sigmas of the KL's log noise (over the history before the slope's
 /// points) that its growth must exceed as well as the warn ratio.
 const KL_NOISE_SIGMAS: f64 = 3.0;
+/// The run's levels at a quarter of it so far must lie within this (on the log
+/// scale, x1.5) to be its settled level: the early KL ramp is not.
+const KL_PLATEAU: f64 = 0.405;
+/// Robust sigmas of the settled levels' spread a slow climb's newest level must
+/// stand above them (as slow_drift's 6 noise sigmas of a level).
+const KL_LEVEL_SIGMAS: f64 = 6.0;
 
 impl KlRunaway {
     pub fn new(s: KindSettings) -> Self {
@@ -140,6 +151,8 @@ impl KlRunaway {
             history: SortedSeries::new(s.window.max(2 * KL_SLOPE), &[(s.window.max(2 * KL_SLOPE), 0), (KL_RECENT, 0)]),
             history_logs: SortedSeries::new(s.window.max(2 * KL_SLOPE), &[(s.window.max(2 * KL_SLOPE) - KL_SLOPE, KL_SLOPE)]),
             coef: Window::new(KL_SLOPE),
+            watched: super::Watched::new(s.metric.as_deref().unwrap_or_default()),
+            run_levels: RunLevels::new(KL_RECENT),
             sustained: 0,
             excursions: Excursions::default(),
             gate: Gate::new(&s, Worse::Higher),
@@ -148,7 +161,7 @@ impl KlRunaway {
     }
 
     pub fn check(&mut self, p: &Point) -> Option<Raised> {
-        let x = p.get(&self.metric)?;
+        let x = self.watched.read(p, &mut self.metric)?;
         if let Some(c) = p.get(catalog::KL_COEF) {
             self.coef.push(c);
         }
@@ -157,21 +170,49 @@ impl KlRunaway {
         }
         self.history.push(x);
         self.history_logs.push((x.max(0.0) + KL_FLOOR).ln());
+        self.run_levels.push((x.max(0.0) + KL_FLOOR).ln());
         if self.gate.warming() || self.history.len() < 2 * KL_SLOPE {
             return None;
         }
         let n = self.history.len();
-        let reference = sorted_median(&self.history.sorted_range(0, n))?;
+        let window_reference = sorted_median(&self.history.sorted_range(0, n))?;
         let level = sorted_median(&self.history.sorted_range(n - KL_RECENT, n))?;
-        let growth = (level + KL_FLOOR) / (reference + KL_FLOOR);
         let newest: Vec<f64> = self.history.values().range(n - KL_SLOPE..).copied().collect();
         let (slope, r2) = index_slope(&newest)?;
+        // A climb slower than the window moves the window's median with it: the
+        // run's settled level (the second quarter of the run so far) is the
+        // reference when it is lower, and then the climb is judged over the run's
+        // levels, the newest ones each above the one before, as no 40 points of a
+        // slow climb rise above the noise.
+        let levels = self.run_levels.levels();
+        let now = (level.max(0.0) + KL_FLOOR).ln();
+        // A plateau that rose across its quarter by more than a quarter of the
+        // climb since is a slow start still going on (an early KL ramp), not a
+        // level the KL ran away from; nor is one under the KL floor (a fresh
+        // policy's KL, flattened by the floor, looks level while it grows).
+        let settled = self
+            .run_levels
+            .plateau(KL_PLATEAU)
+            .filter(|(l, rise)| *rise <= 0.25 * (now - l))
+            .map(|(l, _)| l.exp() - KL_FLOOR)
+            .filter(|s| *s >= KL_FLOOR && *s < window_reference);
+        // A slow climb is judged at the run's own scale: its newest closed level
+        // (a block's median) is past the warn ratio as well, not only the newest
+        // ten points (a burst of noise lifts those).
+        // It must also stand out from how far a settled level wanders by noise
+        // alone: a KL with heavy tails and memory moves whole blocks at once.
+        let wander = KL_LEVEL_SIGMAS * self.run_levels.settled_spread().unwrap_or(0.0);
+        // A slow climb shows in two closed levels: a burst of noise lifts one block.
+        let newest_level_up = |s: f64| levels.len() >= 2 && levels[levels.len() - 2..].iter().all(|l| *l - (s + KL_FLOOR).ln() >= self.s.warn.ln().max(wander));
+        let slow_climb = settled.is_some_and(newest_level_up) && levels.len() >= 3 && levels[levels.len() - 3..].windows(2).all(|w| w[1] > w[0]);
+        let reference = settled.filter(|_| slow_climb).unwrap_or(window_reference);
+        let growth = (level + KL_FLOOR) / (reference + KL_FLOOR);
         // Growth must stand out from the KL's own noise: with heavy tails or
         // memory (AR) in it, a noisy KL doubles its 10-point median and climbs for
         // 40 points now and then, more often the longer the run.
         let noise = sorted_median_mad(&self.history_logs.sorted_range(0, n - KL_SLOPE)).map_or(0.0, |(_, mad)| MAD_TO_SIGMA * mad);
         let beyond_noise = growth.ln() >= KL_NOISE_SIGMAS * noise;
-        let climbing = slope > 0.0 && r2 >= 0.3 && level > KL_FLOOR && beyond_noise;
+        let climbing = (slow_climb || slope > 0.0 && r2 >= 0.3) && level > KL_FLOOR && beyond_noise;
         let coef_flat = self.coef.is_full() && {
             let c = self.coef.to_vec();
             let (lo, hi) = (c.iter().copied().fold(f64::INFINITY, f64::min), c.iter().copied().fold(f64::NEG_INFINITY, f64::max));
@@ -192,16 +233,8 @@ impl KlRunaway {
             severity = Some(Severity::Critical);
         }
         let v = self.gate.pass(severity, p.step, x)?;
-        let mut message = format!(
-            "{} running away from step {} ({} there): recent level {}, {}x its median {} over the last {} steps",
-            self.metric,
-            v.step,
-            compact(v.value),
-            compact(level),
-            compact(growth),
-            compact(reference),
-            n
-        );
+        let over = if slow_climb { "the run's settled level".to_owned() } else { format!("its median over the last {n} steps") };
+        let mut message = format!("{} running away from step {} ({} there): recent level {}, {}x {over} ({})", self.metric, v.step, compact(v.value), compact(level), compact(growth), compact(reference));
         if sustained {
             message.push_str(&format!("; {}x its median or more for {} steps", compact(SUSTAINED_RATIO), self.sustained));
         } else if v.severity == Severity::Info {
@@ -210,6 +243,7 @@ impl KlRunaway {
         if coef_flat {
             message.push_str(&format!("; {} stuck at {}", catalog::KL_COEF, compact(self.coef.last().unwrap_or(0.0))));
         }
+        message.push_str(&self.watched.note(&self.metric));
         Some(v.raise(self.metric.clone(), message))
     }
 }
@@ -397,9 +431,48 @@ fn still_rising(w: &[f64], slope: f64) -> bool {
 pub struct ThroughputRegression {
     s: KindSettings,
     metric: String,
-    /// The newest [`RECENT_POINTS`] and the ones before them kept sorted.
+    /// What this run's speed is read from, fixed at the first point that has one
+    /// (see [`SpeedSource`]).
+    source: Option<SpeedSource>,
+    /// The speeds: the newest [`RECENT_POINTS`] and the ones before them kept sorted.
     window: SortedSeries,
     gate: Gate,
+}
+
+/// Where a run's speed comes from. Many logs carry no tokens/s: nanoGPT prints a
+/// step's time, Megatron an iteration time, MLX iterations per second; a slower
+/// step is the same regression. The configured rate first, then samples/s, then
+/// the step time (its speed is its inverse).
+#[derive(Debug, Clone, PartialEq)]
+enum SpeedSource {
+    Rate(String),
+    StepTime,
+}
+
+impl SpeedSource {
+    /// The first source `p` carries, in order of preference.
+    fn of(p: &Point, configured: &str) -> Option<SpeedSource> {
+        let found = std::iter::once(configured).chain(catalog::stand_ins(configured).iter().copied()).find(|m| p.get(m).is_some())?;
+        Some(if found == catalog::STEP_TIME_S { SpeedSource::StepTime } else { SpeedSource::Rate(found.to_owned()) })
+    }
+
+    fn metric(&self) -> &str {
+        match self {
+            SpeedSource::Rate(m) => m,
+            SpeedSource::StepTime => catalog::STEP_TIME_S,
+        }
+    }
+
+    /// (the value as logged, the speed it means); `None` when it has no speed.
+    fn read(&self, p: &Point) -> Option<(f64, f64)> {
+        let x = p.get(self.metric())?;
+        let speed = match self {
+            SpeedSource::Rate(_) => x,
+            SpeedSource::StepTime if x > 0.0 => 1.0 / x,
+            SpeedSource::StepTime => return None,
+        };
+        (x.is_finite() && speed.is_finite()).then_some((x, speed))
+    }
 }
 
 /// Points whose median is compared with the past: short, so a regression shows
@@ -410,6 +483,7 @@ impl ThroughputRegression {
     pub fn new(s: KindSettings) -> Self {
         ThroughputRegression {
             metric: s.metric.clone().unwrap_or_default(),
+            source: None,
             window: SortedSeries::new(s.window.max(20) + RECENT_POINTS, &[(RECENT_POINTS, 0), (s.window.max(20), RECENT_POINTS)]),
             gate: Gate::new(&s, Worse::Lower),
             s,
@@ -417,10 +491,15 @@ impl ThroughputRegression {
     }
 
     pub fn check(&mut self, p: &Point) -> Option<Raised> {
-        let x = p.get(&self.metric)?;
-        if !x.is_finite() {
-            return None;
+        if self.source.is_none() {
+            self.source = SpeedSource::of(p, &self.metric);
+            // The peak is the worst logged value: the lowest rate, the longest step.
+            if self.source == Some(SpeedSource::StepTime) {
+                self.gate.worse = Worse::Higher;
+            }
         }
+        let source = self.source.as_ref()?;
+        let (logged, x) = source.read(p)?;
         self.window.push(x);
         if self.gate.warming() || self.window.len() < 2 * RECENT_POINTS + 10 {
             return None;
@@ -436,17 +515,20 @@ impl ThroughputRegression {
         // logged points (an eval, a checkpoint) lowers the recent median while it
         // lasts, then the newest point is back at its level.
         let still_low = x <= self.s.warn * reference;
-        let v = self.gate.pass(grade(ratio, self.s.warn, self.s.critical, true).filter(|_| still_low), p.step, x)?;
-        let message = format!(
-            "{} fell to {} at step {}: recent median {}, {}% of its past {}",
-            self.metric,
-            compact(v.value),
-            v.step,
-            compact(recent),
-            compact(100.0 * ratio),
-            compact(reference)
-        );
-        Some(v.raise(self.metric.clone(), message))
+        let v = self.gate.pass(grade(ratio, self.s.warn, self.s.critical, true).filter(|_| still_low), p.step, logged)?;
+        let metric = source.metric().to_owned();
+        let message = match source {
+            SpeedSource::Rate(_) => format!("{metric} fell to {} at step {}: recent median {}, {}% of its past {}", compact(v.value), v.step, compact(recent), compact(100.0 * ratio), compact(reference)),
+            SpeedSource::StepTime => format!(
+                "{metric} rose to {} at step {}: recent median {}, a speed {}% of its past (median {})",
+                compact(v.value),
+                v.step,
+                compact(1.0 / recent),
+                compact(100.0 * ratio),
+                compact(1.0 / reference)
+            ),
+        };
+        Some(v.raise(metric, message))
     }
 }
 
@@ -565,6 +647,38 @@ mod tests {
         assert!(alerts[0].1.message.contains("kl_coef stuck"));
     }
 
+    /// Should raise / should not: a climb slower than the 200-point window,
+    /// measured from the run's settled level.
+    #[test]
+    fn a_slow_kl_climb_is_measured_from_the_settled_level() {
+        // (what, KL at point i, points, first point that may raise: None = no slow-climb alert)
+        type Case = (&'static str, fn(usize) -> f64, usize, Option<usize>);
+        fn plateau(i: usize) -> f64 {
+            0.05 * (1.0 - (-(i as f64) / 30.0).exp()) * wiggle(i)
+        }
+        let cases: [Case; 5] = [
+            ("a linear climb to 10x over 2,000 points", |i| plateau(i) * (1.0 + 9.0 * (i.saturating_sub(1000) as f64 / 2000.0)), 3000, Some(1000)),
+            ("an exponential climb to 10x over 2,000 points", |i| plateau(i) * 10f64.powf(i.saturating_sub(1000) as f64 / 2000.0), 3000, Some(1000)),
+            ("a healthy drift up by 40% over the run", |i| plateau(i) * (1.0 + 0.4 * i as f64 / 3000.0), 3000, None),
+            ("a KL still rising from zero (a fresh policy), like a square root", |i| 0.1 * (i as f64 / 3000.0).sqrt() * wiggle(i), 3000, None),
+            // One block of noise: the newest closed level alone is up.
+            ("a burst of 60 points at 3x after a plateau", |i| plateau(i) * if (2000..2060).contains(&i) { 3.0 } else { 1.0 }, 2200, None),
+        ];
+        for (what, kl, n, want) in cases {
+            let mut d = KlRunaway::new(defaults(AlertKind::KlRunaway));
+            let alerts = feed((0..n).map(|i| vec![("kl".into(), kl(i)), ("kl_coef".into(), 0.1 * wiggle(i + 3))]), |p| d.check(p));
+            let slow: Vec<_> = alerts.iter().filter(|(_, r)| r.message.contains("settled level")).collect();
+            match want {
+                None => assert!(slow.is_empty() && (what.contains("burst") || alerts.is_empty()), "{what}: {alerts:?}"),
+                Some(from) => {
+                    let (at, r) = alerts.first().unwrap_or_else(|| panic!("{what}: nothing raised"));
+                    assert!(*at as usize > from && r.severity >= Severity::Warn, "{what}: {alerts:?}");
+                    assert!(!slow.is_empty(), "{what}: not judged as a slow climb: {alerts:?}");
+                }
+            }
+        }
+    }
+
     #[test]
     fn a_kl_that_wanders_is_not_a_runaway_but_a_climb_past_its_noise_is() {
         // log KL wanders by up to 0.9 either way over tens of steps (noise with
@@ -656,6 +770,43 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// Should raise / should not, for runs that log no tokens/s: the step time
+    /// (nanoGPT's `time`, Megatron's iteration time) or samples/s stand in.
+    #[test]
+    fn throughput_regression_from_the_step_time_when_no_rate_is_logged() {
+        // (what, metric logged, its value at point i, first point that must raise: None = nothing)
+        type Case = (&'static str, &'static str, fn(usize) -> f64, Option<usize>);
+        let cases: [Case; 5] = [
+            ("step time doubles from point 400", catalog::STEP_TIME_S, |i| 0.2 * wiggle(i) * if i >= 400 { 2.0 } else { 1.0 }, Some(400)),
+            ("step time steady with checkpoints every 50", catalog::STEP_TIME_S, |i| 0.2 * wiggle(i) * if i % 50 == 0 && i > 0 { 12.0 } else { 1.0 }, None),
+            ("step time falling (a run that speeds up)", catalog::STEP_TIME_S, |i| 0.2 * wiggle(i) * if i >= 400 { 0.5 } else { 1.0 }, None),
+            ("samples/s halves from point 300", catalog::SAMPLES_PER_S, |i| 64.0 * wiggle(i) * if i >= 300 { 0.5 } else { 1.0 }, Some(300)),
+            ("a step time of zero or below is no speed", catalog::STEP_TIME_S, |i| if i % 7 == 0 { 0.0 } else { 0.2 * wiggle(i) }, None),
+        ];
+        for (what, metric, value, want) in cases {
+            let mut d = ThroughputRegression::new(defaults(AlertKind::ThroughputRegression));
+            let got = feed((0..600).map(|i| vec![(MetricName::Borrowed(metric), value(i)), (catalog::LOSS.into(), 2.0)]), |p| d.check(p));
+            match want {
+                None => assert!(got.is_empty(), "{what}: {got:?}"),
+                Some(at) => {
+                    let (i, r) = got.first().unwrap_or_else(|| panic!("{what}: nothing raised"));
+                    assert!((at..at + 6).contains(&(*i as usize)) && r.step >= at as u64, "{what}: {got:?}");
+                    assert_eq!(r.metric, metric, "{what}");
+                    // The value is the one logged at the alert's step, as the message says.
+                    assert_eq!(r.value, value(r.step as usize), "{what}");
+                    assert!(r.message.contains(&compact(r.value)), "{what}: {}", r.message);
+                    if metric == catalog::STEP_TIME_S {
+                        assert!(r.peak.is_some_and(|p| p.value >= r.value), "{what}: the peak is the longest step: {r:?}");
+                    }
+                }
+            }
+        }
+        // tokens/s, when logged, is preferred over the step time.
+        let mut d = ThroughputRegression::new(defaults(AlertKind::ThroughputRegression));
+        let got = feed((0..600).map(|i| vec![(catalog::STEP_TIME_S.into(), 0.2 * wiggle(i) * if i >= 300 { 3.0 } else { 1.0 }), (catalog::TOKENS_PER_S.into(), 1e4 * wiggle(i))]), |p| d.check(p));
+        assert!(got.is_empty(), "{got:?}");
     }
 
     #[test]
