@@ -69,6 +69,14 @@ impl Window {
         median(&self.to_vec())
     }
 
+    /// [`mean`] of values `from..to` (0 = oldest), bit for bit: the same sum, left
+    /// to right, without a copy.
+    pub fn mean_of(&self, from: usize, to: usize) -> Option<f64> {
+        let to = to.min(self.values.len());
+        let from = from.min(to);
+        (to > from).then(|| self.values.range(from..to).sum::<f64>() / (to - from) as f64)
+    }
+
     pub fn max(&self) -> Option<f64> {
         self.values.iter().copied().reduce(f64::max)
     }

@@ -15,6 +15,8 @@ pub struct Hub {
     pub settings: Vec<HealthConfig>,
     /// The session the runs are held against, when there is one.
     pub baseline: Option<Baseline>,
+    /// Whether the runs' own detectors judge the points (see [`Hub::unjudged`]).
+    judging: bool,
 }
 
 impl Hub {
@@ -32,7 +34,16 @@ impl Hub {
         for (r, config) in state.runs.iter().zip(&settings) {
             health.add_run(&r.name, config);
         }
-        Hub { state, health, settings, baseline: None }
+        Hub { state, health, settings, baseline: None, judging: true }
+    }
+
+    /// This hub keeps the points, the derived metrics and a baseline's check, but
+    /// runs none of the runs' own detectors: for a session whose alerts nobody
+    /// reads (compare's A, only ever a baseline; B when only the comparison is
+    /// printed), where the detectors would be most of the work.
+    pub fn unjudged(mut self) -> Self {
+        self.judging = false;
+        self
     }
 
     /// Holds the runs against `base` from now on (its curves go under theirs on the
@@ -103,7 +114,9 @@ impl Hub {
                 self.log(Some(run), level, msg, now_s);
             }
             Event::Telemetry { time_s, values } => {
-                self.watch_memory(time_s, &values);
+                if self.judging {
+                    self.watch_memory(time_s, &values);
+                }
                 for (name, value) in values {
                     let series = self.state.telemetry.entry(name.into_owned()).or_default();
                     let index = series.len() as u64;
@@ -176,7 +189,8 @@ impl Hub {
                 None => r.series.entry(name.to_string()).or_default().push(step, time_s, *value),
             }
         }
-        for alert in self.health.observe(run, step, time_s, &all) {
+        let alerts = if self.judging { self.health.observe(run, step, time_s, &all) } else { Vec::new() };
+        for alert in alerts {
             self.raise(Some(run), alert, time_s);
         }
         // A rank's throughput is compared with its job's other ranks.
@@ -187,7 +201,8 @@ impl Hub {
                 j.step = slowest;
                 j.time_s = j.time_s.max(time_s);
             }
-            if let Some(alert) = self.health.observe_rank(job, rank, step, time_s, &all) {
+            let straggler = if self.judging { self.health.observe_rank(job, rank, step, time_s, &all) } else { None };
+            if let Some(alert) = straggler {
                 self.raise(Some(job), alert, time_s);
             }
         }
@@ -224,7 +239,7 @@ impl Hub {
         }
         points.sort_by_key(|p| p.0);
         let config = self.settings.get(run).cloned().unwrap_or_default();
-        if let Some(monitor) = self.health.runs.get_mut(run) {
+        if let Some(monitor) = self.health.runs.get_mut(run).filter(|_| self.judging) {
             *monitor = crate::health::RunMonitor::new(&r.name, &config);
             for group in points.chunk_by(|a, b| a.0 == b.0) {
                 let values: Vec<(MetricName, f64)> = group.iter().map(|p| (MetricName::Owned(p.2.to_owned()), p.3)).collect();
