@@ -70,7 +70,9 @@ impl Spike {
         let metric = settings.metric.clone().unwrap_or_default();
         Spike {
             kind,
-            window: Reference::new(settings.window.max(8), direction),
+            // A magnitude's newer half and tail decide only a z-score past its ratio
+            // threshold (seldom): read as sorted copies then, not kept sorted.
+            window: Reference::new(settings.window.max(8), direction, !matches!(kind, AlertKind::GradExplosion | AlertKind::GradVanishing | AlertKind::KlSpike)),
             gate: Gate::new(&settings, if direction == Direction::Up { Worse::Higher } else { Worse::Lower }).with_bumps(),
             settings,
             metric,
@@ -325,10 +327,13 @@ struct Reference {
 }
 
 impl Reference {
-    fn new(capacity: usize, direction: Direction) -> Self {
+    /// `halves_kept`: the newer half and the tail sample are kept sorted too (read
+    /// at every point), else sorted when read.
+    fn new(capacity: usize, direction: Direction, halves_kept: bool) -> Self {
         let tail = (tail_len(capacity), 0);
         let log_spans: &[(usize, usize)] = match direction {
-            Direction::Up => &[(capacity, 0), (capacity / 4, 0), (capacity - capacity / 2, 0), tail],
+            Direction::Up if halves_kept => &[(capacity, 0), (capacity / 4, 0), (capacity - capacity / 2, 0), tail],
+            Direction::Up => &[(capacity, 0), (capacity / 4, 0)],
             Direction::Down => &[(capacity, 0)],
         };
         Reference {
