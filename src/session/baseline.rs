@@ -50,10 +50,12 @@ struct RunBaseline {
 
 /// One metric compared with the baseline: its tracker, and the index in the
 /// baseline's series just after the last step compared (steps ascend, so the next
-/// step is usually there: found without a search).
+/// step is usually there: found without a search). A timing or resource metric is
+/// kept as not compared, so the catalog is asked once.
 struct Tracked {
     tracker: DivergenceTracker,
     next: usize,
+    compared: bool,
 }
 
 pub struct Baseline {
@@ -91,16 +93,25 @@ impl Baseline {
         let before = rb.trackers.values().any(|t| t.tracker.diverged_at().is_some());
         let mut parted = Vec::new();
         for (name, series) in &live.series {
-            if is_timing_or_resource(name) || series.last_step() != Some(step) {
+            if series.last_step() != Some(step) {
                 continue;
             }
+            // Whether a metric is compared at all is asked of the catalog once.
+            let next = match rb.trackers.get(name.as_str()) {
+                Some(t) if !t.compared => continue,
+                Some(t) => Some(t.next),
+                None if is_timing_or_resource(name) => {
+                    rb.trackers.insert(name.clone(), Tracked { tracker: DivergenceTracker::new(self.divergence), next: 0, compared: false });
+                    continue;
+                }
+                None => None,
+            };
             let (Some(value), Some(bs)) = (series.last(), base.series(name)) else { continue };
-            let next = rb.trackers.get(name.as_str()).map(|t| t.next);
             let hint = next.filter(|&i| bs.step_at(i) == Some(step));
             let Some((i, b)) = hint.or_else(|| bs.index_of(step)).and_then(|i| Some((i, bs.value_at(i)?))) else { continue };
             // Looked up by `&str`: a name is allocated once per metric, not per step.
             if next.is_none() {
-                rb.trackers.insert(name.clone(), Tracked { tracker: DivergenceTracker::new(self.divergence), next: 0 });
+                rb.trackers.insert(name.clone(), Tracked { tracker: DivergenceTracker::new(self.divergence), next: 0, compared: true });
             }
             let Some(tracked) = rb.trackers.get_mut(name.as_str()) else { continue };
             tracked.next = i + 1;
