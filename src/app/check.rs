@@ -13,10 +13,11 @@ use crate::cli::{CheckArgs, FailOn};
 use crate::error::{Result, RlmonError, EXIT_FAILURE};
 use crate::health::context::{self, Moved};
 pub use crate::health::judged::NotJudged;
-use crate::health::{Alert, HealthConfig, Severity};
+use crate::health::{Alert, HealthConfig, SessionHealth, Severity};
 use crate::ingest::normalize::{Emit, Normalizer, StreamReport};
 use crate::ingest::{self, Format, Line, LineReader, SkipKind};
 use crate::session::event::rank_run_name;
+use crate::session::hub::HealthCall;
 use crate::session::{Event, Hub, RunRecord, SessionState};
 
 #[derive(Debug, Serialize)]
@@ -211,7 +212,8 @@ impl Reading {
 
 /// Runs `read` (which calls `Reading::line` for each line of the input) on a thread
 /// of its own, feeding what it completes through a hub of session `session` on this
-/// one, and reports.
+/// one, and reports. The runs' detectors judge on a third thread, a batch behind the
+/// hub: their alerts are stored once every point is in.
 fn analyse_stream(
     format: &Format,
     session: &str,
@@ -219,9 +221,19 @@ fn analyse_stream(
 ) -> std::result::Result<CheckReport, String> {
     let format_name = format.name().to_owned();
     let strict = format.strict();
-    let mut hub = Hub::new(SessionState::new(session.to_owned(), Vec::new()));
+    let mut hub = Hub::new(SessionState::new(session.to_owned(), Vec::new())).judged_elsewhere();
     let (to_hub, from_reading) = std::sync::mpsc::sync_channel::<Vec<Read>>(16);
+    let (to_judge, from_hub) = std::sync::mpsc::sync_channel::<Vec<HealthCall>>(16);
     let reading = std::thread::scope(|scope| {
+        let judging = scope.spawn(move || {
+            let (mut health, mut raised) = (SessionHealth::new(), Vec::new());
+            for calls in from_hub {
+                for call in calls {
+                    call.judge(&mut health, &mut raised);
+                }
+            }
+            raised
+        });
         let reader = scope.spawn(move || {
             let mut reading = Reading { keys: HashMap::new(), streams: Vec::new(), skipped: BTreeMap::new(), batch: Vec::with_capacity(BATCH), to_hub: Some(to_hub) };
             let done = read(&mut reading);
@@ -240,6 +252,14 @@ fn analyse_stream(
                     Read::Emits(n, emits) => feed(&mut hub, runs[n], emits),
                 }
             }
+            // The judging side only stops early by panicking: joined below.
+            let _ = to_judge.send(hub.take_health_calls());
+        }
+        let _ = to_judge.send(hub.take_health_calls());
+        drop(to_judge);
+        let raised = judging.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+        for (run, alert, time_s) in raised {
+            hub.raise_judged(run, alert, time_s);
         }
         reader.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic))
     })?;

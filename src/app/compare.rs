@@ -10,7 +10,7 @@ use std::io::{IsTerminal, Write};
 use super::signals::Signals;
 use crate::cli::CompareArgs;
 use crate::error::{Result, RlmonError, EXIT_FAILURE};
-use crate::record::compare::{compare_played, Comparison, Options, Ratio};
+use crate::record::compare::{compare_against, played_baseline, Comparison, Options, Ratio};
 use crate::record::Playback;
 use crate::report::format::{si, value};
 use crate::session::SessionState;
@@ -21,12 +21,20 @@ pub async fn compare(args: CompareArgs) -> Result<u8> {
     if !(args.tolerance.is_finite() && args.tolerance >= 0.0) {
         return Err(RlmonError::Usage(format!("--tolerance must be a fraction >= 0, not {}", args.tolerance)));
     }
-    // Both opened (and checked) before either is played; each streams from its file.
+    // A is opened (and checked) first; B is opened and checked on a second core
+    // while A plays. Each streams from its file.
     let a = Playback::open(&args.a)?;
-    let b = Playback::open(&args.b)?;
+    let (played_a, b) = std::thread::scope(|scope| {
+        let b = scope.spawn(|| Playback::open(&args.b));
+        let played_a = played_baseline(a);
+        (played_a, b.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)))
+    });
+    let b = b?;
     let opts = Options { tolerance: args.tolerance };
-    let (c, b_against_a) = compare_played(a, b, opts);
-    if !args.json && !args.headless && std::io::stdout().is_terminal() {
+    let display = !args.json && !args.headless && std::io::stdout().is_terminal();
+    // B's own alerts are shown in the display only: without it they are not judged.
+    let (c, b_against_a) = compare_against(played_a, b, opts, display);
+    if display {
         let theme = Theme::resolve(&args.theme)?;
         let mut view = CompareView::new(overlay(b_against_a.state, &args), &c);
         crate::ui::run(&mut view, theme, COMPARE_FPS, Signals::new().next()).await.map_err(|e| RlmonError::Other(e.into()))?;

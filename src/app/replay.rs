@@ -122,6 +122,26 @@ impl ReplaySession {
         true
     }
 
+    /// Plays every event left as fast as possible, nothing else waiting on it (a
+    /// headless replay at `max`): the events are read and decoded on a second
+    /// thread meanwhile. The new log lines go to stderr every
+    /// [`MAX_SPEED_BATCH`] events, as [`ReplaySession::advance`] would print them.
+    pub fn play_to_end(&mut self) {
+        let (hub, anchor_pos) = (&mut self.hub, &mut self.anchor_pos);
+        let (mut applied, mut logged) = (0usize, 0);
+        self.events.play_from(self.next, |t, event| {
+            hub.apply(event, t);
+            *anchor_pos = anchor_pos.max(t);
+            applied += 1;
+            if applied % MAX_SPEED_BATCH == 0 {
+                super::watch::print_log(&hub.state, logged);
+                logged = hub.state.logged_total;
+            }
+        });
+        super::watch::print_log(&self.hub.state, logged);
+        self.next = self.events.len();
+    }
+
     /// Rebuilds the state at session time `pos` (clamped to the session).
     pub fn seek(&mut self, pos: f64) {
         let pos = pos.clamp(0.0, self.duration_s());
@@ -217,7 +237,9 @@ pub async fn replay(args: ReplayArgs) -> Result<u8> {
     let theme = Theme::resolve(&args.theme)?;
     let headless = args.headless || !std::io::stdout().is_terminal();
     let mut session = ReplaySession::new(recording, args.speed);
-    if headless {
+    if headless && session.speed == Speed::Max {
+        session.play_to_end();
+    } else if headless {
         let mut logged = 0;
         while session.advance().await {
             super::watch::print_log(session.state(), logged);

@@ -69,6 +69,14 @@ impl Window {
         median(&self.to_vec())
     }
 
+    /// [`mean`] of values `from..to` (0 = oldest), bit for bit: the same sum, left
+    /// to right, without a copy.
+    pub fn mean_of(&self, from: usize, to: usize) -> Option<f64> {
+        let to = to.min(self.values.len());
+        let from = from.min(to);
+        (to > from).then(|| self.values.range(from..to).sum::<f64>() / (to - from) as f64)
+    }
+
     pub fn max(&self) -> Option<f64> {
         self.values.iter().copied().reduce(f64::max)
     }
@@ -506,6 +514,26 @@ mod tests {
                 let want: Vec<u64> = sorted_copy(newest[from..to].iter().copied()).into_iter().map(f64::to_bits).collect();
                 let got: Vec<u64> = s.sorted_range(from, to).iter().map(|v| v.to_bits()).collect();
                 assert_eq!(got, want, "step {i}, {from}..{to}");
+            }
+        }
+    }
+
+    /// A window pushed past its capacity keeps exactly the newest values sorted:
+    /// ties, signed zeros, infinities and NaNs of either sign, new values above,
+    /// below and equal to the leaving one.
+    #[test]
+    fn a_sliding_window_stays_sorted_bit_for_bit() {
+        let mut rng = crate::workload::rng::SplitMix64::new(9);
+        let specials = [0.0, -0.0, f64::INFINITY, f64::NEG_INFINITY, f64::NAN, -f64::NAN, 1e300, -1e-300];
+        for cap in [1, 2, 3, 8, 33] {
+            let mut w = SortedWindow::new(cap);
+            for i in 0..600 {
+                let r = rng.next_u64();
+                let v = if r % 11 == 0 { specials[(r / 11) as usize % specials.len()] } else { ((r % 7) as f64 - 3.0) * 0.5 };
+                w.push(v);
+                let want: Vec<u64> = sorted_copy(w.values().iter().copied()).into_iter().map(f64::to_bits).collect();
+                assert_eq!(w.sorted().iter().map(|v| v.to_bits()).collect::<Vec<_>>(), want, "capacity {cap}, push {i}");
+                assert_eq!(w.len(), (i + 1).min(cap));
             }
         }
     }

@@ -202,12 +202,26 @@ pub fn compare(a: &super::Recording, b: &super::Recording, opts: Options) -> (Co
 /// its file): A to its final state, then B through a hub holding it against that
 /// state as a live baseline, so B's divergences are found by the same check as
 /// live. Returns the comparison and that hub (B's state with the baseline's alerts).
-pub fn compare_played(mut a: Playback, mut b: Playback, opts: Options) -> (Comparison, Hub) {
-    let state_a = std::sync::Arc::new(a.final_state());
+pub fn compare_played(a: Playback, b: Playback, opts: Options) -> (Comparison, Hub) {
+    compare_against(played_baseline(a), b, opts, true)
+}
+
+/// A recorded session played to its final state as a baseline, with its recorded
+/// alerts. Its own detectors do not run: a baseline's alerts are neither compared
+/// (the recorded ones are) nor shown, and they would be most of the work.
+pub fn played_baseline(mut a: Playback) -> (std::sync::Arc<SessionState>, Vec<serde_json::Value>) {
     let alerts_a = std::mem::take(&mut a.meta_mut().alerts);
-    // A's index and row groups are no longer needed while B plays.
-    drop(a);
-    let mut hub = b.start(Some(&(state_a.clone(), opts.tolerance)));
+    let mut hub = a.start(None).unjudged();
+    a.play_all(&mut hub);
+    (std::sync::Arc::new(hub.state), alerts_a)
+}
+
+/// B played against A's [`played_baseline`]; see [`compare_played`]. `judge_b`:
+/// whether B's own detectors run (their alerts are shown on B in the display; the
+/// comparison itself never reads them).
+pub fn compare_against((state_a, alerts_a): (std::sync::Arc<SessionState>, Vec<serde_json::Value>), mut b: Playback, opts: Options, judge_b: bool) -> (Comparison, Hub) {
+    let hub = b.start(Some(&(state_a.clone(), opts.tolerance)));
+    let mut hub = if judge_b { hub } else { hub.unjudged() };
     b.play_all(&mut hub);
     let baseline = hub.baseline.as_ref().expect("the hub was given a baseline");
     let c = compare_states(&state_a, &hub.state, baseline, &alerts_a, &b.meta().alerts, opts);

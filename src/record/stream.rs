@@ -30,6 +30,11 @@ use crate::session::{Event, Hub, SessionState};
 /// the decoded group.
 const STREAM_BATCH_ROWS: usize = 1 << 16;
 
+/// Events handed from the reading thread to the applying one at a time, and
+/// batches the reading thread may be ahead by.
+const PLAY_BATCH: usize = 2048;
+const PLAY_BATCHES_AHEAD: usize = 2;
+
 /// A recorded session ready to play, event by event.
 pub enum Playback {
     /// The whole recording in memory (journals, and files that cannot stream).
@@ -133,11 +138,35 @@ impl Playback {
     /// Applies every event from the first to `hub`.
     pub fn play_all(&mut self, hub: &mut Hub) {
         self.restart();
-        for i in 0..self.len() {
-            if let Some((t, e)) = self.event(i) {
-                hub.apply(e, t);
+        self.play_from(0, |t, e| hub.apply(e, t));
+    }
+
+    /// Hands events `from..` to `apply` in order. They are read (a streamed file's
+    /// row groups decoded) on a second thread while `apply` works through the
+    /// ones before, a batch at a time through a bounded channel: decoding overlaps
+    /// the hub. Events are meant to be taken in order, as with [`Playback::event`].
+    pub fn play_from(&mut self, from: usize, mut apply: impl FnMut(f64, Event)) {
+        let len = self.len();
+        let (to_apply, from_reading) = std::sync::mpsc::sync_channel::<Vec<(f64, Event)>>(PLAY_BATCHES_AHEAD);
+        std::thread::scope(|scope| {
+            let this = &mut *self;
+            scope.spawn(move || {
+                let mut batch = Vec::with_capacity(PLAY_BATCH);
+                for i in from..len {
+                    batch.extend(this.event(i));
+                    // The applying side stops early only by panicking: nothing to do then.
+                    if batch.len() == PLAY_BATCH && to_apply.send(std::mem::replace(&mut batch, Vec::with_capacity(PLAY_BATCH))).is_err() {
+                        return;
+                    }
+                }
+                let _ = to_apply.send(batch);
+            });
+            for batch in from_reading {
+                for (t, e) in batch {
+                    apply(t, e);
+                }
             }
-        }
+        });
     }
 
     /// The session's final state as its events rebuild it (no baseline), as

@@ -44,8 +44,18 @@ pub const RATE_WINDOW: usize = 20;
 struct RunBaseline {
     /// Index of the baseline run in `Baseline::state`.
     base: usize,
-    trackers: BTreeMap<String, DivergenceTracker>,
+    trackers: BTreeMap<String, Tracked>,
     throughput_reported: bool,
+}
+
+/// One metric compared with the baseline: its tracker, and the index in the
+/// baseline's series just after the last step compared (steps ascend, so the next
+/// step is usually there: found without a search). A timing or resource metric is
+/// kept as not compared, so the catalog is asked once.
+struct Tracked {
+    tracker: DivergenceTracker,
+    next: usize,
+    compared: bool,
 }
 
 pub struct Baseline {
@@ -80,16 +90,32 @@ impl Baseline {
         let Some(Some(rb)) = self.runs.get_mut(run) else { return Vec::new() };
         let base = &self.state.runs[rb.base];
         let mut out = Vec::new();
-        let before = rb.trackers.values().any(|t| t.diverged_at().is_some());
+        let before = rb.trackers.values().any(|t| t.tracker.diverged_at().is_some());
         let mut parted = Vec::new();
         for (name, series) in &live.series {
-            if is_timing_or_resource(name) || series.last_step() != Some(step) {
+            if series.last_step() != Some(step) {
                 continue;
             }
+            // Whether a metric is compared at all is asked of the catalog once.
+            let next = match rb.trackers.get(name.as_str()) {
+                Some(t) if !t.compared => continue,
+                Some(t) => Some(t.next),
+                None if is_timing_or_resource(name) => {
+                    rb.trackers.insert(name.clone(), Tracked { tracker: DivergenceTracker::new(self.divergence), next: 0, compared: false });
+                    continue;
+                }
+                None => None,
+            };
             let (Some(value), Some(bs)) = (series.last(), base.series(name)) else { continue };
-            let Some(b) = bs.index_of(step).and_then(|i| bs.value_at(i)) else { continue };
-            let tracker = rb.trackers.entry(name.clone()).or_insert_with(|| DivergenceTracker::new(self.divergence));
-            if let Some(at) = tracker.observe(step, value, b) {
+            let hint = next.filter(|&i| bs.step_at(i) == Some(step));
+            let Some((i, b)) = hint.or_else(|| bs.index_of(step)).and_then(|i| Some((i, bs.value_at(i)?))) else { continue };
+            // Looked up by `&str`: a name is allocated once per metric, not per step.
+            if next.is_none() {
+                rb.trackers.insert(name.clone(), Tracked { tracker: DivergenceTracker::new(self.divergence), next: 0, compared: true });
+            }
+            let Some(tracked) = rb.trackers.get_mut(name.as_str()) else { continue };
+            tracked.next = i + 1;
+            if let Some(at) = tracked.tracker.observe(step, value, b) {
                 // The alert speaks of the first diverging step, its values included.
                 let (at_time, at_value) = series.index_of(at).and_then(|i| series.time_at(i).zip(series.value_at(i))).unwrap_or((live.time_s, value));
                 let at_base = bs.index_of(at).and_then(|i| bs.value_at(i)).unwrap_or(b);
@@ -149,7 +175,7 @@ impl Baseline {
 
     /// The first divergence step found so far for run `run` and `metric`.
     pub fn diverged_at(&self, run: usize, metric: &str) -> Option<u64> {
-        self.runs.get(run)?.as_ref()?.trackers.get(metric)?.diverged_at()
+        self.runs.get(run)?.as_ref()?.trackers.get(metric)?.tracker.diverged_at()
     }
 }
 

@@ -15,6 +15,62 @@ pub struct Hub {
     pub settings: Vec<HealthConfig>,
     /// The session the runs are held against, when there is one.
     pub baseline: Option<Baseline>,
+    /// Where the runs' own detectors judge the points.
+    judging: Judging,
+}
+
+/// Where a hub's runs are judged by their detectors.
+enum Judging {
+    /// In the hub, at each point.
+    Here,
+    /// Nowhere (see [`Hub::unjudged`]).
+    Off,
+    /// On another thread: what the detectors are asked is queued in order (see
+    /// [`Hub::judged_elsewhere`]).
+    Elsewhere(Vec<HealthCall>),
+}
+
+/// One thing a session's detectors are asked, in the order the hub meets it; a
+/// [`SessionHealth`] fed these calls in order raises what the hub's own would.
+pub enum HealthCall {
+    AddRun { name: String, config: HealthConfig },
+    /// One step's values, derived metrics included; `rank_of`: the job and rank
+    /// of a rank's run, compared with the job's other ranks.
+    Observe { run: RunId, step: u64, time_s: f64, values: Vec<(MetricName, f64)>, rank_of: Option<(RunId, u32)> },
+    /// The run resumed: its detectors start over from the steps kept.
+    Restart { run: RunId, name: String, config: HealthConfig, steps: Vec<(u64, f64, Vec<(MetricName, f64)>)> },
+}
+
+impl HealthCall {
+    /// Asks `health`; what it raises goes to `raised` as (run, alert, time the
+    /// hub would raise it at), in the order the hub would raise it.
+    pub fn judge(self, health: &mut SessionHealth, raised: &mut Vec<(RunId, Alert, f64)>) {
+        match self {
+            HealthCall::AddRun { name, config } => {
+                health.add_run(&name, &config);
+            }
+            HealthCall::Observe { run, step, time_s, values, rank_of } => {
+                raised.extend(health.observe(run, step, time_s, &values).into_iter().map(|a| (run, a, time_s)));
+                if let Some((job, rank)) = rank_of {
+                    raised.extend(health.observe_rank(job, rank, step, time_s, &values).map(|a| (job, a, time_s)));
+                }
+            }
+            HealthCall::Restart { run, name, config, steps } => {
+                if let Some(monitor) = health.runs.get_mut(run) {
+                    restart_monitor(monitor, &name, &config, &steps);
+                }
+            }
+        }
+    }
+}
+
+/// A run's detectors made anew and fed `steps` (what they raise is dropped: it
+/// was raised the first time).
+fn restart_monitor(monitor: &mut crate::health::RunMonitor, name: &str, config: &HealthConfig, steps: &[(u64, f64, Vec<(MetricName, f64)>)]) {
+    *monitor = crate::health::RunMonitor::new(name, config);
+    for (step, time_s, values) in steps {
+        monitor.observe(*step, *time_s, values);
+    }
 }
 
 impl Hub {
@@ -32,7 +88,41 @@ impl Hub {
         for (r, config) in state.runs.iter().zip(&settings) {
             health.add_run(&r.name, config);
         }
-        Hub { state, health, settings, baseline: None }
+        Hub { state, health, settings, baseline: None, judging: Judging::Here }
+    }
+
+    /// This hub keeps the points, the derived metrics and a baseline's check, but
+    /// runs none of the runs' own detectors: for a session whose alerts nobody
+    /// reads (compare's A, only ever a baseline; B when only the comparison is
+    /// printed), where the detectors would be most of the work.
+    pub fn unjudged(mut self) -> Self {
+        self.judging = Judging::Off;
+        self
+    }
+
+    /// This hub keeps the points and the derived metrics; its runs' detectors run
+    /// elsewhere (a thread of their own): what they are asked is queued, taken
+    /// with [`Hub::take_health_calls`] and judged in order with
+    /// [`HealthCall::judge`]; what they raise comes back through
+    /// [`Hub::raise_judged`]. For a log's steps only (`rlmon check`): no baseline,
+    /// no telemetry; the event log's lines of those alerts come when they do.
+    pub fn judged_elsewhere(mut self) -> Self {
+        let calls = self.state.runs.iter().zip(&self.settings).map(|(r, config)| HealthCall::AddRun { name: r.name.clone(), config: config.clone() }).collect();
+        self.judging = Judging::Elsewhere(calls);
+        self
+    }
+
+    /// What the detectors were asked since the last call, in order.
+    pub fn take_health_calls(&mut self) -> Vec<HealthCall> {
+        match &mut self.judging {
+            Judging::Elsewhere(calls) => std::mem::take(calls),
+            _ => Vec::new(),
+        }
+    }
+
+    /// Stores an alert of run `run` judged elsewhere, as it would have been raised.
+    pub fn raise_judged(&mut self, run: RunId, alert: Alert, time_s: f64) {
+        self.raise(Some(run), alert, time_s);
     }
 
     /// Holds the runs against `base` from now on (its curves go under theirs on the
@@ -49,6 +139,9 @@ impl Hub {
     /// Adds a run discovered while reading (a log's `run` field); returns its id.
     pub fn add_run(&mut self, record: RunRecord, config: &HealthConfig) -> RunId {
         self.health.add_run(&record.name, config);
+        if let Judging::Elsewhere(calls) = &mut self.judging {
+            calls.push(HealthCall::AddRun { name: record.name.clone(), config: config.clone() });
+        }
         self.settings.push(config.clone());
         self.state.runs.push(record);
         self.state.runs.len() - 1
@@ -103,7 +196,9 @@ impl Hub {
                 self.log(Some(run), level, msg, now_s);
             }
             Event::Telemetry { time_s, values } => {
-                self.watch_memory(time_s, &values);
+                if matches!(self.judging, Judging::Here) {
+                    self.watch_memory(time_s, &values);
+                }
                 for (name, value) in values {
                     let series = self.state.telemetry.entry(name.into_owned()).or_default();
                     let index = series.len() as u64;
@@ -182,7 +277,9 @@ impl Hub {
                 None => r.series.entry(name.to_string()).or_insert_with(|| crate::metrics::Series::with_clock(r.clock.clone())).push(step, time_s, *value),
             }
         }
-        for alert in self.health.observe(run, step, time_s, &all) {
+        let here = matches!(self.judging, Judging::Here);
+        let alerts = if here { self.health.observe(run, step, time_s, &all) } else { Vec::new() };
+        for alert in alerts {
             self.raise(Some(run), alert, time_s);
         }
         // A rank's throughput is compared with its job's other ranks.
@@ -193,7 +290,8 @@ impl Hub {
                 j.step = slowest;
                 j.time_s = j.time_s.max(time_s);
             }
-            if let Some(alert) = self.health.observe_rank(job, rank, step, time_s, &all) {
+            let straggler = if here { self.health.observe_rank(job, rank, step, time_s, &all) } else { None };
+            if let Some(alert) = straggler {
                 self.raise(Some(job), alert, time_s);
             }
         }
@@ -203,6 +301,9 @@ impl Hub {
         };
         for alert in baseline_alerts {
             self.raise_against_baseline(Some(run), alert, self.state.time_s);
+        }
+        if let Judging::Elsewhere(calls) = &mut self.judging {
+            calls.push(HealthCall::Observe { run, step, time_s, values: all, rank_of });
         }
     }
 
@@ -231,12 +332,18 @@ impl Hub {
         }
         points.sort_by_key(|p| p.0);
         let config = self.settings.get(run).cloned().unwrap_or_default();
-        if let Some(monitor) = self.health.runs.get_mut(run) {
-            *monitor = crate::health::RunMonitor::new(&r.name, &config);
-            for group in points.chunk_by(|a, b| a.0 == b.0) {
-                let values: Vec<(MetricName, f64)> = group.iter().map(|p| (MetricName::Owned(p.2.to_owned()), p.3)).collect();
-                monitor.observe(group[0].0, group[0].1, &values);
+        let steps = || -> Vec<(u64, f64, Vec<(MetricName, f64)>)> {
+            let step_values = |group: &[(u64, f64, &str, f64)]| group.iter().map(|p| (MetricName::Owned(p.2.to_owned()), p.3)).collect();
+            points.chunk_by(|a, b| a.0 == b.0).map(|group| (group[0].0, group[0].1, step_values(group))).collect()
+        };
+        match &mut self.judging {
+            Judging::Here => {
+                if let Some(monitor) = self.health.runs.get_mut(run) {
+                    restart_monitor(monitor, &r.name, &config, &steps());
+                }
             }
+            Judging::Elsewhere(calls) => calls.push(HealthCall::Restart { run, name: r.name.clone(), config, steps: steps() }),
+            Judging::Off => {}
         }
         let msg = format!("resumed at step {step} ({} steps discarded)", dropped.max(discarded as usize));
         self.log(Some(run), LogLevel::Warn, msg, now_s);
@@ -462,5 +569,53 @@ mod tests {
         let mut h = hub();
         h.apply(Event::RunStarted { run: 7, device: "cpu".into(), threads: 1 }, 0.0);
         assert_eq!(h.state.runs[0].state, RunState::Pending);
+    }
+
+    #[test]
+    fn runs_judged_elsewhere_raise_what_they_raise_here() {
+        // Replicas that part ways, a job's ranks with a straggler, a resume, spikes
+        // and a NaN: every kind of call the detectors are asked.
+        let play = |hub: &mut Hub| {
+            let mut calls = Vec::new();
+            let runs = ["lm#1", "lm#2", "job"].map(|n| hub.add_run(RunRecord::new(n.into(), "log".into(), "-".into(), 0), &HealthConfig::default()));
+            let ranks = [0, 1].map(|k| hub.rank_run(runs[2], k).expect("a job's rank"));
+            for step in 1..400u64 {
+                let t = step as f64;
+                let wobble = 0.01 * ((step as f64) * 1.3).sin();
+                let loss = if step % 97 == 0 { 9.0 } else if step == 350 { f64::NAN } else { 2.0 + wobble };
+                let apart = if step > 200 { 0.5 } else { 0.0 };
+                for (run, extra) in [(runs[0], 0.0), (runs[1], apart)] {
+                    let values = vec![("loss".into(), loss + extra), ("grad_norm".into(), 1.0 + wobble)];
+                    hub.apply(Event::Metrics { run, step, time_s: t, values }, t);
+                }
+                for (k, run) in ranks.into_iter().enumerate() {
+                    let step_time = if k == 1 && step > 100 { 0.5 } else { 0.25 };
+                    let values = vec![("loss".into(), 2.0 + wobble), ("tokens".into(), 4096.0), ("step_time_s".into(), step_time)];
+                    hub.apply(Event::Metrics { run, step, time_s: t, values }, t);
+                }
+                if step == 300 {
+                    hub.resume(runs[0], 250, t);
+                }
+                calls.extend(hub.take_health_calls());
+            }
+            calls
+        };
+        let mut here = Hub::new(SessionState::new("s".into(), Vec::new()));
+        assert!(play(&mut here).is_empty(), "judged here: nothing queued");
+        let mut elsewhere = Hub::new(SessionState::new("s".into(), Vec::new())).judged_elsewhere();
+        let (mut health, mut raised) = (SessionHealth::new(), Vec::new());
+        for call in play(&mut elsewhere) {
+            call.judge(&mut health, &mut raised);
+        }
+        for (run, alert, time_s) in raised {
+            elsewhere.raise_judged(run, alert, time_s);
+        }
+        let alerts = |h: &Hub| format!("{:?} {:?}", h.state.alerts, h.state.runs.iter().map(|r| &r.alerts).collect::<Vec<_>>());
+        assert!(here.state.alerts.len() >= 4, "spikes, NaN, replicas and a straggler: {:?}", here.state.alerts);
+        let kinds: std::collections::BTreeSet<_> = here.state.alerts.iter().map(|a| a.kind).collect();
+        for kind in [crate::health::AlertKind::Nonfinite, crate::health::AlertKind::Nondeterminism, crate::health::AlertKind::RankStraggler] {
+            assert!(kinds.contains(&kind), "{kind:?} raised: {kinds:?}");
+        }
+        assert_eq!(alerts(&here), alerts(&elsewhere));
     }
 }

@@ -41,11 +41,13 @@ struct HackSigns {
     gold: Window,
 }
 
-/// What one scale's windows show.
+/// What one scale's windows show. Responses that do not grow past the warning
+/// decide nothing (no severity, whatever the other signs), so those signs are read
+/// only when they do: the usual step costs two sums, not ten window copies.
 #[derive(Debug, Clone, Copy)]
 struct HackReading {
+    severity: Option<Severity>,
     growth: f64,
-    reward_up: bool,
     entropy_falls: Option<bool>,
     kl_accelerates: Option<bool>,
     gold_falls: Option<bool>,
@@ -66,15 +68,26 @@ impl HackSigns {
         }
     }
 
-    /// `None` until the reward and length windows are full.
-    fn read(&self, entropy: bool, kl: bool, gold: bool) -> Option<HackReading> {
+    /// `None` until the reward and length windows are full; the severity of a
+    /// growth past `warn` (or `critical`) with the reward up and another sign.
+    fn read(&self, entropy: bool, kl: bool, gold: bool, warn: f64, critical: f64) -> Option<HackReading> {
         if !self.reward.is_full() || !self.length.is_full() {
             return None;
         }
+        // The halves' means as `halves` and `mean` give them (the same sums in
+        // the same order), without copying the window.
+        let (n, h) = (self.length.len(), self.length.len() / 2);
+        if h < 3 || self.reward.len() / 2 < 3 {
+            return None;
+        }
+        let growth = self.length.mean_of(h, n)? / self.length.mean_of(0, h)?.max(1e-12);
+        let quiet = HackReading { severity: None, growth, entropy_falls: None, kl_accelerates: None, gold_falls: None };
+        let Some(graded) = grade(growth, warn, critical, false) else { return Some(quiet) };
         let (r0, r1) = halves(&self.reward)?;
         let reward_up = mean(&r1)? - mean(&r0)? > 2.0 * std_dev(&r0)?.max(1e-12) / (r0.len() as f64).sqrt();
-        let (l0, l1) = halves(&self.length)?;
-        let growth = mean(&l1)? / mean(&l0)?.max(1e-12);
+        if !reward_up {
+            return Some(quiet);
+        }
         let entropy_falls = match (entropy && self.entropy.is_full()).then(|| halves(&self.entropy)).flatten() {
             // A tenth of a positive level; a level at or below zero (a Gaussian
             // policy's differential entropy) has no scale: two standard errors.
@@ -95,7 +108,8 @@ impl HackSigns {
             Some((g0, g1)) => Some(mean(&g1)? < mean(&g0)? - 2.0 * std_dev(&g0)?.max(1e-12) / (g0.len() as f64).sqrt()),
             None => None,
         };
-        Some(HackReading { growth, reward_up, entropy_falls, kl_accelerates, gold_falls })
+        let corroborated = [entropy_falls, kl_accelerates, gold_falls].contains(&Some(true));
+        Some(HackReading { severity: corroborated.then_some(graded), growth, entropy_falls, kl_accelerates, gold_falls })
     }
 }
 
@@ -122,10 +136,9 @@ impl RewardHacking {
         // accelerating or a gold reward falling. The worse of the two scales counts.
         let mut judged: Option<(Option<Severity>, HackReading, usize)> = None;
         for (i, scale) in self.scales.iter().enumerate() {
-            let Some(r) = scale.read(entropy.is_some(), kl.is_some(), gold.is_some()) else { continue };
             let power = if i == 0 { 1 } else { LONG_EXPONENT };
-            let corroborated = [r.entropy_falls, r.kl_accelerates, r.gold_falls].contains(&Some(true));
-            let severity = grade(r.growth, self.s.warn.powi(power), self.s.critical.powi(power), false).filter(|_| r.reward_up && corroborated);
+            let Some(r) = scale.read(entropy.is_some(), kl.is_some(), gold.is_some(), self.s.warn.powi(power), self.s.critical.powi(power)) else { continue };
+            let severity = r.severity;
             if judged.is_none_or(|(best, _, _)| severity > best) {
                 judged = Some((severity, r, scale.reward.len()));
             }
@@ -340,7 +353,8 @@ mod tests {
         let falls = |e: fn(usize) -> f64| {
             let mut s = HackSigns::new(40);
             (0..40).for_each(|i| s.push(1.0 + i as f64, 100.0, Some(e(i)), None, None));
-            s.read(true, false, false).and_then(|r| r.entropy_falls)
+            // Every length growth graded, so the entropy's sign is always read.
+            s.read(true, false, false, 0.0, f64::INFINITY).and_then(|r| r.entropy_falls)
         };
         assert_eq!(falls(|i| 2.0 - 0.03 * i as f64), Some(true));
         assert_eq!(falls(|_| 2.0), Some(false));

@@ -71,7 +71,9 @@ impl Spike {
         let metric = settings.metric.clone().unwrap_or_default();
         Spike {
             kind,
-            window: Reference::new(settings.window.max(8), direction),
+            // A magnitude's newer half and tail decide only a z-score past its ratio
+            // threshold (seldom): read as sorted copies then, not kept sorted.
+            window: Reference::new(settings.window.max(8), direction, !matches!(kind, AlertKind::GradExplosion | AlertKind::GradVanishing | AlertKind::KlSpike)),
             gate: Gate::new(&settings, if direction == Direction::Up { Worse::Higher } else { Worse::Lower }).with_bumps(),
             watched: super::Watched::new(&metric),
             settings,
@@ -198,21 +200,31 @@ impl Spike {
         let lower = self.direction == Direction::Down;
         if (magnitude || !catalog::is_signed(&self.metric)) && self.window.nonpositive == 0 {
             let log = |v: f64| self.log(v);
-            let (lmed, lmad) = sorted_median_mad(&logs.sorted_range(0, n))?;
-            // Upwards only: a drop to 1% (vanishing) is judged against the bulk, and
-            // a fall's own ramp would widen its lower tail.
-            let tail = if self.direction == Direction::Up { tail_sigma(logs, streak) } else { 0.0 };
+            // The median decides the ratio; the MAD (a binary search) and the tail
+            // only the z-score a ratio past the warning must also reach, and for a
+            // loss whether it sits near zero: each is read when needed, once.
+            let whole = logs.sorted_range(0, n);
+            let lmed = sorted_median(&whole)?;
+            let whole_mad = std::cell::OnceCell::new();
+            let whole_mad = || *whole_mad.get_or_init(|| sorted_median_mad(&whole).map_or(f64::NAN, |(_, mad)| mad));
             // A series still falling from its initial level (a gradient norm in the
             // first hundreds of steps) has a trailing median above where it is now:
             // a rise is measured from the newest quarter's level when that is lower.
             // Its spread is then the newer half's: the whole window's MAD is the
             // fall itself.
-            let (lmed, lmad) = match self.direction {
+            let (lmed, from_recent) = match self.direction {
                 Direction::Up if n >= 40 => match sorted_median(&logs.sorted_range(n - n / 4, n)) {
-                    Some(recent) if recent < lmed => (recent, sorted_median_mad(&logs.sorted_range(n / 2, n)).map_or(lmad, |(_, half)| half.min(lmad))),
-                    _ => (lmed, lmad),
+                    Some(recent) if recent < lmed => (recent, true),
+                    _ => (lmed, false),
                 },
-                _ => (lmed, lmad),
+                _ => (lmed, false),
+            };
+            let lmad = std::cell::OnceCell::new();
+            let lmad = || {
+                *lmad.get_or_init(|| match from_recent {
+                    true => sorted_median_mad(&logs.sorted_range(n / 2, n)).map_or(whole_mad(), |(_, half)| half.min(whole_mad())),
+                    false => whole_mad(),
+                })
             };
             // Half the values lie within a factor e^lmad of the median m, so the raw
             // MAD is at most m(e^lmad - 1): below CLEARLY_POSITIVE_LOG_MAD that is
@@ -221,18 +233,24 @@ impl Spike {
             // However wide a magnitude's spread, a small median is a small scale,
             // not a zero to measure differences from; a heavy-tailed one on the raw
             // scale would put its own tail at many robust sigmas.
-            let near_zero = !magnitude && lmad >= CLEARLY_POSITIVE_LOG_MAD && {
+            let near_zero = !magnitude && lmad() >= CLEARLY_POSITIVE_LOG_MAD && {
                 let (med, mad) = sorted_median_mad(&raw().sorted_range(0, n))?;
                 med.abs() + self.floor < NEAR_ZERO_SPREADS * MAD_TO_SIGMA * mad
             };
             if !near_zero {
                 let y = log(x);
-                let sigma = (MAD_TO_SIGMA * lmad).max(tail).max(MIN_LOG_SIGMA);
-                let (z, ratio) = match self.direction {
-                    Direction::Up => ((y - lmed) / sigma, (y - lmed).exp()),
-                    Direction::Down => ((lmed - y) / sigma, (y - lmed).exp()),
-                };
-                let severity = grade(ratio, self.settings.warn, self.settings.critical, lower).filter(|_| z >= SPIKE_Z);
+                let ratio = (y - lmed).exp();
+                let severity = grade(ratio, self.settings.warn, self.settings.critical, lower).filter(|_| {
+                    // Upwards only: a drop to 1% (vanishing) is judged against the
+                    // bulk, and a fall's own ramp would widen its lower tail.
+                    let tail = if self.direction == Direction::Up { tail_sigma(logs, streak) } else { 0.0 };
+                    let sigma = (MAD_TO_SIGMA * lmad()).max(tail).max(MIN_LOG_SIGMA);
+                    let z = match self.direction {
+                        Direction::Up => (y - lmed) / sigma,
+                        Direction::Down => (lmed - y) / sigma,
+                    };
+                    z >= SPIKE_Z
+                });
                 let times = if lower { 1.0 / ratio } else { ratio };
                 let base = (lmed.exp() - self.floor).max(0.0);
                 // The spread is read only when judging by difference.
@@ -312,10 +330,13 @@ struct Reference {
 }
 
 impl Reference {
-    fn new(capacity: usize, direction: Direction) -> Self {
+    /// `halves_kept`: the newer half and the tail sample are kept sorted too (read
+    /// at every point), else sorted when read.
+    fn new(capacity: usize, direction: Direction, halves_kept: bool) -> Self {
         let tail = (tail_len(capacity), 0);
         let log_spans: &[(usize, usize)] = match direction {
-            Direction::Up => &[(capacity, 0), (capacity / 4, 0), (capacity - capacity / 2, 0), tail],
+            Direction::Up if halves_kept => &[(capacity, 0), (capacity / 4, 0), (capacity - capacity / 2, 0), tail],
+            Direction::Up => &[(capacity, 0), (capacity / 4, 0)],
             Direction::Down => &[(capacity, 0)],
         };
         Reference {

@@ -82,15 +82,20 @@ impl LossDivergence {
         let (severity, distance) = if signed {
             let sigma = best_spread.max(spread).max(1e-12 * best.abs().max(1.0));
             let z = (level - best) / sigma;
-            let w: Vec<f64> = self.recent.values().iter().copied().collect();
-            let rising = index_slope(&w).is_some_and(|(slope, _)| slope > 0.0);
-            (grade(z, SIGNED_WARN_Z, SIGNED_CRITICAL_Z, false).filter(|_| rising), z)
+            // Whether it rises is read only past a threshold (the usual step is not).
+            let rising = || {
+                let w: Vec<f64> = self.recent.values().iter().copied().collect();
+                index_slope(&w).is_some_and(|(slope, _)| slope > 0.0)
+            };
+            (grade(z, SIGNED_WARN_Z, SIGNED_CRITICAL_Z, false).filter(|_| rising()), z)
         } else {
             let ratio = level / best;
-            let (older, newer) = self.recent_logs.as_slices();
-            let logs = if newer.is_empty() { std::borrow::Cow::Borrowed(older) } else { std::borrow::Cow::Owned([older, newer].concat()) };
-            let rising = index_slope(&logs).is_some_and(|(slope, _)| slope > 0.0);
-            (grade(ratio, self.s.warn, self.s.critical, false).filter(|_| rising), ratio)
+            let rising = || {
+                let (older, newer) = self.recent_logs.as_slices();
+                let logs = if newer.is_empty() { std::borrow::Cow::Borrowed(older) } else { std::borrow::Cow::Owned([older, newer].concat()) };
+                index_slope(&logs).is_some_and(|(slope, _)| slope > 0.0)
+            };
+            (grade(ratio, self.s.warn, self.s.critical, false).filter(|_| rising()), ratio)
         };
         // The severity ladder: back most of the way to where it started is harm.
         let gap = initial - best;
