@@ -354,7 +354,7 @@ mod tests {
         let log = "\r  1%|          | 1/100 [00:01<01:39, loss=2.5]\r  2%|          | 2/100 [00:02<01:38, loss=2.4]\r  3%|          | 3/100 [00:03<01:37]\r\n";
         let mut reader = LineReader::new(Format::Text(Preset::Generic), None);
         let mut got = Vec::new();
-        read_all(log.as_bytes(), &mut reader, |no, line| got.push((no, line)));
+        read_all(log.as_bytes(), &mut reader, |no, line| got.push((no, line))).unwrap();
         let steps: Vec<_> = got.iter().filter_map(|(no, l)| if let Line::Metrics(r) = l { Some((*no, r.step)) } else { None }).collect();
         assert_eq!(steps, [(1, Some(1)), (1, Some(2))], "{got:?}");
         // The last state, without metrics, is the line's text; the states before it are gone.
