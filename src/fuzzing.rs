@@ -27,6 +27,8 @@ pub const TARGETS: &[(&str, fn(&[u8]))] = &[
     ("snapshot", snapshot),
     ("journal", journal),
     ("worker", worker),
+    ("output", output),
+    ("mlflow", mlflow),
 ];
 
 /// The target named `name`.
@@ -95,6 +97,31 @@ fn worker(data: &[u8]) {
             return;
         }
     }
+}
+
+/// A command's output as a live run reads it: cut into lines (and a progress bar's
+/// `\r` states) from pieces as they arrive, the format told from the first lines.
+fn output(data: &[u8]) {
+    use crate::workload::command::stream::{LineSplitter, MetricStream};
+    let mut splitter = LineSplitter::default();
+    let mut stream = MetricStream::new(Path::new("stdout"), None, true);
+    for (i, piece) in data.chunks(13).enumerate() {
+        for line in splitter.push(piece) {
+            let _ = stream.line(line, i as f64);
+        }
+        let _ = stream.flush();
+    }
+    if let Some(line) = splitter.finish() {
+        let _ = stream.line(line, 1e9);
+    }
+    let _ = stream.finish(1e9);
+}
+
+/// An MLflow run's metric files: the input's blank-line-separated parts, one file each.
+fn mlflow(data: &[u8]) {
+    let text = String::from_utf8_lossy(data);
+    let files: Vec<(String, String)> = text.split("\n\n").take(16).enumerate().map(|(i, part)| (format!("m{i}"), part.to_owned())).collect();
+    let _ = crate::ingest::mlflow::run_records(&files);
 }
 
 fn tempfile_dir() -> std::io::Result<std::path::PathBuf> {
