@@ -587,3 +587,27 @@ mod tests {
         assert_eq!(c.gate(Some(Severity::Warn)), Some(Severity::Warn), "a new event");
     }
 }
+
+/// Points that make a metric's level at the start of a run.
+pub const START_POINTS: usize = 5;
+
+/// A metric's level at the start of the run: the median of its first
+/// [`START_POINTS`] finite values. Every detector that speaks of "its initial
+/// level" asks this, so their messages quote one number whatever their windows.
+#[derive(Debug, Clone, Default)]
+pub struct StartLevel {
+    first: Vec<f64>,
+}
+
+impl StartLevel {
+    pub fn push(&mut self, x: f64) {
+        if self.first.len() < START_POINTS && x.is_finite() {
+            self.first.push(x);
+        }
+    }
+
+    /// `None` before the first finite value.
+    pub fn level(&self) -> Option<f64> {
+        median(&self.first)
+    }
+}

@@ -6,7 +6,7 @@
 //! of the robust spread instead: a ratio to a median near zero is meaningless.
 use super::{grade, Detector, Excursions, Gate, Point, Raised, Worse, FAMILIAR_EXCURSIONS};
 use crate::health::config::KindSettings;
-use crate::health::stats::{sorted_median, sorted_median_mad, SortedSeries, MAD_TO_SIGMA};
+use crate::health::stats::{sorted_median, sorted_median_mad, SortedSeries, StartLevel, MAD_TO_SIGMA};
 use crate::health::{AlertKind, Severity};
 use crate::metrics::catalog;
 use crate::report::format::compact;
@@ -56,7 +56,8 @@ pub struct Spike {
     onset: Judgement,
     /// The first reference level (the warm-up's median) and the lowest since:
     /// a loss back most of the way to where it started is harm (critical).
-    initial: Option<f64>,
+    /// Where the metric started: a loss back most of the way to it is harm.
+    start: StartLevel,
     best: f64,
     /// Consecutive points at [`SUSTAINED_RATIO`] times the reference or more.
     sustained: u32,
@@ -81,7 +82,7 @@ impl Spike {
             direction,
             floor,
             onset: Judgement { severity: None, base: f64::NAN, distance: Distance::Times(f64::NAN), ratio: None, spread: 0.0 },
-            initial: None,
+            start: StartLevel::default(),
             best: f64::INFINITY,
             sustained: 0,
             excursions: Excursions::default(),
@@ -94,6 +95,7 @@ impl Spike {
         if !x.is_finite() {
             return None;
         }
+        self.start.push(x);
         if self.window.len() < self.settings.warmup.max(8) as usize {
             self.push(x);
             return None;
@@ -145,7 +147,7 @@ impl Spike {
     /// the way from its best level to its initial one; a gradient norm or KL at
     /// [`SUSTAINED_RATIO`] times its level for [`SUSTAINED_STEPS`] steps.
     fn harm(&mut self, x: f64, j: &Judgement) -> Option<String> {
-        let initial = *self.initial.get_or_insert(j.base);
+        let initial = self.start.level().unwrap_or(j.base);
         self.best = self.best.min(j.base);
         self.sustained = if j.ratio.is_some_and(|r| r >= SUSTAINED_RATIO) { self.sustained + 1 } else { 0 };
         match self.kind {

@@ -4,7 +4,7 @@ use super::levels::RunLevels;
 use super::{grade, Excursions, Gate, Point, Raised, Worse, FAMILIAR_EXCURSIONS};
 use crate::health::config::KindSettings;
 use super::spike::{HARM_FRACTION, NEAR_ZERO_SPREADS, SIGNED_CRITICAL_Z, SIGNED_WARN_Z, SUSTAINED_RATIO, SUSTAINED_STEPS};
-use crate::health::stats::{index_slope, median, sorted_median, sorted_median_mad, SortedSeries, Window, MAD_TO_SIGMA};
+use crate::health::stats::{index_slope, median, sorted_median, sorted_median_mad, SortedSeries, StartLevel, Window, MAD_TO_SIGMA};
 use crate::health::Severity;
 use crate::metrics::catalog;
 use crate::report::format::compact;
@@ -28,9 +28,9 @@ pub struct LossDivergence {
     /// The lowest smoothed level since warm-up, with the spread of the points
     /// around it then.
     best: Option<(f64, f64)>,
-    /// The first smoothed level after warm-up: a loss back more than
-    /// [`HARM_FRACTION`] of the way from its best to it is critical.
-    initial: Option<f64>,
+    /// Where the metric started: a loss back more than [`HARM_FRACTION`] of the
+    /// way from its best to it is critical.
+    start: StartLevel,
     gate: Gate,
 }
 
@@ -43,7 +43,7 @@ impl LossDivergence {
             recent_logs: std::collections::VecDeque::with_capacity(w),
             nonpositive: 0,
             best: None,
-            initial: None,
+            start: StartLevel::default(),
             gate: Gate::new(&s, Worse::Higher),
             s,
         }
@@ -54,6 +54,7 @@ impl LossDivergence {
         if !x.is_finite() {
             return None;
         }
+        self.start.push(x);
         if self.recent.is_full() {
             self.recent_logs.pop_front();
             self.nonpositive -= usize::from(self.recent.values().front().is_some_and(|v| *v <= 0.0));
@@ -75,7 +76,7 @@ impl LossDivergence {
             _ => (level, spread),
         };
         self.best = Some((best, best_spread));
-        let initial = *self.initial.get_or_insert(level);
+        let initial = self.start.level().unwrap_or(level);
         let signed = catalog::is_signed(&self.metric) || self.nonpositive > 0 || best < NEAR_ZERO_SPREADS * best_spread;
         // (severity, distance from the best: robust sigmas when signed, else a ratio);
         // the message is written only when an alert is raised.
@@ -626,6 +627,17 @@ mod tests {
             assert_eq!(alerts.iter().map(|a| a.1.severity).max(), Some(want), "{name}: {alerts:?}");
             assert!(alerts.iter().all(|a| a.1.step == alerts[0].1.step), "{name}: one event: {alerts:?}");
         }
+        // A blow-up that both loss detectors call harm: both quote one initial level,
+        // the run's start, whatever their windows.
+        let blow_up = |i: usize| vec![(MetricName::from("loss"), if (400..480).contains(&i) { 9.0 } else { fall(i) } * wiggle(i))];
+        let mut divergence = LossDivergence::new(defaults(AlertKind::LossDivergence));
+        let mut spike = super::super::spike::Spike::new(AlertKind::LossSpike, defaults(AlertKind::LossSpike), super::super::spike::Direction::Up, 0.0, "jumped");
+        let initial_of = |alerts: &[(u64, Raised)]| {
+            alerts.iter().find_map(|(_, a)| a.message.split("of the way to its initial ").nth(1).map(|rest| rest.split([' ', ';', ')']).next().unwrap_or_default().to_owned()))
+        };
+        let by_divergence = initial_of(&feed((0..700).map(blow_up), |p| divergence.check(p)));
+        let by_spike = initial_of(&feed((0..700).map(blow_up), |p| spike.check(p)));
+        assert!(by_divergence.is_some() && by_divergence == by_spike, "{by_divergence:?} vs {by_spike:?}");
         // KL runaway: KL climbing to several times its level and staying there.
         for (name, times, want) in [("3.8x for long", 3.8, Severity::Critical), ("2.5x", 2.5, Severity::Warn)] {
             let mut d = KlRunaway::new(defaults(AlertKind::KlRunaway));
