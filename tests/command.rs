@@ -137,6 +137,21 @@ for epoch in range(2):
 }
 
 #[test]
+fn the_shipped_progress_bar_workload_reads_the_bar_on_stderr() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = std::fs::read_to_string(Path::new(ROOT).join("workloads/progress-bar.toml")).unwrap();
+    assert!(text.contains("\"--steps\", \"400\"") && text.contains("cwd = \"..\""), "the test edits these: {text}");
+    let text = text.replace("\"400\"", "\"30\"").replace("steps = 400", "steps = 30").replace("\"0.05\"", "\"0.01\"").replace("cwd = \"..\"", &format!("cwd = {:?}", ROOT));
+    let (code, summary, stderr) = watch(dir.path(), &write_config(dir.path(), &text));
+    assert_eq!(code, Some(0), "{stderr}");
+    let run = &summary["runs"][0];
+    assert_eq!(run["steps"], 30, "{stderr}");
+    for metric in ["loss", "lr", "step_time_s"] {
+        assert!(run["metrics"][metric].is_number(), "{metric}: {}", run["metrics"]);
+    }
+}
+
+#[test]
 fn a_tailed_metrics_file_survives_truncation() {
     let dir = tempfile::tempdir().unwrap();
     // Three steps, then the file is cut and written again from step 1 (a restart),
