@@ -154,6 +154,49 @@ fn a_tensorboard_folder_is_followed_record_by_record() {
 }
 
 #[test]
+fn an_mlflow_store_is_followed_run_by_run_as_its_metric_files_grow() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("mlruns");
+    let runs: Vec<PathBuf> = ["a1b2", "c3d4"].iter().map(|id| store.join("0").join(id)).collect();
+    for (i, run) in runs.iter().enumerate() {
+        // As MLflow makes a run: its meta.yaml and empty folders.
+        for folder in ["metrics", "params", "tags"] {
+            std::fs::create_dir_all(run.join(folder)).unwrap();
+        }
+        std::fs::write(run.join("meta.yaml"), "run_id: x\n").unwrap();
+        if i == 0 {
+            std::fs::write(run.join("tags/mlflow.runName"), "baseline").unwrap();
+        }
+    }
+    let job = job();
+    let watching = attach(dir.path(), &[&store], job.id());
+    std::thread::sleep(SETTLE);
+    // MLflow appends one line per logged value to the metric's file; the metrics
+    // folder appears with the first value.
+    for step in 0..30u64 {
+        for run in &runs {
+            std::fs::create_dir_all(run.join("metrics/train")).unwrap();
+            append(&run.join("metrics/train/loss"), &format!("{} {} {step}\n", 1_700_000_000_000 + step * 100, 3.0 - 0.05 * step as f64));
+            append(&run.join("metrics/lr"), &format!("{} 0.001 {step}\n", 1_700_000_000_000 + step * 100));
+        }
+        if step % 10 == 9 {
+            std::thread::sleep(SETTLE);
+        }
+    }
+    std::thread::sleep(SETTLE);
+    let (code, summary, stderr) = end(job, watching);
+    assert_eq!(code, Some(0), "{stderr}");
+    let runs = summary["runs"].as_array().unwrap();
+    assert_eq!(runs.iter().map(|r| r["name"].as_str().unwrap()).collect::<Vec<_>>(), ["baseline", "c3d4"], "{stderr}");
+    for run in runs {
+        assert_eq!(run["steps"], 29, "{stderr}");
+        assert!((run["metrics"]["loss"].as_f64().unwrap() - 1.55).abs() < 1e-9, "{}", run["metrics"]);
+        assert!(run["metrics"]["lr"].is_number(), "{}", run["metrics"]);
+    }
+    assert!(!stderr.contains("skipped"), "{stderr}");
+}
+
+#[test]
 fn attach_errors_are_usage_errors() {
     let out = rlmon().args(["watch", "--headless", "--attach", "/no/such/run"]).output().unwrap();
     assert_eq!(out.status.code(), Some(2));

@@ -1,8 +1,9 @@
 //! `rlmon watch --attach PATH... [--attach-pid PID]`: the runs that follow jobs
 //! rlmon did not start, added to the config's runs (or making a session of their
 //! own). Each path is looked at once, here: a file is one run (its format detected
-//! as it is read), a folder of TensorBoard event files one run, a folder of log
-//! files one run per file. An `http://` address is an rlmon serving on another
+//! as it is read), a folder of TensorBoard event files one run, MLflow's runs
+//! (a run folder, an experiment or `mlruns`) one run each, named by their
+//! `mlflow.runName`, a folder of log files one run per file. An `http://` address is an rlmon serving on another
 //! machine (`--serve`): one run per run it has, named `host:run`; a run of the same
 //! name on several machines is one job whose ranks run there (named `run`).
 use std::path::{Path, PathBuf};
@@ -11,7 +12,7 @@ use crate::config::{AttachConfig, AttachSource, DeviceRequest, MetricsSource, Re
 use crate::error::{Result, RlmonError};
 use crate::ingest::tensorboard;
 use crate::workload::attach::{process_alive, run_name};
-use crate::workload::command::events_dir;
+use crate::workload::command::{events_dir, mlflow_dir};
 
 /// File names of a folder's log files, by ending.
 const LOG_ENDINGS: &[&str] = &[".jsonl", ".csv", ".tsv", ".log", ".txt", "trainer_state.json"];
@@ -45,7 +46,11 @@ pub fn add_runs(config: &mut SessionConfig, paths: &[PathBuf], pid: Option<u32>)
     }
     for path in files {
         for source in sources(path)? {
-            let name = unique_name(&run_name(source.path()), config);
+            let base = match &source {
+                AttachSource::Stream(MetricsSource::MlFlow(run)) => mlflow_dir::run_name(run),
+                _ => run_name(source.path()),
+            };
+            let name = unique_name(&base, config);
             described.push(format!("# {name}: {}", source.path().display()));
             config.runs.push(attached_run(name, AttachConfig { source, pid }));
         }
@@ -116,6 +121,10 @@ pub fn sources(path: &Path) -> Result<Vec<AttachSource>> {
     }
     if !events_dir::event_files(path).is_empty() {
         return Ok(vec![AttachSource::Stream(MetricsSource::TensorBoard(path.to_path_buf()))]);
+    }
+    let mlflow_runs = mlflow_dir::runs_under(path);
+    if !mlflow_runs.is_empty() {
+        return Ok(mlflow_runs.into_iter().map(|run| AttachSource::Stream(MetricsSource::MlFlow(run))).collect());
     }
     let mut logs: Vec<PathBuf> = std::fs::read_dir(path)
         .map_err(|e| RlmonError::Usage(format!("--attach {}: {e}", path.display())))?

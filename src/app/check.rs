@@ -7,8 +7,6 @@ use std::fmt::Write as _;
 use std::io::Write as _;
 use std::path::Path;
 
-mod mlflow_store;
-
 use serde::Serialize;
 
 use crate::cli::{CheckArgs, FailOn};
@@ -419,8 +417,8 @@ fn analyse_tensorboard(dir: &Path, files: &[std::path::PathBuf]) -> Result<Check
 fn analyse_mlflow(dir: &Path, runs: &[std::path::PathBuf]) -> Result<CheckReport> {
     let mut read = Vec::with_capacity(runs.len());
     for run in runs {
-        let files = mlflow_store::metric_files(run).map_err(|e| RlmonError::Usage(format!("{}: cannot read: {e}", run.display())))?;
-        read.push((mlflow_store::run_name(run), files));
+        let files = crate::workload::command::mlflow_dir::metric_files(run).map_err(|e| RlmonError::Usage(format!("{}: cannot read: {e}", run.display())))?;
+        read.push((crate::workload::command::mlflow_dir::run_name(run), files));
     }
     let session = dir.file_name().map_or_else(|| "mlruns".into(), |n| n.to_string_lossy().into_owned());
     analyse_stream(&Format::MlFlow, &session, move |reading| {
@@ -494,7 +492,7 @@ fn recording_report(meta: &crate::record::Meta, state: crate::session::SessionSt
 pub fn check(args: CheckArgs) -> Result<u8> {
     let path = &args.file;
     let event_files = if path.is_dir() { tensorboard_files(path) } else { Vec::new() };
-    let mlflow_runs = if path.is_dir() && event_files.is_empty() { mlflow_store::runs_under(path) } else { Vec::new() };
+    let mlflow_runs = if path.is_dir() && event_files.is_empty() { crate::workload::command::mlflow_dir::runs_under(path) } else { Vec::new() };
     let report = if !event_files.is_empty() {
         analyse_tensorboard(path, &event_files)?
     } else if !mlflow_runs.is_empty() {

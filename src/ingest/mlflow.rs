@@ -32,39 +32,78 @@ fn value_line(line: &str) -> Result<Value, String> {
     Ok(Value { time_s: time_ms / 1000.0, value, step })
 }
 
-/// The records of one run from its metric files `(name, text)`: one record per
-/// step, in step order, holding every metric logged at that step. A run that logs
-/// without steps (MLflow then writes step 0 on every line) is numbered by each
-/// file's line order. Lines that cannot be read come first, as skips.
+/// How a metric file's values get their steps: as logged, except in a file whose
+/// steps are all 0 so far (MLflow writes 0 when the script logs none), where the
+/// order of logging numbers them.
+#[derive(Debug, Clone, Default)]
+pub struct FileSteps {
+    count: u64,
+    stepped: bool,
+}
+
+impl FileSteps {
+    fn step_of(&mut self, logged: u64) -> u64 {
+        self.stepped |= logged != 0;
+        let step = if self.stepped { logged } else { self.count };
+        self.count += 1;
+        step
+    }
+}
+
+/// One run's values gathered by step from its metric files, as they are read
+/// (whole, or a few lines at a time while the run writes them).
+#[derive(Debug, Default)]
+pub struct RunMerge {
+    files: BTreeMap<String, FileSteps>,
+    steps: BTreeMap<u64, Record>,
+}
+
+impl RunMerge {
+    /// One line of metric file `name`: a skip when it cannot be read.
+    pub fn line(&mut self, name: &str, line: &str) -> Option<Line> {
+        if line.trim().is_empty() {
+            return None;
+        }
+        let v = match value_line(line) {
+            Ok(v) => v,
+            Err(why) => return Some(Line::Skip(SkipKind::Malformed, format!("{name}: {why}"))),
+        };
+        let step = match self.files.get_mut(name) {
+            Some(f) => f.step_of(v.step),
+            None => self.files.entry(name.to_owned()).or_default().step_of(v.step),
+        };
+        let rec = self.steps.entry(step).or_insert_with(|| Record { step: Some(step), ..Default::default() });
+        rec.time = Some(rec.time.map_or(v.time_s, |t| t.min(v.time_s)));
+        // A value logged twice at one step: the later one stands.
+        match rec.fields.iter_mut().find(|(n, _)| n == name) {
+            Some(field) => field.1 = v.value,
+            None => rec.fields.push((name.to_owned(), v.value)),
+        }
+        None
+    }
+
+    /// The records of the steps before the newest one, in step order: a run's files
+    /// are written one after another, so the newest step may still be filling.
+    pub fn settled(&mut self) -> Vec<Line> {
+        let Some(&newest) = self.steps.keys().next_back() else { return Vec::new() };
+        let newest_kept = self.steps.split_off(&newest);
+        let done = std::mem::replace(&mut self.steps, newest_kept);
+        done.into_values().map(Line::Metrics).collect()
+    }
+
+    /// Every record left, in step order (the files are read to their end).
+    pub fn finish(&mut self) -> Vec<Line> {
+        std::mem::take(&mut self.steps).into_values().map(Line::Metrics).collect()
+    }
+}
+
+/// The records of one run from its metric files `(name, text)` read whole: one
+/// record per step, in step order, holding every metric logged at that step.
+/// Lines that cannot be read come first, as skips.
 pub fn run_records(files: &[(String, String)]) -> Vec<Line> {
-    let mut skips = Vec::new();
-    let mut read: Vec<(&str, Vec<Value>)> = Vec::new();
-    for (name, text) in files {
-        let mut values = Vec::new();
-        for line in text.lines().filter(|l| !l.trim().is_empty()) {
-            match value_line(line) {
-                Ok(v) => values.push(v),
-                Err(why) => skips.push(Line::Skip(SkipKind::Malformed, format!("{name}: {why}"))),
-            }
-        }
-        read.push((name.as_str(), values));
-    }
-    // Steps that never move (all 0) say nothing: the order of logging does.
-    let unstepped = read.iter().all(|(_, values)| values.len() < 2 || values.iter().all(|v| v.step == values[0].step));
-    let mut steps: BTreeMap<u64, Record> = BTreeMap::new();
-    for (name, values) in read {
-        for (i, v) in values.into_iter().enumerate() {
-            let step = if unstepped { i as u64 } else { v.step };
-            let rec = steps.entry(step).or_insert_with(|| Record { step: Some(step), ..Default::default() });
-            rec.time = Some(rec.time.map_or(v.time_s, |t| t.min(v.time_s)));
-            // A value logged twice at one step: the later one stands.
-            match rec.fields.iter_mut().find(|(n, _)| n == name) {
-                Some(field) => field.1 = v.value,
-                None => rec.fields.push((name.to_owned(), v.value)),
-            }
-        }
-    }
-    skips.into_iter().chain(steps.into_values().map(Line::Metrics)).collect()
+    let mut merge = RunMerge::default();
+    let skips: Vec<Line> = files.iter().flat_map(|(name, text)| text.lines().filter_map(|l| merge.line(name, l)).collect::<Vec<_>>()).collect();
+    skips.into_iter().chain(merge.finish()).collect()
 }
 
 #[cfg(test)]
@@ -90,6 +129,21 @@ mod tests {
         assert!(got[2].1[0].1.is_nan(), "NaN kept: the detectors want it");
         let Line::Metrics(first) = &lines[0] else { panic!() };
         assert_eq!(first.time, Some(1_700_000_000.0));
+    }
+
+    #[test]
+    fn read_live_a_step_goes_out_once_a_newer_one_is_seen() {
+        let mut merge = RunMerge::default();
+        assert_eq!(merge.line(catalog::LOSS, "1 2.5 0"), None);
+        assert_eq!(merge.line(catalog::LOSS, "2 2.4 1"), None);
+        let out = metrics(&merge.settled());
+        assert_eq!(out, [(Some(0), vec![(catalog::LOSS.to_owned(), 2.5)])], "step 1 may still be filling");
+        merge.line(catalog::LR, "2 0.001 1");
+        merge.line(catalog::LR, "3 0.001 2");
+        let out = metrics(&merge.settled());
+        assert_eq!(out, [(Some(1), vec![(catalog::LOSS.to_owned(), 2.4), (catalog::LR.to_owned(), 0.001)])]);
+        assert_eq!(metrics(&merge.finish()).len(), 1, "the newest at the end");
+        assert!(merge.settled().is_empty());
     }
 
     #[test]

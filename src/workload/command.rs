@@ -10,6 +10,7 @@
 //! `metrics = { glob = ... }` (one stream, one rank each).
 pub mod events_dir;
 pub mod glob;
+pub mod mlflow_dir;
 pub mod stream;
 pub mod tail;
 
@@ -364,6 +365,10 @@ pub(crate) fn follow(source: &MetricsSource, format: Option<Format>, sink: Sink,
         MetricsSource::File(path) => tokio::spawn(follow_file(path.clone(), MetricStream::new(path, format, false), sink, stop)),
         MetricsSource::TensorBoard(dir) => tokio::spawn(follow_events(dir.clone(), sink, stop)),
         MetricsSource::Glob(pattern) => tokio::spawn(follow_glob(pattern.clone(), format, sink, stop)),
+        MetricsSource::MlFlow(run) => {
+            let source = MlflowRun { files: mlflow_dir::RunFiles::new(run.clone()), stream: MetricStream::new(run, Some(Format::MlFlow), false), run: run.clone() };
+            tokio::spawn(follow_until_stopped(source, sink, stop))
+        }
     })
 }
 
@@ -514,6 +519,44 @@ impl Followed for EventFolder {
 
     fn skipped_unit(&self) -> &'static str {
         "records of the event files"
+    }
+}
+
+/// An MLflow run: its metric files, each a metric, merged by step.
+struct MlflowRun {
+    run: std::path::PathBuf,
+    files: mlflow_dir::RunFiles,
+    stream: MetricStream,
+}
+
+impl Followed for MlflowRun {
+    fn poll(&mut self, now_s: f64, _: &mut Vec<String>) -> std::io::Result<Vec<StreamOut>> {
+        let mut outs = Vec::new();
+        for line in self.files.poll()? {
+            outs.extend(self.stream.record(line, now_s));
+        }
+        outs.extend(self.stream.flush());
+        Ok(outs)
+    }
+
+    fn finish(&mut self, now_s: f64, notes: &mut Vec<String>) -> Vec<StreamOut> {
+        let mut outs = Vec::new();
+        for line in self.files.finish() {
+            outs.extend(self.stream.record(line, now_s));
+        }
+        if self.files.files() == 0 {
+            notes.push(format!("no MLflow metric files appeared under {}: no metrics were read", self.run.join("metrics").display()));
+        }
+        outs.extend(self.stream.finish(now_s));
+        outs
+    }
+
+    fn what(&self) -> String {
+        format!("MLflow metric files under {}", self.run.join("metrics").display())
+    }
+
+    fn skipped_unit(&self) -> &'static str {
+        "lines of the metric files"
     }
 }
 

@@ -32,6 +32,8 @@ pub enum MetricsSource {
     /// Files matching a pattern (wildcards in the file name), one stream each:
     /// one per rank of a multi-process job. Files that appear later are read too.
     Glob(PathBuf),
+    /// An MLflow run folder (`mlruns/EXPERIMENT/RUN`): its metric files followed.
+    MlFlow(PathBuf),
 }
 
 pub const DEFAULT_GRACE: Duration = Duration::from_secs(5);
