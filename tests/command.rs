@@ -33,6 +33,19 @@ fn summary_of(out: Output) -> (Option<i32>, Value, String) {
     (out.status.code(), summary, stderr)
 }
 
+/// A shipped config of `workloads/` running examples/train_minimal.py, shortened to
+/// `steps` steps of 10 ms, with its folder made absolute for the copy in `dir`.
+fn shipped_config(dir: &Path, name: &str, steps: u32) -> PathBuf {
+    let text = std::fs::read_to_string(Path::new(ROOT).join("workloads").join(name)).unwrap();
+    assert!(text.contains("\"--steps\", \"400\"") && text.contains("cwd = \"..\""), "the test edits these: {text}");
+    let text = text
+        .replace("\"400\"", &format!("\"{steps}\""))
+        .replace("steps = 400", &format!("steps = {steps}"))
+        .replace("\"0.05\"", "\"0.01\"")
+        .replace("cwd = \"..\"", &format!("cwd = {:?}", ROOT));
+    write_config(dir, &text)
+}
+
 /// A `[[run]]` running `python3 -c SCRIPT ARGS...`, plus `extra` keys.
 fn python_run(script: &str, args: &[&str], extra: &str) -> String {
     let mut argv = vec!["python3".to_owned(), "-c".to_owned(), script.to_owned()];
@@ -44,11 +57,7 @@ fn python_run(script: &str, args: &[&str], extra: &str) -> String {
 #[test]
 fn the_external_python_workload_shows_its_metrics_under_canonical_names() {
     let dir = tempfile::tempdir().unwrap();
-    // The shipped config, shortened, with its folder made absolute for the copy.
-    let text = std::fs::read_to_string(Path::new(ROOT).join("workloads/external-python.toml")).unwrap();
-    assert!(text.contains("\"--steps\", \"400\"") && text.contains("cwd = \"..\""), "the test edits these: {text}");
-    let text = text.replace("\"400\"", "\"12\"").replace("steps = 400", "steps = 12").replace("\"0.05\"", "\"0.01\"").replace("cwd = \"..\"", &format!("cwd = {:?}", ROOT));
-    let (code, summary, stderr) = watch(dir.path(), &write_config(dir.path(), &text));
+    let (code, summary, stderr) = watch(dir.path(), &shipped_config(dir.path(), "external-python.toml", 12));
     assert_eq!(code, Some(0), "{stderr}");
     let run = &summary["runs"][0];
     assert_eq!(run["workload"], "command");
@@ -139,10 +148,7 @@ for epoch in range(2):
 #[test]
 fn the_shipped_progress_bar_workload_reads_the_bar_on_stderr() {
     let dir = tempfile::tempdir().unwrap();
-    let text = std::fs::read_to_string(Path::new(ROOT).join("workloads/progress-bar.toml")).unwrap();
-    assert!(text.contains("\"--steps\", \"400\"") && text.contains("cwd = \"..\""), "the test edits these: {text}");
-    let text = text.replace("\"400\"", "\"30\"").replace("steps = 400", "steps = 30").replace("\"0.05\"", "\"0.01\"").replace("cwd = \"..\"", &format!("cwd = {:?}", ROOT));
-    let (code, summary, stderr) = watch(dir.path(), &write_config(dir.path(), &text));
+    let (code, summary, stderr) = watch(dir.path(), &shipped_config(dir.path(), "progress-bar.toml", 30));
     assert_eq!(code, Some(0), "{stderr}");
     let run = &summary["runs"][0];
     assert_eq!(run["steps"], 30, "{stderr}");
