@@ -36,6 +36,25 @@ pub const LOGS: &[RealLog] = &[
     RealLog { file: "nanogpt-178-healthy.log", pattern: None, incident: None, clean_before: None, what: "nanoGPT Shakespeare-char, iters 0-240: healthy" },
     RealLog { file: "peft-2926-lora-ga-healthy.log", pattern: None, incident: None, clean_before: None, what: "LoRA-GA fine-tune, early steps: loss 7.6 -> 4.9, grad norm 17-157" },
     RealLog { file: "whisper-ja-trainer_state.json", pattern: None, incident: None, clean_before: None, what: "Whisper large-v2 Japanese fine-tune, 5,000 steps: train loss 0.30 -> 0.0001 (4 decimals)" },
+    RealLog {
+        file: "gradnorm-tf-17-nan.log",
+        // `epoch: N loss: X`: the generic text format reads `epoch` as a metric and
+        // numbers the lines, so a pattern keeps the log's own epoch numbers.
+        pattern: Some(r"epoch: (?P<step>\d+) loss: (?P<loss>\S+)"),
+        incident: Some((3451, &[AlertKind::Nonfinite])),
+        clean_before: Some(9),
+        what: "GradNorm (TensorFlow): loss 0.21 then NaN from epoch 3451 on",
+    },
+    RealLog { file: "xtuner-187-grad-nan.log", pattern: None, incident: Some((240, &[AlertKind::Nonfinite])), clean_before: Some(4), what: "xtuner (mmengine) fine-tune: grad_norm NaN from iter 240 while the loss looks normal" },
+    RealLog {
+        file: "ipex-llm-1486-loss-inf.log",
+        // BigDL's DistriOptimizer lines; the last one is cut where the thread's copy ends.
+        pattern: Some(r"\[Iteration (?P<step>\d+)\].* Loss is (?P<loss>\S+?)\. Current"),
+        incident: Some((45459, &[AlertKind::Nonfinite])),
+        clean_before: Some(2),
+        what: "BigDL ImageNet training: loss Infinity at iteration 45459 (one point), back to 1.25 after",
+    },
+    RealLog { file: "tinyllama-sft-trainer_state.json", pattern: None, incident: None, clean_before: None, what: "TinyLlama SFT, 2 epochs, 2,800 steps: loss 2.08 -> 1.02, grad norm 0.93-2.73" },
 ];
 
 pub fn dir() -> PathBuf {
