@@ -597,17 +597,22 @@ pub const START_POINTS: usize = 5;
 #[derive(Debug, Clone, Default)]
 pub struct StartLevel {
     first: Vec<f64>,
+    /// The median once all of [`START_POINTS`] are in: asked at every judged point.
+    level: Option<f64>,
 }
 
 impl StartLevel {
     pub fn push(&mut self, x: f64) {
         if self.first.len() < START_POINTS && x.is_finite() {
             self.first.push(x);
+            if self.first.len() == START_POINTS {
+                self.level = median(&self.first);
+            }
         }
     }
 
     /// `None` before the first finite value.
     pub fn level(&self) -> Option<f64> {
-        median(&self.first)
+        self.level.or_else(|| median(&self.first))
     }
 }

@@ -214,7 +214,12 @@ impl LineReader {
     /// progress bar rewritten in place with carriage returns (`\r 10/100 [..,
     /// loss=2.3]\r 20/100 [.., loss=2.1]`) are each a record when they hold metrics
     /// (a bar's postfix at every update); of the rest only the last state counts.
+    /// Files of records (JSONL, CSV), where `\r` is never a bar's, are read by line
+    /// alone: no extra pass over every line of a long log.
     pub fn segments(&mut self, raw: &[u8], mut f: impl FnMut(Line)) {
+        if self.format.strict() {
+            return f(self.line(raw));
+        }
         let mut end = raw.len();
         while end > 0 && raw[end - 1] == b'\r' {
             end -= 1;

@@ -114,7 +114,10 @@ fn render(frame: &mut Frame, area: Rect, ctx: &Ctx, samples: bool) {
         }
     }
 
-    let metric = if samples { catalog::SAMPLES_PER_S } else { catalog::TOKENS_PER_S };
+    let rate = if samples { catalog::SAMPLES_PER_S } else { catalog::TOKENS_PER_S };
+    // A run that logs no rate (a progress bar's postfix, a bare script) still
+    // shows how its step time moves (a job's own run has no series: its ranks' rate).
+    let metric = if run.series(rate).is_none() && run.series(catalog::STEP_TIME_S).is_some() { catalog::STEP_TIME_S } else { rate };
     let unit = catalog::info(metric).map_or(metric, |m| m.label);
     let transform = Transform { ema_alpha: ctx.view.smoothing.then_some(SMOOTHING_ALPHA), log10: false };
     let columns = chart_area.width.saturating_sub(8) as usize;
@@ -128,12 +131,6 @@ fn render(frame: &mut Frame, area: Rect, ctx: &Ctx, samples: bool) {
         frame.render_widget(line_chart_marked(&lines, &markers, "step", unit.into(), false, ctx), chart_area);
         return;
     }
-    // A run that logs no rate (a progress bar's postfix, a bare script) still
-    // shows how its step time moves.
-    let (metric, unit) = match run.series(metric) {
-        None if run.series(catalog::STEP_TIME_S).is_some() => (catalog::STEP_TIME_S, catalog::info(catalog::STEP_TIME_S).map_or(catalog::STEP_TIME_S, |m| m.label)),
-        _ => (metric, unit),
-    };
     let Some(series) = run.series(metric) else {
         let text = if run.step > 0 { "no throughput logged (tokens, samples or step time)" } else { "no steps yet" };
         frame.render_widget(Paragraph::new(Span::styled(text, ctx.muted())), chart_area);

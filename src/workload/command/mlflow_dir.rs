@@ -108,8 +108,13 @@ impl RunFiles {
         let mut out = Vec::new();
         for (name, path) in paths {
             let (read, partial) = self.files.entry(name.clone()).or_default();
+            // Most files of a run with many metrics did not grow since the last poll.
+            let len = std::fs::metadata(&path)?.len();
+            if len == *read {
+                continue;
+            }
             let mut file = std::fs::File::open(&path)?;
-            if file.metadata()?.len() < *read {
+            if len < *read {
                 *read = 0;
                 partial.clear();
             }
