@@ -9,7 +9,7 @@ snapshot is read back with `rlmon check --json`: every run must hold every step 
 printed (no point lost). Frame times come from rlmon's log (`rlmon::frame` debug
 events). Prints a report; exits 1 when a point was lost.
 
-Usage: scripts/soak.py [--runs 32] [--rate 10000] [--seconds 600] [--metrics 10]
+Usage: scripts/soak.py [--runs 32] [--rate 10000] [--seconds 600] [--metrics 10] [--values fractions|printed]
 Needs tmux. The full issue's load (32 runs x 10,000 points/s x 10 min) is 192M
 points; see docs/reliability.md for the scale this machine sustains today.
 """
@@ -25,16 +25,24 @@ import tempfile
 import time
 
 PRODUCER = r"""
-import json, sys, time
+import json, random, sys, time
 steps_per_s, seconds, metrics = float(sys.argv[1]), float(sys.argv[2]), int(sys.argv[3])
+printed = sys.argv[4] == "printed"
+rng = random.Random(7)
 total = int(steps_per_s * seconds)
 start = time.time()
 batch = max(1, int(steps_per_s / 50))
 out = sys.stdout
 for step in range(total):
-    row = {"step": step, "loss": 2.0 / (1 + step * 1e-3), "tokens_per_s": 1000.0}
-    for m in range(metrics - 2):
-        row[f"m{m}"] = (step * (m + 1)) % 97 / 97.0
+    if printed:
+        # As trainers print them: a few significant digits, noise on every value.
+        row = {"step": step, "loss": round(2.0 / (1 + step * 1e-3) + rng.gauss(0, 0.02), 4), "tokens_per_s": round(1000.0 + rng.gauss(0, 30))}
+        for m in range(metrics - 2):
+            row[f"m{m}"] = float(f"{(m + 1) * (1 + 0.1 * rng.random()):.4g}")
+    else:
+        row = {"step": step, "loss": 2.0 / (1 + step * 1e-3), "tokens_per_s": 1000.0}
+        for m in range(metrics - 2):
+            row[f"m{m}"] = (step * (m + 1)) % 97 / 97.0
     out.write(json.dumps(row) + "\n")
     if step % batch == batch - 1:
         out.flush()
@@ -63,6 +71,7 @@ def main():
     ap.add_argument("--seconds", type=float, default=600.0)
     ap.add_argument("--metrics", type=int, default=10, help="values per step")
     ap.add_argument("--sample-s", type=float, default=5.0)
+    ap.add_argument("--values", choices=["fractions", "printed"], default="fractions", help="fractions: full-precision values (few distinct ones, and a smooth curve); printed: noisy values of 4 significant digits, as trainers print them")
     ap.add_argument("--binary", default=os.path.join(os.path.dirname(__file__), "..", "target", "release", "rlmon"))
     args = ap.parse_args()
     if not shutil.which("tmux"):
@@ -76,7 +85,7 @@ def main():
         with open(config, "w") as f:
             f.write('session = "soak"\n')
             for i in range(args.runs):
-                argv = [sys.executable, "-c", PRODUCER, str(steps_per_s), str(args.seconds), str(args.metrics)]
+                argv = [sys.executable, "-c", PRODUCER, str(steps_per_s), str(args.seconds), str(args.metrics), args.values]
                 f.write(f'[[run]]\nname = "r{i:02}"\nworkload = "command"\ncommand = {json.dumps(argv)}\n')
         sessions = os.path.join(d, "sessions")
         sock = f"rlmon-soak-{os.getpid()}"

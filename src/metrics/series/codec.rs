@@ -1,9 +1,12 @@
 //! Lossless compression of a block of points, in three bit streams: steps and
 //! times as delta-of-delta (times on their IEEE bit patterns), values XORed with
-//! the previous value (Gorilla, Pelkonen et al. 2015). Regular steps and a steady
-//! cadence cost about a bit per point; a value costs 1 bit when it repeats and
-//! its changed bits otherwise. Every f64 (NaN payloads, infinities, -0) round-trips
-//! bit for bit, because only bit patterns are coded.
+//! the previous value (Gorilla, Pelkonen et al. 2015), or, when smaller, as the
+//! integers of decimals with few digits or as indices into the block's few
+//! distinct values. Regular steps and a steady cadence cost about a bit per point;
+//! an XORed value costs 1 bit when it repeats and its changed bits otherwise; a
+//! logged decimal like `2.3456` the bits of its spread within the block. Every f64
+//! (NaN payloads, infinities, -0) round-trips bit for bit: a code is chosen only
+//! when it reproduces every value's bit pattern.
 
 /// Zero bytes after the last stream, so a reader may load 16 bytes anywhere in it.
 const PAD: usize = 16;
@@ -32,6 +35,17 @@ impl BitWriter {
             self.out.push((self.acc >> self.pending) as u8);
         }
         self.acc &= (1u128 << self.pending) - 1;
+    }
+
+    /// Where the writer is, to [`rewind`](Self::rewind) to.
+    fn mark(&self) -> (usize, u128, u32) {
+        (self.out.len(), self.acc, self.pending)
+    }
+
+    /// Drops what was written after `mark`.
+    fn rewind(&mut self, (len, acc, pending): (usize, u128, u32)) {
+        self.out.truncate(len);
+        (self.acc, self.pending) = (acc, pending);
     }
 
     fn bit_len(&self) -> usize {
@@ -199,6 +213,236 @@ fn get_xor(r: &mut BitReader, n: usize, mut out: impl FnMut(f64)) {
     }
 }
 
+/// How a block's values are coded, in the first 2 bits of their stream. Each
+/// block takes the smallest that reproduces every value bit for bit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum ValueCode {
+    /// XOR with the previous value: any f64.
+    Xor = 0,
+    /// Decimals: every value is `n / 10^k` for one `k` and integers `n` that fit
+    /// in a few bits above the block's smallest (a trainer printing `loss 2.3456`,
+    /// a count, a learning rate of few digits).
+    Decimal = 1,
+    /// Decimals coded as changes from the previous one (a trend wider than its steps).
+    DecimalDelta = 2,
+    /// Few distinct values, each kept once and pointed to (an accuracy of
+    /// `correct / batch`, a clip fraction, a step-wise learning rate).
+    Dictionary = 3,
+}
+
+/// Powers of ten that are exact in an f64, for the decimal codes.
+const POW10: [f64; 16] = [1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15];
+
+/// Integers scaled from decimals stay below this, so the scaling is exact.
+const DECIMAL_LIMIT: f64 = (1u64 << 52) as f64;
+
+/// A block's values as integers at one number of decimals `k`; the few that are
+/// not (a NaN, a -0, a value of full precision) are kept aside bit for bit, their
+/// integer slot repeating the one before.
+struct Decimals {
+    k: usize,
+    ns: Vec<i64>,
+    exceptions: Vec<(usize, u64)>,
+}
+
+/// Bits an exception costs: its index and its pattern.
+const EXCEPTION_BITS: usize = 32 + 64;
+
+fn as_decimals(xs: &[f64]) -> Option<Decimals> {
+    // The block's decimals so far: a value exact at them needs one try (a value
+    // exact at fewer decimals is exact at more). Gives up as soon as more than an
+    // eighth of the values are not decimals, so a block of full-precision values
+    // costs a few tries, not sixteen a value.
+    let (mut k, mut misses) = (0, 0);
+    let mut each = Vec::with_capacity(xs.len());
+    for (i, x) in xs.iter().enumerate() {
+        let found = (x.to_bits() != (-0.0f64).to_bits()).then(|| (k..POW10.len()).take_while(|&j| (x * POW10[j]).abs() < DECIMAL_LIMIT).find(|&j| ((x * POW10[j]).round() / POW10[j]).to_bits() == x.to_bits())).flatten();
+        match found {
+            Some(j) => k = j,
+            None => misses += 1,
+        }
+        if misses > 4.max((i + 1) / 8) {
+            return None;
+        }
+        each.push(found);
+    }
+    each.iter().flatten().next()?;
+    let p = POW10[k];
+    // Exceptions before the first decimal take its integer, so they widen nothing.
+    let mut last = xs.iter().zip(&each).find_map(|(x, d)| d.map(|_| (x * p).round() as i64)).unwrap_or(0);
+    let (mut ns, mut exceptions) = (Vec::with_capacity(xs.len()), Vec::new());
+    for (i, (x, d)) in xs.iter().zip(&each).enumerate() {
+        let n = (x * p).round() as i64;
+        // A value exact at its own decimals is exact at more; checked, not assumed.
+        if d.is_some() && (n as f64 / p).to_bits() == x.to_bits() {
+            last = n;
+        } else {
+            exceptions.push((i, x.to_bits()));
+            if exceptions.len() > xs.len() / 8 {
+                return None;
+            }
+        }
+        ns.push(last);
+    }
+    Some(Decimals { k, ns, exceptions })
+}
+
+/// Bits that hold every number from 0 to `span`.
+fn width_of(span: u64) -> u32 {
+    64 - span.leading_zeros()
+}
+
+/// The smallest and largest of a non-empty sequence.
+fn min_max(xs: impl Iterator<Item = i64>) -> (i64, i64) {
+    xs.fold((i64::MAX, i64::MIN), |(lo, hi), x| (lo.min(x), hi.max(x)))
+}
+
+fn put_values(w: &mut BitWriter, xs: &[f64]) {
+    if xs.is_empty() {
+        return;
+    }
+    // XOR is written first and kept unless another code is smaller.
+    let start = w.mark();
+    w.put(ValueCode::Xor as u64, 2);
+    put_xor(w, xs.iter().copied());
+    let mut best = (w.bit_len() - start.0 * 8 - start.2 as usize, ValueCode::Xor);
+    let decimals = as_decimals(xs);
+    let mut spread = (0, 0, 0, 0);
+    if let Some(d) = &decimals {
+        let (lo, hi) = min_max(d.ns.iter().copied());
+        let (dlo, dhi) = if d.ns.len() > 1 { min_max(d.ns.windows(2).map(|p| p[1].wrapping_sub(p[0]))) } else { (0, 0) };
+        spread = (lo, width_of(hi.wrapping_sub(lo) as u64), dlo, width_of(dhi.wrapping_sub(dlo) as u64));
+        let head = 4 + 32 + d.exceptions.len() * EXCEPTION_BITS + 7;
+        best = best.min((head + 64 + xs.len() * spread.1 as usize, ValueCode::Decimal));
+        best = best.min((head + 128 + (xs.len() - 1) * spread.3 as usize, ValueCode::DecimalDelta));
+    }
+    let dictionary = Dictionary::of(xs, best.0);
+    let index_width = dictionary.as_ref().map_or(0, |d| width_of(d.distinct.len().max(1) as u64 - 1));
+    if let Some(d) = &dictionary {
+        best = best.min((32 + d.distinct.len() * 64 + xs.len() * index_width as usize, ValueCode::Dictionary));
+    }
+    if best.1 == ValueCode::Xor {
+        return;
+    }
+    w.rewind(start);
+    w.put(best.1 as u64, 2);
+    match (best.1, decimals) {
+        (ValueCode::Decimal | ValueCode::DecimalDelta, Some(d)) => {
+            w.put(d.k as u64, 4);
+            w.put(d.exceptions.len() as u64, 32);
+            for (i, bits) in &d.exceptions {
+                w.put(*i as u64, 32);
+                w.put(*bits, 64);
+            }
+            let (lo, width, dlo, dwidth) = spread;
+            if best.1 == ValueCode::Decimal {
+                w.put(width as u64, 7);
+                w.put(lo as u64, 64);
+                d.ns.iter().for_each(|n| w.put(n.wrapping_sub(lo) as u64, width));
+            } else {
+                w.put(dwidth as u64, 7);
+                w.put(d.ns[0] as u64, 64);
+                w.put(dlo as u64, 64);
+                d.ns.windows(2).for_each(|p| w.put(p[1].wrapping_sub(p[0]).wrapping_sub(dlo) as u64, dwidth));
+            }
+        }
+        (ValueCode::Dictionary, _) if let Some(d) = dictionary => {
+            w.put(d.distinct.len() as u64, 32);
+            d.distinct.iter().for_each(|v| w.put(*v, 64));
+            d.indices.iter().for_each(|i| w.put(*i as u64, index_width));
+        }
+        _ => put_xor(w, xs.iter().copied()),
+    }
+}
+
+/// A block's distinct bit patterns in order of first appearance, and each
+/// value's index among them.
+struct Dictionary {
+    distinct: Vec<u64>,
+    indices: Vec<u32>,
+}
+
+impl Dictionary {
+    /// The block's dictionary when it could cost fewer than `budget` bits. A block
+    /// whose first 128 values repeat fewer than 16 times is not tried (its
+    /// dictionary would not be small), so most blocks skip it.
+    fn of(xs: &[f64], budget: usize) -> Option<Dictionary> {
+        const SAMPLE: usize = 128;
+        if xs.len() >= SAMPLE {
+            let mut sample: Vec<u64> = xs[..SAMPLE].iter().map(|x| x.to_bits()).collect();
+            sample.sort_unstable();
+            sample.dedup();
+            if sample.len() > SAMPLE - 16 {
+                return None;
+            }
+        }
+        // An open-addressed table of indices into `distinct`, at most half full.
+        let slots = (2 * xs.len()).next_power_of_two().max(2);
+        let shift = 64 - slots.trailing_zeros();
+        let mut table = vec![u32::MAX; slots];
+        let (mut distinct, mut indices) = (Vec::new(), Vec::with_capacity(xs.len()));
+        for x in xs {
+            let bits = x.to_bits();
+            let mut at = (bits.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> shift) as usize;
+            let index = loop {
+                match table[at] {
+                    u32::MAX => {
+                        table[at] = distinct.len() as u32;
+                        distinct.push(bits);
+                        if distinct.len() * 64 >= budget {
+                            return None;
+                        }
+                        break table[at];
+                    }
+                    i if distinct[i as usize] == bits => break i,
+                    _ => at = (at + 1) & (slots - 1),
+                }
+            };
+            indices.push(index);
+        }
+        Some(Dictionary { distinct, indices })
+    }
+}
+
+fn get_values(r: &mut BitReader, n: usize, mut out: impl FnMut(f64)) {
+    if n == 0 {
+        return;
+    }
+    let code = r.get(2);
+    match code {
+        1 | 2 => {
+            let p = POW10[(r.get(4) as usize).min(POW10.len() - 1)];
+            let count = r.get(32).min(n as u64) as usize;
+            let exceptions: Vec<(u64, u64)> = (0..count).map(|_| (r.get(32), r.get(64))).collect();
+            let mut exceptions = exceptions.into_iter().peekable();
+            let width = (r.get(7) as u32).min(64);
+            let mut x = r.get(64) as i64;
+            let dlo = if code == 2 { r.get(64) as i64 } else { 0 };
+            for i in 0..n {
+                let v = if code == 1 {
+                    x.wrapping_add(r.get(width) as i64)
+                } else {
+                    if i > 0 {
+                        x = x.wrapping_add(dlo).wrapping_add(r.get(width) as i64);
+                    }
+                    x
+                };
+                match exceptions.next_if(|e| e.0 == i as u64) {
+                    Some((_, bits)) => out(f64::from_bits(bits)),
+                    None => out(v as f64 / p),
+                }
+            }
+        }
+        3 => {
+            let count = r.get(32).min(1 << 20) as usize;
+            let distinct: Vec<u64> = (0..count).map(|_| r.get(64)).collect();
+            let width = width_of(count.max(1) as u64 - 1);
+            (0..n).for_each(|_| out(f64::from_bits(distinct.get(r.get(width) as usize).copied().unwrap_or(0))));
+        }
+        _ => get_xor(r, n, out),
+    }
+}
+
 /// The bit offsets of the times and values streams, in the first 8 bytes.
 const HEADER_BITS: usize = 64;
 
@@ -210,7 +454,7 @@ pub(super) fn encode(steps: &[u64], times: &[f64], values: &[f64]) -> Box<[u8]> 
     let times_at = w.bit_len();
     put_dod(&mut w, times.iter().map(|t| t.to_bits()));
     let values_at = w.bit_len();
-    put_xor(&mut w, values.iter().copied());
+    put_values(&mut w, values);
     let mut out = w.finish();
     out[..4].copy_from_slice(&(times_at as u32).to_be_bytes());
     out[4..8].copy_from_slice(&(values_at as u32).to_be_bytes());
@@ -234,7 +478,7 @@ pub(super) fn decode_times(block: &[u8], n: usize, out: &mut Vec<f64>) {
 
 /// The first `n` values of a block.
 pub(super) fn decode_values(block: &[u8], n: usize, out: &mut Vec<f64>) {
-    get_xor(&mut BitReader::at(block, offset(block, 4)), n, |x| out.push(x));
+    get_values(&mut BitReader::at(block, offset(block, 4)), n, |x| out.push(x));
 }
 
 #[cfg(test)]
@@ -283,6 +527,60 @@ mod tests {
             assert_eq!(bits(&t2), bits(&times), "case {case}");
             assert_eq!(bits(&v2), bits(&values), "case {case}");
         }
+    }
+
+    fn values_round_trip(values: &[f64]) -> usize {
+        let steps: Vec<u64> = (0..values.len() as u64).collect();
+        let block = encode(&steps, &[], values);
+        let mut back = Vec::new();
+        decode_values(&block, values.len(), &mut back);
+        let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+        assert_eq!(bits(&back), bits(values));
+        // Any prefix decodes too (a read of the first n points).
+        let mut prefix = Vec::new();
+        decode_values(&block, values.len() / 3, &mut prefix);
+        assert_eq!(bits(&prefix), bits(&values[..values.len() / 3]));
+        block.len() - 8 - PAD - steps.len() / 8
+    }
+
+    #[test]
+    fn logged_decimals_and_few_distinct_values_cost_a_few_bits_and_round_trip() {
+        let mut seed = 0x2545f4914f6cdd1du64;
+        let mut noise = move || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            (seed >> 11) as f64 / (1u64 << 53) as f64 - 0.5
+        };
+        let n = 1024;
+        // A loss printed with 4 decimals: about 10 bits of spread a point.
+        let loss: Vec<f64> = (0..n).map(|i| format!("{:.4}", 2.5 - i as f64 * 1e-4 + 0.05 * noise()).parse().unwrap()).collect();
+        assert!(values_round_trip(&loss) < n * 2, "{}", values_round_trip(&loss));
+        // The same with a negative sign (a policy loss crossing zero).
+        let signed: Vec<f64> = (0..n).map(|i| format!("{:.5}", (i as f64 / 90.0).sin() * 0.02 + 0.003 * noise()).parse().unwrap()).collect();
+        assert!(values_round_trip(&signed) < n * 2);
+        // Integers (tokens, bytes), a learning rate of few digits, and a wide trend
+        // with small steps (the delta code).
+        let bytes: Vec<f64> = (0..n).map(|i| (8_000_000_000u64 + i as u64 * 4096) as f64).collect();
+        assert!(values_round_trip(&bytes) < n / 2);
+        let lr: Vec<f64> = (0..n).map(|i| format!("{:.3e}", 3e-4 * (1.0 - i as f64 / 2048.0)).parse().unwrap()).collect();
+        assert!(values_round_trip(&lr) < n * 2);
+        // Fractions of a batch: few distinct values, each a full-precision f64.
+        let accuracy: Vec<f64> = (0..n).map(|i| ((i * 37) % 97) as f64 / 97.0).collect();
+        assert!(values_round_trip(&accuracy) < n * 2, "{}", values_round_trip(&accuracy));
+        // Values no code but XOR can keep: -0, NaN and a full-precision fraction
+        // among decimals; huge and tiny magnitudes.
+        let mut mixed = loss.clone();
+        mixed[10] = -0.0;
+        mixed[20] = f64::NAN;
+        mixed[30] = 1.0 / 3.0;
+        values_round_trip(&mixed);
+        let extremes: Vec<f64> = (0..n).map(|i| if i % 2 == 0 { 4.5e15 + i as f64 } else { 1e-300 * i as f64 }).collect();
+        values_round_trip(&extremes);
+        let near_limit: Vec<f64> = (0..n).map(|i| ((1u64 << 52) - 1 - i as u64) as f64 / 1e3).collect();
+        values_round_trip(&near_limit);
+        values_round_trip(&[0.1]);
+        values_round_trip(&[f64::INFINITY; 5]);
     }
 
     #[test]
