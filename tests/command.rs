@@ -217,6 +217,45 @@ with open(os.path.join(out, os.path.basename(src)), "wb") as f:
 }
 
 #[test]
+fn an_mlflow_run_the_program_creates_is_followed_and_an_earlier_one_is_not() {
+    let dir = tempfile::tempdir().unwrap();
+    // An earlier program's run, already in the store.
+    let old = dir.path().join("mlruns/0/old1");
+    std::fs::create_dir_all(old.join("metrics")).unwrap();
+    std::fs::write(old.join("meta.yaml"), "run_id: old1\n").unwrap();
+    std::fs::write(old.join("metrics/loss"), "1700000000000 9.0 0\n").unwrap();
+    // As MLflow's file store writes a run: meta.yaml, the runName tag, then one
+    // line `timestamp value step` per logged value, appended as training goes.
+    let script = r#"
+import os, sys, time
+run = os.path.join(sys.argv[1], "0", "a1b2c3")
+time.sleep(0.3)
+for d in ("metrics/train", "params", "tags"):
+    os.makedirs(os.path.join(run, d), exist_ok=True)
+open(os.path.join(run, "meta.yaml"), "w").write("run_id: a1b2c3\n")
+open(os.path.join(run, "tags", "mlflow.runName"), "w").write("bright-owl-7")
+for step in range(40):
+    for name, value in (("train/loss", 3.0 - 0.05 * step), ("lr", 0.001)):
+        with open(os.path.join(run, "metrics", name), "a") as f:
+            f.write(f"{1700000000000 + step * 100} {value} {step}\n")
+    time.sleep(0.01)
+"#;
+    let store = dir.path().join("mlruns");
+    let text = python_run(script, &[store.to_str().unwrap()], &format!("metrics = {{ mlflow = {:?} }}", store.to_str().unwrap()));
+    let (code, summary, stderr) = watch(dir.path(), &write_config(dir.path(), &text));
+    assert_eq!(code, Some(0), "{stderr}");
+    let run = &summary["runs"][0];
+    assert_eq!(run["steps"], 39, "{stderr}");
+    assert!((run["metrics"]["loss"].as_f64().unwrap() - 1.05).abs() < 1e-9, "the new run's loss, not the old one's: {}", run["metrics"]);
+    assert!(stderr.contains("following MLflow run bright-owl-7"), "{stderr}");
+    // A program that never logs to the store is told apart from one that logs nothing.
+    let text = python_run("print('no mlflow here')", &[], &format!("metrics = {{ mlflow = {:?} }}", store.to_str().unwrap()));
+    let (code, summary, stderr) = watch(dir.path(), &write_config(dir.path(), &text));
+    assert_eq!((code, summary["runs"][0]["steps"].as_u64()), (Some(0), Some(0)), "{stderr}");
+    assert!(stderr.contains("no new MLflow run appeared under"), "{stderr}");
+}
+
+#[test]
 fn a_metrics_file_that_never_appears_is_named() {
     let dir = tempfile::tempdir().unwrap();
     let text = python_run("print('no metrics here')", &[], "metrics = { file = \"nowhere.jsonl\" }");
@@ -359,12 +398,13 @@ fn command_config_errors_point_at_the_key() {
     let cases = [
         ("command = []\n", "4:11", "command must not be empty"),
         ("command = [\"\"]\n", "4:11", "command must not be empty"),
-        ("command = [\"x\"]\nmetrics = 5\n", "5:11", "\"stdout\" or a table"),
+        ("command = [\"x\"]\nmetrics = 5\n", "5:11", "\"stdout\", \"stderr\" or a table"),
         ("command = [\"x\"]\nmetrics = \"stdin\"\n", "5:11", "expected \"stdout\""),
         ("command = [\"x\"]\nmetrics = { path = \"m\" }\n", "5:", "unknown field `path`"),
-        ("command = [\"x\"]\nmetrics = { file = \"m\", tensorboard = \"d\" }\n", "5:", "one of `file`, `tensorboard` or `glob`"),
+        ("command = [\"x\"]\nmetrics = { file = \"m\", tensorboard = \"d\" }\n", "5:", "one of `file`, `tensorboard`, `glob` or `mlflow`"),
         ("command = [\"x\"]\nmetrics = { tensorboard = \" \" }\n", "5:11", "must name a folder"),
-        ("command = [\"x\"]\nmetrics = { file = \"a\", glob = \"b*\" }\n", "5:", "one of `file`, `tensorboard` or `glob`"),
+        ("command = [\"x\"]\nmetrics = { mlflow = \"\" }\n", "5:11", "must name the MLflow store"),
+        ("command = [\"x\"]\nmetrics = { file = \"a\", glob = \"b*\" }\n", "5:", "one of `file`, `tensorboard`, `glob` or `mlflow`"),
         ("command = [\"x\"]\nmetrics = { glob = \"logs/*/rank0.jsonl\" }\n", "5:11", "in the file name only"),
         ("command = [\"x\"]\nformat = \"xml\"\n", "5:10", "unknown format `xml`"),
         ("command = [\"x\"]\nformat = \"trainer-state\"\n", "5:10", "cannot be followed"),

@@ -103,7 +103,7 @@ pub struct RawRun {
     pub grace_s: Option<f64>,
 }
 
-/// `metrics = "stdout"` or `"stderr"`, `metrics = { file = "..." }`, `{ tensorboard = "dir" }` or `{ glob = "..." }`.
+/// `metrics = "stdout"` or `"stderr"`, `metrics = { file = "..." }`, `{ tensorboard = "dir" }`, `{ glob = "..." }` or `{ mlflow = "mlruns" }`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum RawMetrics {
     /// A name: "stdout" or "stderr" (checked when resolved, with its place).
@@ -113,6 +113,8 @@ pub enum RawMetrics {
     TensorBoard(String),
     /// `{ glob = "logs/rank*.jsonl" }`: one stream per matching file.
     Glob(String),
+    /// `{ mlflow = "mlruns" }`: the MLflow file store the program logs to.
+    MlFlow(String),
 }
 
 #[derive(Deserialize)]
@@ -121,6 +123,7 @@ struct RawMetricsTable {
     file: Option<String>,
     tensorboard: Option<String>,
     glob: Option<String>,
+    mlflow: Option<String>,
 }
 
 impl<'de> Deserialize<'de> for RawMetrics {
@@ -129,18 +132,19 @@ impl<'de> Deserialize<'de> for RawMetrics {
         impl<'de> Visitor<'de> for MetricsVisitor {
             type Value = RawMetrics;
             fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-                f.write_str("\"stdout\" or a table { file = \"path\" }, { tensorboard = \"dir\" } or { glob = \"logs/rank*.jsonl\" }")
+                f.write_str("\"stdout\", \"stderr\" or a table { file = \"path\" }, { tensorboard = \"dir\" }, { glob = \"logs/rank*.jsonl\" } or { mlflow = \"mlruns\" }")
             }
             fn visit_str<E: de::Error>(self, v: &str) -> Result<RawMetrics, E> {
                 Ok(RawMetrics::Named(v.to_owned()))
             }
             fn visit_map<A: de::MapAccess<'de>>(self, map: A) -> Result<RawMetrics, A::Error> {
                 let table = RawMetricsTable::deserialize(de::value::MapAccessDeserializer::new(map))?;
-                match (table.file, table.tensorboard, table.glob) {
-                    (Some(file), None, None) => Ok(RawMetrics::File(file)),
-                    (None, Some(dir), None) => Ok(RawMetrics::TensorBoard(dir)),
-                    (None, None, Some(glob)) => Ok(RawMetrics::Glob(glob)),
-                    _ => Err(de::Error::custom("metrics: give one of `file`, `tensorboard` or `glob`")),
+                match (table.file, table.tensorboard, table.glob, table.mlflow) {
+                    (Some(file), None, None, None) => Ok(RawMetrics::File(file)),
+                    (None, Some(dir), None, None) => Ok(RawMetrics::TensorBoard(dir)),
+                    (None, None, Some(glob), None) => Ok(RawMetrics::Glob(glob)),
+                    (None, None, None, Some(store)) => Ok(RawMetrics::MlFlow(store)),
+                    _ => Err(de::Error::custom("metrics: give one of `file`, `tensorboard`, `glob` or `mlflow`")),
                 }
             }
         }

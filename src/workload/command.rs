@@ -365,10 +365,8 @@ pub(crate) fn follow(source: &MetricsSource, format: Option<Format>, sink: Sink,
         MetricsSource::File(path) => tokio::spawn(follow_file(path.clone(), MetricStream::new(path, format, false), sink, stop)),
         MetricsSource::TensorBoard(dir) => tokio::spawn(follow_events(dir.clone(), sink, stop)),
         MetricsSource::Glob(pattern) => tokio::spawn(follow_glob(pattern.clone(), format, sink, stop)),
-        MetricsSource::MlFlow(run) => {
-            let source = MlflowRun { files: mlflow_dir::RunFiles::new(run.clone()), stream: MetricStream::new(run, Some(Format::MlFlow), false), run: run.clone() };
-            tokio::spawn(follow_until_stopped(source, sink, stop))
-        }
+        MetricsSource::MlFlow(run) => tokio::spawn(follow_until_stopped(MlflowRun::of_run(run), sink, stop)),
+        MetricsSource::MlFlowStore(store) => tokio::spawn(follow_until_stopped(MlflowRun::first_new_in(store), sink, stop)),
     })
 }
 
@@ -522,17 +520,49 @@ impl Followed for EventFolder {
     }
 }
 
-/// An MLflow run: its metric files, each a metric, merged by step.
+/// An MLflow run: its metric files, each a metric, merged by step. A command's
+/// run is not known when it starts: it is the first run that appears in the
+/// store the program logs to.
 struct MlflowRun {
-    run: std::path::PathBuf,
-    files: mlflow_dir::RunFiles,
+    /// The run followed, once known.
+    run: Option<(std::path::PathBuf, mlflow_dir::RunFiles)>,
+    /// The store searched for a new run, and the runs it held before.
+    store: Option<(std::path::PathBuf, Vec<std::path::PathBuf>)>,
     stream: MetricStream,
 }
 
+impl MlflowRun {
+    fn of_run(run: &std::path::Path) -> Self {
+        let files = mlflow_dir::RunFiles::new(run.to_path_buf());
+        MlflowRun { run: Some((run.to_path_buf(), files)), store: None, stream: MetricStream::new(run, Some(Format::MlFlow), false) }
+    }
+
+    /// The first run created under `store` from now on (runs already there are
+    /// earlier programs').
+    fn first_new_in(store: &std::path::Path) -> Self {
+        let before = mlflow_dir::runs_under(store);
+        MlflowRun { run: None, store: Some((store.to_path_buf(), before)), stream: MetricStream::new(store, Some(Format::MlFlow), false) }
+    }
+
+    /// Looks for the new run until one appears; notes which is followed.
+    fn find_run(&mut self, notes: &mut Vec<String>) {
+        let Some((store, before)) = self.store.as_ref().filter(|_| self.run.is_none()) else { return };
+        let new: Vec<_> = mlflow_dir::runs_under(store).into_iter().filter(|r| !before.contains(r)).collect();
+        let Some(run) = new.first() else { return };
+        notes.push(format!("following MLflow run {} ({})", mlflow_dir::run_name(run), run.display()));
+        if new.len() > 1 {
+            notes.push(format!("{} other new runs under {} are not followed (one command is one run)", new.len() - 1, store.display()));
+        }
+        self.run = Some((run.clone(), mlflow_dir::RunFiles::new(run.clone())));
+    }
+}
+
 impl Followed for MlflowRun {
-    fn poll(&mut self, now_s: f64, _: &mut Vec<String>) -> std::io::Result<Vec<StreamOut>> {
+    fn poll(&mut self, now_s: f64, notes: &mut Vec<String>) -> std::io::Result<Vec<StreamOut>> {
+        self.find_run(notes);
         let mut outs = Vec::new();
-        for line in self.files.poll()? {
+        let Some((_, files)) = self.run.as_mut() else { return Ok(outs) };
+        for line in files.poll()? {
             outs.extend(self.stream.record(line, now_s));
         }
         outs.extend(self.stream.flush());
@@ -540,19 +570,32 @@ impl Followed for MlflowRun {
     }
 
     fn finish(&mut self, now_s: f64, notes: &mut Vec<String>) -> Vec<StreamOut> {
+        self.find_run(notes);
         let mut outs = Vec::new();
-        for line in self.files.finish() {
-            outs.extend(self.stream.record(line, now_s));
-        }
-        if self.files.files() == 0 {
-            notes.push(format!("no MLflow metric files appeared under {}: no metrics were read", self.run.join("metrics").display()));
+        match self.run.as_mut() {
+            Some((run, files)) => {
+                for line in files.finish() {
+                    outs.extend(self.stream.record(line, now_s));
+                }
+                if files.files() == 0 {
+                    notes.push(format!("no MLflow metric files appeared under {}: no metrics were read", run.join("metrics").display()));
+                }
+            }
+            None => {
+                let store = self.store.as_ref().map(|s| s.0.display().to_string()).unwrap_or_default();
+                notes.push(format!("no new MLflow run appeared under {store}: no metrics were read (does the program log to this store? MLFLOW_TRACKING_URI)"));
+            }
         }
         outs.extend(self.stream.finish(now_s));
         outs
     }
 
     fn what(&self) -> String {
-        format!("MLflow metric files under {}", self.run.join("metrics").display())
+        match (&self.run, &self.store) {
+            (Some((run, _)), _) => format!("MLflow metric files under {}", run.join("metrics").display()),
+            (None, Some((store, _))) => format!("the MLflow store {}", store.display()),
+            (None, None) => "an MLflow run".into(),
+        }
     }
 
     fn skipped_unit(&self) -> &'static str {

@@ -82,12 +82,14 @@ pub(super) fn resolve(c: &Checker, i: usize, raw: &mut RawRun, base_dir: &Path) 
         Some(RawMetrics::Named(n)) if n == "stdout" => MetricsSource::Stdout,
         Some(RawMetrics::Named(n)) if n == "stderr" => MetricsSource::Stderr,
         Some(RawMetrics::Named(n)) => {
-            return Err(c.err(&at("metrics"), format!("metrics = \"{n}\": expected \"stdout\", \"stderr\" or a table {{ file = \"path\" }}, {{ tensorboard = \"dir\" }} or {{ glob = \"pattern\" }}")))
+            return Err(c.err(&at("metrics"), format!("metrics = \"{n}\": expected \"stdout\", \"stderr\" or a table {{ file = \"path\" }}, {{ tensorboard = \"dir\" }}, {{ glob = \"pattern\" }} or {{ mlflow = \"mlruns\" }}")))
         }
         Some(RawMetrics::File(f)) if f.trim().is_empty() => return Err(c.err(&at("metrics"), "metrics.file must name a file")),
         Some(RawMetrics::File(f)) => MetricsSource::File(base_dir.join(f)),
         Some(RawMetrics::TensorBoard(d)) if d.trim().is_empty() => return Err(c.err(&at("metrics"), "metrics.tensorboard must name a folder")),
         Some(RawMetrics::TensorBoard(d)) => MetricsSource::TensorBoard(base_dir.join(d)),
+        Some(RawMetrics::MlFlow(d)) if d.trim().is_empty() => return Err(c.err(&at("metrics"), "metrics.mlflow must name the MLflow store's folder (mlruns)")),
+        Some(RawMetrics::MlFlow(d)) => MetricsSource::MlFlowStore(base_dir.join(d)),
         Some(RawMetrics::Glob(g)) => {
             let pattern = base_dir.join(&g);
             match crate::workload::command::glob::FileGlob::new(&pattern) {

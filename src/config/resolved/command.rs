@@ -34,6 +34,9 @@ pub enum MetricsSource {
     Glob(PathBuf),
     /// An MLflow run folder (`mlruns/EXPERIMENT/RUN`): its metric files followed.
     MlFlow(PathBuf),
+    /// An MLflow file store (`mlruns`) the program logs to: the first run created
+    /// in it after the program starts is followed.
+    MlFlowStore(PathBuf),
 }
 
 pub const DEFAULT_GRACE: Duration = Duration::from_secs(5);
