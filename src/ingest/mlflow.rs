@@ -56,6 +56,11 @@ impl FileSteps {
 pub struct RunMerge {
     files: BTreeMap<String, FileSteps>,
     steps: BTreeMap<u64, Record>,
+    /// The newest step known at the last [`settled`](Self::settled) call.
+    newest_before: Option<u64>,
+    /// The last step given out by `settled`: a value for it or an earlier step
+    /// comes too late to be shown.
+    shown_through: Option<u64>,
 }
 
 impl RunMerge {
@@ -72,6 +77,9 @@ impl RunMerge {
             Some(f) => f.step_of(v.step),
             None => self.files.entry(name.to_owned()).or_default().step_of(v.step),
         };
+        if self.shown_through.is_some_and(|shown| step <= shown) {
+            return Some(Line::Skip(SkipKind::Late, format!("{name}: step {step} was logged after later steps were shown (`rlmon check` reads it in place)")));
+        }
         let rec = self.steps.entry(step).or_insert_with(|| Record { step: Some(step), ..Default::default() });
         rec.time = Some(rec.time.map_or(v.time_s, |t| t.min(v.time_s)));
         // A value logged twice at one step: the later one stands.
@@ -82,12 +90,20 @@ impl RunMerge {
         None
     }
 
-    /// The records of the steps before the newest one, in step order: a run's files
-    /// are written one after another, so the newest step may still be filling.
+    /// The records of the steps before the newest one known at the last call, in
+    /// step order. A run's files are written one after another and read one after
+    /// another, so the newest step may still be filling, and a file read before
+    /// another was written to may still get a value of an older step (an eval
+    /// logged at step 100 just before the training loss of step 101): a step goes
+    /// out one call after a newer one is seen.
     pub fn settled(&mut self) -> Vec<Line> {
         let Some(&newest) = self.steps.keys().next_back() else { return Vec::new() };
-        let newest_kept = self.steps.split_off(&newest);
-        let done = std::mem::replace(&mut self.steps, newest_kept);
+        let Some(cut) = self.newest_before.replace(newest) else { return Vec::new() };
+        let kept = self.steps.split_off(&cut);
+        let done = std::mem::replace(&mut self.steps, kept);
+        if let Some(&last) = done.keys().next_back() {
+            self.shown_through = Some(last);
+        }
         done.into_values().map(Line::Metrics).collect()
     }
 
@@ -136,12 +152,19 @@ mod tests {
         let mut merge = RunMerge::default();
         assert_eq!(merge.line(catalog::LOSS, "1 2.5 0"), None);
         assert_eq!(merge.line(catalog::LOSS, "2 2.4 1"), None);
+        assert!(merge.settled().is_empty(), "step 0 may still get a value from a file not read yet");
+        // The eval file, read after the loss file, gets step 0's value late.
+        assert_eq!(merge.line(catalog::VAL_LOSS, "1 2.7 0"), None);
         let out = metrics(&merge.settled());
-        assert_eq!(out, [(Some(0), vec![(catalog::LOSS.to_owned(), 2.5)])], "step 1 may still be filling");
+        assert_eq!(out, [(Some(0), vec![(catalog::LOSS.to_owned(), 2.5), (catalog::VAL_LOSS.to_owned(), 2.7)])], "step 1 may still be filling");
         merge.line(catalog::LR, "2 0.001 1");
         merge.line(catalog::LR, "3 0.001 2");
+        assert!(merge.settled().is_empty(), "step 1 was the newest at the last call");
         let out = metrics(&merge.settled());
         assert_eq!(out, [(Some(1), vec![(catalog::LOSS.to_owned(), 2.4), (catalog::LR.to_owned(), 0.001)])]);
+        // Later than that, a value of a step shown is named, not a step back (which
+        // would read as a resume and drop the steps after it).
+        assert!(matches!(merge.line(catalog::VAL_LOSS, "4 2.6 1"), Some(Line::Skip(SkipKind::Late, m)) if m.contains("step 1")));
         assert_eq!(metrics(&merge.finish()).len(), 1, "the newest at the end");
         assert!(merge.settled().is_empty());
     }

@@ -70,6 +70,8 @@ pub enum SkipKind {
     NotText,
     /// Not a metric line in a file that should hold only metric lines.
     NotMetrics,
+    /// A value for a step already shown live (read in place by `check`).
+    Late,
 }
 
 impl SkipKind {
@@ -80,6 +82,7 @@ impl SkipKind {
             SkipKind::TooLong => "over-long",
             SkipKind::NotText => "not UTF-8",
             SkipKind::NotMetrics => "not a metric line",
+            SkipKind::Late => "logged after later steps",
         }
     }
 }

@@ -182,9 +182,10 @@ mod tests {
         let steps = |lines: Vec<Line>| lines.into_iter().filter_map(|l| if let Line::Metrics(r) = l { r.step } else { None }).collect::<Vec<_>>();
         append("loss", "1 3.0 0\n2 2.9 1\n3 2.8");
         append("lr", "1 0.1 0\n");
-        assert_eq!(steps(follow.poll().unwrap()), [0], "step 1 is the newest; step 2's line is not ended");
+        assert_eq!(steps(follow.poll().unwrap()), [0; 0], "step 1 is the newest; step 2's line is not ended");
         append("loss", " 2\n4 2.7 3\n");
         append("lr", "2 0.1 1\n");
+        assert_eq!(steps(follow.poll().unwrap()), [0], "steps before the newest one at the last poll");
         assert_eq!(steps(follow.poll().unwrap()), [1, 2]);
         append("loss", "5 2.6 4");
         assert_eq!(steps(follow.finish()), [3, 4], "the rest at the end, the last line too");
