@@ -87,6 +87,16 @@ fn drift_study(seeds: std::ops::Range<u64>) {
         elapsed += started.elapsed().as_secs_f64();
         points += c.case.steps.len();
         s.add(&c.case, &raised);
+        // DRIFT_TRACE=<part of a case's name>: the series in 60 chunk medians, and every alert.
+        if std::env::var("DRIFT_TRACE").is_ok_and(|want| c.case.name.contains(&want)) {
+            let values: Vec<f64> = c.case.steps.iter().filter_map(|row| row.first().map(|(_, v)| *v)).collect();
+            let chunk = (values.len() / 60).max(1);
+            println!("trace {}", c.case.name);
+            for (i, part) in values.chunks(chunk).enumerate() {
+                println!("  {:>7} {:.4}", i * chunk, rlmon::health::stats::median(part).unwrap_or(f64::NAN));
+            }
+            raised.iter().for_each(|(at, a)| println!("  alert at {at}: {} {}: {}", a.severity.as_str(), a.kind, a.message));
+        }
         let onset = c.case.fault.as_ref().map_or(u64::MAX, |f| f.onset);
         for (at, a) in alarms(&raised).into_iter().filter(|(at, _)| *at < onset) {
             false_alarms.push(format!("{} at {at}: {} {}: {}", c.case.name, a.severity.as_str(), a.kind, a.message));
