@@ -7,7 +7,10 @@
 //! apart: nothing was tuned on it. The hold-out corpus (`health_eval::indep2`,
 //! seeds 7000..7006) is scored by totals only: no change is chosen by its cases.
 //!
-//! cargo bench --bench health_accuracy [-- tune|test|both|indep|indep2|indep3|real|cost]
+//! The slow-drift study corpus (`health_eval::drift_study`, seeds 11000..11010) is
+//! studied case by case.
+//!
+//! cargo bench --bench health_accuracy [-- tune|test|both|indep|indep2|indep3|drift|real|cost]
 mod health_eval;
 
 use health_eval::synth::Case;
@@ -66,6 +69,55 @@ fn study3(seeds: std::ops::Range<u64>) {
     println!("\n{}", table("### rlmon detectors", &s));
     println!("missed:{}", if missed.is_empty() { " none".into() } else { missed.iter().map(|f| format!("\n- {f}")).collect::<String>() });
     println!("false alarms:{}", if false_alarms.is_empty() { " none".into() } else { false_alarms.iter().map(|f| format!("\n- {f}")).collect::<String>() });
+}
+
+/// The slow-drift study corpus (`drift_study`), case by case, with each missed
+/// case, each false alarm and the recall per magnitude.
+fn drift_study(seeds: std::ops::Range<u64>) {
+    use health_eval::drift_study;
+    println!("\n## slow_drift study corpus v{}: seeds {seeds:?}", drift_study::DRIFT_STUDY_VERSION);
+    let mut s = Scores::default();
+    let (mut missed, mut false_alarms) = (Vec::new(), Vec::new());
+    let mut by_magnitude = [(0usize, 0usize); 3];
+    let (mut points, mut elapsed) = (0usize, 0.0f64);
+    for (shape, m, seed) in drift_study::corpus(seeds) {
+        let c = drift_study::generate(shape, m, seed);
+        let started = std::time::Instant::now();
+        let raised = run_rlmon_logged(&c.case, None, Some(&c.logged));
+        elapsed += started.elapsed().as_secs_f64();
+        points += c.case.steps.len();
+        s.add(&c.case, &raised);
+        // DRIFT_TRACE=<part of a case's name>: the series in 60 chunk medians, and every alert.
+        if std::env::var("DRIFT_TRACE").is_ok_and(|want| c.case.name.contains(&want)) {
+            let values: Vec<f64> = c.case.steps.iter().filter_map(|row| row.first().map(|(_, v)| *v)).collect();
+            let chunk = (values.len() / 60).max(1);
+            println!("trace {}", c.case.name);
+            for (i, part) in values.chunks(chunk).enumerate() {
+                println!("  {:>7} {:.4}", i * chunk, rlmon::health::stats::median(part).unwrap_or(f64::NAN));
+            }
+            raised.iter().for_each(|(at, a)| println!("  alert at {at}: {} {}: {}", a.severity.as_str(), a.kind, a.message));
+        }
+        let onset = c.case.fault.as_ref().map_or(u64::MAX, |f| f.onset);
+        for (at, a) in alarms(&raised).into_iter().filter(|(at, _)| *at < onset) {
+            false_alarms.push(format!("{} at {at}: {} {}: {}", c.case.name, a.severity.as_str(), a.kind, a.message));
+        }
+        if let Some(f) = &c.case.fault {
+            let caught = raised.iter().find(|(at, a)| a.kind == f.kind && a.severity >= rlmon::health::Severity::Warn && *at >= f.onset);
+            by_magnitude[f.magnitude].0 += 1;
+            by_magnitude[f.magnitude].1 += caught.is_some() as usize;
+            match caught {
+                Some((at, _)) if std::env::var("DRIFT_LIST_CAUGHT").is_ok() => println!("caught {} at {at} (+{})", c.case.name, at - f.onset),
+                Some(_) => {}
+                None => missed.push(format!("{} (onset {}, {} points)", c.case.name, f.onset, c.case.steps.len())),
+            }
+        }
+    }
+    println!("\n{}", table("### rlmon detectors", &s));
+    let mags: Vec<String> = by_magnitude.iter().enumerate().map(|(m, (n, k))| format!("m{m} {k} of {n}")).collect();
+    println!("slow_drift caught by magnitude: {}", mags.join(", "));
+    println!("missed:{}", if missed.is_empty() { " none".into() } else { missed.iter().map(|f| format!("\n- {f}")).collect::<String>() });
+    println!("false alarms:{}", if false_alarms.is_empty() { " none".into() } else { false_alarms.iter().map(|f| format!("\n- {f}")).collect::<String>() });
+    println!("rlmon detectors: {points} points in {elapsed:.2} s ({:.1} µs per point)", elapsed * 1e6 / points.max(1) as f64);
 }
 
 fn hold_out(seeds: std::ops::Range<u64>) {
@@ -184,6 +236,10 @@ fn main() {
     }
     if which == "indep3" {
         study3(9000..9006);
+        return;
+    }
+    if which == "drift" {
+        drift_study(11000..11010);
         return;
     }
     if which == "real" {

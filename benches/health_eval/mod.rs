@@ -4,6 +4,7 @@
 //! series with labelled faults and benign events (`synth`), and a scorer that
 //! runs the detectors over it as the hub does (`score`). Used by
 //! benches/health_accuracy.rs; its tests run from tests/health_eval.rs.
+pub mod drift_study;
 pub mod indep;
 pub mod indep2;
 pub mod indep3;

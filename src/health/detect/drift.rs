@@ -12,11 +12,20 @@
 //! robust spread of their differences at short lags (a steady trend does not
 //! inflate it). The newest level must stay above the threshold, with a
 //! cumulative sum of its excess (CUSUM) positive, for two blocks: a benign bump
-//! shorter than that (a warm-up, a data shard) never gets there. Work per point is
-//! O(1) amortised: five medians of a block's length per block.
+//! shorter than that (a warm-up, a data shard) never gets there.
+//!
+//! A loss still falling when it turned nets less over its best level than it
+//! climbed: a sustained climb since the best level (a trend over 8 levels or
+//! more, not a wander or one jump) is measured from where the descent before it
+//! was heading, carried at half its pace. A positive loss must have improved
+//! before it can drift (an LR warm-up's bump is not a drift), and a level that
+//! has given back a quarter of its rise is falling back (a data switch's bump),
+//! not drifting. Work per point is O(1) amortised: five medians of a block's
+//! length per block, and the trend's slopes (over at most 65 levels) only while
+//! the level is within the threshold's upper half.
 use super::{Gate, Point, Raised, Worse};
 use crate::health::config::KindSettings;
-use crate::health::stats::{median, Window, MAD_TO_SIGMA};
+use crate::health::stats::{half_lag_slope, median, Window, MAD_TO_SIGMA};
 use crate::health::Severity;
 use crate::metrics::catalog::{self, Better};
 use crate::report::format::compact;
@@ -34,6 +43,23 @@ pub const DRIFT_TICKS: u32 = 8;
 const TICKS_PER_BLOCK: usize = 4;
 /// The rise must also be this many noise sigmas of a level.
 pub const DRIFT_Z: f64 = 6.0;
+/// A sustained climb: the levels from the best one to now span at least this
+/// many levels (an eighth to a quarter of the run so far)...
+pub const CLIMB_LEVELS: usize = 8;
+/// ...this share of the pairs half that span apart rise (a trend, not a wander
+/// or one jump), and the newer half of the span still rises.
+pub const CLIMB_RISING: f64 = 0.8;
+/// A sustained climb is measured from where the run's descent before its best
+/// level was heading: this share of that descent's pace, for as many levels as
+/// the climb has lasted, at most what it fell over the [`CLIMB_LEVELS`] levels
+/// before its best (a descent slows down; a plateau's pace is none).
+pub const DESCENT_CARRIED: f64 = 0.5;
+/// A rise that has given back more than this share of its peak (and two noise
+/// sigmas) is falling back, not drifting.
+pub const FALLING_BACK: f64 = 0.25;
+/// The part of the threshold a sustained climb must rise over its best level
+/// itself (the rest may be the descent it broke off).
+pub const CLIMB_FLOOR: f64 = 0.5;
 
 /// The slow-drift detector of one run: the loss (its settings' metric) and the reward.
 #[derive(Debug, Clone)]
@@ -231,10 +257,24 @@ impl Track {
             _ => self.warn * gain,
         };
         let threshold = warn_at.max(DRIFT_Z * sigma).max(f64::MIN_POSITIVE);
+        // A loss still falling when it turned: its rise over the best level
+        // understates the drift, so a sustained climb is measured from where its
+        // descent was heading.
+        // Only after a real period of improvement (early in a run, a wander of
+        // noise with memory can look like a descent broken off).
+        let excess = if rise < threshold && rise >= CLIMB_FLOOR * threshold && gain >= threshold { rise + broken_off_descent(&y, best_at, now) } else { rise };
         // CUSUM in thresholds: a level above it adds its excess, one below it drains.
-        self.cusum = (self.cusum + (rise - threshold) / threshold).max(0.0);
+        self.cusum = (self.cusum + (excess - threshold) / threshold).max(0.0);
+        // A drift is a loss that improved and then climbs back: a start that has
+        // not improved yet (an LR warm-up's bump) is not one...
+        // (A signed loss hovers around zero: it has no improvement to show.)
+        let improved = self.scale != Some(Scale::Log) || gain >= CLIMB_FLOOR * threshold;
+        // ...nor a rise that is already falling back (a data switch's bump): the
+        // level must hold what it rose, give or take a quarter and its noise.
+        let peak = y[best_at..].iter().copied().fold(now, f64::max);
+        let holding = peak - now <= FALLING_BACK * (peak - best) + 2.0 * sigma;
         // The best level must be older than the newest block the level is taken over.
-        self.above = if rise >= threshold && best_at + 1 < n { self.above + 1 } else { 0 };
+        self.above = if excess >= threshold && improved && holding && best_at + 1 < n { self.above + 1 } else { 0 };
         if self.above < DRIFT_TICKS || self.cusum <= 0.0 {
             self.detail = None;
             return None;
@@ -249,6 +289,32 @@ impl Track {
         let material = gain >= DRIFT_Z * sigma && gain > 0.0;
         Some(if material && rise >= self.critical * gain && rise >= 2.0 * threshold { Severity::Critical } else { Severity::Warn })
     }
+}
+
+/// How far below its best level `y[best_at]` the run's descent before it was
+/// heading by now, when the levels since the best (and `now`) are a sustained
+/// climb; zero otherwise. The descent's pace is the Theil-Sen slope of the
+/// [`CLIMB_LEVELS`] levels up to the best one, carried at [`DESCENT_CARRIED`]
+/// for as many levels as the climb has lasted, and at most what those levels
+/// fell: a plateau or a run that had levelled off carries nothing, and a drop
+/// at an LR step hardly moves the slope (a median of pairs' slopes).
+fn broken_off_descent(y: &[f64], best_at: usize, now: f64) -> f64 {
+    let since: Vec<f64> = y[best_at..].iter().copied().chain([now]).collect();
+    if since.len() < CLIMB_LEVELS || !sustained_climb(&since) {
+        return 0.0;
+    }
+    let before = &y[best_at.saturating_sub(CLIMB_LEVELS)..=best_at];
+    let Some((slope, _)) = half_lag_slope(before) else { return 0.0 };
+    let fell = (before[0] - y[best_at]).max(0.0);
+    (DESCENT_CARRIED * (-slope).max(0.0) * (since.len() - 1) as f64).min(fell)
+}
+
+/// Levels that climb as a trend: most pairs half the span apart rise, and the
+/// newer half of the span still rises (a jump that is falling back, or a level
+/// that wanders, is not a climb).
+fn sustained_climb(levels: &[f64]) -> bool {
+    let rising = |ys: &[f64]| half_lag_slope(ys).filter(|(slope, share)| *slope > 0.0 && *share >= CLIMB_RISING).is_some();
+    rising(levels) && rising(&levels[levels.len() / 2..])
 }
 
 /// The noise of the levels: the robust spread of their differences at lags of
@@ -381,5 +447,74 @@ mod tests {
         let climbing: Vec<f64> = flat.iter().enumerate().map(|(i, v)| v + 0.3 * i.saturating_sub(7_000) as f64 / 3_000.0).collect();
         let alerts = run("loss", &climbing);
         assert!(!alerts.is_empty() && alerts.iter().all(|(at, a)| *at > 7_000 && a.message.len() < 200), "{alerts:?}");
+    }
+
+    #[test]
+    fn a_sustained_climb_is_told_from_a_wander_and_a_jump() {
+        // (levels, a sustained climb?)
+        let table: [(&[f64], bool); 6] = [
+            (&[0.0, 0.01, 0.02, 0.03, 0.04, 0.05, 0.06, 0.07], true),
+            // Stairs.
+            (&[0.0, 0.0, 0.02, 0.02, 0.04, 0.04, 0.06, 0.06, 0.08], true),
+            // One jump, then flat: the newer half does not rise.
+            (&[0.0, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1], false),
+            // A jump falling back (a data switch).
+            (&[0.0, 0.2, 0.15, 0.11, 0.08, 0.06, 0.05, 0.04], false),
+            // A wander.
+            (&[0.0, 0.03, 0.01, 0.04, 0.0, 0.03, 0.01, 0.02], false),
+            // Rose, then levelled off at the end.
+            (&[0.0, 0.02, 0.04, 0.06, 0.08, 0.08, 0.08, 0.08, 0.08, 0.08], false),
+        ];
+        for (levels, want) in table {
+            assert_eq!(sustained_climb(levels), want, "{levels:?}");
+        }
+    }
+
+    #[test]
+    fn the_descent_a_climb_broke_off_is_carried_at_half_pace_and_capped() {
+        // Falling 1% a level, then climbing 1% a level for 8 levels (now the 9th).
+        let falling: Vec<f64> = (0..20).map(|i| -0.01 * i as f64).chain((1..8).map(|i| -0.19 + 0.01 * i as f64)).collect();
+        let carried = broken_off_descent(&falling, 19, -0.11);
+        assert!((carried - 0.5 * 0.01 * 8.0).abs() < 1e-9, "{carried}");
+        // A plateau before the best: nothing carried.
+        let flat: Vec<f64> = (0..20).map(|_| 0.0).chain((1..8).map(|i| 0.01 * i as f64)).collect();
+        assert_eq!(broken_off_descent(&flat, 19, 0.08), 0.0);
+        // A drop of 6% at an LR step right before the best, flat before it: the
+        // slope is the pairs' median, which one step hardly moves.
+        let step: Vec<f64> = (0..20).map(|i| if i < 19 { 0.0 } else { -0.06 }).chain((1..12).map(|i| -0.06 + 0.005 * i as f64)).collect();
+        assert_eq!(broken_off_descent(&step, 19, 0.0), 0.0);
+        // Capped at what the levels before the best fell: 8 levels of 0.1% each.
+        let slowing: Vec<f64> = (0..20).map(|i| -0.001 * i as f64).chain((1..30).map(|i| -0.019 + 0.002 * i as f64)).collect();
+        assert!((broken_off_descent(&slowing, 19, 0.04) - 0.008).abs() < 1e-9);
+        // No climb since the best (a wander): nothing carried.
+        let wander: Vec<f64> = (0..20).map(|i| -0.01 * i as f64).chain([-0.17, -0.18, -0.16, -0.185, -0.17, -0.18, -0.17]).collect();
+        assert_eq!(broken_off_descent(&wander, 19, -0.175), 0.0);
+    }
+
+    #[test]
+    fn a_loss_still_falling_when_it_turns_is_a_drift_and_healthy_shapes_are_not() {
+        // (what, the loss at step i of n, should warn)
+        type Shape = fn(usize, usize) -> f64;
+        let table: [(&str, Shape, bool); 6] = [
+            // +14% from 60% of the run on a loss still falling: nets under 10% over its best.
+            ("falling, levelling off", |i, n| 3.0 + 4.0 * (1.0 + 20.0 * i as f64 / n as f64).powf(-0.7), false),
+            ("falling, then climbing 14%", |i, n| (3.0 + 4.0 * (1.0 + 20.0 * i as f64 / n as f64).powf(-0.7)) * (1.0 + 0.14 * i.saturating_sub(n * 3 / 5) as f64 / (n - n * 3 / 5) as f64), true),
+            ("falling, then climbing in stairs", |i, n| (3.0 + 4.0 * (1.0 + 20.0 * i as f64 / n as f64).powf(-0.7)) * if i < n * 3 / 5 { 1.0 } else { 1.0 + 0.14 * ((4 * (i - n * 3 / 5)) / (n - n * 3 / 5) + 1) as f64 / 4.0 }, true),
+            ("a 4% late rise on a plateau", |i, n| 3.0 * (1.0 + 0.04 * i.saturating_sub(n * 7 / 10) as f64 / (n * 3 / 10) as f64), false),
+            ("an LR step-down, then a 4% creep", |i, n| (3.0 + 4.0 * (1.0 + 20.0 * i as f64 / n as f64).powf(-0.7)) * if i < n * 3 / 5 { 1.0 } else { 0.94 * (1.0 + 0.04 * (i - n * 3 / 5) as f64 / (n - n * 3 / 5) as f64) }, false),
+            ("a data switch that falls back", |i, n| (3.0 + 4.0 * (1.0 + 20.0 * i as f64 / n as f64).powf(-0.7)) * if i < n / 2 { 1.0 } else { 1.0 + 0.25 * (-((i - n / 2) as f64) / (n as f64 / 60.0)).exp() }, false),
+        ];
+        for (n, seed) in [(2_000usize, 11u64), (30_000, 12)] {
+            let e = noise(seed, n);
+            for (what, shape, want) in table {
+                let series: Vec<f64> = (0..n).map(|i| shape(i, n) * (1.0 + 0.005 * e[i])).collect();
+                let alerts = run("loss", &series);
+                let warned = alerts.iter().any(|(_, a)| a.severity >= Severity::Warn);
+                assert_eq!(warned, want, "{what}, {n} points: {alerts:?}");
+                if want {
+                    assert!(alerts.iter().all(|(at, _)| *at > (n * 3 / 5) as u64), "{what}: {alerts:?}");
+                }
+            }
+        }
     }
 }
