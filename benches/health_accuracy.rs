@@ -7,7 +7,10 @@
 //! apart: nothing was tuned on it. The hold-out corpus (`health_eval::indep2`,
 //! seeds 7000..7006) is scored by totals only: no change is chosen by its cases.
 //!
-//! cargo bench --bench health_accuracy [-- tune|test|both|indep|indep2|indep3|real|cost]
+//! The fourth (`health_eval::indep4`, seeds 11000..11004) is for study case by
+//! case: long clean runs of the kinds that raise false alarms.
+//!
+//! cargo bench --bench health_accuracy [-- tune|test|both|indep|indep2|indep3|indep4|real|cost]
 mod health_eval;
 
 use health_eval::synth::Case;
@@ -66,6 +69,18 @@ fn study3(seeds: std::ops::Range<u64>) {
     println!("\n{}", table("### rlmon detectors", &s));
     println!("missed:{}", if missed.is_empty() { " none".into() } else { missed.iter().map(|f| format!("\n- {f}")).collect::<String>() });
     println!("false alarms:{}", if false_alarms.is_empty() { " none".into() } else { false_alarms.iter().map(|f| format!("\n- {f}")).collect::<String>() });
+}
+
+/// The fourth corpus (`indep4`), for study case by case: long clean runs of
+/// grad_explosion, memory_leak, kl_runaway and kl_spike, and a few faulty ones.
+fn study4(seeds: std::ops::Range<u64>) {
+    use health_eval::indep4;
+    println!("\n## study corpus indep4 v{}: seeds {seeds:?}", indep4::INDEP4_VERSION);
+    let cases = indep4::corpus(seeds).map(|(kind, m, seed)| {
+        let c = indep4::generate(kind, m, seed);
+        (c.case, c.mem_total, Some(c.logged))
+    });
+    scored_one_by_one(cases, true);
 }
 
 fn hold_out(seeds: std::ops::Range<u64>) {
@@ -184,6 +199,10 @@ fn main() {
     }
     if which == "indep3" {
         study3(9000..9006);
+        return;
+    }
+    if which == "indep4" {
+        study4(11000..11004);
         return;
     }
     if which == "real" {
