@@ -137,6 +137,10 @@ pub struct KlRunaway {
     /// The growth (recent level over reference) at every point outside an
     /// alarm, over the whole run: how far the KL's own swings take it.
     growths: RiseRecord,
+    /// Growths waiting a window before they join the record.
+    pending_growths: std::collections::VecDeque<f64>,
+    /// Points judged (past the warm-up).
+    judged: u64,
     gate: Gate,
 }
 
@@ -165,6 +169,8 @@ impl KlRunaway {
             sustained: 0,
             excursions: Excursions::default(),
             growths: RiseRecord::default(),
+            pending_growths: std::collections::VecDeque::new(),
+            judged: 0,
             gate: Gate::new(&s, Worse::Higher),
             s,
         }
@@ -228,8 +234,17 @@ impl KlRunaway {
         // ratio; an alarm's own points are not recorded).
         let past_warn = growth >= self.s.warn;
         let beyond_record = !past_warn || self.growths.bar().is_none_or(|bar| growth.ln() >= bar);
-        if !self.gate.alarm_open() {
-            self.growths.push(growth.ln());
+        // Recorded a window late, and dropped when an alarm opens meanwhile: a
+        // slow climb's first points, still under the warn ratio, lead into its
+        // event and are no sample of the run's swings.
+        self.judged += 1;
+        if self.gate.alarm_open() {
+            self.pending_growths.clear();
+        } else if RiseRecord::after_the_start(self.judged, self.s.window) {
+            self.pending_growths.push_back(growth.ln());
+            if self.pending_growths.len() > self.s.window {
+                self.growths.push(self.pending_growths.pop_front().unwrap_or(f64::NAN));
+            }
         }
         let climbing = (slow_climb || slope > 0.0 && r2 >= 0.3) && level > KL_FLOOR && beyond_noise && beyond_record;
         let coef_flat = self.coef.is_full() && {
@@ -366,9 +381,12 @@ impl MemoryLeak {
     /// many samples as the horizon, within the long record): the newer half of
     /// that span rising at [`STILL_RISING`] of the older half's Theil-Sen rate or
     /// more. A start-up creep or fragmentation that levels off over thousands of
-    /// samples slows down; a leak does not. A span under 8 blocks tells nothing.
+    /// samples slows down; a leak does not. The series' start (the first half of
+    /// [`LEAK_HISTORY`], an allocator's warm-up) is left out of the span; a span
+    /// under 8 blocks tells nothing.
     fn keeps_its_rate(&self) -> bool {
-        let span = ((self.horizon() as usize) / LEAK_BLOCK).min(self.blocks.len());
+        let after_start = self.samples.saturating_sub((LEAK_HISTORY / 2) as u64) as f64;
+        let span = ((self.horizon().min(after_start) as usize) / LEAK_BLOCK).min(self.blocks.len());
         if span < 8 {
             return true;
         }
