@@ -110,11 +110,13 @@ impl Spike {
         let j = self.judge(x, self.gate.streak.count as usize);
         self.push(x);
         let mut j = j?;
-        // The run's tail is what a gradient norm or KL does outside an alarm, after
-        // its start (see `RiseRecord::after_the_start`): an explosion under way
-        // does not become its own record.
+        // The run's tail is what a gradient norm does outside an alarm, after its
+        // start (see `RiseRecord::after_the_start`): an explosion under way does
+        // not become its own record. (A KL's spikes are judged by the window:
+        // on the study corpus its record cost real spikes in noisy KLs and spared
+        // few false alarms, its swings being the runaway's to judge.)
         self.judged += 1;
-        let recording = self.magnitude() && self.direction == Direction::Up && RiseRecord::after_the_start(self.judged, self.settings.window);
+        let recording = self.kind == AlertKind::GradExplosion && RiseRecord::after_the_start(self.judged, self.settings.window);
         if recording && !self.gate.alarm_open() {
             if let Some(r) = j.ratio {
                 self.rises.push(r.ln());
