@@ -176,8 +176,8 @@ fn memory_run(rng: &mut Xo, m: Option<usize>) -> Indep4Case {
     let reserved = rng.unit() < 0.5;
     // Activations scale with the batch's sequence length (drawn each step).
     let act = rng.range(0.05, 0.4) * base;
-    // Start-up: the allocator's first 20-300 steps, from a third of the base.
-    let startup = (rng.range(20.0, 300.0) / every as f64).max(1.0);
+    // Start-up: the allocator's first steps, from a third of the base.
+    let startup = rng.range(20.0, 150.0);
     // Fragmentation creep that levels off, over thousands of steps.
     let (creep, creep_tau) = (rng.range(0.0, 0.25) * base, rng.range(1_000.0, 8_000.0) / every as f64);
     // Eval passes every so many points: 1-3 points of extra memory.
