@@ -9,8 +9,10 @@
 //!
 //! The slow-drift study corpus (`health_eval::drift_study`, seeds 11000..11010) is
 //! studied case by case.
+//! The fourth (`health_eval::indep4`, seeds 11000..11004) is for study case by
+//! case: long clean runs of the kinds that raise false alarms.
 //!
-//! cargo bench --bench health_accuracy [-- tune|test|both|indep|indep2|indep3|drift|real|cost]
+//! cargo bench --bench health_accuracy [-- tune|test|both|indep|indep2|indep3|indep4|drift|real|cost]
 mod health_eval;
 
 use health_eval::synth::Case;
@@ -118,6 +120,18 @@ fn drift_study(seeds: std::ops::Range<u64>) {
     println!("missed:{}", if missed.is_empty() { " none".into() } else { missed.iter().map(|f| format!("\n- {f}")).collect::<String>() });
     println!("false alarms:{}", if false_alarms.is_empty() { " none".into() } else { false_alarms.iter().map(|f| format!("\n- {f}")).collect::<String>() });
     println!("rlmon detectors: {points} points in {elapsed:.2} s ({:.1} µs per point)", elapsed * 1e6 / points.max(1) as f64);
+}
+
+/// The fourth corpus (`indep4`), for study case by case: long clean runs of
+/// grad_explosion, memory_leak, kl_runaway and kl_spike, and a few faulty ones.
+fn study4(seeds: std::ops::Range<u64>) {
+    use health_eval::indep4;
+    println!("\n## study corpus indep4 v{}: seeds {seeds:?}", indep4::INDEP4_VERSION);
+    let cases = indep4::corpus(seeds).map(|(kind, m, seed)| {
+        let c = indep4::generate(kind, m, seed);
+        (c.case, c.mem_total, Some(c.logged))
+    });
+    scored_one_by_one(cases, true);
 }
 
 fn hold_out(seeds: std::ops::Range<u64>) {
@@ -240,6 +254,10 @@ fn main() {
     }
     if which == "drift" {
         drift_study(11000..11010);
+        return;
+    }
+    if which == "indep4" {
+        study4(11000..11004);
         return;
     }
     if which == "real" {

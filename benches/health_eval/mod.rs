@@ -8,6 +8,7 @@ pub mod drift_study;
 pub mod indep;
 pub mod indep2;
 pub mod indep3;
+pub mod indep4;
 pub mod real;
 pub mod score;
 pub mod synth;

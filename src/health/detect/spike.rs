@@ -63,6 +63,11 @@ pub struct Spike {
     sustained: u32,
     /// The rises this run recovered from on its own.
     excursions: Excursions,
+    /// How far above its reference the metric has stood, point by point, over
+    /// the whole run: the run's own tail.
+    rises: RiseRecord,
+    /// Points judged (past the warm-up).
+    judged: u64,
     what: &'static str,
 }
 
@@ -86,6 +91,8 @@ impl Spike {
             best: f64::INFINITY,
             sustained: 0,
             excursions: Excursions::default(),
+            rises: RiseRecord::default(),
+            judged: 0,
             what,
         }
     }
@@ -103,6 +110,18 @@ impl Spike {
         let j = self.judge(x, self.gate.streak.count as usize);
         self.push(x);
         let mut j = j?;
+        // The run's tail is what a gradient norm does outside an alarm, after its
+        // start (see `RiseRecord::after_the_start`): an explosion under way does
+        // not become its own record. (A KL's spikes are judged by the window:
+        // on the study corpus its record cost real spikes in noisy KLs and spared
+        // few false alarms, its swings being the runaway's to judge.)
+        self.judged += 1;
+        let recording = self.kind == AlertKind::GradExplosion && RiseRecord::after_the_start(self.judged, self.settings.window);
+        if recording && !self.gate.alarm_open() {
+            if let Some(r) = j.ratio {
+                self.rises.push(r.ln());
+            }
+        }
         let harm = self.harm(x, &j);
         // Upward rises judged by ratio only: a difference in robust sigmas has no
         // magnitude to compare across the run's excursions.
@@ -245,7 +264,7 @@ impl Spike {
                 let severity = grade(ratio, self.settings.warn, self.settings.critical, lower).filter(|_| {
                     // Upwards only: a drop to 1% (vanishing) is judged against the
                     // bulk, and a fall's own ramp would widen its lower tail.
-                    let tail = if self.direction == Direction::Up { tail_sigma(logs, streak) } else { 0.0 };
+                    let tail = if self.direction == Direction::Up { tail_sigma(logs, streak).max(self.rises.sigma()) } else { 0.0 };
                     let sigma = (MAD_TO_SIGMA * lmad()).max(tail).max(MIN_LOG_SIGMA);
                     let z = match self.direction {
                         Direction::Up => (y - lmed) / sigma,
@@ -310,6 +329,82 @@ fn tail_sigma(reference: &SortedSeries, streak: usize) -> f64 {
     let Some(median) = sorted_median(&v) else { return 0.0 };
     let q = v[((v.len() - 1) as f64 * TAIL_QUANTILE).round() as usize];
     (q - median).abs() * TAIL_MULTIPLE / SPIKE_Z
+}
+
+/// Points of the run's record of rises needed before it is read: its 99%
+/// quantile then rests on ten points beyond it.
+const RISE_RECORD_MIN: u64 = 1_000;
+/// The quantile of the run's rises read, and how many times it a rise must
+/// reach on the log scale: 1.5 x the 99% quantile is, for Gaussian noise, 3.5
+/// sigmas, the bar the newest points' tail sets (2 x their 95% quantile, 3.3
+/// sigmas), read where a whole run's record can tell it.
+const RISE_QUANTILE: f64 = 0.99;
+const RISE_MULTIPLE: f64 = 1.5;
+/// The record's bins on the log scale: 0.02 wide, up to e^10.
+const RISE_BIN: f64 = 0.02;
+const RISE_BINS: usize = 500;
+
+/// A run's record of how far a statistic rose above its reference (log ratios,
+/// a fall counting as 0), point by point over the whole run, in fixed bins (O(1)
+/// per point, read only at an anomalous point). The newest points' tail
+/// ([`tail_sigma`]) sees 50 points: a series whose noise has memory (bursts
+/// that last tens of points) or heavy tails shows its rare excursions there only
+/// now and then, and each one looks new. Over the run its own 1-in-100 rise is
+/// known: a spike (or a KL runaway's growth) must rise [`RISE_MULTIPLE`] times
+/// as far. For Gaussian noise that is below the bar the MAD sets (z >= 4) and
+/// changes nothing.
+#[derive(Debug, Clone)]
+pub(crate) struct RiseRecord {
+    bins: Vec<u32>,
+    count: u64,
+}
+
+impl Default for RiseRecord {
+    fn default() -> Self {
+        RiseRecord { bins: vec![0; RISE_BINS], count: 0 }
+    }
+}
+
+impl RiseRecord {
+    pub(crate) fn push(&mut self, log_rise: f64) {
+        if log_rise.is_nan() {
+            return;
+        }
+        let bin = ((log_rise.max(0.0) / RISE_BIN) as usize).min(RISE_BINS - 1);
+        self.bins[bin] = self.bins[bin].saturating_add(1);
+        self.count += 1;
+    }
+
+    /// The log rise a point must reach to stand out from the run's record;
+    /// `None` while the record is short.
+    pub(crate) fn bar(&self) -> Option<f64> {
+        if self.count < RISE_RECORD_MIN {
+            return None;
+        }
+        let want = (RISE_QUANTILE * self.count as f64).ceil() as u64;
+        let mut seen = 0u64;
+        for (i, c) in self.bins.iter().enumerate() {
+            seen += u64::from(*c);
+            if seen >= want {
+                // The bin's upper edge: a quantile never under-read.
+                return Some((i as f64 + 1.0) * RISE_BIN * RISE_MULTIPLE);
+            }
+        }
+        None
+    }
+
+    /// Whether the `judged`-th point judged against a reference `window` points
+    /// long is past the run's start: its first two windows are the start (a KL
+    /// ramping up from zero, a gradient norm falling from its initial level),
+    /// no sample of its later noise. A record is kept in runs longer than that.
+    pub(crate) fn after_the_start(judged: u64, window: usize) -> bool {
+        judged > 2 * window as u64
+    }
+
+    /// [`Self::bar`] as a sigma for a z-score of [`SPIKE_Z`] (0 while short).
+    fn sigma(&self) -> f64 {
+        self.bar().map_or(0.0, |b| b / SPIKE_Z)
+    }
 }
 
 /// A spike detector's reference window: its values and their logs, each with
@@ -549,6 +644,25 @@ mod tests {
         let alerts = run(&mut d, &v);
         assert_eq!(warns(&alerts), 1, "{alerts:?}");
         assert!(alerts.iter().any(|(at, r)| r.severity >= Severity::Warn && *at <= 302 && r.step == 300), "{alerts:?}");
+    }
+
+    /// Should raise / should not: a grad norm with bursts of 2.2x for two points
+    /// every 120 points (under the warn ratio, never an alert, and rare enough
+    /// that the newest 50 points seldom hold one). Once the run's record is kept,
+    /// a rise to 3x for three points is within what the run does (the window's
+    /// tail alone called it an explosion); a rise to 30x still warns at once.
+    #[test]
+    fn rises_are_judged_against_the_runs_own_record() {
+        let series = |factor: f64| -> Vec<f64> {
+            noisy(3_000).iter().enumerate().map(|(i, x)| x / 2.0 * if i % 120 < 2 { 2.2 } else { 1.0 } * if (2_580..2_583).contains(&i) { factor } else { 1.0 }).collect()
+        };
+        let warned = |v: &[f64]| run(&mut grad_detector(), v).into_iter().filter(|(_, r)| r.severity >= Severity::Warn).map(|(_, r)| r.step).collect::<Vec<u64>>();
+        // (rise at point 2,580 for three points, warned there)
+        for (factor, want) in [(1.0, false), (3.0, false), (30.0, true)] {
+            let got = warned(&series(factor));
+            assert_eq!(got.contains(&2_580), want, "{factor}x: {got:?}");
+            assert!(got.iter().all(|s| *s == 2_580), "{factor}x: {got:?}");
+        }
     }
 
     #[test]

@@ -3,8 +3,8 @@
 use super::levels::RunLevels;
 use super::{grade, Excursions, Gate, Point, Raised, Worse, FAMILIAR_EXCURSIONS};
 use crate::health::config::KindSettings;
-use super::spike::{HARM_FRACTION, NEAR_ZERO_SPREADS, SIGNED_CRITICAL_Z, SIGNED_WARN_Z, SUSTAINED_RATIO, SUSTAINED_STEPS};
-use crate::health::stats::{index_slope, median, sorted_median, sorted_median_mad, SortedSeries, StartLevel, Window, MAD_TO_SIGMA};
+use super::spike::{RiseRecord, HARM_FRACTION, NEAR_ZERO_SPREADS, SIGNED_CRITICAL_Z, SIGNED_WARN_Z, SUSTAINED_RATIO, SUSTAINED_STEPS};
+use crate::health::stats::{half_lag_slope, index_slope, median, sorted_median, sorted_median_mad, SortedSeries, StartLevel, Window, MAD_TO_SIGMA};
 use crate::health::Severity;
 use crate::metrics::catalog;
 use crate::report::format::compact;
@@ -134,6 +134,13 @@ pub struct KlRunaway {
     sustained: u32,
     /// The climbs this run recovered from on its own: one like several of them is info.
     excursions: Excursions,
+    /// The growth (recent level over reference) at every point outside an
+    /// alarm, over the whole run: how far the KL's own swings take it.
+    growths: RiseRecord,
+    /// Growths waiting a window before they join the record.
+    pending_growths: std::collections::VecDeque<f64>,
+    /// Points judged (past the warm-up).
+    judged: u64,
     gate: Gate,
 }
 
@@ -161,6 +168,9 @@ impl KlRunaway {
             run_levels: RunLevels::new(KL_RECENT),
             sustained: 0,
             excursions: Excursions::default(),
+            growths: RiseRecord::default(),
+            pending_growths: std::collections::VecDeque::new(),
+            judged: 0,
             gate: Gate::new(&s, Worse::Higher),
             s,
         }
@@ -218,7 +228,22 @@ impl KlRunaway {
         // 40 points now and then, more often the longer the run.
         let noise = sorted_median_mad(&self.history_logs.sorted_range(0, n - KL_SLOPE)).map_or(0.0, |(_, mad)| MAD_TO_SIGMA * mad);
         let beyond_noise = growth.ln() >= KL_NOISE_SIGMAS * noise;
-        let climbing = (slow_climb || slope > 0.0 && r2 >= 0.3) && level > KL_FLOOR && beyond_noise;
+        // A window's noise misses what a KL with memory (an adaptive controller's
+        // swings, bursts that last) does over a whole run: the growth must also
+        // stand out from the run's own record of it (read only past the warn
+        // ratio; an alarm's own points are not recorded).
+        let past_warn = growth >= self.s.warn;
+        let beyond_record = !past_warn || self.growths.bar().is_none_or(|bar| growth.ln() >= bar);
+        // Recorded a window late: a slow climb's first points, still under the
+        // warn ratio, are not its own record while it is judged.
+        self.judged += 1;
+        if RiseRecord::after_the_start(self.judged, self.s.window) {
+            self.pending_growths.push_back(growth.ln());
+            if self.pending_growths.len() > self.s.window {
+                self.growths.push(self.pending_growths.pop_front().unwrap_or(f64::NAN));
+            }
+        }
+        let climbing = (slow_climb || slope > 0.0 && r2 >= 0.3) && level > KL_FLOOR && beyond_noise && beyond_record;
         let coef_flat = self.coef.is_full() && {
             let c = self.coef.to_vec();
             let (lo, hi) = (c.iter().copied().fold(f64::INFINITY, f64::min), c.iter().copied().fold(f64::NEG_INFINITY, f64::max));
@@ -274,8 +299,19 @@ pub struct MemoryLeak {
     half_lag_slopes: SortedSeries,
     /// Samples seen: a trend is projected no further ahead than it has been watched.
     samples: u64,
+    /// The long record: medians of blocks of [`LEAK_BLOCK`] samples (the newest
+    /// [`LEAK_BLOCKS`], newest last), the block being filled, and the highest
+    /// median of the blocks that left the record.
+    blocks: std::collections::VecDeque<f64>,
+    block: Vec<f64>,
+    evicted_high: f64,
     gate: Gate,
 }
+
+/// Samples per block of the long record, and blocks kept: 64 x 16 = 1,024
+/// samples, as far as the growth is projected ([`LEAK_HORIZON`]).
+const LEAK_BLOCK: usize = 16;
+const LEAK_BLOCKS: usize = 64;
 
 /// Samples the no-total judgement looks back over, and needs before it judges:
 /// long enough that the allocator's warm-up (a climb over the first hundred
@@ -302,8 +338,62 @@ impl MemoryLeak {
             history: SortedSeries::new(h, &[(h / 4, 0), (h / 4, h / 4)]),
             half_lag_slopes: SortedSeries::new(h - h / 2, &[(h - h / 2, 0)]),
             samples: 0,
+            blocks: std::collections::VecDeque::with_capacity(LEAK_BLOCKS),
+            block: Vec::with_capacity(LEAK_BLOCK),
+            evicted_high: f64::NEG_INFINITY,
             gate: Gate::new(&s, Worse::Higher),
             s,
+        }
+    }
+
+    /// Adds a sample to the long record.
+    fn record(&mut self, bytes: f64) {
+        self.block.push(bytes);
+        if self.block.len() < LEAK_BLOCK {
+            return;
+        }
+        if let Some(m) = median(&self.block) {
+            if self.blocks.len() == LEAK_BLOCKS {
+                let old = self.blocks.pop_front().unwrap_or(m);
+                self.evicted_high = self.evicted_high.max(old);
+            }
+            self.blocks.push_back(m);
+        }
+        self.block.clear();
+    }
+
+    /// Whether `now` is above every level the series held before the newest
+    /// window: a leak takes memory to new highs; memory climbing back to where it
+    /// was (a restart, a cache emptied and filled again) is not a leak.
+    fn at_a_new_high(&self, now: f64) -> bool {
+        // Blocks that ended before the window's first sample (the block being
+        // filled and the newest whole blocks lie within it).
+        let inside = self.s.window.max(10).saturating_sub(self.block.len()).div_ceil(LEAK_BLOCK);
+        let older = self.blocks.len().saturating_sub(inside);
+        let high = self.blocks.iter().take(older).copied().fold(self.evicted_high, f64::max);
+        now > high
+    }
+
+    /// Whether the growth keeps its rate over the span it is projected from (as
+    /// many samples as the horizon, within the long record): the newer half of
+    /// that span rising at [`STILL_RISING`] of the older half's Theil-Sen rate or
+    /// more. A start-up creep or fragmentation that levels off over thousands of
+    /// samples slows down; a leak does not. The series' start (the first half of
+    /// [`LEAK_HISTORY`], an allocator's warm-up) is left out of the span; a span
+    /// under 8 blocks tells nothing.
+    fn keeps_its_rate(&self) -> bool {
+        let after_start = self.samples.saturating_sub((LEAK_HISTORY / 2) as u64) as f64;
+        let span = ((self.horizon().min(after_start) as usize) / LEAK_BLOCK).min(self.blocks.len());
+        if span < 8 {
+            return true;
+        }
+        let (older, newer): (Vec<f64>, Vec<f64>) = {
+            let b: Vec<f64> = self.blocks.iter().skip(self.blocks.len() - span).copied().collect();
+            (b[..span / 2].to_vec(), b[span - span / 2..].to_vec())
+        };
+        match (half_lag_slope(&older), half_lag_slope(&newer)) {
+            (Some((old_rate, _)), Some((new_rate, _))) => !(old_rate > 0.0 && new_rate < STILL_RISING * old_rate),
+            _ => true,
         }
     }
 
@@ -321,6 +411,7 @@ impl MemoryLeak {
             self.half_lag_slopes.push((bytes - self.history.values()[n - 1 - lag]) / lag as f64);
         }
         self.samples += 1;
+        self.record(bytes);
         if self.gate.warming() || !self.window.is_full() {
             return None;
         }
@@ -358,6 +449,10 @@ impl MemoryLeak {
             },
             some => (some, slope),
         };
+        // Growth back to an earlier level, or growth that is slowing down, is not
+        // a leak (all but memory already 95% used).
+        let used_up = total.is_some_and(|t| now >= 0.95 * t);
+        let severity = severity.filter(|_| used_up || self.at_a_new_high(now) && self.keeps_its_rate());
         let v = self.gate.pass(severity, step, bytes)?;
         let gib = |b: f64| b / (1u64 << 30) as f64;
         let since = format!("since sample {} ({} GiB there)", v.step, compact(gib(v.value)));
@@ -787,6 +882,53 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// Should raise / should not: a leak takes memory to new highs and keeps its
+    /// rate; a re-climb after a restart and a creep that levels off do neither.
+    #[test]
+    fn memory_leak_is_growth_to_new_highs_that_keeps_its_rate() {
+        const GB: f64 = 1e9;
+        let jitter = |i: u64| 1.0 + 2e-3 * ((i as f64) * 2.3).sin() * ((i as f64) * 0.71).cos();
+        // A process restarted at sample 1,500: memory falls to a third and climbs
+        // back over 150 samples (the allocator's warm-up again).
+        let restart = |i: u64| if i < 1_500 { 30.0 * GB } else { 30.0 * GB * (0.35 + 0.65 * ((i - 1_500) as f64 / 150.0).min(1.0)) };
+        type Series = Box<dyn Fn(u64) -> f64>;
+        // (what, bytes at sample i, total, leaks from sample)
+        let table: Vec<(&str, Series, Option<f64>, Option<u64>)> = vec![
+            ("re-climb after a restart, total known", Box::new(restart), Some(80.0 * GB), None),
+            ("re-climb after a restart, no total", Box::new(restart), None, None),
+            // +25% over thousands of samples, levelling off (time constant 500 samples).
+            ("fragmentation creep that levels off", Box::new(move |i| 20.0 * GB * (1.0 + 0.25 * (1.0 - (-(i as f64) / 500.0).exp()))), None, None),
+            ("a leak from sample 2,000", Box::new(move |i| 20.0 * GB * (1.0 + 5e-4 * i.saturating_sub(2_000) as f64)), None, Some(2_000)),
+            ("a leak after the restart", Box::new(move |i| restart(i) + if i >= 1_800 { 20e6 * (i - 1_800) as f64 } else { 0.0 }), Some(80.0 * GB), Some(1_800)),
+            ("a leak in stairs every 50 samples", Box::new(move |i| 20.0 * GB * (1.0 + 5e-4 * (i.saturating_sub(2_000) / 50 * 50) as f64)), None, Some(2_000)),
+        ];
+        for (what, bytes, total, leaks_from) in table {
+            let mut d = MemoryLeak::new(defaults(AlertKind::MemoryLeak), "mem/gpu_bytes");
+            let alerts: Vec<_> = (0..3_000u64).filter_map(|i| d.observe(i, bytes(i) * jitter(i), total).map(|r| (i, r))).collect();
+            match leaks_from {
+                None => assert!(alerts.is_empty(), "{what}: {alerts:?}"),
+                Some(onset) => assert!(alerts.first().is_some_and(|(at, a)| *at > onset && a.severity >= Severity::Warn), "{what}: {alerts:?}"),
+            }
+        }
+    }
+
+    /// Should raise / should not: a KL whose adaptive controller overshoots (2.5x
+    /// for 30 points every 200, each a runaway by the window's measure) is not a
+    /// runaway once the run's record shows those swings (from about point 2,000);
+    /// a climb to 30x past them is (one of no more than twice their log rise is
+    /// familiar, as before).
+    #[test]
+    fn a_kl_runaway_must_stand_out_from_the_runs_own_swings() {
+        let swing = |i: usize| if i >= 300 && i % 200 < 30 { 2.5 * (1.0 + 0.02 * ((i % 200) as f64)) } else { 1.0 };
+        let kl = |i: usize, from: Option<usize>| 0.1 * wiggle(i) * swing(i) * from.map_or(1.0, |f| (0.03 * i.saturating_sub(f) as f64).exp().min(30.0));
+        let warned = |from: Option<usize>| {
+            let mut d = KlRunaway::new(defaults(AlertKind::KlRunaway));
+            feed((0..3_000).map(|i| vec![("kl".into(), kl(i, from))]), |p| d.check(p)).into_iter().filter(|(_, r)| r.severity >= Severity::Warn).map(|(at, _)| at).collect::<Vec<u64>>()
+        };
+        assert!(warned(None).iter().all(|at| *at < 2_000), "{:?}", warned(None));
+        assert!(warned(Some(2_050)).iter().any(|at| (2_050..2_200).contains(at)), "{:?}", warned(Some(2_050)));
     }
 
     /// Should raise / should not, for runs that log no tokens/s: the step time
