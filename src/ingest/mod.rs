@@ -197,13 +197,15 @@ pub struct LineReader {
     csv: csv::Columns,
     /// A generic text log's progress counters so far.
     progress: text::Progress,
+    /// What a JSONL input reuses from line to line.
+    jsonl: jsonl::Reader,
 }
 
 impl LineReader {
     /// `default_metric`: the metric a one-value CSV (TensorBoard's export:
     /// `Wall time,Step,Value`) holds, from its file name.
     pub fn new(format: Format, default_metric: Option<String>) -> Self {
-        LineReader { csv: csv::Columns::new(default_metric), format, progress: text::Progress::default() }
+        LineReader { csv: csv::Columns::new(default_metric), format, progress: text::Progress::default(), jsonl: jsonl::Reader::default() }
     }
 
     pub fn format(&self) -> &Format {
@@ -247,7 +249,7 @@ impl LineReader {
             return Line::Blank;
         }
         let parsed = match &mut self.format {
-            Format::Jsonl => jsonl::parse(line),
+            Format::Jsonl => self.jsonl.parse(line),
             Format::Csv(delimiter) => self.csv.line(line, *delimiter),
             Format::TrainerState | Format::TensorBoard | Format::MlFlow => Line::Skip(SkipKind::Malformed, "this format is read whole, not by lines".into()),
             Format::HfLog => hf::parse_printed(line),
