@@ -15,7 +15,7 @@ use crate::health::context::{self, Moved};
 pub use crate::health::judged::NotJudged;
 use crate::health::{Alert, HealthConfig, SessionHealth, Severity};
 use crate::ingest::normalize::{Emit, Normalizer, StreamReport};
-use crate::ingest::{self, Format, Line, LineReader, SkipKind};
+use crate::ingest::{self, Format, Line, LineReader, Record, SkipKind};
 use crate::session::event::rank_run_name;
 use crate::session::hub::HealthCall;
 use crate::session::{Event, Hub, RunRecord, SessionState};
@@ -140,6 +140,8 @@ struct Reading {
     /// Each stream's key (its run's name) and normalizer, in order of appearance.
     streams: Vec<(String, Normalizer)>,
     skipped: BTreeMap<SkipKind, Skipped>,
+    /// The last record's input (its default run), run and rank, and its stream.
+    last: Option<(String, Option<String>, Option<u32>, usize)>,
     batch: Vec<Read>,
     to_hub: Option<std::sync::mpsc::SyncSender<Vec<Read>>>,
 }
@@ -147,27 +149,13 @@ struct Reading {
 impl Reading {
     fn line(&mut self, default_run: &str, line_no: usize, line: Line) {
         match line {
-            Line::Metrics(rec) => {
+            // A CSV row of several runs' columns is a record per run.
+            Line::Metrics(rec) if rec.fields.iter().any(|(k, _)| k.contains('\u{1f}')) => {
                 for rec in ingest::csv::split_runs(rec) {
-                    let name = rec.run.clone().unwrap_or_else(|| default_run.to_owned());
-                    // A rank's records are a stream of their own, a run under its job.
-                    let key = rec.rank.map_or_else(|| name.clone(), |rank| rank_run_name(&name, rank));
-                    let n = match self.keys.get(&key) {
-                        Some(n) => *n,
-                        None => {
-                            let n = self.streams.len();
-                            self.keys.insert(key.clone(), n);
-                            self.streams.push((key, Normalizer::default()));
-                            self.batch.push(Read::Stream { name, rank: rec.rank });
-                            n
-                        }
-                    };
-                    let emits = self.streams[n].1.push(rec);
-                    if !emits.is_empty() {
-                        self.send(Read::Emits(n, emits));
-                    }
+                    self.record(default_run, rec);
                 }
             }
+            Line::Metrics(rec) => self.record(default_run, rec),
             Line::Skip(kind, why) => {
                 let s = self.skipped.entry(kind).or_insert_with(|| Skipped { lines: 0, first_line: line_no, first: why });
                 s.lines += 1;
@@ -177,6 +165,40 @@ impl Reading {
                 self.skipped.entry(kind).or_insert_with(|| Skipped { lines: 0, first_line: line_no, first: kind.as_str().into() }).lines += 1;
             }
             Line::Blank => {}
+        }
+    }
+
+    /// One record to its stream's normalizer.
+    fn record(&mut self, default_run: &str, rec: Record) {
+        // Most records belong to the stream of the record before them.
+        let n = match &self.last {
+            Some((default, run, rank, n)) if *run == rec.run && *rank == rec.rank && default == default_run => *n,
+            _ => {
+                let n = self.stream(default_run, &rec);
+                self.last = Some((default_run.to_owned(), rec.run.clone(), rec.rank, n));
+                n
+            }
+        };
+        let emits = self.streams[n].1.push(rec);
+        if !emits.is_empty() {
+            self.send(Read::Emits(n, emits));
+        }
+    }
+
+    /// The stream of a record, in order of first appearance.
+    fn stream(&mut self, default_run: &str, rec: &Record) -> usize {
+        let name = rec.run.clone().unwrap_or_else(|| default_run.to_owned());
+        // A rank's records are a stream of their own, a run under its job.
+        let key = rec.rank.map_or_else(|| name.clone(), |rank| rank_run_name(&name, rank));
+        match self.keys.get(&key) {
+            Some(n) => *n,
+            None => {
+                let n = self.streams.len();
+                self.keys.insert(key.clone(), n);
+                self.streams.push((key, Normalizer::default()));
+                self.batch.push(Read::Stream { name, rank: rec.rank });
+                n
+            }
         }
     }
 
@@ -235,7 +257,7 @@ fn analyse_stream(
             raised
         });
         let reader = scope.spawn(move || {
-            let mut reading = Reading { keys: HashMap::new(), streams: Vec::new(), skipped: BTreeMap::new(), batch: Vec::with_capacity(BATCH), to_hub: Some(to_hub) };
+            let mut reading = Reading { keys: HashMap::new(), streams: Vec::new(), skipped: BTreeMap::new(), last: None, batch: Vec::with_capacity(BATCH), to_hub: Some(to_hub) };
             let done = read(&mut reading);
             reading.finish();
             done.map(|()| reading)

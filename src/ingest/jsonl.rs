@@ -4,12 +4,13 @@
 //! bare tokens, and some loggers write numbers as strings (`"loss": "1.2"`): both
 //! are read as numbers. Other strings, booleans and objects are listed as ignored.
 use std::borrow::Cow;
+use std::collections::HashSet;
 
 use serde::de::value::{MapAccessDeserializer, SeqAccessDeserializer};
 use serde::de::{Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde_json::Value;
 
-use super::{number_in_text, Line, Record, SkipKind};
+use super::{number_in_text, FieldName, Line, Record, SkipKind};
 
 const NONFINITE_TOKENS: [(&str, &str); 3] = [("-Infinity", "\"-Infinity\""), ("Infinity", "\"Infinity\""), ("NaN", "\"NaN\"")];
 
@@ -233,10 +234,11 @@ pub fn parse(line: &str) -> Line {
     Reader::default().parse(line)
 }
 
-/// Reads the lines of one JSONL input, keeping what it can reuse from line to line
-/// (the buffer a flat line's fields are scanned into).
+/// Reads the lines of one JSONL input, keeping what it can reuse from line to line:
+/// the buffer a flat line's fields are scanned into, and the field names met.
 #[derive(Debug, Default)]
 pub struct Reader {
+    names: Names,
     /// Empty between lines: only its allocation is kept.
     scanned: Vec<(&'static str, Field<'static>)>,
 }
@@ -253,9 +255,9 @@ impl Reader {
         let mut fields = recycle(std::mem::take(&mut self.scanned));
         let parsed = if scan_flat(line, &mut fields).is_some() {
             in_map_order(&mut fields);
-            record(&mut fields)
+            record(&mut fields, &mut self.names)
         } else {
-            parse_by_serde(line)
+            parse_by_serde(line, &mut self.names)
         };
         self.scanned = recycle(fields);
         parsed
@@ -270,7 +272,7 @@ fn recycle<'a, 'b>(mut v: Vec<(&'a str, Field<'a>)>) -> Vec<(&'b str, Field<'b>)
 }
 
 /// The serde_json reading of a line already trimmed and starting with `{`.
-fn parse_by_serde(line: &str) -> Line {
+fn parse_by_serde(line: &str, names: &mut Names) -> Line {
     if too_deep(line) {
         return Line::Skip(SkipKind::Malformed, format!("JSON nested deeper than {MAX_DEPTH} levels"));
     }
@@ -283,7 +285,7 @@ fn parse_by_serde(line: &str) -> Line {
         line
     };
     match serde_json::from_str::<Fields>(text) {
-        Ok(Fields(mut fields)) => record(&mut fields),
+        Ok(Fields(mut fields)) => record(&mut fields, names),
         Err(e) => Line::Skip(SkipKind::Malformed, format!("not JSON: {e}")),
     }
 }
@@ -451,20 +453,20 @@ fn scan_number(b: &[u8], mut i: usize) -> Option<(Field<'static>, usize)> {
 
 /// One JSON object's record: its step, run, time and numeric fields.
 pub fn object(map: serde_json::Map<String, Value>) -> Line {
-    record(&mut map.into_iter().map(|(k, v)| (k, Field::from_value(v))).collect())
+    record(&mut map.into_iter().map(|(k, v)| (k, Field::from_value(v))).collect(), &mut Names::default())
 }
 
 /// The record of an object's fields, in `serde_json::Map` order (taken out of
 /// `fields`, whose allocation the caller may reuse).
-fn record<K: AsRef<str>>(fields: &mut Vec<(K, Field<'_>)>) -> Line {
-    let mut rec = Record::default();
+fn record<K: AsRef<str>>(fields: &mut Vec<(K, Field<'_>)>, names: &mut Names) -> Line {
+    let mut rec = Record { fields: Vec::with_capacity(fields.len()), ..Record::default() };
     // The step came from one of `STEP_KEYS`, which outrank `OTHER_STEP_KEYS`.
     let mut step_named = false;
     let get = |name: &str| fields.iter().find(|(k, _)| k.as_ref() == name).map(|(_, v)| v);
     // One metric per line (`{"step": 3, "name": "reward_mean", "value": 0.5}`, as
     // RLDK's event writer emits): the pair is the metric.
     let long = match (get("name"), get("value").and_then(Field::number)) {
-        (Some(Field::Str(name)), Some(value)) => Some((name.clone().into_owned(), value)),
+        (Some(Field::Str(name)), Some(value)) => Some((names.get(0, name), value)),
         _ => None,
     };
     if let Some(field) = long.clone() {
@@ -509,13 +511,13 @@ fn record<K: AsRef<str>>(fields: &mut Vec<(K, Field<'_>)>) -> Line {
             _ => match v {
                 Field::Nested(v @ Value::Object(_)) => {
                     let prefix = if WRAPPERS.contains(&key) { String::new() } else { format!("{key}/") };
-                    flatten(&prefix, &v, 1, &mut rec);
+                    flatten(&prefix, &v, 1, &mut rec, names);
                 }
                 Field::Nested(Value::Array(items)) => {
                     let before = rec.fields.len();
                     for (i, item) in items.iter().enumerate() {
                         if let Some(x) = number(item) {
-                            rec.fields.push((format!("{key}/E{i}"), x));
+                            rec.fields.push((names.get(rec.fields.len(), &format!("{key}/E{i}")), x));
                         }
                     }
                     if rec.fields.len() == before {
@@ -523,7 +525,7 @@ fn record<K: AsRef<str>>(fields: &mut Vec<(K, Field<'_>)>) -> Line {
                     }
                 }
                 other => match other.number() {
-                    Some(x) => rec.fields.push((key.to_owned(), x)),
+                    Some(x) => rec.fields.push((names.get(rec.fields.len(), key), x)),
                     None => rec.ignored.push(key.to_owned()),
                 },
             },
@@ -533,6 +535,46 @@ fn record<K: AsRef<str>>(fields: &mut Vec<(K, Field<'_>)>) -> Line {
         return Line::Skip(SkipKind::NoNumbers, "no numeric field".into());
     }
     Line::Metrics(rec)
+}
+
+/// Distinct field names one input's table keeps (past it, a name is allocated
+/// where it is met, as before): a log that writes a fresh key on every line
+/// cannot grow the table without bound.
+const MAX_NAMES: usize = 8192;
+
+/// The field names of one input, each allocated once, not once per line.
+#[derive(Debug, Default)]
+struct Names {
+    /// The last record's names by position: a log writes the same keys in the same
+    /// order on every line, so most names are found here with one comparison.
+    recent: Vec<FieldName>,
+    known: HashSet<FieldName>,
+}
+
+impl Names {
+    /// The name `name`, to be the record's field number `slot`.
+    fn get(&mut self, slot: usize, name: &str) -> FieldName {
+        if let Some(recent) = self.recent.get(slot) {
+            if **recent == *name {
+                return recent.clone();
+            }
+        }
+        let found = match self.known.get(name) {
+            Some(known) => known.clone(),
+            None => {
+                let new = FieldName::from(name);
+                if self.known.len() < MAX_NAMES {
+                    self.known.insert(new.clone());
+                }
+                new
+            }
+        };
+        match self.recent.get_mut(slot) {
+            Some(recent) => *recent = found.clone(),
+            None => self.recent.push(found.clone()),
+        }
+        found
+    }
 }
 
 /// Keys that name the step.
@@ -546,14 +588,14 @@ const OTHER_STEP_KEYS: &[&str] = &["iter", "current_steps", "num_updates", "glob
 const WRAPPERS: &[&str] = &["metrics", "data", "data_slice", "scalars"];
 
 /// The numeric leaves of a nested object, named `prefix` + path, two levels deep.
-fn flatten(prefix: &str, v: &Value, depth: usize, rec: &mut Record) {
+fn flatten(prefix: &str, v: &Value, depth: usize, rec: &mut Record, names: &mut Names) {
     let Value::Object(map) = v else { return };
     for (k, inner) in map {
         let name = format!("{prefix}{k}");
         match inner {
-            Value::Object(_) if depth < 2 => flatten(&format!("{name}/"), inner, depth + 1, rec),
+            Value::Object(_) if depth < 2 => flatten(&format!("{name}/"), inner, depth + 1, rec, names),
             _ => match number(inner) {
-                Some(x) => rec.fields.push((name, x)),
+                Some(x) => rec.fields.push((names.get(rec.fields.len(), &name), x)),
                 None => rec.ignored.push(name),
             },
         }
@@ -606,7 +648,7 @@ mod tests {
     fn numbers_written_as_strings_are_numbers() {
         let r = rec(r#"{"step": "7", "loss": "1.2", "lr": "3e-4", "tag": "warmup"}"#);
         assert_eq!(r.step, Some(7));
-        assert_eq!(r.fields, vec![("loss".to_owned(), 1.2), ("lr".to_owned(), 3e-4)]);
+        assert_eq!(r.fields, vec![("loss".into(), 1.2), ("lr".into(), 3e-4)]);
         assert_eq!(r.ignored, vec!["tag".to_owned()]);
     }
 
@@ -618,9 +660,9 @@ mod tests {
         assert!(r.fields.contains(&("reward_mean".into(), 0.5)) && r.fields.contains(&("tokens_out".into(), 50.0)), "{:?}", r.fields);
         assert!(r.ignored.contains(&"model_info/phase".to_owned()));
         // verl's file logger, and one metric per line.
-        assert_eq!(rec(r#"{"step": 2, "data": {"actor/pg_loss": 0.1}}"#).fields, vec![("actor/pg_loss".to_owned(), 0.1)]);
+        assert_eq!(rec(r#"{"step": 2, "data": {"actor/pg_loss": 0.1}}"#).fields, vec![("actor/pg_loss".into(), 0.1)]);
         let r = rec(r#"{"time": "2025-01-01T00:00:00Z", "step": 3, "name": "reward_mean", "value": 0.7, "run_id": "a"}"#);
-        assert_eq!((r.run.as_deref(), r.fields.clone()), (Some("a"), vec![("reward_mean".to_owned(), 0.7)]));
+        assert_eq!((r.run.as_deref(), r.fields.clone()), (Some("a"), vec![("reward_mean".into(), 0.7)]));
     }
 
     #[test]
@@ -632,7 +674,7 @@ mod tests {
             assert_eq!((r.step, r.fields.len()), (Some(10), 1), "a step outranks an iter, in either order: {both}");
         }
         let r = rec(r#"{"step": 1, "rank": 1, "loss": 2.0}"#);
-        assert_eq!((r.rank, r.fields.clone()), (Some(1), vec![("loss".to_owned(), 2.0)]));
+        assert_eq!((r.rank, r.fields.clone()), (Some(1), vec![("loss".into(), 2.0)]));
         assert_eq!(rec(r#"{"step": 1, "global_rank": "3", "local_rank": 1, "loss": 2.0}"#).rank, Some(3), "the global rank wins");
         assert_eq!(rec(r#"{"step": 1, "local_rank": 1, "loss": 2.0}"#).rank, Some(1));
         assert!(skip(r#"{"step": 1, "rank": -2, "loss": 1}"#).contains("non-negative integer"));
@@ -667,7 +709,7 @@ mod tests {
     fn both_ways(line: &str) -> (Line, Line, bool) {
         let trimmed = line.trim();
         let scanned = trimmed.starts_with('{') && scan_flat(trimmed, &mut Vec::new()).is_some();
-        let serde = if trimmed.starts_with('{') { parse_by_serde(trimmed) } else { Line::Text };
+        let serde = if trimmed.starts_with('{') { parse_by_serde(trimmed, &mut Names::default()) } else { Line::Text };
         (Reader::default().parse(line), serde, scanned)
     }
 

@@ -8,7 +8,7 @@ use std::collections::{BTreeMap, HashMap};
 
 use serde::Serialize;
 
-use super::Record;
+use super::{FieldName, Record};
 use crate::metrics::catalog::{self, Conversion};
 use crate::metrics::MetricName;
 
@@ -76,10 +76,18 @@ pub struct Normalizer {
     /// (after a `flush`, a live stream's step goes out before its next one arrives).
     last_names: Vec<MetricName>,
     first_time: Option<f64>,
-    cumulative: BTreeMap<String, f64>,
+    cumulative: HashMap<FieldName, f64>,
     /// How each input name reads, worked out once per stream (the catalog lookups
     /// are linear scans, and a log repeats the same names on every line).
-    names: HashMap<String, Resolved>,
+    names: HashMap<FieldName, Resolved>,
+    /// The last record's names by position with their reading, each already in
+    /// the report: a log writes the same names in the same order on every line, so
+    /// most are known here by one comparison (of addresses, for a reader that
+    /// shares its names) instead of a lookup by text.
+    recent: Vec<(FieldName, Resolved)>,
+    /// A record's renamed metrics and the rank of the name each came from (kept
+    /// for its allocation).
+    ranks: Vec<(&'static str, usize)>,
     pub report: StreamReport,
 }
 
@@ -181,41 +189,46 @@ impl Normalizer {
             return;
         }
         self.emitted.push(p.step);
-        self.last_names = p.values.iter().map(|(n, _)| n.clone()).collect();
+        self.last_names.clear();
+        self.last_names.extend(p.values.iter().map(|(n, _)| n.clone()));
         self.report.points += 1;
         out.push(Emit::Point(p));
     }
 
-    /// `already`: the name is canonical as it stands (a preset mapped it).
-    fn resolve(&mut self, name: &str, already: bool) -> Resolved {
-        let r = match self.names.get(name) {
+    /// How `name` reads (before a preset's `already`).
+    fn resolve(&mut self, name: &FieldName) -> Resolved {
+        match self.names.get(name) {
             Some(r) => *r,
             None => {
                 // A canonical name as written takes part in the ranking as a rename to itself.
-                let itself = catalog::info(name).map(|m| m.pattern).filter(|p| *p == name).map(Conversion::Rename);
+                let itself = catalog::info(name).map(|m| m.pattern).filter(|p| *p == &**name).map(Conversion::Rename);
                 let r = Resolved { conversion: catalog::conversion(name).or(itself), rank: catalog::alias_rank(name), interned: catalog::intern(name) };
-                self.names.insert(name.to_owned(), r);
+                self.names.insert(name.clone(), r);
                 r
             }
-        };
-        if already {
-            Resolved { conversion: None, ..r }
-        } else {
-            r
         }
     }
 
     /// Canonical names and values of a record's fields.
-    fn canonical(&mut self, fields: Vec<(String, f64)>, already: bool) -> Vec<(MetricName, f64)> {
+    fn canonical(&mut self, fields: Vec<(FieldName, f64)>, already: bool) -> Vec<(MetricName, f64)> {
         let mut values: Vec<(MetricName, f64)> = Vec::with_capacity(fields.len());
         let mut split_tokens = (None, None);
-        let mut ranks: Vec<(&'static str, usize)> = Vec::new();
-        for (name, v) in fields {
-            if self.names.len() >= MAX_METRICS && !self.names.contains_key(&name) {
-                self.report.over_metric_limit += 1;
-                continue;
-            }
-            let resolved = self.resolve(&name, already);
+        let mut ranks = std::mem::take(&mut self.ranks);
+        ranks.clear();
+        for (slot, (name, v)) in fields.into_iter().enumerate() {
+            let recent = self.recent.get(slot).filter(|(n, _)| n.same(&name)).map(|(_, r)| *r);
+            let resolved = match recent {
+                Some(r) => r,
+                None => {
+                    if self.names.len() >= MAX_METRICS && !self.names.contains_key(&name) {
+                        self.report.over_metric_limit += 1;
+                        continue;
+                    }
+                    self.resolve(&name)
+                }
+            };
+            // A preset's names are canonical as they stand.
+            let resolved = if already { Resolved { conversion: None, ..resolved } } else { resolved };
             let read_as = match resolved.conversion {
                 Some(Conversion::Rename(c)) => {
                     // Several names for one metric in a record: the strongest wins.
@@ -243,7 +256,7 @@ impl Normalizer {
                     }
                     c
                 }
-                None => match name.as_str() {
+                None => match &*name {
                     catalog::TOKENS_IN => {
                         split_tokens.0 = Some(v);
                         catalog::TOKENS
@@ -258,15 +271,24 @@ impl Normalizer {
                     }
                 },
             };
-            if !self.report.read.contains_key(&name) {
-                if catalog::info(read_as).is_none() {
-                    if let Some(close) = catalog::closest(&name) {
-                        self.report.unknown_close_to.insert(name.clone(), close.to_owned());
+            if recent.is_none() {
+                if !self.report.read.contains_key(&*name) {
+                    if catalog::info(read_as).is_none() {
+                        if let Some(close) = catalog::closest(&name) {
+                            self.report.unknown_close_to.insert(name.to_string(), close.to_owned());
+                        }
                     }
+                    self.report.read.insert(name.to_string(), read_as.to_owned());
                 }
-                self.report.read.insert(name, read_as.to_owned());
+                let base = self.names[&*name];
+                let entry = (name, base);
+                match self.recent.get_mut(slot) {
+                    Some(r) => *r = entry,
+                    None => self.recent.push(entry),
+                }
             }
         }
+        self.ranks = ranks;
         if let (Some(a), Some(b)) = split_tokens {
             if !values.iter().any(|(n, _)| n == catalog::TOKENS) {
                 values.push((MetricName::Borrowed(catalog::TOKENS), a + b));
