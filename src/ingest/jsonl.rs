@@ -264,6 +264,14 @@ impl Reader {
     }
 }
 
+/// A line (not blank) read as [`Reader::parse`] reads it and by serde_json alone,
+/// for the fuzz target that compares them.
+pub fn both_ways(line: &str) -> (Line, Line) {
+    let trimmed = line.trim();
+    let serde = if trimmed.starts_with('{') { parse_by_serde(trimmed, &mut Names::default()) } else { Line::Text };
+    (Reader::default().parse(line), serde)
+}
+
 /// A vector's allocation, emptied, for items of another lifetime.
 fn recycle<'a, 'b>(mut v: Vec<(&'a str, Field<'a>)>) -> Vec<(&'b str, Field<'b>)> {
     v.clear();
@@ -706,7 +714,7 @@ mod tests {
 
     /// The scanner's reading of a line and serde_json's, and whether the scanner
     /// read it itself.
-    fn both_ways(line: &str) -> (Line, Line, bool) {
+    fn scanned_and_serde(line: &str) -> (Line, Line, bool) {
         let trimmed = line.trim();
         let scanned = trimmed.starts_with('{') && scan_flat(trimmed, &mut Vec::new()).is_some();
         let serde = if trimmed.starts_with('{') { parse_by_serde(trimmed, &mut Names::default()) } else { Line::Text };
@@ -748,7 +756,7 @@ mod tests {
             "  {\"step\": 17, \"loss\": 1.5}\r ",
         ];
         for line in flat {
-            let (scanned, serde, fast) = both_ways(line);
+            let (scanned, serde, fast) = scanned_and_serde(line);
             assert!(fast, "read by the scanner: {line}");
             assert!(same(&scanned, &serde), "{line}\n{scanned:?}\n{serde:?}");
         }
@@ -790,7 +798,7 @@ mod tests {
             r#"{"step": 1, "loss": nul"#,
         ];
         for line in declined {
-            let (scanned, serde, fast) = both_ways(line);
+            let (scanned, serde, fast) = scanned_and_serde(line);
             assert!(!fast, "declined by the scanner: {line}");
             assert!(same(&scanned, &serde), "{line}\n{scanned:?}\n{serde:?}");
         }
@@ -835,7 +843,7 @@ mod tests {
     }
 
     #[test]
-    fn random_flat_objects_read_the_same_both_ways() {
+    fn random_flat_objects_read_the_same_scanned_and_serde() {
         let keys = ["step", "loss", "lr", "kl", "entropy", "grad_norm", "reward_mean", "val_loss", "tokens", "time", "timestamp", "run", "run_id", "rank", "local_rank", "iter", "name", "value", "x/y", "é", "a\\u0041", "", "metrics"];
         let others = ["true", "false", "null", "\"a\"", "\"1.5\"", "\"nan\"", "\" -inf \"", "\"x\\ny\"", "[1, 2]", "{\"a\": 1}", "{}", "[]"];
         let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
@@ -849,7 +857,7 @@ mod tests {
                 parts.push(format!("\"{}\"{ws1}:{ws2}{value}", rng.pick(&keys)));
             }
             let line = format!("{{{}}}", parts.join(rng.pick(&[", ", ",", " , "])));
-            let (scanned, serde, fast) = both_ways(&line);
+            let (scanned, serde, fast) = scanned_and_serde(&line);
             scanned_lines += usize::from(fast);
             assert!(same(&scanned, &serde), "{line}\n{scanned:?}\n{serde:?}");
         }

@@ -395,4 +395,29 @@ mod tests {
         assert!(!n.report.unknown_close_to.contains_key("my_metric"));
         assert_eq!(n.report.ignored.get("lr"), Some(&None), "lr is itself known: no other name to suggest");
     }
+
+    #[test]
+    fn names_shared_by_the_reader_or_not_read_the_same() {
+        let lines = [
+            r#"{"step": 1, "loss": 2.0, "lr": 1e-4, "num_tokens": 100, "objective/kl": 0.1}"#,
+            r#"{"step": 2, "loss": 1.9, "lr": 1e-4, "num_tokens": 250, "objective/kl": 0.2}"#,
+            r#"{"step": 3, "lr": 1e-4, "loss": 1.8, "kl": 0.3, "objective/kl": 0.25, "wall_time_ms": 250}"#,
+            r#"{"step": 4, "entropy": 1.2, "policy/entropy_avg": 1.4, "los": 1.7}"#,
+            r#"{"step": 4, "tokens_in": 10, "tokens_out": 5, "eval_loss": 2.5}"#,
+            r#"{"step": 5, "policy/entropy_avg": 1.3, "objective/entropy": 40.0, "loss": 1.6, "num_tokens": 400}"#,
+            r#"{"step": 6, "loss": 1.5, "lr": "warmup", "x": [1, 2]}"#,
+            r#"{"step": 3, "loss": 1.4, "lr": 1e-4}"#,
+        ];
+        let run = |records: Vec<Record>| {
+            let mut n = Normalizer::default();
+            let mut out: Vec<Emit> = records.into_iter().flat_map(|r| n.push(r)).collect();
+            out.extend(n.finish());
+            (format!("{out:?}"), n.report)
+        };
+        let mut reader = jsonl::Reader::default();
+        let shared: Vec<Record> = lines.iter().map(|l| if let Line::Metrics(r) = reader.parse(l) { r } else { panic!("{l}") }).collect();
+        let fresh: Vec<Record> = lines.iter().map(|l| rec(l)).collect();
+        assert_eq!(run(shared), run(fresh));
+    }
+
 }
