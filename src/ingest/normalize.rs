@@ -58,6 +58,59 @@ pub struct Point {
     pub values: Vec<(MetricName, f64)>,
 }
 
+/// Ascending steps, held as runs of a fixed stride (`first`, `first + stride`, ...):
+/// a log's steps count up by one or by its logging interval, so a run of any
+/// length takes a few runs' memory, not a word per step.
+#[derive(Debug, Default)]
+struct Steps {
+    /// `(first, stride, count)`, ascending; `stride` is 0 while `count` is 1.
+    runs: Vec<(u64, u64, u64)>,
+}
+
+impl Steps {
+    fn last(&self) -> Option<u64> {
+        self.runs.last().map(|(first, stride, count)| first + stride * (count - 1))
+    }
+
+    /// Appends `step`, above the last one.
+    fn push(&mut self, step: u64) {
+        if let Some((first, stride, count)) = self.runs.last_mut() {
+            let gap = step.checked_sub(*first + *stride * (*count - 1)).filter(|g| *g > 0);
+            if *count == 1 && gap.is_some() {
+                *stride = step - *first;
+                *count = 2;
+                return;
+            }
+            if gap == Some(*stride) {
+                *count += 1;
+                return;
+            }
+        }
+        self.runs.push((step, 0, 1));
+    }
+
+    /// Removes the steps from `step` on, returning how many there were.
+    fn remove_from(&mut self, step: u64) -> u64 {
+        let mut removed = 0;
+        while let Some((first, stride, count)) = self.runs.last_mut() {
+            if *first >= step {
+                removed += *count;
+                self.runs.pop();
+                continue;
+            }
+            // Steps of this run below `step`: first + stride * i < step.
+            let below = if *stride == 0 { 1 } else { ((step - *first - 1) / *stride + 1).min(*count) };
+            removed += *count - below;
+            *count = below;
+            if *count == 1 {
+                *stride = 0;
+            }
+            break;
+        }
+        removed
+    }
+}
+
 /// What the normalizer hands on.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Emit {
@@ -71,7 +124,7 @@ pub struct Normalizer {
     /// The step being gathered (records of one step merge until another arrives).
     pending: Option<Point>,
     /// Steps handed on, ascending (for counting what a resume discards).
-    emitted: Vec<u64>,
+    emitted: Steps,
     /// The metrics handed on for the last step, while a part of it may still come
     /// (after a `flush`, a live stream's step goes out before its next one arrives).
     last_names: Vec<MetricName>,
@@ -104,7 +157,7 @@ impl Normalizer {
     /// Takes one record; returns what is now complete.
     pub fn push(&mut self, rec: Record) -> Vec<Emit> {
         let mut out = Vec::new();
-        let last = self.pending.as_ref().map(|p| p.step).or(self.emitted.last().copied());
+        let last = self.pending.as_ref().map(|p| p.step).or(self.emitted.last());
         let step = match (rec.step, rec.continues) {
             (Some(s), _) => s,
             (None, true) => last.unwrap_or(0),
@@ -143,7 +196,7 @@ impl Normalizer {
         if let Some(p) = self.pending.take() {
             self.emit(p, &mut out);
         }
-        if self.emitted.last() == Some(&step) {
+        if self.emitted.last() == Some(step) {
             // A late part of the step already handed on: its new metrics follow it;
             // a metric it already had is a duplicate, not a resume.
             let before = values.len();
@@ -155,10 +208,8 @@ impl Normalizer {
             }
             return out;
         }
-        if self.emitted.last().is_some_and(|l| step <= *l) {
-            let keep = self.emitted.partition_point(|s| *s < step);
-            let resume = Resume { at_step: step, discarded: (self.emitted.len() - keep) as u64 };
-            self.emitted.truncate(keep);
+        if self.emitted.last().is_some_and(|l| step <= l) {
+            let resume = Resume { at_step: step, discarded: self.emitted.remove_from(step) };
             self.report.points -= resume.discarded;
             self.report.resumed.push(resume);
             out.push(Emit::Resumed(resume));
@@ -418,6 +469,44 @@ mod tests {
         let shared: Vec<Record> = lines.iter().map(|l| if let Line::Metrics(r) = reader.parse(l) { r } else { panic!("{l}") }).collect();
         let fresh: Vec<Record> = lines.iter().map(|l| rec(l)).collect();
         assert_eq!(run(shared), run(fresh));
+    }
+
+
+    #[test]
+    fn steps_held_as_strided_runs_count_as_a_list_does() {
+        let mut state = 0x2545_f491_4f6c_dd1du64;
+        let mut next = move |n: u64| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state % n
+        };
+        for _ in 0..200 {
+            let (mut steps, mut list) = (Steps::default(), Vec::<u64>::new());
+            let stride = 1 + next(10);
+            for _ in 0..300 {
+                let last = list.last().copied();
+                assert_eq!(steps.last(), last);
+                match next(10) {
+                    // Back to an earlier step: what a resume does.
+                    0 if last.is_some() => {
+                        let at = next(last.unwrap() + 2);
+                        let keep = list.partition_point(|s| *s < at);
+                        assert_eq!(steps.remove_from(at), (list.len() - keep) as u64, "{list:?} from {at}");
+                        list.truncate(keep);
+                    }
+                    k => {
+                        let step = last.map_or(next(5), |l| l + if k < 7 { stride } else { 1 + next(30) });
+                        steps.push(step);
+                        list.push(step);
+                    }
+                }
+            }
+            assert!(steps.runs.len() <= list.len().max(1));
+        }
+        let mut steps = Steps::default();
+        (1..=100_000).for_each(|s| steps.push(s * 10));
+        assert_eq!((steps.runs.len(), steps.last()), (1, Some(1_000_000)), "a long run of one stride is one run");
     }
 
 }
