@@ -144,7 +144,12 @@ struct Reading {
     last: Option<(String, Option<String>, Option<u32>, usize)>,
     batch: Vec<Read>,
     to_hub: Option<std::sync::mpsc::SyncSender<Vec<Read>>>,
+    /// Values vectors judged, for the normalizers to fill again.
+    spent: std::sync::mpsc::Receiver<Vec<Values>>,
 }
+
+/// A step's values, as the normalizer makes them and the detectors read them.
+type Values = Vec<(crate::metrics::MetricName, f64)>;
 
 impl Reading {
     fn line(&mut self, default_run: &str, line_no: usize, line: Line) {
@@ -216,6 +221,12 @@ impl Reading {
                 let _ = to_hub.send(std::mem::take(&mut self.batch));
             }
         }
+        // To the stream read last: most logs are one stream.
+        if let Some((.., n)) = self.last {
+            while let Ok(spent) = self.spent.try_recv() {
+                spent.into_iter().for_each(|values| self.streams[n].1.reuse(values));
+            }
+        }
     }
 
     /// Each stream's last step, streams in the order of their keys.
@@ -246,18 +257,21 @@ fn analyse_stream(
     let mut hub = Hub::new(SessionState::new(session.to_owned(), Vec::new())).judged_elsewhere();
     let (to_hub, from_reading) = std::sync::mpsc::sync_channel::<Vec<Read>>(16);
     let (to_judge, from_hub) = std::sync::mpsc::sync_channel::<Vec<HealthCall>>(16);
+    // The steps' values vectors, once judged, go back to the reading side to be
+    // filled again: no allocation there, no free on the judging thread.
+    let (to_reuse, spent) = std::sync::mpsc::channel::<Vec<Values>>();
     let reading = std::thread::scope(|scope| {
         let judging = scope.spawn(move || {
             let (mut health, mut raised) = (SessionHealth::new(), Vec::new());
             for calls in from_hub {
-                for call in calls {
-                    call.judge(&mut health, &mut raised);
-                }
+                let judged: Vec<Values> = calls.into_iter().filter_map(|call| call.judge(&mut health, &mut raised)).collect();
+                // The reading side may be done: the vectors are freed then.
+                let _ = to_reuse.send(judged);
             }
             raised
         });
         let reader = scope.spawn(move || {
-            let mut reading = Reading { keys: HashMap::new(), streams: Vec::new(), skipped: BTreeMap::new(), last: None, batch: Vec::with_capacity(BATCH), to_hub: Some(to_hub) };
+            let mut reading = Reading { keys: HashMap::new(), streams: Vec::new(), skipped: BTreeMap::new(), last: None, batch: Vec::with_capacity(BATCH), to_hub: Some(to_hub), spent };
             let done = read(&mut reading);
             reading.finish();
             done.map(|()| reading)

@@ -42,6 +42,9 @@ fn is_zero(n: &u64) -> bool {
 /// that writes a fresh key on every line cannot grow rlmon without bound.
 pub const MAX_METRICS: usize = 8192;
 
+/// Spare values vectors a normalizer keeps ([`Normalizer::reuse`]).
+const MAX_SPARE: usize = 4096;
+
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct Resume {
     /// The first step logged again.
@@ -141,6 +144,9 @@ pub struct Normalizer {
     /// A record's renamed metrics and the rank of the name each came from (kept
     /// for its allocation).
     ranks: Vec<(&'static str, usize)>,
+    /// Emptied values vectors handed back by the consumer of the points
+    /// ([`Normalizer::reuse`]), for the next points.
+    spare: Vec<Vec<(MetricName, f64)>>,
     pub report: StreamReport,
 }
 
@@ -218,6 +224,16 @@ impl Normalizer {
         out
     }
 
+    /// Takes a point's values vector back once its values are used: its allocation
+    /// holds a later point's (a consumer on another thread saves a free there and
+    /// an allocation here).
+    pub fn reuse(&mut self, mut values: Vec<(MetricName, f64)>) {
+        if self.spare.len() < MAX_SPARE {
+            values.clear();
+            self.spare.push(values);
+        }
+    }
+
     /// Hands on the step being gathered now, rather than when the next one arrives:
     /// a live stream calls this when its input has nothing more for the moment, so
     /// the display is not a log interval behind. Parts of that step arriving later
@@ -262,7 +278,7 @@ impl Normalizer {
 
     /// Canonical names and values of a record's fields.
     fn canonical(&mut self, fields: Vec<(FieldName, f64)>, already: bool) -> Vec<(MetricName, f64)> {
-        let mut values: Vec<(MetricName, f64)> = Vec::with_capacity(fields.len());
+        let mut values: Vec<(MetricName, f64)> = self.spare.pop().unwrap_or_else(|| Vec::with_capacity(fields.len()));
         let mut split_tokens = (None, None);
         let mut ranks = std::mem::take(&mut self.ranks);
         ranks.clear();
