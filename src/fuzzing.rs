@@ -10,7 +10,7 @@ use crate::metrics::catalog::Preset;
 
 /// Every target by name; the corpus lives in `fuzz/corpus/NAME/`.
 pub const TARGETS: &[(&str, fn(&[u8]))] = &[
-    ("jsonl", |d| log(d, Format::Jsonl)),
+    ("jsonl", jsonl),
     ("csv", |d| log(d, Format::Csv(b','))),
     ("tsv", |d| log(d, Format::Csv(b'\t'))),
     ("trainer_state", |d| log(d, Format::TrainerState)),
@@ -39,6 +39,18 @@ pub fn target(name: &str) -> Option<fn(&[u8])> {
 /// A log through the whole of `rlmon check`: parser, normalizer, detectors.
 fn log(data: &[u8], format: Format) {
     let _ = analyse(data, format, "fuzz", None);
+}
+
+/// A JSONL log through `check`; and each line read by the flat-object scanner and
+/// by serde_json must give the same record.
+fn jsonl(data: &[u8]) {
+    log(data, Format::Jsonl);
+    for line in data.split(|b| *b == b'\n') {
+        if let Ok(line) = std::str::from_utf8(line) {
+            let (scanned, serde) = crate::ingest::jsonl::both_ways(line);
+            assert_eq!(format!("{scanned:?}"), format!("{serde:?}"), "{line:?}");
+        }
+    }
 }
 
 /// The format told from the content, as `rlmon check` does for a file.

@@ -15,7 +15,7 @@ use crate::health::context::{self, Moved};
 pub use crate::health::judged::NotJudged;
 use crate::health::{Alert, HealthConfig, SessionHealth, Severity};
 use crate::ingest::normalize::{Emit, Normalizer, StreamReport};
-use crate::ingest::{self, Format, Line, LineReader, SkipKind};
+use crate::ingest::{self, Format, Line, LineReader, Record, SkipKind};
 use crate::session::event::rank_run_name;
 use crate::session::hub::HealthCall;
 use crate::session::{Event, Hub, RunRecord, SessionState};
@@ -140,34 +140,27 @@ struct Reading {
     /// Each stream's key (its run's name) and normalizer, in order of appearance.
     streams: Vec<(String, Normalizer)>,
     skipped: BTreeMap<SkipKind, Skipped>,
+    /// The last record's input (its default run), run and rank, and its stream.
+    last: Option<(String, Option<String>, Option<u32>, usize)>,
     batch: Vec<Read>,
     to_hub: Option<std::sync::mpsc::SyncSender<Vec<Read>>>,
+    /// Values vectors judged, for the normalizers to fill again.
+    spent: std::sync::mpsc::Receiver<Vec<Values>>,
 }
+
+/// A step's values, as the normalizer makes them and the detectors read them.
+type Values = Vec<(crate::metrics::MetricName, f64)>;
 
 impl Reading {
     fn line(&mut self, default_run: &str, line_no: usize, line: Line) {
         match line {
-            Line::Metrics(rec) => {
+            // A CSV row of several runs' columns is a record per run.
+            Line::Metrics(rec) if rec.fields.iter().any(|(k, _)| k.contains('\u{1f}')) => {
                 for rec in ingest::csv::split_runs(rec) {
-                    let name = rec.run.clone().unwrap_or_else(|| default_run.to_owned());
-                    // A rank's records are a stream of their own, a run under its job.
-                    let key = rec.rank.map_or_else(|| name.clone(), |rank| rank_run_name(&name, rank));
-                    let n = match self.keys.get(&key) {
-                        Some(n) => *n,
-                        None => {
-                            let n = self.streams.len();
-                            self.keys.insert(key.clone(), n);
-                            self.streams.push((key, Normalizer::default()));
-                            self.batch.push(Read::Stream { name, rank: rec.rank });
-                            n
-                        }
-                    };
-                    let emits = self.streams[n].1.push(rec);
-                    if !emits.is_empty() {
-                        self.send(Read::Emits(n, emits));
-                    }
+                    self.record(default_run, rec);
                 }
             }
+            Line::Metrics(rec) => self.record(default_run, rec),
             Line::Skip(kind, why) => {
                 let s = self.skipped.entry(kind).or_insert_with(|| Skipped { lines: 0, first_line: line_no, first: why });
                 s.lines += 1;
@@ -177,6 +170,40 @@ impl Reading {
                 self.skipped.entry(kind).or_insert_with(|| Skipped { lines: 0, first_line: line_no, first: kind.as_str().into() }).lines += 1;
             }
             Line::Blank => {}
+        }
+    }
+
+    /// One record to its stream's normalizer.
+    fn record(&mut self, default_run: &str, rec: Record) {
+        // Most records belong to the stream of the record before them.
+        let n = match &self.last {
+            Some((default, run, rank, n)) if *run == rec.run && *rank == rec.rank && default == default_run => *n,
+            _ => {
+                let n = self.stream(default_run, &rec);
+                self.last = Some((default_run.to_owned(), rec.run.clone(), rec.rank, n));
+                n
+            }
+        };
+        let emits = self.streams[n].1.push(rec);
+        if !emits.is_empty() {
+            self.send(Read::Emits(n, emits));
+        }
+    }
+
+    /// The stream of a record, in order of first appearance.
+    fn stream(&mut self, default_run: &str, rec: &Record) -> usize {
+        let name = rec.run.clone().unwrap_or_else(|| default_run.to_owned());
+        // A rank's records are a stream of their own, a run under its job.
+        let key = rec.rank.map_or_else(|| name.clone(), |rank| rank_run_name(&name, rank));
+        match self.keys.get(&key) {
+            Some(n) => *n,
+            None => {
+                let n = self.streams.len();
+                self.keys.insert(key.clone(), n);
+                self.streams.push((key, Normalizer::default()));
+                self.batch.push(Read::Stream { name, rank: rec.rank });
+                n
+            }
         }
     }
 
@@ -192,6 +219,12 @@ impl Reading {
             // The hub side only stops early by panicking: nothing to do then.
             if let Some(to_hub) = &self.to_hub {
                 let _ = to_hub.send(std::mem::take(&mut self.batch));
+            }
+        }
+        // To the stream read last: most logs are one stream.
+        if let Some((.., n)) = self.last {
+            while let Ok(spent) = self.spent.try_recv() {
+                spent.into_iter().for_each(|values| self.streams[n].1.reuse(values));
             }
         }
     }
@@ -224,18 +257,21 @@ fn analyse_stream(
     let mut hub = Hub::new(SessionState::new(session.to_owned(), Vec::new())).judged_elsewhere();
     let (to_hub, from_reading) = std::sync::mpsc::sync_channel::<Vec<Read>>(16);
     let (to_judge, from_hub) = std::sync::mpsc::sync_channel::<Vec<HealthCall>>(16);
+    // The steps' values vectors, once judged, go back to the reading side to be
+    // filled again: no allocation there, no free on the judging thread.
+    let (to_reuse, spent) = std::sync::mpsc::channel::<Vec<Values>>();
     let reading = std::thread::scope(|scope| {
         let judging = scope.spawn(move || {
             let (mut health, mut raised) = (SessionHealth::new(), Vec::new());
             for calls in from_hub {
-                for call in calls {
-                    call.judge(&mut health, &mut raised);
-                }
+                let judged: Vec<Values> = calls.into_iter().filter_map(|call| call.judge(&mut health, &mut raised)).collect();
+                // The reading side may be done: the vectors are freed then.
+                let _ = to_reuse.send(judged);
             }
             raised
         });
         let reader = scope.spawn(move || {
-            let mut reading = Reading { keys: HashMap::new(), streams: Vec::new(), skipped: BTreeMap::new(), batch: Vec::with_capacity(BATCH), to_hub: Some(to_hub) };
+            let mut reading = Reading { keys: HashMap::new(), streams: Vec::new(), skipped: BTreeMap::new(), last: None, batch: Vec::with_capacity(BATCH), to_hub: Some(to_hub), spent };
             let done = read(&mut reading);
             reading.finish();
             done.map(|()| reading)

@@ -108,7 +108,7 @@ impl Columns {
                                 Some(r) => format!("{r}\u{1f}{name}"),
                                 None => name.clone(),
                             };
-                            rec.fields.push((key, v));
+                            rec.fields.push((key.into(), v));
                         }
                         None => rec.ignored.push(name.clone()),
                     }
@@ -130,7 +130,7 @@ pub fn split_runs(rec: Record) -> Vec<Record> {
     let mut out: Vec<Record> = Vec::new();
     for (key, v) in rec.fields {
         let (run, name) = match key.split_once('\u{1f}') {
-            Some((r, n)) => (Some(r.to_owned()), n.to_owned()),
+            Some((r, n)) => (Some(r.to_owned()), n.into()),
             None => (rec.run.clone(), key),
         };
         match out.iter_mut().find(|r| r.run == run) {
@@ -188,8 +188,8 @@ mod tests {
         let r = rows("Step,\"a - loss\",\"a - loss__MIN\",\"a - loss__MAX\",\"b - loss\"\n5,2.0,1.9,2.1,3.0\n", None);
         let split = split_runs(rec(&r[0]).clone());
         assert_eq!(split.len(), 2);
-        assert_eq!((split[0].run.as_deref(), split[0].step, split[0].fields.clone()), (Some("a"), Some(5), vec![("loss".to_owned(), 2.0)]));
-        assert_eq!((split[1].run.as_deref(), split[1].fields.clone()), (Some("b"), vec![("loss".to_owned(), 3.0)]));
+        assert_eq!((split[0].run.as_deref(), split[0].step, split[0].fields.clone()), (Some("a"), Some(5), vec![("loss".into(), 2.0)]));
+        assert_eq!((split[1].run.as_deref(), split[1].fields.clone()), (Some("b"), vec![("loss".into(), 3.0)]));
     }
 
     #[test]

@@ -40,7 +40,7 @@ pub fn parse_printed(line: &str) -> Line {
         }
         match python_number(value) {
             Some(v) if key == "step" => rec.step = (v.is_finite() && v >= 0.0 && v < 2f64.powi(63)).then_some(v as u64),
-            Some(v) => rec.fields.push((key.to_owned(), v)),
+            Some(v) => rec.fields.push((key.into(), v)),
             None => rec.ignored.push(key.to_owned()),
         }
     }

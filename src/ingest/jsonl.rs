@@ -4,12 +4,13 @@
 //! bare tokens, and some loggers write numbers as strings (`"loss": "1.2"`): both
 //! are read as numbers. Other strings, booleans and objects are listed as ignored.
 use std::borrow::Cow;
+use std::collections::HashSet;
 
 use serde::de::value::{MapAccessDeserializer, SeqAccessDeserializer};
 use serde::de::{Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde_json::Value;
 
-use super::{number_in_text, Line, Record, SkipKind};
+use super::{number_in_text, FieldName, Line, Record, SkipKind};
 
 const NONFINITE_TOKENS: [(&str, &str); 3] = [("-Infinity", "\"-Infinity\""), ("Infinity", "\"Infinity\""), ("NaN", "\"NaN\"")];
 
@@ -184,7 +185,8 @@ impl<'de> Deserialize<'de> for Fields<'de> {
                     let v: Field<'de> = map.next_value()?;
                     fields.push((k, v));
                 }
-                Ok(Fields(in_map_order(fields)))
+                in_map_order(&mut fields);
+                Ok(Fields(fields))
             }
         }
         d.deserialize_map(V)
@@ -193,19 +195,21 @@ impl<'de> Deserialize<'de> for Fields<'de> {
 
 /// Sorted by key, the later of a repeated key kept: the order and content of a
 /// `serde_json::Map` (a `BTreeMap`) built from the same fields.
-fn in_map_order<'a>(mut fields: Vec<(Cow<'a, str>, Field<'a>)>) -> Vec<(Cow<'a, str>, Field<'a>)> {
-    if fields.windows(2).all(|w| w[0].0 < w[1].0) {
-        return fields;
+fn in_map_order<K: AsRef<str>>(fields: &mut Vec<(K, Field<'_>)>) {
+    if fields.windows(2).all(|w| w[0].0.as_ref() < w[1].0.as_ref()) {
+        return;
     }
-    fields.sort_by(|a, b| a.0.cmp(&b.0)); // stable: a repeated key's values stay in line order
-    let mut out: Vec<(Cow<'a, str>, Field<'a>)> = Vec::with_capacity(fields.len());
-    for f in fields {
-        match out.last_mut() {
-            Some(last) if last.0 == f.0 => *last = f,
-            _ => out.push(f),
+    fields.sort_by(|a, b| a.0.as_ref().cmp(b.0.as_ref())); // stable: a repeated key's values stay in line order
+    // Of each run of one key, its last.
+    let mut kept = 0;
+    for i in 0..fields.len() {
+        if i + 1 < fields.len() && fields[i].0.as_ref() == fields[i + 1].0.as_ref() {
+            continue;
         }
+        fields.swap(kept, i);
+        kept += 1;
     }
-    out
+    fields.truncate(kept);
 }
 
 fn too_deep(line: &str) -> bool {
@@ -227,10 +231,56 @@ fn too_deep(line: &str) -> bool {
 
 /// Parses one line (not blank).
 pub fn parse(line: &str) -> Line {
-    let line = line.trim();
-    if !line.starts_with('{') {
-        return Line::Text;
+    Reader::default().parse(line)
+}
+
+/// Reads the lines of one JSONL input, keeping what it can reuse from line to line:
+/// the buffer a flat line's fields are scanned into, and the field names met.
+#[derive(Debug, Default)]
+pub struct Reader {
+    names: Names,
+    /// Empty between lines: only its allocation is kept.
+    scanned: Vec<(&'static str, Field<'static>)>,
+}
+
+impl Reader {
+    /// Parses one line (not blank): a flat object (numbers, plain strings, literals)
+    /// in one pass over its bytes; anything else (nesting, escapes, unusual numbers,
+    /// malformed text) by serde_json, as before. Both give the same [`Line`].
+    pub fn parse(&mut self, line: &str) -> Line {
+        let line = line.trim();
+        if !line.starts_with('{') {
+            return Line::Text;
+        }
+        let mut fields = recycle(std::mem::take(&mut self.scanned));
+        let parsed = if scan_flat(line, &mut fields).is_some() {
+            in_map_order(&mut fields);
+            record(&mut fields, &mut self.names)
+        } else {
+            parse_by_serde(line, &mut self.names)
+        };
+        self.scanned = recycle(fields);
+        parsed
     }
+}
+
+/// A line (not blank) read as [`Reader::parse`] reads it and by serde_json alone,
+/// for the fuzz target that compares them.
+pub fn both_ways(line: &str) -> (Line, Line) {
+    let trimmed = line.trim();
+    let serde = if trimmed.starts_with('{') { parse_by_serde(trimmed, &mut Names::default()) } else { Line::Text };
+    (Reader::default().parse(line), serde)
+}
+
+/// A vector's allocation, emptied, for items of another lifetime.
+fn recycle<'a, 'b>(mut v: Vec<(&'a str, Field<'a>)>) -> Vec<(&'b str, Field<'b>)> {
+    v.clear();
+    // In-place collection: the same allocation, no item to map.
+    v.into_iter().map(|_| unreachable!("emptied")).collect()
+}
+
+/// The serde_json reading of a line already trimmed and starting with `{`.
+fn parse_by_serde(line: &str, names: &mut Names) -> Line {
     if too_deep(line) {
         return Line::Skip(SkipKind::Malformed, format!("JSON nested deeper than {MAX_DEPTH} levels"));
     }
@@ -243,36 +293,199 @@ pub fn parse(line: &str) -> Line {
         line
     };
     match serde_json::from_str::<Fields>(text) {
-        Ok(Fields(fields)) => record(fields),
+        Ok(Fields(mut fields)) => record(&mut fields, names),
         Err(e) => Line::Skip(SkipKind::Malformed, format!("not JSON: {e}")),
     }
 }
 
-/// One JSON object's record: its step, run, time and numeric fields.
-pub fn object(map: serde_json::Map<String, Value>) -> Line {
-    record(map.into_iter().map(|(k, v)| (Cow::Owned(k), Field::from_value(v))).collect())
+/// JSON's whitespace (serde_json's: not Unicode's).
+fn skip_ws(b: &[u8], mut i: usize) -> usize {
+    while i < b.len() && matches!(b[i], b' ' | b'\n' | b'\t' | b'\r') {
+        i += 1;
+    }
+    i
 }
 
-/// The record of an object's fields, in `serde_json::Map` order.
-fn record(fields: Vec<(Cow<'_, str>, Field<'_>)>) -> Line {
-    let mut rec = Record::default();
+/// A flat JSON object's top-level fields, in line order, read in one pass: keys
+/// and strings borrowed, numbers parsed in place exactly as serde_json parses them
+/// (the same `U64`/`I64`/`F64` and the same value), the bare NaN / Infinity /
+/// -Infinity tokens as the strings the serde path quotes them into. `None` (with
+/// `out` in any state) for whatever this does not read exactly as serde_json would:
+/// nested values, strings with escapes, control characters or brackets (which
+/// the nesting check counts), numbers with more than 19 significant digits or a
+/// power of ten beyond 22, and anything malformed; the serde path reads those.
+fn scan_flat<'a>(line: &'a str, out: &mut Vec<(&'a str, Field<'a>)>) -> Option<()> {
+    let b = line.as_bytes();
+    let mut i = skip_ws(b, 1);
+    if b.get(i) == Some(&b'}') {
+        return (skip_ws(b, i + 1) == b.len()).then_some(());
+    }
+    loop {
+        if b.get(i) != Some(&b'"') {
+            return None;
+        }
+        let (key, next) = scan_str(line, i + 1)?;
+        i = skip_ws(b, next);
+        if b.get(i) != Some(&b':') {
+            return None;
+        }
+        i = skip_ws(b, i + 1);
+        let (value, next) = scan_value(line, i)?;
+        out.push((key, value));
+        i = skip_ws(b, next);
+        match b.get(i) {
+            Some(b',') => i = skip_ws(b, i + 1),
+            Some(b'}') => return (skip_ws(b, i + 1) == b.len()).then_some(()),
+            _ => return None,
+        }
+    }
+}
+
+/// A string's text from just after its opening quote, and the index after its
+/// closing one; `None` for escapes, control characters and brackets.
+fn scan_str(line: &str, from: usize) -> Option<(&str, usize)> {
+    let b = line.as_bytes();
+    let mut i = from;
+    loop {
+        match *b.get(i)? {
+            // The quote is ASCII: `from..i` lies on character boundaries.
+            b'"' => return Some((&line[from..i], i + 1)),
+            b'\\' | 0..=0x1f | b'{' | b'[' | b'}' | b']' => return None,
+            _ => i += 1,
+        }
+    }
+}
+
+/// A value starting at `i` (not nested) and the index after it.
+fn scan_value(line: &str, i: usize) -> Option<(Field<'_>, usize)> {
+    let b = line.as_bytes();
+    let rest = &b[i..];
+    let token = |t: &str, f: Field<'static>| rest.starts_with(t.as_bytes()).then(|| (f, i + t.len()));
+    match *rest.first()? {
+        b'"' => scan_str(line, i + 1).map(|(s, next)| (Field::Str(Cow::Borrowed(s)), next)),
+        b'-' | b'0'..=b'9' => scan_number(b, i),
+        b't' => token("true", Field::Bool(true)),
+        b'f' => token("false", Field::Bool(false)),
+        b'n' => token("null", Field::Null),
+        // Python's bare tokens: the serde path quotes them into these strings.
+        b'N' => token("NaN", Field::Str(Cow::Borrowed("NaN"))),
+        b'I' => token("Infinity", Field::Str(Cow::Borrowed("Infinity"))),
+        _ => None,
+    }
+    .or_else(|| rest.starts_with(b"-Infinity").then(|| (Field::Str(Cow::Borrowed("-Infinity")), i + 9)))
+}
+
+/// Exact powers of ten, as serde_json's table holds them.
+const POW10: [f64; 23] = [1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22];
+
+/// A JSON number at `i`, as serde_json (without `float_roundtrip`) reads it: an
+/// integer as `U64`, a negative one as `I64` (`-0` as `F64(-0.0)`), anything with
+/// a fraction or an exponent as the significand's digits times or over a power of
+/// ten. `None` where serde_json would take another path (a significand beyond
+/// `u64`, a power beyond 10^22) or refuse the number.
+fn scan_number(b: &[u8], mut i: usize) -> Option<(Field<'static>, usize)> {
+    let positive = b[i] != b'-';
+    if !positive {
+        i += 1;
+    }
+    let digit = |i: usize| b.get(i).filter(|c| c.is_ascii_digit()).map(|c| u64::from(c - b'0'));
+    let mut significand = digit(i)?;
+    i += 1;
+    if significand != 0 {
+        while let Some(d) = digit(i) {
+            significand = significand.checked_mul(10)?.checked_add(d)?;
+            i += 1;
+        }
+    } else if digit(i).is_some() {
+        return None; // a leading zero
+    }
+    let mut exponent: i32 = 0;
+    let mut float = false;
+    if b.get(i) == Some(&b'.') {
+        i += 1;
+        digit(i)?;
+        while let Some(d) = digit(i) {
+            significand = significand.checked_mul(10)?.checked_add(d)?;
+            exponent -= 1;
+            i += 1;
+        }
+        float = true;
+    }
+    if matches!(b.get(i), Some(b'e' | b'E')) {
+        i += 1;
+        let positive_exp = match b.get(i) {
+            Some(b'-') => {
+                i += 1;
+                false
+            }
+            Some(b'+') => {
+                i += 1;
+                true
+            }
+            _ => true,
+        };
+        let mut exp = i32::try_from(digit(i)?).ok()?;
+        i += 1;
+        while let Some(d) = digit(i) {
+            exp = exp * 10 + d as i32;
+            if exp > 1000 {
+                return None;
+            }
+            i += 1;
+        }
+        exponent += if positive_exp { exp } else { -exp };
+        float = true;
+    }
+    if !float {
+        let field = if positive {
+            Field::U64(significand)
+        } else {
+            let neg = (significand as i64).wrapping_neg();
+            if neg >= 0 {
+                Field::F64(-(significand as f64))
+            } else {
+                Field::I64(neg)
+            }
+        };
+        return Some((field, i));
+    }
+    let pow = *POW10.get(exponent.unsigned_abs() as usize)?;
+    let mut f = significand as f64;
+    if exponent >= 0 {
+        f *= pow;
+    } else {
+        f /= pow;
+    }
+    Some((Field::F64(if positive { f } else { -f }), i))
+}
+
+/// One JSON object's record: its step, run, time and numeric fields.
+pub fn object(map: serde_json::Map<String, Value>) -> Line {
+    record(&mut map.into_iter().map(|(k, v)| (k, Field::from_value(v))).collect(), &mut Names::default())
+}
+
+/// The record of an object's fields, in `serde_json::Map` order (taken out of
+/// `fields`, whose allocation the caller may reuse).
+fn record<K: AsRef<str>>(fields: &mut Vec<(K, Field<'_>)>, names: &mut Names) -> Line {
+    let mut rec = Record { fields: Vec::with_capacity(fields.len()), ..Record::default() };
     // The step came from one of `STEP_KEYS`, which outrank `OTHER_STEP_KEYS`.
     let mut step_named = false;
-    let get = |name: &str| fields.iter().find(|(k, _)| k == name).map(|(_, v)| v);
+    let get = |name: &str| fields.iter().find(|(k, _)| k.as_ref() == name).map(|(_, v)| v);
     // One metric per line (`{"step": 3, "name": "reward_mean", "value": 0.5}`, as
     // RLDK's event writer emits): the pair is the metric.
     let long = match (get("name"), get("value").and_then(Field::number)) {
-        (Some(Field::Str(name)), Some(value)) => Some((name.clone().into_owned(), value)),
+        (Some(Field::Str(name)), Some(value)) => Some((names.get(0, name), value)),
         _ => None,
     };
     if let Some(field) = long.clone() {
         rec.fields.push(field);
     }
-    for (key, v) in fields {
+    for (key, v) in fields.drain(..) {
+        let key = key.as_ref();
         if long.is_some() && (key == "name" || key == "value") {
             continue;
         }
-        match key.as_ref() {
+        match key {
             "run" | "run_id" => {
                 rec.run = match v {
                     Field::Str(s) => Some(s.into_owned()),
@@ -305,23 +518,23 @@ fn record(fields: Vec<(Cow<'_, str>, Field<'_>)>) -> Line {
             // under `key/`.
             _ => match v {
                 Field::Nested(v @ Value::Object(_)) => {
-                    let prefix = if WRAPPERS.contains(&key.as_ref()) { String::new() } else { format!("{key}/") };
-                    flatten(&prefix, &v, 1, &mut rec);
+                    let prefix = if WRAPPERS.contains(&key) { String::new() } else { format!("{key}/") };
+                    flatten(&prefix, &v, 1, &mut rec, names);
                 }
                 Field::Nested(Value::Array(items)) => {
                     let before = rec.fields.len();
                     for (i, item) in items.iter().enumerate() {
                         if let Some(x) = number(item) {
-                            rec.fields.push((format!("{key}/E{i}"), x));
+                            rec.fields.push((names.get(rec.fields.len(), &format!("{key}/E{i}")), x));
                         }
                     }
                     if rec.fields.len() == before {
-                        rec.ignored.push(key.into_owned());
+                        rec.ignored.push(key.to_owned());
                     }
                 }
                 other => match other.number() {
-                    Some(x) => rec.fields.push((key.into_owned(), x)),
-                    None => rec.ignored.push(key.into_owned()),
+                    Some(x) => rec.fields.push((names.get(rec.fields.len(), key), x)),
+                    None => rec.ignored.push(key.to_owned()),
                 },
             },
         }
@@ -330,6 +543,46 @@ fn record(fields: Vec<(Cow<'_, str>, Field<'_>)>) -> Line {
         return Line::Skip(SkipKind::NoNumbers, "no numeric field".into());
     }
     Line::Metrics(rec)
+}
+
+/// Distinct field names one input's table keeps (past it, a name is allocated
+/// where it is met, as before): a log that writes a fresh key on every line
+/// cannot grow the table without bound.
+const MAX_NAMES: usize = 8192;
+
+/// The field names of one input, each allocated once, not once per line.
+#[derive(Debug, Default)]
+struct Names {
+    /// The last record's names by position: a log writes the same keys in the same
+    /// order on every line, so most names are found here with one comparison.
+    recent: Vec<FieldName>,
+    known: HashSet<FieldName>,
+}
+
+impl Names {
+    /// The name `name`, to be the record's field number `slot`.
+    fn get(&mut self, slot: usize, name: &str) -> FieldName {
+        if let Some(recent) = self.recent.get(slot) {
+            if **recent == *name {
+                return recent.clone();
+            }
+        }
+        let found = match self.known.get(name) {
+            Some(known) => known.clone(),
+            None => {
+                let new = FieldName::from(name);
+                if self.known.len() < MAX_NAMES {
+                    self.known.insert(new.clone());
+                }
+                new
+            }
+        };
+        match self.recent.get_mut(slot) {
+            Some(recent) => *recent = found.clone(),
+            None => self.recent.push(found.clone()),
+        }
+        found
+    }
 }
 
 /// Keys that name the step.
@@ -343,14 +596,14 @@ const OTHER_STEP_KEYS: &[&str] = &["iter", "current_steps", "num_updates", "glob
 const WRAPPERS: &[&str] = &["metrics", "data", "data_slice", "scalars"];
 
 /// The numeric leaves of a nested object, named `prefix` + path, two levels deep.
-fn flatten(prefix: &str, v: &Value, depth: usize, rec: &mut Record) {
+fn flatten(prefix: &str, v: &Value, depth: usize, rec: &mut Record, names: &mut Names) {
     let Value::Object(map) = v else { return };
     for (k, inner) in map {
         let name = format!("{prefix}{k}");
         match inner {
-            Value::Object(_) if depth < 2 => flatten(&format!("{name}/"), inner, depth + 1, rec),
+            Value::Object(_) if depth < 2 => flatten(&format!("{name}/"), inner, depth + 1, rec, names),
             _ => match number(inner) {
-                Some(x) => rec.fields.push((name, x)),
+                Some(x) => rec.fields.push((names.get(rec.fields.len(), &name), x)),
                 None => rec.ignored.push(name),
             },
         }
@@ -403,7 +656,7 @@ mod tests {
     fn numbers_written_as_strings_are_numbers() {
         let r = rec(r#"{"step": "7", "loss": "1.2", "lr": "3e-4", "tag": "warmup"}"#);
         assert_eq!(r.step, Some(7));
-        assert_eq!(r.fields, vec![("loss".to_owned(), 1.2), ("lr".to_owned(), 3e-4)]);
+        assert_eq!(r.fields, vec![("loss".into(), 1.2), ("lr".into(), 3e-4)]);
         assert_eq!(r.ignored, vec!["tag".to_owned()]);
     }
 
@@ -415,9 +668,9 @@ mod tests {
         assert!(r.fields.contains(&("reward_mean".into(), 0.5)) && r.fields.contains(&("tokens_out".into(), 50.0)), "{:?}", r.fields);
         assert!(r.ignored.contains(&"model_info/phase".to_owned()));
         // verl's file logger, and one metric per line.
-        assert_eq!(rec(r#"{"step": 2, "data": {"actor/pg_loss": 0.1}}"#).fields, vec![("actor/pg_loss".to_owned(), 0.1)]);
+        assert_eq!(rec(r#"{"step": 2, "data": {"actor/pg_loss": 0.1}}"#).fields, vec![("actor/pg_loss".into(), 0.1)]);
         let r = rec(r#"{"time": "2025-01-01T00:00:00Z", "step": 3, "name": "reward_mean", "value": 0.7, "run_id": "a"}"#);
-        assert_eq!((r.run.as_deref(), r.fields.clone()), (Some("a"), vec![("reward_mean".to_owned(), 0.7)]));
+        assert_eq!((r.run.as_deref(), r.fields.clone()), (Some("a"), vec![("reward_mean".into(), 0.7)]));
     }
 
     #[test]
@@ -429,7 +682,7 @@ mod tests {
             assert_eq!((r.step, r.fields.len()), (Some(10), 1), "a step outranks an iter, in either order: {both}");
         }
         let r = rec(r#"{"step": 1, "rank": 1, "loss": 2.0}"#);
-        assert_eq!((r.rank, r.fields.clone()), (Some(1), vec![("loss".to_owned(), 2.0)]));
+        assert_eq!((r.rank, r.fields.clone()), (Some(1), vec![("loss".into(), 2.0)]));
         assert_eq!(rec(r#"{"step": 1, "global_rank": "3", "local_rank": 1, "loss": 2.0}"#).rank, Some(3), "the global rank wins");
         assert_eq!(rec(r#"{"step": 1, "local_rank": 1, "loss": 2.0}"#).rank, Some(1));
         assert!(skip(r#"{"step": 1, "rank": -2, "loss": 1}"#).contains("non-negative integer"));
@@ -458,4 +711,166 @@ mod tests {
         let deep = format!("{{\"a\": {}1{}}}", "[".repeat(100_000), "]".repeat(100_000));
         assert!(skip(&deep).contains("nested deeper"));
     }
+
+    /// The scanner's reading of a line and serde_json's, and whether the scanner
+    /// read it itself.
+    fn scanned_and_serde(line: &str) -> (Line, Line, bool) {
+        let trimmed = line.trim();
+        let scanned = trimmed.starts_with('{') && scan_flat(trimmed, &mut Vec::new()).is_some();
+        let serde = if trimmed.starts_with('{') { parse_by_serde(trimmed, &mut Names::default()) } else { Line::Text };
+        (Reader::default().parse(line), serde, scanned)
+    }
+
+    /// Equal, NaNs included (`Line`'s `PartialEq` has NaN != NaN).
+    fn same(a: &Line, b: &Line) -> bool {
+        format!("{a:?}") == format!("{b:?}")
+    }
+
+    #[test]
+    fn the_scanner_reads_flat_lines_as_serde_json_does() {
+        let flat = [
+            r#"{"step": 1, "timestamp": 1700000000.255, "loss": 2.134567, "lr": 3e-05, "grad_norm": 0.52345, "tokens": 4096}"#,
+            r#"{"step": 2, "loss": -0.0, "a": -0, "b": 0, "c": 0.0, "d": -1, "e": 1e-5, "f": 1E5, "g": 2.5e+3, "h": -1.5E-7}"#,
+            r#"{"step": 3, "big": 18446744073709551615, "neg": -9223372036854775808, "x": 9007199254740993, "y": 1.0000000000000002}"#,
+            r#"{"step": 4, "loss": NaN, "grad_norm": Infinity, "kl": -Infinity, "note": "NaN here", "run": "a"}"#,
+            r#"{"step": 5, "loss": 2.3, "loss": 2.2, "loss": 2.1, "a": 1, "a": "x"}"#,
+            r#"{"step": 6, "ünï": 1.5, "emoji😀": 2, "é": "ü", "": 3, "a b": 4}"#,
+            r#"{"step": 7, "ok": true, "no": false, "z": null, "loss": "2.0", "lr": " 3e-4 ", "tag": "warm"}"#,
+            r#"{ "step" : 8 ,"loss":1.7,	"kl" :0.2 }"#,
+            r#"{"run": 7, "step": 9, "loss": 1}"#,
+            r#"{"run": -0.0, "step": 10, "loss": 1}"#,
+            r#"{"run": 1e2, "step": 11, "loss": 1}"#,
+            r#"{"run": -3, "step": 12, "loss": 1}"#,
+            r#"{"step": 13, "rank": 1, "global_rank": "2", "local_rank": 0, "loss": 1.0}"#,
+            r#"{"step": 14, "name": "reward_mean", "value": 0.7, "run_id": "a"}"#,
+            r#"{"iter": 15, "step": 15, "loss": 0.9}"#,
+            r#"{"step": -1, "loss": 1}"#,
+            r#"{"step": 1e3, "loss": 1}"#,
+            r#"{"step": 1000.5, "loss": 1}"#,
+            r#"{"step": 9.3e18, "loss": 1}"#,
+            r#"{"step": 1, "rank": -2, "loss": 1}"#,
+            r#"{"step": 1, "rank": 1.5, "loss": 1}"#,
+            r#"{"step": 1, "note": "x"}"#,
+            r#"{"step": 16, "eps": 1e-22, "m": 1e22, "n": 123456789.123456789, "o": 0.1e-2}"#,
+            r#"{}"#,
+            "  {\"step\": 17, \"loss\": 1.5}\r ",
+        ];
+        for line in flat {
+            let (scanned, serde, fast) = scanned_and_serde(line);
+            assert!(fast, "read by the scanner: {line}");
+            assert!(same(&scanned, &serde), "{line}\n{scanned:?}\n{serde:?}");
+        }
+        // Read by serde_json (the scanner declines them), with the same result as before.
+        let declined = [
+            r#"{"step": 1, "lo\u0073s": 2.4, "l\"r": 3}"#,
+            r#"{"step": 1, "tag": "a\nb", "loss": 1}"#,
+            r#"{"step": 5, "loss": 2.1, "metrics": {"kl": 0.1}, "x": [1, 2, "3"]}"#,
+            r#"{"step": 1, "deep": {"a": {"b": {"c": {"d": 1}}}}, "loss": 1}"#,
+            r#"{"step": 7, "big": 123456789012345678901234567890, "neg": -18446744073709551616}"#,
+            r#"{"step": 8, "eps": 5e-324, "huge": 1.7976931348623157e308, "tiny": 1e-23, "e": 1e400}"#,
+            r#"{"step": 8, "x": 1e-99999999999}"#,
+            r#"{"step": 10, "loss": 01.5}"#,
+            r#"{"step": 11, "loss": 1.5,}"#,
+            r#"{"step": 12, "loss": .5}"#,
+            r#"{"step": 14, "loss": -}"#,
+            r#"{"step": 15, "loss": 1.4} trailing"#,
+            r#"{"step": 16, "loss": 1.3}{"step": 17}"#,
+            r#"{"step": 33, "loss": -NaN}"#,
+            r#"{"step": 34, "loss": +1}"#,
+            r#"{"step": 35, "loss": 1.}"#,
+            r#"{"step": 36, "loss": 1e}"#,
+            r#"{"step": 37, "loss": 0x10}"#,
+            r#"{"step": 39, "loss": 00}"#,
+            r#"{"step": 42 "loss": 1}"#,
+            r#"{"step": 43, loss: 1}"#,
+            "{'step': 44, 'loss': 1}",
+            r#"{"step": 54, "loss": Infinityx}"#,
+            r#"{"step": 55, "loss": NaNa, "b": 1}"#,
+            r#"{"step": 56, "loss": [NaN, Infinity]}"#,
+            r#"{"step": 1, "note": "{{{{", "loss": 1}"#,
+            "{\"step\": 1, \"ctl\": \"a\tb\", \"loss\": 1}",
+            "{\"step\": 1,\u{a0}\"loss\": 1}",
+            r#"{"step": 1, "loss": 1"#,
+            r#"{"step": 1, "loss": "#,
+            r#"{"step": 1, "lo"#,
+            r#"{"#,
+            r#"{"step": 1, "loss": tru}"#,
+            r#"{"step": 1, "loss": nul"#,
+        ];
+        for line in declined {
+            let (scanned, serde, fast) = scanned_and_serde(line);
+            assert!(!fast, "declined by the scanner: {line}");
+            assert!(same(&scanned, &serde), "{line}\n{scanned:?}\n{serde:?}");
+        }
+        let deep = format!("{{\"a{}\": 1}}", "{".repeat(100));
+        assert!(skip(&deep).contains("nested deeper"), "brackets in a key count as before");
+    }
+
+    /// A small deterministic generator (xorshift), for the random objects below.
+    struct Rng(u64);
+    impl Rng {
+        fn next(&mut self) -> u64 {
+            self.0 ^= self.0 << 13;
+            self.0 ^= self.0 >> 7;
+            self.0 ^= self.0 << 17;
+            self.0
+        }
+        fn below(&mut self, n: usize) -> usize {
+            (self.next() % n as u64) as usize
+        }
+        fn pick<'a>(&mut self, items: &[&'a str]) -> &'a str {
+            items[self.below(items.len())]
+        }
+    }
+
+    /// A random number as a logger might write it (or a JSON extension, or a near miss).
+    fn random_number(rng: &mut Rng) -> String {
+        let digits = |rng: &mut Rng, most: usize| {
+            let n = 1 + rng.below(most);
+            (0..n).map(|_| char::from(b'0' + rng.below(10) as u8)).collect::<String>()
+        };
+        let sign = if rng.below(3) == 0 { "-" } else { "" };
+        match rng.below(8) {
+            0 => format!("{sign}{}", rng.next() >> rng.below(64)),
+            1 => format!("{sign}{}", digits(rng, 25)),
+            2 => format!("{sign}{}.{}", rng.below(1000), digits(rng, 22)),
+            3 => format!("{sign}{}.{}{}{}", rng.below(10), digits(rng, 8), rng.pick(&["e", "E"]), rng.pick(&["", "+", "-"])) + &rng.below(400).to_string(),
+            4 => format!("{:e}", f64::from_bits(rng.next())),
+            5 => format!("{}", f64::from_bits(rng.next())),
+            6 => rng.pick(&["NaN", "Infinity", "-Infinity", "-0.0", "0", "-0", "1e-5", "1E5", "0.0", "00", "1.", ".5", "-", "1e", "+1"]).to_owned(),
+            _ => format!("{sign}{:.6}", (rng.next() % 20_000_000) as f64 / 1e6),
+        }
+    }
+
+    #[test]
+    fn random_flat_objects_read_the_same_scanned_and_serde() {
+        let keys = ["step", "loss", "lr", "kl", "entropy", "grad_norm", "reward_mean", "val_loss", "tokens", "time", "timestamp", "run", "run_id", "rank", "local_rank", "iter", "name", "value", "x/y", "é", "a\\u0041", "", "metrics"];
+        let others = ["true", "false", "null", "\"a\"", "\"1.5\"", "\"nan\"", "\" -inf \"", "\"x\\ny\"", "[1, 2]", "{\"a\": 1}", "{}", "[]"];
+        let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
+        let mut scanned_lines = 0;
+        for _ in 0..20_000 {
+            let n = rng.below(9);
+            let mut parts = Vec::new();
+            for _ in 0..n {
+                let value = if rng.below(5) == 0 { rng.pick(&others).to_owned() } else { random_number(&mut rng) };
+                let (ws1, ws2) = (rng.pick(&["", " ", "  ", "\t"]), rng.pick(&["", " "]));
+                parts.push(format!("\"{}\"{ws1}:{ws2}{value}", rng.pick(&keys)));
+            }
+            let line = format!("{{{}}}", parts.join(rng.pick(&[", ", ",", " , "])));
+            let (scanned, serde, fast) = scanned_and_serde(&line);
+            scanned_lines += usize::from(fast);
+            assert!(same(&scanned, &serde), "{line}\n{scanned:?}\n{serde:?}");
+        }
+        assert!(scanned_lines > 3_000, "most random objects are flat: {scanned_lines}");
+    }
+
+    #[test]
+    fn a_truncated_last_line_is_malformed_either_way() {
+        let text = b"{\"step\": 1, \"loss\": 2.5}\n{\"step\": 2, \"loss\": 1.";
+        let mut got = Vec::new();
+        crate::ingest::read_all(text, &mut crate::ingest::LineReader::new(crate::ingest::Format::Jsonl, None), |no, l| got.push((no, l))).unwrap();
+        assert!(matches!(got[0].1, Line::Metrics(_)));
+        assert_eq!(got[1], (2, Line::Skip(SkipKind::Malformed, "not JSON: EOF while parsing a value at line 1 column 22".into())));
+    }
+
 }

@@ -85,7 +85,7 @@ impl RunMerge {
         // A value logged twice at one step: the later one stands.
         match rec.fields.iter_mut().find(|(n, _)| n == name) {
             Some(field) => field.1 = v.value,
-            None => rec.fields.push((name.to_owned(), v.value)),
+            None => rec.fields.push((name.into(), v.value)),
         }
         None
     }
@@ -128,7 +128,7 @@ mod tests {
     use crate::metrics::catalog;
 
     fn metrics(lines: &[Line]) -> Vec<(Option<u64>, Vec<(String, f64)>)> {
-        lines.iter().filter_map(|l| if let Line::Metrics(r) = l { Some((r.step, r.fields.clone())) } else { None }).collect()
+        lines.iter().filter_map(|l| if let Line::Metrics(r) = l { Some((r.step, r.fields.iter().map(|(n, v)| (n.to_string(), *v)).collect())) } else { None }).collect()
     }
 
     #[test]

@@ -17,6 +17,7 @@ pub mod tensorboard;
 pub mod text;
 
 use std::path::Path;
+use std::sync::Arc;
 
 use serde::Serialize;
 
@@ -35,13 +36,81 @@ pub struct Record {
     pub step: Option<u64>,
     pub time: Option<f64>,
     /// Numeric fields as written (vectors flattened to `name/E{i}`).
-    pub fields: Vec<(String, f64)>,
+    pub fields: Vec<(FieldName, f64)>,
     /// Fields that were present but not numbers (strings, objects, booleans).
     pub ignored: Vec<String>,
     /// The names in `fields` are already canonical (a preset mapped them).
     pub canonical: bool,
     /// Belongs to the step before it (a line that completes the previous one).
     pub continues: bool,
+}
+
+/// A field's name as read. Shared: a reader that meets one name on every line
+/// (JSONL's) hands out the same name each time instead of a fresh string, and a
+/// normalizer recognises it at a glance ([`FieldName::same`]).
+#[derive(Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct FieldName(Arc<str>);
+
+impl FieldName {
+    /// The same name: the same allocation, or equal text.
+    pub fn same(&self, other: &FieldName) -> bool {
+        Arc::ptr_eq(&self.0, &other.0) || self.0 == other.0
+    }
+}
+
+impl std::ops::Deref for FieldName {
+    type Target = str;
+    fn deref(&self) -> &str {
+        &self.0
+    }
+}
+
+impl std::borrow::Borrow<str> for FieldName {
+    fn borrow(&self) -> &str {
+        &self.0
+    }
+}
+
+impl AsRef<str> for FieldName {
+    fn as_ref(&self) -> &str {
+        &self.0
+    }
+}
+
+impl From<&str> for FieldName {
+    fn from(s: &str) -> Self {
+        FieldName(s.into())
+    }
+}
+
+impl From<String> for FieldName {
+    fn from(s: String) -> Self {
+        FieldName(s.into())
+    }
+}
+
+impl PartialEq<str> for FieldName {
+    fn eq(&self, other: &str) -> bool {
+        &*self.0 == other
+    }
+}
+
+impl PartialEq<&str> for FieldName {
+    fn eq(&self, other: &&str) -> bool {
+        &*self.0 == *other
+    }
+}
+
+impl std::fmt::Display for FieldName {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::fmt::Debug for FieldName {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        std::fmt::Debug::fmt(&*self.0, f)
+    }
 }
 
 /// What one line of input is.
@@ -200,13 +269,15 @@ pub struct LineReader {
     csv: csv::Columns,
     /// A generic text log's progress counters so far.
     progress: text::Progress,
+    /// What a JSONL input reuses from line to line.
+    jsonl: jsonl::Reader,
 }
 
 impl LineReader {
     /// `default_metric`: the metric a one-value CSV (TensorBoard's export:
     /// `Wall time,Step,Value`) holds, from its file name.
     pub fn new(format: Format, default_metric: Option<String>) -> Self {
-        LineReader { csv: csv::Columns::new(default_metric), format, progress: text::Progress::default() }
+        LineReader { csv: csv::Columns::new(default_metric), format, progress: text::Progress::default(), jsonl: jsonl::Reader::default() }
     }
 
     pub fn format(&self) -> &Format {
@@ -250,7 +321,7 @@ impl LineReader {
             return Line::Blank;
         }
         let parsed = match &mut self.format {
-            Format::Jsonl => jsonl::parse(line),
+            Format::Jsonl => self.jsonl.parse(line),
             Format::Csv(delimiter) => self.csv.line(line, *delimiter),
             Format::TrainerState | Format::TensorBoard | Format::MlFlow => Line::Skip(SkipKind::Malformed, "this format is read whole, not by lines".into()),
             Format::HfLog => hf::parse_printed(line),

@@ -8,7 +8,7 @@ use std::collections::{BTreeMap, HashMap};
 
 use serde::Serialize;
 
-use super::Record;
+use super::{FieldName, Record};
 use crate::metrics::catalog::{self, Conversion};
 use crate::metrics::MetricName;
 
@@ -42,6 +42,9 @@ fn is_zero(n: &u64) -> bool {
 /// that writes a fresh key on every line cannot grow rlmon without bound.
 pub const MAX_METRICS: usize = 8192;
 
+/// Spare values vectors a normalizer keeps ([`Normalizer::reuse`]).
+const MAX_SPARE: usize = 4096;
+
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct Resume {
     /// The first step logged again.
@@ -58,6 +61,59 @@ pub struct Point {
     pub values: Vec<(MetricName, f64)>,
 }
 
+/// Ascending steps, held as runs of a fixed stride (`first`, `first + stride`, ...):
+/// a log's steps count up by one or by its logging interval, so a run of any
+/// length takes a few runs' memory, not a word per step.
+#[derive(Debug, Default)]
+struct Steps {
+    /// `(first, stride, count)`, ascending; `stride` is 0 while `count` is 1.
+    runs: Vec<(u64, u64, u64)>,
+}
+
+impl Steps {
+    fn last(&self) -> Option<u64> {
+        self.runs.last().map(|(first, stride, count)| first + stride * (count - 1))
+    }
+
+    /// Appends `step`, above the last one.
+    fn push(&mut self, step: u64) {
+        if let Some((first, stride, count)) = self.runs.last_mut() {
+            let gap = step.checked_sub(*first + *stride * (*count - 1)).filter(|g| *g > 0);
+            if *count == 1 && gap.is_some() {
+                *stride = step - *first;
+                *count = 2;
+                return;
+            }
+            if gap == Some(*stride) {
+                *count += 1;
+                return;
+            }
+        }
+        self.runs.push((step, 0, 1));
+    }
+
+    /// Removes the steps from `step` on, returning how many there were.
+    fn remove_from(&mut self, step: u64) -> u64 {
+        let mut removed = 0;
+        while let Some((first, stride, count)) = self.runs.last_mut() {
+            if *first >= step {
+                removed += *count;
+                self.runs.pop();
+                continue;
+            }
+            // Steps of this run below `step`: first + stride * i < step.
+            let below = if *stride == 0 { 1 } else { ((step - *first - 1) / *stride + 1).min(*count) };
+            removed += *count - below;
+            *count = below;
+            if *count == 1 {
+                *stride = 0;
+            }
+            break;
+        }
+        removed
+    }
+}
+
 /// What the normalizer hands on.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Emit {
@@ -71,15 +127,26 @@ pub struct Normalizer {
     /// The step being gathered (records of one step merge until another arrives).
     pending: Option<Point>,
     /// Steps handed on, ascending (for counting what a resume discards).
-    emitted: Vec<u64>,
+    emitted: Steps,
     /// The metrics handed on for the last step, while a part of it may still come
     /// (after a `flush`, a live stream's step goes out before its next one arrives).
     last_names: Vec<MetricName>,
     first_time: Option<f64>,
-    cumulative: BTreeMap<String, f64>,
+    cumulative: HashMap<FieldName, f64>,
     /// How each input name reads, worked out once per stream (the catalog lookups
     /// are linear scans, and a log repeats the same names on every line).
-    names: HashMap<String, Resolved>,
+    names: HashMap<FieldName, Resolved>,
+    /// The last record's names by position with their reading, each already in
+    /// the report: a log writes the same names in the same order on every line, so
+    /// most are known here by one comparison (of addresses, for a reader that
+    /// shares its names) instead of a lookup by text.
+    recent: Vec<(FieldName, Resolved)>,
+    /// A record's renamed metrics and the rank of the name each came from (kept
+    /// for its allocation).
+    ranks: Vec<(&'static str, usize)>,
+    /// Emptied values vectors handed back by the consumer of the points
+    /// ([`Normalizer::reuse`]), for the next points.
+    spare: Vec<Vec<(MetricName, f64)>>,
     pub report: StreamReport,
 }
 
@@ -96,7 +163,7 @@ impl Normalizer {
     /// Takes one record; returns what is now complete.
     pub fn push(&mut self, rec: Record) -> Vec<Emit> {
         let mut out = Vec::new();
-        let last = self.pending.as_ref().map(|p| p.step).or(self.emitted.last().copied());
+        let last = self.pending.as_ref().map(|p| p.step).or(self.emitted.last());
         let step = match (rec.step, rec.continues) {
             (Some(s), _) => s,
             (None, true) => last.unwrap_or(0),
@@ -135,7 +202,7 @@ impl Normalizer {
         if let Some(p) = self.pending.take() {
             self.emit(p, &mut out);
         }
-        if self.emitted.last() == Some(&step) {
+        if self.emitted.last() == Some(step) {
             // A late part of the step already handed on: its new metrics follow it;
             // a metric it already had is a duplicate, not a resume.
             let before = values.len();
@@ -147,16 +214,24 @@ impl Normalizer {
             }
             return out;
         }
-        if self.emitted.last().is_some_and(|l| step <= *l) {
-            let keep = self.emitted.partition_point(|s| *s < step);
-            let resume = Resume { at_step: step, discarded: (self.emitted.len() - keep) as u64 };
-            self.emitted.truncate(keep);
+        if self.emitted.last().is_some_and(|l| step <= l) {
+            let resume = Resume { at_step: step, discarded: self.emitted.remove_from(step) };
             self.report.points -= resume.discarded;
             self.report.resumed.push(resume);
             out.push(Emit::Resumed(resume));
         }
         self.pending = Some(Point { step, time_s, values });
         out
+    }
+
+    /// Takes a point's values vector back once its values are used: its allocation
+    /// holds a later point's (a consumer on another thread saves a free there and
+    /// an allocation here).
+    pub fn reuse(&mut self, mut values: Vec<(MetricName, f64)>) {
+        if self.spare.len() < MAX_SPARE {
+            values.clear();
+            self.spare.push(values);
+        }
     }
 
     /// Hands on the step being gathered now, rather than when the next one arrives:
@@ -181,41 +256,46 @@ impl Normalizer {
             return;
         }
         self.emitted.push(p.step);
-        self.last_names = p.values.iter().map(|(n, _)| n.clone()).collect();
+        self.last_names.clear();
+        self.last_names.extend(p.values.iter().map(|(n, _)| n.clone()));
         self.report.points += 1;
         out.push(Emit::Point(p));
     }
 
-    /// `already`: the name is canonical as it stands (a preset mapped it).
-    fn resolve(&mut self, name: &str, already: bool) -> Resolved {
-        let r = match self.names.get(name) {
+    /// How `name` reads (before a preset's `already`).
+    fn resolve(&mut self, name: &FieldName) -> Resolved {
+        match self.names.get(name) {
             Some(r) => *r,
             None => {
                 // A canonical name as written takes part in the ranking as a rename to itself.
-                let itself = catalog::info(name).map(|m| m.pattern).filter(|p| *p == name).map(Conversion::Rename);
+                let itself = catalog::info(name).map(|m| m.pattern).filter(|p| *p == &**name).map(Conversion::Rename);
                 let r = Resolved { conversion: catalog::conversion(name).or(itself), rank: catalog::alias_rank(name), interned: catalog::intern(name) };
-                self.names.insert(name.to_owned(), r);
+                self.names.insert(name.clone(), r);
                 r
             }
-        };
-        if already {
-            Resolved { conversion: None, ..r }
-        } else {
-            r
         }
     }
 
     /// Canonical names and values of a record's fields.
-    fn canonical(&mut self, fields: Vec<(String, f64)>, already: bool) -> Vec<(MetricName, f64)> {
-        let mut values: Vec<(MetricName, f64)> = Vec::with_capacity(fields.len());
+    fn canonical(&mut self, fields: Vec<(FieldName, f64)>, already: bool) -> Vec<(MetricName, f64)> {
+        let mut values: Vec<(MetricName, f64)> = self.spare.pop().unwrap_or_else(|| Vec::with_capacity(fields.len()));
         let mut split_tokens = (None, None);
-        let mut ranks: Vec<(&'static str, usize)> = Vec::new();
-        for (name, v) in fields {
-            if self.names.len() >= MAX_METRICS && !self.names.contains_key(&name) {
-                self.report.over_metric_limit += 1;
-                continue;
-            }
-            let resolved = self.resolve(&name, already);
+        let mut ranks = std::mem::take(&mut self.ranks);
+        ranks.clear();
+        for (slot, (name, v)) in fields.into_iter().enumerate() {
+            let recent = self.recent.get(slot).filter(|(n, _)| n.same(&name)).map(|(_, r)| *r);
+            let resolved = match recent {
+                Some(r) => r,
+                None => {
+                    if self.names.len() >= MAX_METRICS && !self.names.contains_key(&name) {
+                        self.report.over_metric_limit += 1;
+                        continue;
+                    }
+                    self.resolve(&name)
+                }
+            };
+            // A preset's names are canonical as they stand.
+            let resolved = if already { Resolved { conversion: None, ..resolved } } else { resolved };
             let read_as = match resolved.conversion {
                 Some(Conversion::Rename(c)) => {
                     // Several names for one metric in a record: the strongest wins.
@@ -243,7 +323,7 @@ impl Normalizer {
                     }
                     c
                 }
-                None => match name.as_str() {
+                None => match &*name {
                     catalog::TOKENS_IN => {
                         split_tokens.0 = Some(v);
                         catalog::TOKENS
@@ -258,15 +338,24 @@ impl Normalizer {
                     }
                 },
             };
-            if !self.report.read.contains_key(&name) {
-                if catalog::info(read_as).is_none() {
-                    if let Some(close) = catalog::closest(&name) {
-                        self.report.unknown_close_to.insert(name.clone(), close.to_owned());
+            if recent.is_none() {
+                if !self.report.read.contains_key(&*name) {
+                    if catalog::info(read_as).is_none() {
+                        if let Some(close) = catalog::closest(&name) {
+                            self.report.unknown_close_to.insert(name.to_string(), close.to_owned());
+                        }
                     }
+                    self.report.read.insert(name.to_string(), read_as.to_owned());
                 }
-                self.report.read.insert(name, read_as.to_owned());
+                let base = self.names[&*name];
+                let entry = (name, base);
+                match self.recent.get_mut(slot) {
+                    Some(r) => *r = entry,
+                    None => self.recent.push(entry),
+                }
             }
         }
+        self.ranks = ranks;
         if let (Some(a), Some(b)) = split_tokens {
             if !values.iter().any(|(n, _)| n == catalog::TOKENS) {
                 values.push((MetricName::Borrowed(catalog::TOKENS), a + b));
@@ -373,4 +462,67 @@ mod tests {
         assert!(!n.report.unknown_close_to.contains_key("my_metric"));
         assert_eq!(n.report.ignored.get("lr"), Some(&None), "lr is itself known: no other name to suggest");
     }
+
+    #[test]
+    fn names_shared_by_the_reader_or_not_read_the_same() {
+        let lines = [
+            r#"{"step": 1, "loss": 2.0, "lr": 1e-4, "num_tokens": 100, "objective/kl": 0.1}"#,
+            r#"{"step": 2, "loss": 1.9, "lr": 1e-4, "num_tokens": 250, "objective/kl": 0.2}"#,
+            r#"{"step": 3, "lr": 1e-4, "loss": 1.8, "kl": 0.3, "objective/kl": 0.25, "wall_time_ms": 250}"#,
+            r#"{"step": 4, "entropy": 1.2, "policy/entropy_avg": 1.4, "los": 1.7}"#,
+            r#"{"step": 4, "tokens_in": 10, "tokens_out": 5, "eval_loss": 2.5}"#,
+            r#"{"step": 5, "policy/entropy_avg": 1.3, "objective/entropy": 40.0, "loss": 1.6, "num_tokens": 400}"#,
+            r#"{"step": 6, "loss": 1.5, "lr": "warmup", "x": [1, 2]}"#,
+            r#"{"step": 3, "loss": 1.4, "lr": 1e-4}"#,
+        ];
+        let run = |records: Vec<Record>| {
+            let mut n = Normalizer::default();
+            let mut out: Vec<Emit> = records.into_iter().flat_map(|r| n.push(r)).collect();
+            out.extend(n.finish());
+            (format!("{out:?}"), n.report)
+        };
+        let mut reader = jsonl::Reader::default();
+        let shared: Vec<Record> = lines.iter().map(|l| if let Line::Metrics(r) = reader.parse(l) { r } else { panic!("{l}") }).collect();
+        let fresh: Vec<Record> = lines.iter().map(|l| rec(l)).collect();
+        assert_eq!(run(shared), run(fresh));
+    }
+
+
+    #[test]
+    fn steps_held_as_strided_runs_count_as_a_list_does() {
+        let mut state = 0x2545_f491_4f6c_dd1du64;
+        let mut next = move |n: u64| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state % n
+        };
+        for _ in 0..200 {
+            let (mut steps, mut list) = (Steps::default(), Vec::<u64>::new());
+            let stride = 1 + next(10);
+            for _ in 0..300 {
+                let last = list.last().copied();
+                assert_eq!(steps.last(), last);
+                match next(10) {
+                    // Back to an earlier step: what a resume does.
+                    0 if last.is_some() => {
+                        let at = next(last.unwrap() + 2);
+                        let keep = list.partition_point(|s| *s < at);
+                        assert_eq!(steps.remove_from(at), (list.len() - keep) as u64, "{list:?} from {at}");
+                        list.truncate(keep);
+                    }
+                    k => {
+                        let step = last.map_or(next(5), |l| l + if k < 7 { stride } else { 1 + next(30) });
+                        steps.push(step);
+                        list.push(step);
+                    }
+                }
+            }
+            assert!(steps.runs.len() <= list.len().max(1));
+        }
+        let mut steps = Steps::default();
+        (1..=100_000).for_each(|s| steps.push(s * 10));
+        assert_eq!((steps.runs.len(), steps.last()), (1, Some(1_000_000)), "a long run of one stride is one run");
+    }
+
 }

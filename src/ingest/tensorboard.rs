@@ -136,7 +136,7 @@ pub fn parse_event(data: &[u8]) -> Line {
     rec.step = u64::try_from(event.step).ok();
     for v in summary.value {
         match v.simple_value.map(f64::from).or_else(|| v.tensor.as_ref().and_then(Tensor::scalar)) {
-            Some(x) => rec.fields.push((v.tag, x)),
+            Some(x) => rec.fields.push((v.tag.into(), x)),
             None => rec.ignored.push(v.tag),
         }
     }
@@ -203,7 +203,7 @@ mod tests {
         assert_eq!(lines.len(), 3, "the cut-short record waits");
         assert_eq!(lines[0].1, Line::Text, "the file version");
         let Line::Metrics(r) = &lines[2].1 else { panic!("{:?}", lines[2]) };
-        assert_eq!((r.step, r.fields.clone()), (Some(2), vec![("grad_norm".to_owned(), 1.25)]));
+        assert_eq!((r.step, r.fields.clone()), (Some(2), vec![("grad_norm".into(), 1.25)]));
         assert!(matches!(next_record(&bytes[whole..]), Framed::Incomplete));
     }
 

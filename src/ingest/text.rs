@@ -49,10 +49,10 @@ fn record(preset: Preset, pairs: Parsed<'_>, value_of: fn(&str) -> Option<f64>) 
     for (word, value) in pairs {
         match value_of(value) {
             Some(v) => match catalog::preset_conversion(preset, word) {
-                Conversion::Rename(name) => rec.fields.push((name.to_owned(), v)),
-                Conversion::Scale(name, f) => rec.fields.push((name.to_owned(), v * f)),
+                Conversion::Rename(name) => rec.fields.push((name.into(), v)),
+                Conversion::Scale(name, f) => rec.fields.push((name.into(), v * f)),
                 // No preset word is a running total today; keep the value as written.
-                Conversion::Cumulative(name) => rec.fields.push((name.to_owned(), v)),
+                Conversion::Cumulative(name) => rec.fields.push((name.into(), v)),
             },
             None => rec.ignored.push(word.trim().to_owned()),
         }
@@ -492,7 +492,7 @@ fn generic_line(line: &str, any_metric: bool) -> Generic {
     let parsed = match parsed {
         Line::Metrics(mut rec) if !progress.is_empty() && !rec.fields.iter().any(|(n, _)| n == catalog::STEP_TIME_S) => {
             if let Some(seconds) = bar_seconds_per_step(line) {
-                rec.fields.push((catalog::STEP_TIME_S.to_owned(), seconds));
+                rec.fields.push((catalog::STEP_TIME_S.into(), seconds));
             }
             Line::Metrics(rec)
         }
@@ -642,7 +642,7 @@ impl Pattern {
                 }
             } else {
                 match value_of(m.as_str()) {
-                    Some(v) => rec.fields.push((name.to_owned(), v)),
+                    Some(v) => rec.fields.push((name.into(), v)),
                     None => rec.ignored.push(name.to_owned()),
                 }
             }
@@ -666,7 +666,7 @@ mod tests {
 
     fn fields(preset: Preset, line: &str) -> (Option<u64>, Vec<(String, f64)>) {
         match parse(preset, line) {
-            Line::Metrics(r) => (r.step, r.fields),
+            Line::Metrics(r) => (r.step, r.fields.into_iter().map(|(n, v)| (n.to_string(), v)).collect()),
             other => panic!("{line}: {other:?}"),
         }
     }
@@ -833,7 +833,7 @@ mod tests {
         let mut progress = Progress::default();
         log.lines()
             .filter_map(|l| match parse_generic(l, &mut progress) {
-                Line::Metrics(r) => Some((r.step, r.continues, r.fields)),
+                Line::Metrics(r) => Some((r.step, r.continues, r.fields.into_iter().map(|(n, v)| (n.to_string(), v)).collect())),
                 _ => None,
             })
             .collect()

@@ -43,22 +43,26 @@ pub enum HealthCall {
 
 impl HealthCall {
     /// Asks `health`; what it raises goes to `raised` as (run, alert, time the
-    /// hub would raise it at), in the order the hub would raise it.
-    pub fn judge(self, health: &mut SessionHealth, raised: &mut Vec<(RunId, Alert, f64)>) {
+    /// hub would raise it at), in the order the hub would raise it. Returns a
+    /// step's values vector once read, for its allocation to be reused.
+    pub fn judge(self, health: &mut SessionHealth, raised: &mut Vec<(RunId, Alert, f64)>) -> Option<Vec<(MetricName, f64)>> {
         match self {
             HealthCall::AddRun { name, config } => {
                 health.add_run(&name, &config);
+                None
             }
             HealthCall::Observe { run, step, time_s, values, rank_of } => {
                 raised.extend(health.observe(run, step, time_s, &values).into_iter().map(|a| (run, a, time_s)));
                 if let Some((job, rank)) = rank_of {
                     raised.extend(health.observe_rank(job, rank, step, time_s, &values).map(|a| (job, a, time_s)));
                 }
+                Some(values)
             }
             HealthCall::Restart { run, name, config, steps } => {
                 if let Some(monitor) = health.runs.get_mut(run) {
                     restart_monitor(monitor, &name, &config, &steps);
                 }
+                None
             }
         }
     }

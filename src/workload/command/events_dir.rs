@@ -105,7 +105,7 @@ pub fn prefixed(stream: &str, line: Line) -> Line {
     match line {
         Line::Metrics(mut rec) if !stream.is_empty() => {
             for (name, _) in &mut rec.fields {
-                *name = format!("{stream}/{name}");
+                *name = format!("{stream}/{name}").into();
             }
             Line::Metrics(rec)
         }
