@@ -32,6 +32,9 @@ pub mod telemetry;
 pub mod ui;
 pub mod workload;
 
+#[cfg(test)]
+mod test_rng;
+
 use clap::CommandFactory;
 
 /// `eprintln!` that never panics: a closed stderr (a terminal gone, a pipe shut)

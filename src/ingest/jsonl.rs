@@ -806,35 +806,20 @@ mod tests {
         assert!(skip(&deep).contains("nested deeper"), "brackets in a key count as before");
     }
 
-    /// A small deterministic generator (xorshift), for the random objects below.
-    struct Rng(u64);
-    impl Rng {
-        fn next(&mut self) -> u64 {
-            self.0 ^= self.0 << 13;
-            self.0 ^= self.0 >> 7;
-            self.0 ^= self.0 << 17;
-            self.0
-        }
-        fn below(&mut self, n: usize) -> usize {
-            (self.next() % n as u64) as usize
-        }
-        fn pick<'a>(&mut self, items: &[&'a str]) -> &'a str {
-            items[self.below(items.len())]
-        }
-    }
+    use crate::test_rng::Rng;
 
     /// A random number as a logger might write it (or a JSON extension, or a near miss).
     fn random_number(rng: &mut Rng) -> String {
         let digits = |rng: &mut Rng, most: usize| {
-            let n = 1 + rng.below(most);
-            (0..n).map(|_| char::from(b'0' + rng.below(10) as u8)).collect::<String>()
+            let n = 1 + rng.index(most);
+            (0..n).map(|_| char::from(b'0' + rng.index(10) as u8)).collect::<String>()
         };
-        let sign = if rng.below(3) == 0 { "-" } else { "" };
-        match rng.below(8) {
-            0 => format!("{sign}{}", rng.next() >> rng.below(64)),
+        let sign = if rng.index(3) == 0 { "-" } else { "" };
+        match rng.index(8) {
+            0 => format!("{sign}{}", rng.next() >> rng.index(64)),
             1 => format!("{sign}{}", digits(rng, 25)),
-            2 => format!("{sign}{}.{}", rng.below(1000), digits(rng, 22)),
-            3 => format!("{sign}{}.{}{}{}", rng.below(10), digits(rng, 8), rng.pick(&["e", "E"]), rng.pick(&["", "+", "-"])) + &rng.below(400).to_string(),
+            2 => format!("{sign}{}.{}", rng.index(1000), digits(rng, 22)),
+            3 => format!("{sign}{}.{}{}{}", rng.index(10), digits(rng, 8), rng.pick(&["e", "E"]), rng.pick(&["", "+", "-"])) + &rng.index(400).to_string(),
             4 => format!("{:e}", f64::from_bits(rng.next())),
             5 => format!("{}", f64::from_bits(rng.next())),
             6 => rng.pick(&["NaN", "Infinity", "-Infinity", "-0.0", "0", "-0", "1e-5", "1E5", "0.0", "00", "1.", ".5", "-", "1e", "+1"]).to_owned(),
@@ -849,10 +834,10 @@ mod tests {
         let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
         let mut scanned_lines = 0;
         for _ in 0..20_000 {
-            let n = rng.below(9);
+            let n = rng.index(9);
             let mut parts = Vec::new();
             for _ in 0..n {
-                let value = if rng.below(5) == 0 { rng.pick(&others).to_owned() } else { random_number(&mut rng) };
+                let value = if rng.index(5) == 0 { rng.pick(&others).to_owned() } else { random_number(&mut rng) };
                 let (ws1, ws2) = (rng.pick(&["", " ", "  ", "\t"]), rng.pick(&["", " "]));
                 parts.push(format!("\"{}\"{ws1}:{ws2}{value}", rng.pick(&keys)));
             }
