@@ -39,7 +39,32 @@ pub fn parse(preset: Preset, line: &str) -> Line {
         Preset::DeepSpeed => deepspeed(line),
         Preset::Generic => None,
     };
-    record(preset, pairs, value_of)
+    match record(preset, pairs, value_of) {
+        Line::Text if preset == Preset::DeepSpeed => lone_known_metric(line).unwrap_or(Line::Text),
+        read => read,
+    }
+}
+
+/// A line that is one `key: value` of a metric the catalog knows and nothing else
+/// (CleanRL's `SPS: 1234`, printed alone after its `global_step=1234, ...` line,
+/// which reads as DeepSpeed's): more of the step before it.
+fn lone_known_metric(line: &str) -> Option<Line> {
+    if line.starts_with([' ', '\t']) {
+        return None;
+    }
+    let (pairs, counters) = kv::pairs(line);
+    let [(key, value)] = pairs.as_slice() else { return None };
+    let whole = line.trim();
+    if !counters.is_empty() || !whole.starts_with(key) || !whole.ends_with(value) {
+        return None;
+    }
+    let name = match catalog::preset_conversion(Preset::Generic, key) {
+        Conversion::Rename(name) => name,
+        Conversion::Scale(..) | Conversion::Cumulative(..) => return None,
+    };
+    catalog::info(name)?;
+    let fields = vec![(name.into(), kv::value(value)?)];
+    Some(Line::Metrics(Record { step: None, canonical: true, continues: true, fields, ..Default::default() }))
 }
 
 /// The record of a recognised line, its words converted by the preset's table.
@@ -182,6 +207,10 @@ pub struct Progress {
     /// does not go past the last one starts a new pass (Keras prints each epoch's
     /// final `100/100 - loss: ...` alone under its header).
     new_epoch: bool,
+    /// A line named a step (or a counter stood for one): a later line of known
+    /// metrics alone belongs to it (CleanRL's `SPS: 1234` after
+    /// `global_step=1234, episodic_return=56.0`).
+    seen_step: bool,
 }
 
 #[derive(Debug, Clone, Default)]
@@ -251,6 +280,10 @@ pub fn parse_generic(line: &str, progress: &mut Progress) -> Line {
             if let Some(counter) = read.counter {
                 rec.step = Some(progress.step(counter));
             }
+            if !indented && rec.step.is_none() && progress.seen_step && rec.fields.iter().all(|(name, _)| catalog::info(catalog::canonical(name)).is_some()) {
+                // Metrics alone, after the step: more of that step, not a new one.
+                rec.continues = true;
+            }
             match progress.block {
                 Some(block) if indented && rec.step.is_none() => match block {
                     Some(step) => rec.step = Some(step),
@@ -259,9 +292,11 @@ pub fn parse_generic(line: &str, progress: &mut Progress) -> Line {
                 _ if !indented => progress.block = None,
                 _ => {}
             }
+            progress.seen_step |= rec.step.is_some();
             Line::Metrics(rec)
         }
         other => {
+            progress.seen_step |= read.step.is_some();
             if !indented {
                 progress.block = None;
             }
@@ -770,6 +805,27 @@ mod tests {
         assert_eq!(parse(Preset::Generic, "config: {\"lr\": 0.1, \"nested\": {\"a\": 1}} done"), Line::Text);
         // No step anywhere: the line counts on.
         assert_eq!(fields(Preset::Generic, "loss: 2.5 | lr: 1e-4").0, None);
+    }
+
+    #[test]
+    fn known_metrics_alone_after_a_step_belong_to_it() {
+        // CleanRL: `global_step=N, episodic_return=X` reads as DeepSpeed's; its
+        // `SPS` line (environment steps per second) completes that step.
+        let log = "global_step=128, episodic_return=10.5\nSPS: 1250\n";
+        assert_eq!(crate::ingest::detect(std::path::Path::new("cleanrl.log"), log).name(), "deepspeed");
+        match parse(Preset::DeepSpeed, "SPS: 1250") {
+            Line::Metrics(r) => assert_eq!((r.step, r.continues, r.fields), (None, true, vec![(catalog::SAMPLES_PER_S.into(), 1250.0)])),
+            other => panic!("{other:?}"),
+        }
+        for line in ["SPS: 1250 foo: 2", "  SPS: 1250", "note SPS: 1250", "foo: 2", "SPS: fast"] {
+            assert_eq!(parse(Preset::DeepSpeed, line), Line::Text, "{line}");
+        }
+        // A generic log: after a step, a line of known metrics only joins it; before
+        // any step, or with a name rlmon does not know, a line counts on as before.
+        let got = records("lr: 0.0003\nstep 5 loss: 2.5\nSPS: 1200\nSPS: 1100 foo: 3\n");
+        let steps: Vec<(Option<u64>, bool)> = got.iter().map(|r| (r.0, r.1)).collect();
+        assert_eq!(steps, [(None, false), (Some(5), false), (None, true), (None, false)]);
+        assert_eq!(got[2].2, [(catalog::SAMPLES_PER_S.to_owned(), 1200.0)]);
     }
 
     #[test]
