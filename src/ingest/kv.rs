@@ -35,6 +35,8 @@ const UNITS: &[(&str, f64)] = &[
     ("s/it", 1.0),
     ("tok/s", 1.0),
     ("tokens/s", 1.0),
+    // A bare rate (timm's `Time: 0.41s, 621.3/s`): a value, never a key's word.
+    ("/s", 1.0),
 ];
 
 /// Counts abbreviated as some trainers print them, written right after the number

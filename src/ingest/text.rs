@@ -502,7 +502,7 @@ fn generic_line(line: &str, any_metric: bool) -> Generic {
                 continue;
             }
         }
-        if NOT_METRICS.contains(&name.as_str()) {
+        if NOT_METRICS.contains(&name.as_str()) || is_phase_epoch(line, &name, value) {
             continue;
         }
         if name == "epoch" {
@@ -534,6 +534,19 @@ fn generic_line(line: &str, any_metric: bool) -> Generic {
         other => other,
     };
     Generic { line: parsed, step, counter }
+}
+
+/// Whether a pair is a phase word and its epoch before the pass's `[ n/N ]` counter
+/// (timm's `Train: 0 [  50/1251 ( 4%)]`): a phase, not a metric (the counter gives
+/// the step). `value` is a slice of `line`.
+fn is_phase_epoch(line: &str, name: &str, value: &str) -> bool {
+    const PHASES: &[&str] = &["train", "training", "eval", "test", "val", "valid", "validation"];
+    if !PHASES.contains(&name) || value.parse::<u64>().is_err() {
+        return false;
+    }
+    let Some(at) = (value.as_ptr() as usize).checked_sub(line.as_ptr() as usize).filter(|at| at + value.len() <= line.len()) else { return false };
+    let Some(after) = line.get(at + value.len()..).and_then(|rest| rest.trim_start().strip_prefix('[')) else { return false };
+    after.split(['(', ']']).next().and_then(kv::fraction).is_some()
 }
 
 /// The seconds per iteration of a progress bar's rate: `11.02it/s` or `2.50s/it`.
@@ -826,6 +839,16 @@ mod tests {
         let steps: Vec<(Option<u64>, bool)> = got.iter().map(|r| (r.0, r.1)).collect();
         assert_eq!(steps, [(None, false), (Some(5), false), (None, true), (None, false)]);
         assert_eq!(got[2].2, [(catalog::SAMPLES_PER_S.to_owned(), 1200.0)]);
+    }
+
+    #[test]
+    fn a_phase_word_before_its_epoch_and_counter_is_not_a_metric() {
+        let (step, f) = fields(Preset::Generic, "Train: 0 [  50/1251 (  4%)]  Loss: 6.91 (6.93)  Time: 0.4s, 300/s  LR: 1.0e-04  Data: 0.01");
+        assert_eq!(step, Some(50));
+        assert_eq!(f, [("loss".into(), 6.91), ("time".into(), 0.4), ("lr".into(), 1.0e-4), ("data".into(), 0.01)], "no `train`, one loss (not its running mean)");
+        // A number after a phase word with no counter after it is still read.
+        let (_, f) = fields(Preset::Generic, "step 3 train: 2 loss: 1.5");
+        assert!(f.contains(&("train".into(), 2.0)), "{f:?}");
     }
 
     #[test]
