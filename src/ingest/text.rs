@@ -70,9 +70,15 @@ fn lone_known_metric(line: &str) -> Option<Line> {
 /// The record of a recognised line, its words converted by the preset's table.
 fn record(preset: Preset, pairs: Parsed<'_>, value_of: fn(&str) -> Option<f64>) -> Line {
     let Some((step, continues, pairs)) = pairs else { return Line::Text };
+    record_of_values(preset, step, continues, pairs.into_iter().map(|(word, value)| (word, value_of(value))))
+}
+
+/// The record of a line's words and their values (`None`: not a number).
+fn record_of_values<W: AsRef<str>>(preset: Preset, step: Option<u64>, continues: bool, values: impl IntoIterator<Item = (W, Option<f64>)>) -> Line {
     let mut rec = Record { step, canonical: true, continues, ..Default::default() };
-    for (word, value) in pairs {
-        match value_of(value) {
+    for (word, value) in values {
+        let word = word.as_ref();
+        match value {
             Some(v) => match catalog::preset_conversion(preset, word) {
                 Conversion::Rename(name) => rec.fields.push((name.into(), v)),
                 Conversion::Scale(name, f) => rec.fields.push((name.into(), v * f)),
@@ -480,8 +486,10 @@ fn generic_line(line: &str, any_metric: bool) -> Generic {
     let mut step_is_iteration = false;
     let mut epoch = None;
     let mut kept = Vec::new();
-    for (word, value) in pairs {
-        let word = without_phase(word);
+    for (key, value) in pairs {
+        // A unit in brackets after the key (`Memory (MB)=1234`) applies to its value.
+        let (key, factor) = kv::key_without_unit(key);
+        let word = without_phase(&key);
         let name = tidy(word);
         if STEP_WORDS.contains(&name.as_str()) {
             // An iteration may count micro-batches where a step on the same line
@@ -508,7 +516,9 @@ fn generic_line(line: &str, any_metric: bool) -> Generic {
         if name == "epoch" {
             epoch = whole(value).filter(|e| *e < 1_000_000_000);
         }
-        kept.push((word, value));
+        // (A value with its own unit after a unit in the key keeps its own.)
+        let value = kv::plain_number(value).map(|v| v * factor).or_else(|| kv::value(value));
+        kept.push((word.to_owned(), value));
     }
     // A progress counter stands for the step when nothing names it: the longest
     // (a bar's `120/1000` rather than an epoch's `[1/3]`), after its epoch's steps.
@@ -517,7 +527,7 @@ fn generic_line(line: &str, any_metric: bool) -> Generic {
     } else {
         None
     };
-    let parsed = match record(Preset::Generic, Some((step, false, kept)), kv::value) {
+    let parsed = match record_of_values(Preset::Generic, step, false, kept) {
         Line::Metrics(rec) if any_metric || rec.fields.iter().any(|(name, _)| name != "epoch" && catalog::info(name).is_some()) => Line::Metrics(rec),
         Line::Metrics(_) | Line::Skip(..) => Line::Text,
         other => other,
@@ -852,6 +862,16 @@ mod tests {
     }
 
     #[test]
+    fn a_unit_in_brackets_after_a_key_applies_to_its_value() {
+        let (step, f) = fields(Preset::Generic, "step 7 loss: 2.5 Memory (MB)=1234.5 time (ms): 12.3 throughput [tok/s]: 5e3 acc (%): 91.5");
+        assert_eq!(step, Some(7));
+        assert_eq!(f, [("loss".into(), 2.5), ("memory".into(), 1234.5 * 1048576.0), ("time".into(), 0.0123), ("throughput_tok/s".into(), 5000.0), ("acc".into(), 91.5)]);
+        // A value with its own unit keeps it; brackets of other text still split.
+        let (_, f) = fields(Preset::Generic, "step 7 loss: 2.5 wait (s): 120ms loss (avg): 9");
+        assert_eq!(f, [("loss".into(), 2.5), ("wait".into(), 0.12)]);
+    }
+
+    #[test]
     fn progress_counters_that_restart_number_on() {
         // Keras prints its epoch on a line of its own; each epoch's bar starts at 1.
         let steps = line_steps(&["Epoch 1/2", "50/100 - loss: 0.9", "100/100 - loss: 0.8", "Epoch 2/2", "50/100 - loss: 0.7", "100/100 - loss: 0.6", "step 7 loss=0.5"]);
@@ -879,9 +899,10 @@ mod tests {
         let got = records(log);
         assert!(got.iter().all(|r| r.0 == Some(10) || r.0 == Some(11)), "{got:?}");
         let at10: Vec<(&str, f64)> = got.iter().filter(|r| r.0 == Some(10)).flat_map(|r| r.2.iter().map(|(n, v)| (n.as_str(), *v))).collect();
-        // (A key with a bracketed unit, `Memory (MB)`, is not read: brackets split pairs.)
-        assert_eq!(at10.len(), 3, "the pairs under the step: {at10:?}");
+        // A key with a bracketed unit, `Memory (MB)`, is read without it, in bytes.
+        assert_eq!(at10.len(), 4, "the pairs under the step: {at10:?}");
         assert_eq!((at10[0], at10[2]), ((catalog::LOSS, 10.87), (catalog::TOKENS_PER_S, 9347.0)));
+        assert_eq!(at10[3], ("system/peak_gpu_memory", 12345.0 * 1048576.0));
         assert_eq!(crate::ingest::detect(std::path::Path::new("train.log"), log).name(), "text", "not a TSV for its tabs");
         // A traceback after a step line is not read as metrics.
         let got = records("step 5 done\n  File \"train.py\", line 42, in main\n    loss: 2.5\n");
