@@ -39,15 +39,29 @@ pub fn parse(preset: Preset, line: &str) -> Line {
         Preset::DeepSpeed => deepspeed(line),
         Preset::Generic => None,
     };
-    match record(preset, pairs, value_of) {
-        Line::Text if preset == Preset::DeepSpeed => lone_known_metric(line).unwrap_or(Line::Text),
-        read => read,
+    record(preset, pairs, value_of)
+}
+
+/// One line of a preset's log read in order: as [`parse`], and after a step, a
+/// line of one known metric alone belongs to it.
+pub fn parse_in_order(preset: Preset, line: &str, progress: &mut Progress) -> Line {
+    if preset == Preset::Generic {
+        return parse_generic(line, progress);
+    }
+    match parse(preset, line) {
+        Line::Metrics(rec) => {
+            progress.seen_step |= rec.step.is_some();
+            Line::Metrics(rec)
+        }
+        Line::Text if progress.seen_step => lone_known_metric(line).unwrap_or(Line::Text),
+        other => other,
     }
 }
 
 /// A line that is one `key: value` of a metric the catalog knows and nothing else
 /// (CleanRL's `SPS: 1234`, printed alone after its `global_step=1234, ...` line,
-/// which reads as DeepSpeed's): more of the step before it.
+/// which reads as DeepSpeed's): more of the step before it. Only read after a
+/// step: before one it is a config dump's line.
 fn lone_known_metric(line: &str) -> Option<Line> {
     if line.starts_with([' ', '\t']) {
         return None;
@@ -836,12 +850,18 @@ mod tests {
         // `SPS` line (environment steps per second) completes that step.
         let log = "global_step=128, episodic_return=10.5\nSPS: 1250\n";
         assert_eq!(crate::ingest::detect(std::path::Path::new("cleanrl.log"), log).name(), "deepspeed");
-        match parse(Preset::DeepSpeed, "SPS: 1250") {
+        let mut progress = Progress::default();
+        // Before any step, a config dump's line stays text (and alone, it never
+        // makes a log DeepSpeed's).
+        assert_eq!(parse_in_order(Preset::DeepSpeed, "lr: 0.0003", &mut progress), Line::Text);
+        assert_eq!(parse(Preset::DeepSpeed, "SPS: 1250"), Line::Text);
+        assert!(matches!(parse_in_order(Preset::DeepSpeed, "global_step=128, episodic_return=10.5", &mut progress), Line::Metrics(_)));
+        match parse_in_order(Preset::DeepSpeed, "SPS: 1250", &mut progress) {
             Line::Metrics(r) => assert_eq!((r.step, r.continues, r.fields), (None, true, vec![(catalog::SAMPLES_PER_S.into(), 1250.0)])),
             other => panic!("{other:?}"),
         }
         for line in ["SPS: 1250 foo: 2", "  SPS: 1250", "note SPS: 1250", "foo: 2", "SPS: fast"] {
-            assert_eq!(parse(Preset::DeepSpeed, line), Line::Text, "{line}");
+            assert_eq!(parse_in_order(Preset::DeepSpeed, line, &mut progress), Line::Text, "{line}");
         }
         // A generic log: after a step, a line of known metrics only joins it; before
         // any step, or with a name rlmon does not know, a line counts on as before.
