@@ -503,8 +503,11 @@ fn generic_line(line: &str, any_metric: bool) -> Generic {
     for (key, value) in pairs {
         // A unit in brackets after the key (`Memory (MB)=1234`) applies to its value.
         let (key, factor) = kv::key_without_unit(key);
-        let word = without_phase(&key);
-        let name = tidy(word);
+        let word: std::borrow::Cow<str> = match key {
+            std::borrow::Cow::Borrowed(key) => without_phase(key).into(),
+            std::borrow::Cow::Owned(key) => without_phase(&key).to_owned().into(),
+        };
+        let name = tidy(&word);
         if STEP_WORDS.contains(&name.as_str()) {
             // An iteration may count micro-batches where a step on the same line
             // counts optimizer steps (LitGPT's `iter 8 step 2`): the step wins.
@@ -532,7 +535,7 @@ fn generic_line(line: &str, any_metric: bool) -> Generic {
         }
         // (A value with its own unit after a unit in the key keeps its own.)
         let value = kv::plain_number(value).map(|v| v * factor).or_else(|| kv::value(value));
-        kept.push((word.to_owned(), value));
+        kept.push((word, value));
     }
     // A progress counter stands for the step when nothing names it: the longest
     // (a bar's `120/1000` rather than an epoch's `[1/3]`), after its epoch's steps.
