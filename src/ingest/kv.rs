@@ -35,6 +35,8 @@ const UNITS: &[(&str, f64)] = &[
     ("s/it", 1.0),
     ("tok/s", 1.0),
     ("tokens/s", 1.0),
+    // A bare rate (timm's `Time: 0.41s, 621.3/s`): a value, never a key's word.
+    ("/s", 1.0),
 ];
 
 /// Counts abbreviated as some trainers print them, written right after the number
@@ -46,7 +48,7 @@ fn is_unit(t: &str) -> bool {
 }
 
 /// A number as printed: `2.31`, `-1e-4`, `3.2E+00`, `nan`, `inf`, `7,334`.
-fn plain_number(t: &str) -> Option<f64> {
+pub fn plain_number(t: &str) -> Option<f64> {
     let t = t.trim();
     if t.contains(',') {
         // Thousands separators only: 1,234 or 12,345,678.5
@@ -77,6 +79,53 @@ pub fn value(text: &str) -> Option<f64> {
     })
 }
 
+/// Units that convert a value to rlmon's base units (seconds, bytes) or name a
+/// percentage: after them a key's name alone says what it measures; a rate's unit
+/// (`tok/s`) says what is counted, so it stays in the name.
+fn unit_is_dropped(unit: &str) -> bool {
+    !unit.contains('/')
+}
+
+/// The unit in a key's brackets: `(MB)` or `[tok/s]` at the end of `key`, its name
+/// before it and its factor to rlmon's units (`Memory (MB)` is `Memory` in bytes,
+/// `time (ms)` `time` in seconds); `None` when the key carries no unit.
+pub fn key_unit(key: &str) -> Option<(&str, &str, f64)> {
+    let close = key.chars().next_back()?;
+    let open = match close {
+        ')' => '(',
+        ']' => '[',
+        _ => return None,
+    };
+    let at = key.rfind(open)?;
+    let unit = key[at + 1..key.len() - 1].trim();
+    let name = key[..at].trim_end();
+    let (_, factor) = UNITS.iter().find(|(u, _)| *u == unit)?;
+    (!name.is_empty()).then_some((name, unit, *factor))
+}
+
+/// A key's name and the factor its value takes from a unit in brackets: `Memory
+/// (MB)` gives `memory` in bytes; a rate keeps its unit in the name (`throughput
+/// tok/s`).
+pub fn key_without_unit(key: &str) -> (std::borrow::Cow<'_, str>, f64) {
+    match key_unit(key) {
+        Some((name, unit, factor)) if unit_is_dropped(unit) => (name.into(), factor),
+        Some((name, unit, factor)) => (format!("{name} {unit}").into(), factor),
+        None => (key.into(), 1.0),
+    }
+}
+
+/// The length of a bracketed unit at the start of `t` (`(MB)`, `[tok/s]`), with its
+/// brackets.
+fn bracketed_unit(t: &str) -> Option<usize> {
+    let close = match t.as_bytes().first()? {
+        b'(' => ')',
+        b'[' => ']',
+        _ => return None,
+    };
+    let end = t.find(close)?;
+    is_unit(t[1..end].trim()).then_some(end + 1)
+}
+
 /// `N/M` (a progress counter, `step:100/1750`): N and M.
 pub fn fraction(text: &str) -> Option<(u64, u64)> {
     let (n, m) = text.trim().split_once('/')?;
@@ -93,6 +142,16 @@ fn segments(line: &str) -> Vec<&str> {
     let mut out = Vec::new();
     let (mut start, mut i) = (0, 0);
     while i < b.len() {
+        // A unit in brackets between a key and its `=` or `:` (`Memory (MB)=1234`)
+        // is part of the key.
+        if matches!(b[i], b'(' | b'[') && i > 0 && (b[i - 1] == b' ' || b[i - 1].is_ascii_alphanumeric()) {
+            if let Some(len) = bracketed_unit(&line[i..]) {
+                if line[i + len..].trim_start().starts_with(['=', ':']) {
+                    i += len;
+                    continue;
+                }
+            }
+        }
         let width = match b[i] {
             b'|' | b';' | b'\t' | b'[' | b']' | b'(' | b')' | b'{' | b'}' | b'<' | b'>' => 1,
             // A comma between digit groups is a thousands separator (7,334).
@@ -157,6 +216,22 @@ pub fn pairs(line: &str) -> (Vec<Pair<'_>>, Vec<(u64, u64)>) {
                 closed = false;
                 after_value = is_value(v);
                 continue;
+            }
+            // A unit in brackets ends the key before it: `(MB)=1234.5`, `(ms):`.
+            if let (Some(&first), Some(len)) = (words.first(), bracketed_unit(token)) {
+                let (unit, rest) = token.split_at(len);
+                let v = rest.get(1..).unwrap_or("").trim_end_matches(',');
+                if rest.is_empty() || rest == ":" || rest == "=" {
+                    words.push(unit);
+                    closed = !rest.is_empty();
+                    continue;
+                }
+                if rest.starts_with(['=', ':']) && is_value(v) {
+                    out.push((span(line, first, unit), v));
+                    words.clear();
+                    after_value = true;
+                    continue;
+                }
             }
             // `key=value` or `key:value` in one token.
             if let Some(at) = token.find(['=', ':']).filter(|&at| at > 0 && at + 1 < token.len()) {
@@ -232,6 +307,18 @@ mod tests {
     }
 
     #[test]
+    fn a_unit_in_brackets_is_part_of_the_key() {
+        assert_eq!(p("Memory (MB)=1234.5 time (ms): 12.3 | throughput [tok/s]: 5e3"), kv(&[("Memory (MB)", "1234.5"), ("time (ms)", "12.3"), ("throughput [tok/s]", "5e3")]));
+        // Brackets of other text still split pairs.
+        assert_eq!(p("memory: 31.21GiB(39.49%) loss (avg): 2.5"), kv(&[("memory", "31.21GiB")]));
+        assert_eq!(key_unit("Memory (MB)"), Some(("Memory", "MB", 1048576.0)));
+        assert_eq!(key_unit("loss (avg)"), None);
+        assert_eq!(key_without_unit("time (ms)"), ("time".into(), 1e-3));
+        assert_eq!(key_without_unit("throughput [tok/s]"), ("throughput tok/s".into(), 1.0));
+        assert_eq!(key_without_unit("loss"), ("loss".into(), 1.0));
+    }
+
+    #[test]
     fn values_and_units() {
         assert_eq!(value("123.45ms"), Some(0.12345));
         assert_eq!(value("8 GB"), Some(8.0 * 1073741824.0));
@@ -251,7 +338,7 @@ mod tests {
 
     #[test]
     fn odd_input_does_not_panic() {
-        for line in ["", "=", ":", "a=", "=1", "| | |", "é=1 ü: 2", "x ::: 3", "a,1,2,3", "  -  -  ", "k: ", "1,2,", "█=3"] {
+        for line in ["", "=", ":", "a=", "=1", "| | |", "é=1 ü: 2", "x ::: 3", "a,1,2,3", "  -  -  ", "k: ", "1,2,", "█=3", "a (ms", "a (MB)", "(ms)=1", "a [s]=", "x (é)=1"] {
             let _ = pairs(line);
         }
     }

@@ -267,7 +267,7 @@ pub fn detect(path: &Path, head: &str) -> Format {
 pub struct LineReader {
     format: Format,
     csv: csv::Columns,
-    /// A generic text log's progress counters so far.
+    /// What a text log carries from line to line (a generic log's progress counters, the step seen so far).
     progress: text::Progress,
     /// What a JSONL input reuses from line to line.
     jsonl: jsonl::Reader,
@@ -325,8 +325,7 @@ impl LineReader {
             Format::Csv(delimiter) => self.csv.line(line, *delimiter),
             Format::TrainerState | Format::TensorBoard | Format::MlFlow => Line::Skip(SkipKind::Malformed, "this format is read whole, not by lines".into()),
             Format::HfLog => hf::parse_printed(line),
-            Format::Text(Preset::Generic) => text::parse_generic(line, &mut self.progress),
-            Format::Text(preset) => text::parse(*preset, line),
+            Format::Text(preset) => text::parse_in_order(*preset, line, &mut self.progress),
             Format::Pattern(p) => p.parse(line),
         };
         match parsed {

@@ -42,12 +42,57 @@ pub fn parse(preset: Preset, line: &str) -> Line {
     record(preset, pairs, value_of)
 }
 
+/// One line of a preset's log read in order: as [`parse`], and after a step, a
+/// line of one known metric alone belongs to it.
+pub fn parse_in_order(preset: Preset, line: &str, progress: &mut Progress) -> Line {
+    if preset == Preset::Generic {
+        return parse_generic(line, progress);
+    }
+    match parse(preset, line) {
+        Line::Metrics(rec) => {
+            progress.seen_step |= rec.step.is_some();
+            Line::Metrics(rec)
+        }
+        Line::Text if progress.seen_step => lone_known_metric(line).unwrap_or(Line::Text),
+        other => other,
+    }
+}
+
+/// A line that is one `key: value` of a metric the catalog knows and nothing else
+/// (CleanRL's `SPS: 1234`, printed alone after its `global_step=1234, ...` line,
+/// which reads as DeepSpeed's): more of the step before it. Only read after a
+/// step: before one it is a config dump's line.
+fn lone_known_metric(line: &str) -> Option<Line> {
+    if line.starts_with([' ', '\t']) {
+        return None;
+    }
+    let (pairs, counters) = kv::pairs(line);
+    let [(key, value)] = pairs.as_slice() else { return None };
+    let whole = line.trim();
+    if !counters.is_empty() || !whole.starts_with(key) || !whole.ends_with(value) {
+        return None;
+    }
+    let name = match catalog::preset_conversion(Preset::Generic, key) {
+        Conversion::Rename(name) => name,
+        Conversion::Scale(..) | Conversion::Cumulative(..) => return None,
+    };
+    catalog::info(name)?;
+    let fields = vec![(name.into(), kv::value(value)?)];
+    Some(Line::Metrics(Record { step: None, canonical: true, continues: true, fields, ..Default::default() }))
+}
+
 /// The record of a recognised line, its words converted by the preset's table.
 fn record(preset: Preset, pairs: Parsed<'_>, value_of: fn(&str) -> Option<f64>) -> Line {
     let Some((step, continues, pairs)) = pairs else { return Line::Text };
+    record_of_values(preset, step, continues, pairs.into_iter().map(|(word, value)| (word, value_of(value))))
+}
+
+/// The record of a line's words and their values (`None`: not a number).
+fn record_of_values<W: AsRef<str>>(preset: Preset, step: Option<u64>, continues: bool, values: impl IntoIterator<Item = (W, Option<f64>)>) -> Line {
     let mut rec = Record { step, canonical: true, continues, ..Default::default() };
-    for (word, value) in pairs {
-        match value_of(value) {
+    for (word, value) in values {
+        let word = word.as_ref();
+        match value {
             Some(v) => match catalog::preset_conversion(preset, word) {
                 Conversion::Rename(name) => rec.fields.push((name.into(), v)),
                 Conversion::Scale(name, f) => rec.fields.push((name.into(), v * f)),
@@ -182,6 +227,10 @@ pub struct Progress {
     /// does not go past the last one starts a new pass (Keras prints each epoch's
     /// final `100/100 - loss: ...` alone under its header).
     new_epoch: bool,
+    /// A line named a step (or a counter stood for one): a later line of known
+    /// metrics alone belongs to it (CleanRL's `SPS: 1234` after
+    /// `global_step=1234, episodic_return=56.0`).
+    seen_step: bool,
 }
 
 #[derive(Debug, Clone, Default)]
@@ -251,6 +300,10 @@ pub fn parse_generic(line: &str, progress: &mut Progress) -> Line {
             if let Some(counter) = read.counter {
                 rec.step = Some(progress.step(counter));
             }
+            if !indented && rec.step.is_none() && progress.seen_step && rec.fields.iter().all(|(name, _)| catalog::info(catalog::canonical(name)).is_some()) {
+                // Metrics alone, after the step: more of that step, not a new one.
+                rec.continues = true;
+            }
             match progress.block {
                 Some(block) if indented && rec.step.is_none() => match block {
                     Some(step) => rec.step = Some(step),
@@ -259,9 +312,11 @@ pub fn parse_generic(line: &str, progress: &mut Progress) -> Line {
                 _ if !indented => progress.block = None,
                 _ => {}
             }
+            progress.seen_step |= rec.step.is_some();
             Line::Metrics(rec)
         }
         other => {
+            progress.seen_step |= read.step.is_some();
             if !indented {
                 progress.block = None;
             }
@@ -445,9 +500,14 @@ fn generic_line(line: &str, any_metric: bool) -> Generic {
     let mut step_is_iteration = false;
     let mut epoch = None;
     let mut kept = Vec::new();
-    for (word, value) in pairs {
-        let word = without_phase(word);
-        let name = tidy(word);
+    for (key, value) in pairs {
+        // A unit in brackets after the key (`Memory (MB)=1234`) applies to its value.
+        let (key, factor) = kv::key_without_unit(key);
+        let word: std::borrow::Cow<str> = match key {
+            std::borrow::Cow::Borrowed(key) => without_phase(key).into(),
+            std::borrow::Cow::Owned(key) => without_phase(&key).to_owned().into(),
+        };
+        let name = tidy(&word);
         if STEP_WORDS.contains(&name.as_str()) {
             // An iteration may count micro-batches where a step on the same line
             // counts optimizer steps (LitGPT's `iter 8 step 2`): the step wins.
@@ -467,12 +527,14 @@ fn generic_line(line: &str, any_metric: bool) -> Generic {
                 continue;
             }
         }
-        if NOT_METRICS.contains(&name.as_str()) {
+        if NOT_METRICS.contains(&name.as_str()) || is_phase_epoch(line, &name, value) {
             continue;
         }
         if name == "epoch" {
             epoch = whole(value).filter(|e| *e < 1_000_000_000);
         }
+        // (A value with its own unit after a unit in the key keeps its own.)
+        let value = kv::plain_number(value).map(|v| v * factor).or_else(|| kv::value(value));
         kept.push((word, value));
     }
     // A progress counter stands for the step when nothing names it: the longest
@@ -482,7 +544,7 @@ fn generic_line(line: &str, any_metric: bool) -> Generic {
     } else {
         None
     };
-    let parsed = match record(Preset::Generic, Some((step, false, kept)), kv::value) {
+    let parsed = match record_of_values(Preset::Generic, step, false, kept) {
         Line::Metrics(rec) if any_metric || rec.fields.iter().any(|(name, _)| name != "epoch" && catalog::info(name).is_some()) => Line::Metrics(rec),
         Line::Metrics(_) | Line::Skip(..) => Line::Text,
         other => other,
@@ -499,6 +561,19 @@ fn generic_line(line: &str, any_metric: bool) -> Generic {
         other => other,
     };
     Generic { line: parsed, step, counter }
+}
+
+/// Whether a pair is a phase word and its epoch before the pass's `[ n/N ]` counter
+/// (timm's `Train: 0 [  50/1251 ( 4%)]`): a phase, not a metric (the counter gives
+/// the step). `value` is a slice of `line`.
+fn is_phase_epoch(line: &str, name: &str, value: &str) -> bool {
+    const PHASES: &[&str] = &["train", "training", "eval", "test", "val", "valid", "validation"];
+    if !PHASES.contains(&name) || value.parse::<u64>().is_err() {
+        return false;
+    }
+    let Some(at) = (value.as_ptr() as usize).checked_sub(line.as_ptr() as usize).filter(|at| at + value.len() <= line.len()) else { return false };
+    let Some(after) = line.get(at + value.len()..).and_then(|rest| rest.trim_start().strip_prefix('[')) else { return false };
+    after.split(['(', ']']).next().and_then(kv::fraction).is_some()
 }
 
 /// The seconds per iteration of a progress bar's rate: `11.02it/s` or `2.50s/it`.
@@ -773,6 +848,53 @@ mod tests {
     }
 
     #[test]
+    fn known_metrics_alone_after_a_step_belong_to_it() {
+        // CleanRL: `global_step=N, episodic_return=X` reads as DeepSpeed's; its
+        // `SPS` line (environment steps per second) completes that step.
+        let log = "global_step=128, episodic_return=10.5\nSPS: 1250\n";
+        assert_eq!(crate::ingest::detect(std::path::Path::new("cleanrl.log"), log).name(), "deepspeed");
+        let mut progress = Progress::default();
+        // Before any step, a config dump's line stays text (and alone, it never
+        // makes a log DeepSpeed's).
+        assert_eq!(parse_in_order(Preset::DeepSpeed, "lr: 0.0003", &mut progress), Line::Text);
+        assert_eq!(parse(Preset::DeepSpeed, "SPS: 1250"), Line::Text);
+        assert!(matches!(parse_in_order(Preset::DeepSpeed, "global_step=128, episodic_return=10.5", &mut progress), Line::Metrics(_)));
+        match parse_in_order(Preset::DeepSpeed, "SPS: 1250", &mut progress) {
+            Line::Metrics(r) => assert_eq!((r.step, r.continues, r.fields), (None, true, vec![(catalog::SAMPLES_PER_S.into(), 1250.0)])),
+            other => panic!("{other:?}"),
+        }
+        for line in ["SPS: 1250 foo: 2", "  SPS: 1250", "note SPS: 1250", "foo: 2", "SPS: fast"] {
+            assert_eq!(parse_in_order(Preset::DeepSpeed, line, &mut progress), Line::Text, "{line}");
+        }
+        // A generic log: after a step, a line of known metrics only joins it; before
+        // any step, or with a name rlmon does not know, a line counts on as before.
+        let got = records("lr: 0.0003\nstep 5 loss: 2.5\nSPS: 1200\nSPS: 1100 foo: 3\n");
+        let steps: Vec<(Option<u64>, bool)> = got.iter().map(|r| (r.0, r.1)).collect();
+        assert_eq!(steps, [(None, false), (Some(5), false), (None, true), (None, false)]);
+        assert_eq!(got[2].2, [(catalog::SAMPLES_PER_S.to_owned(), 1200.0)]);
+    }
+
+    #[test]
+    fn a_phase_word_before_its_epoch_and_counter_is_not_a_metric() {
+        let (step, f) = fields(Preset::Generic, "Train: 0 [  50/1251 (  4%)]  Loss: 6.91 (6.93)  Time: 0.4s, 300/s  LR: 1.0e-04  Data: 0.01");
+        assert_eq!(step, Some(50));
+        assert_eq!(f, [("loss".into(), 6.91), ("time".into(), 0.4), ("lr".into(), 1.0e-4), ("data".into(), 0.01)], "no `train`, one loss (not its running mean)");
+        // A number after a phase word with no counter after it is still read.
+        let (_, f) = fields(Preset::Generic, "step 3 train: 2 loss: 1.5");
+        assert!(f.contains(&("train".into(), 2.0)), "{f:?}");
+    }
+
+    #[test]
+    fn a_unit_in_brackets_after_a_key_applies_to_its_value() {
+        let (step, f) = fields(Preset::Generic, "step 7 loss: 2.5 Memory (MB)=1234.5 time (ms): 12.3 throughput [tok/s]: 5e3 acc (%): 91.5");
+        assert_eq!(step, Some(7));
+        assert_eq!(f, [("loss".into(), 2.5), ("memory".into(), 1234.5 * 1048576.0), ("time".into(), 0.0123), ("throughput_tok/s".into(), 5000.0), ("acc".into(), 91.5)]);
+        // A value with its own unit keeps it; brackets of other text still split.
+        let (_, f) = fields(Preset::Generic, "step 7 loss: 2.5 wait (s): 120ms loss (avg): 9");
+        assert_eq!(f, [("loss".into(), 2.5), ("wait".into(), 0.12)]);
+    }
+
+    #[test]
     fn progress_counters_that_restart_number_on() {
         // Keras prints its epoch on a line of its own; each epoch's bar starts at 1.
         let steps = line_steps(&["Epoch 1/2", "50/100 - loss: 0.9", "100/100 - loss: 0.8", "Epoch 2/2", "50/100 - loss: 0.7", "100/100 - loss: 0.6", "step 7 loss=0.5"]);
@@ -800,9 +922,10 @@ mod tests {
         let got = records(log);
         assert!(got.iter().all(|r| r.0 == Some(10) || r.0 == Some(11)), "{got:?}");
         let at10: Vec<(&str, f64)> = got.iter().filter(|r| r.0 == Some(10)).flat_map(|r| r.2.iter().map(|(n, v)| (n.as_str(), *v))).collect();
-        // (A key with a bracketed unit, `Memory (MB)`, is not read: brackets split pairs.)
-        assert_eq!(at10.len(), 3, "the pairs under the step: {at10:?}");
+        // A key with a bracketed unit, `Memory (MB)`, is read without it, in bytes.
+        assert_eq!(at10.len(), 4, "the pairs under the step: {at10:?}");
         assert_eq!((at10[0], at10[2]), ((catalog::LOSS, 10.87), (catalog::TOKENS_PER_S, 9347.0)));
+        assert_eq!(at10[3], ("system/peak_gpu_memory", 12345.0 * 1048576.0));
         assert_eq!(crate::ingest::detect(std::path::Path::new("train.log"), log).name(), "text", "not a TSV for its tabs");
         // A traceback after a step line is not read as metrics.
         let got = records("step 5 done\n  File \"train.py\", line 42, in main\n    loss: 2.5\n");

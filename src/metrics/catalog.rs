@@ -622,6 +622,8 @@ const PRESET_NAMES: &[(Preset, &str, Conversion)] = &[
     // torchtitan's tokens per second, fairseq's words (its tokens) per second.
     (Preset::Generic, "tps", Conversion::Rename(TOKENS_PER_S)),
     (Preset::Generic, "wps", Conversion::Rename(TOKENS_PER_S)),
+    // CleanRL's `SPS`: environment steps per second.
+    (Preset::Generic, "sps", Conversion::Rename(SAMPLES_PER_S)),
     // NeMo's Lightning progress bar.
     (Preset::Generic, "reduced_train_loss", Conversion::Rename(LOSS)),
     (Preset::Generic, "train_step_timing in s", Conversion::Rename(STEP_TIME_S)),
