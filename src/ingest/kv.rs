@@ -89,7 +89,7 @@ fn unit_is_dropped(unit: &str) -> bool {
 /// The unit in a key's brackets: `(MB)` or `[tok/s]` at the end of `key`, its name
 /// before it and its factor to rlmon's units (`Memory (MB)` is `Memory` in bytes,
 /// `time (ms)` `time` in seconds); `None` when the key carries no unit.
-pub fn key_unit(key: &str) -> Option<(&str, &str, f64)> {
+fn key_unit(key: &str) -> Option<(&str, &str, f64)> {
     let close = key.chars().next_back()?;
     let open = match close {
         ')' => '(',

@@ -490,13 +490,8 @@ mod tests {
 
     #[test]
     fn steps_held_as_strided_runs_count_as_a_list_does() {
-        let mut state = 0x2545_f491_4f6c_dd1du64;
-        let mut next = move |n: u64| {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            state % n
-        };
+        let mut rng = crate::test_rng::Rng(0x2545_f491_4f6c_dd1d);
+        let mut next = move |n: u64| rng.below(n);
         for _ in 0..200 {
             let (mut steps, mut list) = (Steps::default(), Vec::<u64>::new());
             let stride = 1 + next(10);

@@ -698,13 +698,8 @@ pub mod tests {
 
     #[test]
     fn the_counting_sort_orders_points_as_the_keyed_sort_does() {
-        let mut seed = 0x9e3779b97f4a7c15u64;
-        let mut next = move |n: u64| {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed % n
-        };
+        let mut rng = crate::test_rng::Rng(0x9e3779b97f4a7c15);
+        let mut next = move |n: u64| rng.below(n);
         for case in 0..20 {
             let mut p = Points::default();
             for _ in 0..(next(3000) + 1) {

@@ -896,13 +896,8 @@ mod tests {
     /// steps' spacing, and costs about 12 bytes a step on regular runs.
     #[test]
     fn the_step_index_gives_back_every_key() {
-        let mut seed = 0x2545f4914f6cdd1du64;
-        let mut next = move |n: u64| {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed % n.max(1)
-        };
+        let mut rng = crate::test_rng::Rng(0x2545f4914f6cdd1d);
+        let mut next = move |n: u64| rng.below(n);
         for case in 0..6 {
             let mut keys = Vec::new();
             for run in [0u32, 1, 3, TELEMETRY] {

@@ -487,13 +487,8 @@ mod tests {
 
     #[test]
     fn every_bit_pattern_round_trips() {
-        let mut seed = 0x9e3779b97f4a7c15u64;
-        let mut next = move || {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed
-        };
+        let mut rng = crate::test_rng::Rng(0x9e3779b97f4a7c15);
+        let mut next = move || rng.next();
         let special = [f64::NAN, -f64::NAN, f64::from_bits(0x7ff0_0000_0000_0001), f64::INFINITY, f64::NEG_INFINITY, -0.0, 0.0, f64::MIN_POSITIVE, f64::MAX, 5e-324];
         for case in 0..200 {
             let n = 1 + (next() % 1100) as usize;
@@ -545,13 +540,8 @@ mod tests {
 
     #[test]
     fn logged_decimals_and_few_distinct_values_cost_a_few_bits_and_round_trip() {
-        let mut seed = 0x2545f4914f6cdd1du64;
-        let mut noise = move || {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            (seed >> 11) as f64 / (1u64 << 53) as f64 - 0.5
-        };
+        let mut rng = crate::test_rng::Rng(0x2545f4914f6cdd1d);
+        let mut noise = move || (rng.next() >> 11) as f64 / (1u64 << 53) as f64 - 0.5;
         let n = 1024;
         // A loss printed with 4 decimals: about 10 bits of spread a point.
         let loss: Vec<f64> = (0..n).map(|i| format!("{:.4}", 2.5 - i as f64 * 1e-4 + 0.05 * noise()).parse().unwrap()).collect();
