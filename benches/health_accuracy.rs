@@ -240,33 +240,15 @@ fn drift_cost() {
 
 fn main() {
     let which = std::env::args().skip(1).find(|a| !a.starts_with('-')).unwrap_or_else(|| "test".into());
-    if which == "indep" {
-        independent(5000..5006);
-        return;
-    }
-    if which == "indep2" {
-        hold_out(7000..7006);
-        return;
-    }
-    if which == "indep3" {
-        study3(9000..9006);
-        return;
-    }
-    if which == "drift" {
-        drift_study(11000..11010);
-        return;
-    }
-    if which == "indep4" {
-        study4(11000..11004);
-        return;
-    }
-    if which == "real" {
-        real_logs();
-        return;
-    }
-    if which == "cost" {
-        drift_cost();
-        return;
+    match which.as_str() {
+        "indep" => return independent(5000..5006),
+        "indep2" => return hold_out(7000..7006),
+        "indep3" => return study3(9000..9006),
+        "indep4" => return study4(11000..11004),
+        "drift" => return drift_study(11000..11010),
+        "real" => return real_logs(),
+        "cost" => return drift_cost(),
+        _ => {}
     }
     let splits: &[(&str, std::ops::Range<u64>)] = match which.as_str() {
         "tune" => &[("tune", 0..10)],
