@@ -8,7 +8,8 @@
 //!   included): a divergence, critical since it is back above where it started;
 //! - a gradient norm or KL ([`Rule::Outlier`]) hundreds of times the median of
 //!   all its earlier points (at least [`OUTLIER_MIN_BEFORE`] of them): warn,
-//!   critical when the next point is as far out (sustained).
+//!   critical when the next point is as far out (sustained) or when the point
+//!   is thousands of times that median (a blow-up, even for one step).
 //!
 //! Each judge hands over to the kind's own detector once that one has seen
 //! enough points (its warm-up and persistence), and falls silent.
@@ -32,6 +33,11 @@ pub const BLOWUP_MIN_BEFORE: usize = 2;
 /// points is an explosion even without a trailing window: healthy runs swing by
 /// several times (LoRA-GA's grad norm 17-157), not by hundreds.
 pub const OUTLIER_OVER_MEDIAN: f64 = 100.0;
+/// An outlier this many times the median is critical at once: three orders of
+/// magnitude over its level, a gradient step is wrecked unless clipping saves it
+/// and even then one batch steers the update (a pre-clip grad norm of 11,140
+/// after single digits, unsloth #5207); no healthy run swings that far.
+pub const OUTLIER_CRITICAL_OVER_MEDIAN: f64 = 1000.0;
 /// Earlier points the median needs before an outlier is judged.
 pub const OUTLIER_MIN_BEFORE: usize = 4;
 
@@ -119,13 +125,20 @@ impl ShortJudge {
                 if b.len() < OUTLIER_MIN_BEFORE {
                     return None;
                 }
-                // A KL starts at zero (and its estimate may dip below): its floor
-                // keeps the first growth from counting as infinitely many times.
-                let floor = if self.kind == AlertKind::KlSpike { super::KL_FLOOR } else { 0.0 };
-                let reference = median(b).max(floor);
-                (reference > 0.0).then(|| v >= OUTLIER_OVER_MEDIAN * reference)
+                let reference = self.reference()?;
+                Some(v >= OUTLIER_OVER_MEDIAN * reference)
             }
         }
+    }
+
+    /// The level an outlier is measured against: the median of the earlier
+    /// points, floored for a KL; `None` when it is not positive.
+    fn reference(&self) -> Option<f64> {
+        // A KL starts at zero (and its estimate may dip below): its floor
+        // keeps the first growth from counting as infinitely many times.
+        let floor = if self.kind == AlertKind::KlSpike { super::KL_FLOOR } else { 0.0 };
+        let reference = median(&self.before).max(floor);
+        (reference > 0.0).then_some(reference)
     }
 
     pub fn check(&mut self, p: &Point) -> Option<Raised> {
@@ -164,7 +177,7 @@ impl ShortJudge {
         let severity = match self.rule {
             Rule::Blowup if len >= BLOWUP_POINTS => Severity::Critical,
             Rule::Blowup => return None,
-            Rule::Outlier if len >= 2 => Severity::Critical,
+            Rule::Outlier if len >= 2 || self.reference().is_some_and(|r| peak.value >= OUTLIER_CRITICAL_OVER_MEDIAN * r) => Severity::Critical,
             Rule::Outlier => Severity::Warn,
         };
         if self.raised.is_some_and(|r| r >= severity) {
@@ -277,8 +290,12 @@ mod tests {
     fn a_gradient_hundreds_of_times_its_median_is_an_explosion() {
         // (kind, series, severities raised, step of the alert)
         let table: &[(AlertKind, &[f64], &[Severity], u64)] = &[
-            // Unsloth #5207: grad norm ~10, then 11,140 at the 9th point.
-            (AlertKind::GradExplosion, &[14.98, 9.78, 7.64, 92.1, 29.0, 5.21, 7.83, 7.79, 11140.0], &[Severity::Warn], 9),
+            // Unsloth #5207: grad norm ~10, then 11,140 at the 9th point: over a
+            // thousand times its median, a blow-up at once.
+            (AlertKind::GradExplosion, &[14.98, 9.78, 7.64, 92.1, 29.0, 5.21, 7.83, 7.79, 11140.0], &[Severity::Critical], 9),
+            // Hundreds of times for one point: a warning only.
+            (AlertKind::GradExplosion, &[1.0, 1.2, 0.9, 1.1, 999.0, 1.0], &[Severity::Warn], 5),
+            (AlertKind::GradExplosion, &[1.0, 1.2, 0.9, 1.1, 1100.0, 1.0], &[Severity::Critical], 5),
             // Sustained: raised again as critical (the same event, escalated).
             (AlertKind::GradExplosion, &[1.0, 1.2, 0.9, 1.1, 500.0, 800.0, 1.0], &[Severity::Warn, Severity::Critical], 5),
             // LoRA-GA: swings of 17-157 are healthy.
