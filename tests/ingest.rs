@@ -181,3 +181,17 @@ fn an_mlflow_store_is_read_run_by_run_with_its_metric_files_merged_by_step() {
     let (_, r) = check(&store.join("0/a1b2"), &[]);
     assert_eq!(r["runs"].as_array().unwrap().len(), 1);
 }
+
+#[test]
+fn a_tensorboard_tag_export_is_named_after_its_run_and_tag() {
+    // TensorBoard's "download CSV" names the file `run-RUN-tag-TAG.csv`.
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("run-ppo_7-tag-train_loss.csv");
+    let rows: String = (0..60).map(|s| format!("{}.5,{s},{}\n", 1_700_000_000 + s, 2.0 - s as f64 * 0.01)).collect();
+    std::fs::write(&path, format!("Wall time,Step,Value\n{rows}")).unwrap();
+    let (code, r) = check(&path, &[]);
+    assert_eq!((code, r["format"].as_str()), (0, Some("csv")), "{r}");
+    let run = &r["runs"][0];
+    assert_eq!((run["name"].as_str(), run["points"].as_u64()), (Some("ppo_7"), Some(60)), "{r}");
+    assert_eq!(read_as(run, "train_loss"), Some("loss"), "{r}");
+}

@@ -550,12 +550,14 @@ pub fn check(args: CheckArgs) -> Result<u8> {
         let stem = path.file_stem().map(|s| s.to_string_lossy().into_owned());
         // An event file's name is a timestamp and a host: its folder names the run.
         let folder = || path.parent().and_then(|p| p.file_name()).map(|n| n.to_string_lossy().into_owned());
-        let default_run = match format {
-            Format::TensorBoard => folder(),
+        // TensorBoard's export of one tag: `run-NAME-tag-TAG.csv` names both.
+        let exported = stem.as_deref().and_then(|s| s.strip_prefix("run-")?.rsplit_once("-tag-")).map(|(run, tag)| (run.to_owned(), tag.to_owned()));
+        let default_run = match (&format, &exported) {
+            (Format::TensorBoard, _) => folder(),
+            (_, Some((run, _))) if !run.is_empty() => Some(run.clone()),
             _ => stem.clone(),
         }
         .unwrap_or_else(|| "run".into());
-        // TensorBoard's export of one tag: `run-NAME-tag-TAG.csv`.
         let default_metric = stem.map(|s| s.rsplit_once("-tag-").map_or(s.clone(), |(_, tag)| tag.to_owned()));
         // A line format is read a chunk at a time; the others are documents.
         let analysed = if matches!(format, Format::TensorBoard | Format::TrainerState) {
