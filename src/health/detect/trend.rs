@@ -25,6 +25,8 @@ pub struct LossDivergence {
     recent_logs: std::collections::VecDeque<f64>,
     /// Values in the window at or below zero.
     nonpositive: usize,
+    /// The lowest value so far.
+    lowest: f64,
     /// The lowest smoothed level since warm-up, with the spread of the points
     /// around it then.
     best: Option<(f64, f64)>,
@@ -42,6 +44,7 @@ impl LossDivergence {
             recent: SortedSeries::new(w, &[(w, 0)]),
             recent_logs: std::collections::VecDeque::with_capacity(w),
             nonpositive: 0,
+            lowest: f64::INFINITY,
             best: None,
             start: StartLevel::default(),
             gate: Gate::new(&s, Worse::Higher),
@@ -55,6 +58,7 @@ impl LossDivergence {
             return None;
         }
         self.start.push(x);
+        self.lowest = self.lowest.min(x);
         if self.recent.is_full() {
             self.recent_logs.pop_front();
             self.nonpositive -= usize::from(self.recent.values().front().is_some_and(|v| *v <= 0.0));
@@ -80,7 +84,15 @@ impl LossDivergence {
         let signed = catalog::is_signed(&self.metric) || self.nonpositive > 0 || best < NEAR_ZERO_SPREADS * best_spread;
         // (severity, distance from the best: robust sigmas when signed, else a ratio);
         // the message is written only when an alert is raised.
-        let (severity, distance) = if signed {
+        // A loss that starts at zero and has never gone below it is a penalty
+        // growing from nothing, not a loss leaving a level it had reached: a GRPO
+        // loss (beta times the KL, zero while the policy is its reference), an
+        // auxiliary loss. Its rise is the KL detectors' to judge. (A loss that
+        // crosses zero, or starts at a plateau, is still judged.)
+        let from_zero = self.lowest >= 0.0 && initial <= NEAR_ZERO_SPREADS * best_spread.max(spread);
+        let (severity, distance) = if from_zero {
+            (None, f64::NAN)
+        } else if signed {
             let sigma = best_spread.max(spread).max(1e-12 * best.abs().max(1.0));
             let z = (level - best) / sigma;
             // Whether it rises is read only past a threshold (the usual step is not).
@@ -705,6 +717,23 @@ mod tests {
             let alerts = feed(series, |p| d.check(p));
             assert_eq!(alerts.first().map(|a| a.1.severity), want, "{name}: {alerts:?}");
             assert!(alerts.iter().all(|(at, a)| *at > 600 && a.message.len() < 160), "{name}: {alerts:?}");
+        }
+    }
+
+    #[test]
+    fn a_loss_growing_from_zero_is_not_a_divergence() {
+        // A GRPO loss is beta times the KL: zero at the first steps (logged to 4
+        // decimals), growing as the policy leaves its reference. Against it, a
+        // loss at its plateau from the start (a resumed run) that climbs away.
+        let grpo = |i: usize| (0.04 * 0.0005 * i as f64 * wiggle(i) * 1e4).round() / 1e4;
+        let resumed = |i: usize| 2.0 * wiggle(i) * if i < 200 { 1.0 } else { (0.01 * (i - 200) as f64).exp() };
+        let aux = |i: usize| 0.01 * (1.0 - (-(i as f64) / 300.0).exp()) * wiggle(i);
+        // (name, series, raised)
+        let table: [(&str, &dyn Fn(usize) -> f64, bool); 3] = [("grpo loss from zero", &grpo, false), ("aux loss rising to its level", &aux, false), ("resumed run", &resumed, true)];
+        for (name, f, want) in table {
+            let mut d = LossDivergence::new(defaults(AlertKind::LossDivergence));
+            let alerts = feed((0..400).map(|i| vec![("loss".into(), f(i))]), |p| d.check(p));
+            assert_eq!(!alerts.is_empty(), want, "{name}: {alerts:?}");
         }
     }
 
