@@ -74,7 +74,7 @@ fn what_was_not_read_is_said() {
     let path = dir.path().join("odd.jsonl");
     let mut text = String::new();
     for step in 1..=10u64 {
-        let grad = if step == 9 { 4000.0 } else { 1.0 };
+        let grad = if step == 9 { 500.0 } else { 1.0 };
         text.push_str(&format!("{{\"step\": {step}, \"loss\": \"{}\", \"grad_norm\": {grad}, \"los\": 1.0, \"phase\": \"train\"}}\n", 3.0 - step as f64 * 0.1));
     }
     text.push_str("{\"step\": 11, \"loss\": \n");

@@ -317,10 +317,10 @@ use SeriesKind::{Derived, DerivedStored, PerStep, Telemetry};
 /// offers them in.
 pub const CATALOG: &[MetricInfo] = &[
     entry(LOSS, "loss", Unit::Ratio, Lower, PerStep, P::Training).agree().aliases(&["train_loss", "train/loss", "lm_loss", "ppo/loss/total", "loss/train/total", "total_loss", "train/CrossEntropyLoss"]),
-    entry(POLICY_LOSS, "policy loss", Unit::Ratio, Lower, PerStep, P::Training).signed().aliases(&["actor/pg_loss", "loss/policy_avg", "ppo/loss/policy", "policy_gradient_loss"]),
+    entry(POLICY_LOSS, "policy loss", Unit::Ratio, Lower, PerStep, P::Training).signed().aliases(&["actor/pg_loss", "loss/policy_avg", "ppo/loss/policy", "policy_gradient_loss", "pg_loss"]),
     entry(VALUE_LOSS, "value loss", Unit::Ratio, Lower, PerStep, P::Training).aliases(&["critic/vf_loss", "loss/value_avg", "ppo/loss/value", "critic_loss"]),
     entry(LR, "lr", Unit::Ratio, Neither, PerStep, P::Training).agree().aliases(&["learning_rate", "actor/lr", "actor_lr", "act_lr", "ppo/learning_rate"]),
-    entry(GRAD_NORM, "grad norm", Unit::Ratio, Neither, PerStep, P::Training).agree().aliases(&["actor/grad_norm", "actor_grad_norm", "l2_norm/grad/global", "optim/total_grad_norm"]),
+    entry(GRAD_NORM, "grad norm", Unit::Ratio, Neither, PerStep, P::Training).agree().aliases(&["actor/grad_norm", "actor_grad_norm", "l2_norm/grad/global", "optim/total_grad_norm", "gradient_norm", "grad_norm_total", "total_grad_norm", "global_grad_norm"]),
     entry(TOKENS, "tokens", Unit::Count, Neither, PerStep, P::None).aliases(&["perf/total_num_tokens", "total_num_tokens"]),
     entry(SAMPLES, "samples", Unit::Count, Neither, PerStep, P::None),
     entry(STEP_TIME_S, "step time", Unit::Seconds, Lower, PerStep, P::Throughput).aliases(&["step_time", "perf/time_per_step", "timing_s/step", "timing/train/total_step_time", "time/ppo/total"]),
@@ -333,18 +333,18 @@ pub const CATALOG: &[MetricInfo] = &[
     entry(MEM_GPU_BYTES, "GPU memory", Unit::Bytes, Lower, PerStep, P::None),
     entry(MEM_RSS_BYTES, "RSS", Unit::Bytes, Lower, PerStep, P::None),
     // RL health, in the order the RL pane cycles them.
-    entry(REWARD, "reward", Unit::Ratio, Higher, PerStep, P::Rl).agree().signed().aliases(&["objective/scores", "reward_mean", "rewards", "critic/score/mean", "env/reward_mean", "ppo/mean_scores", "rollout/ep_rew_mean"]),
-    entry(KL, "KL", Unit::Ratio, Lower, PerStep, P::Rl).agree().signed().aliases(&["objective/kl", "kl_mean", "actor/kl_loss", "actor/reward_kl_penalty", "kl_penalty"]),
-    entry(ENTROPY, "entropy", Unit::Ratio, Neither, PerStep, P::Rl).agree().aliases(&["policy/entropy_avg", "ppo/policy/entropy", "actor/entropy", "entropy_mean", "entropy_loss", "approx_entropy", "objective/entropy"]),
+    entry(REWARD, "reward", Unit::Ratio, Higher, PerStep, P::Rl).agree().signed().aliases(&["objective/scores", "reward_mean", "rewards", "critic/score/mean", "env/reward_mean", "ppo/mean_scores", "rollout/ep_rew_mean", "mean_reward", "avg_reward", "reward/mean"]),
+    entry(KL, "KL", Unit::Ratio, Lower, PerStep, P::Rl).agree().signed().aliases(&["objective/kl", "kl_mean", "actor/kl_loss", "actor/reward_kl_penalty", "kl_penalty", "kl_divergence", "kl_div"]),
+    entry(ENTROPY, "entropy", Unit::Ratio, Neither, PerStep, P::Rl).agree().aliases(&["policy/entropy_avg", "ppo/policy/entropy", "actor/entropy", "entropy_mean", "entropy_loss", "approx_entropy", "objective/entropy", "policy_entropy"]),
     entry(CLIP_FRAC, "clip frac", Unit::Ratio, Lower, PerStep, P::Rl).aliases(&["policy/clipfrac_avg", "clip_ratio/region_mean", "clip_ratio", "actor/pg_clipfrac", "ppo_clip_ratio", "ppo/policy/clipfrac", "clip_fraction"]),
     entry(RESPONSE_LEN, "response len", Unit::Ratio, Neither, PerStep, P::Rl).aliases(&["completions/mean_length", "completion_length", "response_length/mean", "response_length", "tokens/responses_len_mean", "mean_gen_tokens_per_sample"]),
     entry(REWARD_STD, "reward std", Unit::Ratio, Neither, PerStep, P::None).aliases(&["env/reward_std", "ppo/std_scores"]),
     entry(REWARD_GOLD, "gold reward", Unit::Ratio, Higher, PerStep, P::None).signed(),
     entry(KL_COEF, "KL coef", Unit::Ratio, Neither, PerStep, P::None).aliases(&["beta", "objective/kl_coef", "actor/kl_coef", "actor/reward_kl_penalty_coeff"]),
-    entry(APPROX_KL, "approx KL", Unit::Ratio, Lower, PerStep, P::None).signed().aliases(&["policy/approxkl_avg", "ppo/policy/approxkl", "actor/ppo_kl", "ppo_kl"]),
+    entry(APPROX_KL, "approx KL", Unit::Ratio, Lower, PerStep, P::None).signed().aliases(&["policy/approxkl_avg", "ppo/policy/approxkl", "actor/ppo_kl", "ppo_kl", "approxkl"]),
     entry(FRAC_REWARD_ZERO_STD, "zero-std groups", Unit::Ratio, Lower, PerStep, P::None),
     // MoE.
-    entry(MOE_AUX_LOSS, "aux loss", Unit::Ratio, Lower, PerStep, P::Moe),
+    entry(MOE_AUX_LOSS, "aux loss", Unit::Ratio, Lower, PerStep, P::Moe).aliases(&["aux_loss", "load_balancing_loss", "load_balance_loss"]),
     entry("moe/L{l}/load/E{e}", "load", Unit::Ratio, Neither, PerStep, P::Moe),
     entry("moe/L{l}/dropped_frac", "dropped", Unit::Ratio, Lower, PerStep, P::Moe),
     entry("moe/L{l}/balance", "balance", Unit::Ratio, Higher, DerivedStored, P::Moe),
@@ -552,10 +552,27 @@ pub enum Conversion {
 pub const TOKENS_IN: &str = "tokens_in";
 pub const TOKENS_OUT: &str = "tokens_out";
 
+const MIB: f64 = (1u64 << 20) as f64;
+const GIB: f64 = (1u64 << 30) as f64;
+
 /// Input names that need arithmetic, besides the plain renames of the entries'
 /// aliases.
 const CONVERSIONS: &[(&str, Conversion)] = &[
     ("wall_time_ms", Conversion::Scale(STEP_TIME_S, 1e-3)),
+    ("step_time_ms", Conversion::Scale(STEP_TIME_S, 1e-3)),
+    ("iter_time_ms", Conversion::Scale(STEP_TIME_S, 1e-3)),
+    // PyTorch's allocated-memory counter in bytes, and the usual ways scripts
+    // print it (`torch.cuda.memory_allocated() / 2**30` labelled GB). A peak
+    // (`max_memory_allocated`) only ever rises: it is not the memory in use.
+    ("memory_allocated", Conversion::Rename(MEM_GPU_BYTES)),
+    ("memory_allocated_mb", Conversion::Scale(MEM_GPU_BYTES, MIB)),
+    ("gpu_mem_mb", Conversion::Scale(MEM_GPU_BYTES, MIB)),
+    ("gpu_memory_mb", Conversion::Scale(MEM_GPU_BYTES, MIB)),
+    ("memory_allocated_gb", Conversion::Scale(MEM_GPU_BYTES, GIB)),
+    ("gpu_mem_gb", Conversion::Scale(MEM_GPU_BYTES, GIB)),
+    ("gpu_memory_gb", Conversion::Scale(MEM_GPU_BYTES, GIB)),
+    ("rss_mb", Conversion::Scale(MEM_RSS_BYTES, MIB)),
+    ("rss_gb", Conversion::Scale(MEM_RSS_BYTES, GIB)),
     // TRL: tokens and episodes seen so far.
     ("num_tokens", Conversion::Cumulative(TOKENS)),
     ("episode", Conversion::Cumulative(SAMPLES)),
@@ -852,6 +869,9 @@ mod tests {
     #[test]
     fn conversions_carry_their_arithmetic() {
         assert_eq!(conversion("wall_time_ms"), Some(Conversion::Scale("step_time_s", 1e-3)));
+        assert_eq!(conversion("gpu_memory_gb"), Some(Conversion::Scale(MEM_GPU_BYTES, GIB)));
+        assert_eq!(conversion("max_memory_allocated"), None, "a peak is not the memory in use");
+        assert_eq!(conversion("kl_divergence"), Some(Conversion::Rename(KL)));
         assert_eq!(conversion("num_tokens"), Some(Conversion::Cumulative("tokens")));
         assert_eq!(conversion("beta"), Some(Conversion::Rename("kl_coef")));
         assert_eq!(conversion("loss"), None);
