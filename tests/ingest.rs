@@ -181,3 +181,31 @@ fn an_mlflow_store_is_read_run_by_run_with_its_metric_files_merged_by_step() {
     let (_, r) = check(&store.join("0/a1b2"), &[]);
     assert_eq!(r["runs"].as_array().unwrap().len(), 1);
 }
+
+/// The public excerpts of tests/fixtures/real/ that format detection once misread.
+fn real(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/real").join(name)
+}
+
+#[test]
+fn a_table_of_rows_under_names_between_bars_is_read_by_column() {
+    // OpenAI Baselines' PPO prints a header row of names and a row per optimisation
+    // epoch, cells between `|`: read as text, not refused as JSONL.
+    let (_, r) = check(&real("baselines-975-ppo-kl.log"), &[]);
+    assert_eq!(r["format"].as_str(), Some("text"), "{r}");
+    let run = &r["runs"][0];
+    assert_eq!(run["points"].as_u64(), Some(4), "{run}");
+    // `vf_loss` and `pol_surr` are the value and policy losses.
+    assert_eq!((read_as(run, "kl"), read_as(run, "value_loss"), read_as(run, "policy_loss")), (Some("kl"), Some("value_loss"), Some("policy_loss")), "{run}");
+}
+
+#[test]
+fn litgpt_lines_per_micro_batch_are_each_a_point() {
+    // `iter N step M: loss X, iter time: Tms`: the optimizer step repeats, the iter does not.
+    let (_, r) = check(&real("litgpt-628-loss-spike.log"), &[]);
+    let run = &r["runs"][0];
+    assert_eq!((run["points"].as_u64(), run["last_step"].as_u64()), (Some(9), Some(1159)), "{run}");
+    // `iter time` is the step time, not an unknown name.
+    assert_eq!(read_as(run, "step_time_s"), Some("step_time_s"), "{run}");
+    assert_eq!(run["input"]["unknown_close_to"].as_object().map(|o| o.len()), Some(0), "{run}");
+}
