@@ -209,3 +209,12 @@ fn litgpt_lines_per_micro_batch_are_each_a_point() {
     assert_eq!(read_as(run, "step_time_s"), Some("step_time_s"), "{run}");
     assert_eq!(run["input"]["unknown_close_to"].as_object().map(|o| o.len()), Some(0), "{run}");
 }
+
+#[test]
+fn a_finished_trainer_state_json_skips_nothing() {
+    // Its last `log_history` entry is the end-of-training summary: no step, no skip
+    // (tests/fixtures/real/qwen-verifier-sft-trainer_state.json, the file as committed).
+    let (code, r) = check(&real("qwen-verifier-sft-trainer_state.json"), &[]);
+    assert_eq!((code, r["format"].as_str()), (0, Some("trainer-state")));
+    assert_eq!((r["runs"][0]["points"].as_u64(), r["skipped_lines"].as_u64()), (Some(24), Some(0)), "{r}");
+}

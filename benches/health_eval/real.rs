@@ -103,6 +103,7 @@ pub const LOGS: &[RealLog] = &[
     RealLog { file: "megatron-ds-396-grad-nan.log", pattern: None, incident: Some((5426, &[AlertKind::Nonfinite])), clean_before: Some(0), what: "Megatron-DeepSpeed pretraining printing no loss: grad norm NaN on every iteration", gap: None },
     RealLog { file: "megatron-llm-11-healthy.log", pattern: None, incident: None, clean_before: None, what: "Megatron-LLM, iterations 122-125: lm loss 2.48-2.56, 86-89 s an iteration", gap: None },
     RealLog { file: "llamafactory-3529-pretrain-healthy.log", pattern: None, incident: None, clean_before: None, what: "LlamaFactory continued pre-training: loss 1.71-1.82 with one-point bumps", gap: None },
+    RealLog { file: "qwen-verifier-sft-trainer_state.json", pattern: None, incident: None, clean_before: None, what: "Qwen2.5-0.5B full fine-tune, 120 steps: loss 1.28 -> 0.02 with one-point bumps, grad norm 33 -> 2-7", gap: None },
 ];
 
 pub fn dir() -> PathBuf {
