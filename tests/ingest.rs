@@ -218,3 +218,15 @@ fn a_finished_trainer_state_json_skips_nothing() {
     assert_eq!((code, r["format"].as_str()), (0, Some("trainer-state")));
     assert_eq!((r["runs"][0]["points"].as_u64(), r["skipped_lines"].as_u64()), (Some(24), Some(0)), "{r}");
 }
+
+#[test]
+fn pytorch_word_language_model_logs_number_their_batches_and_skip_the_arguments() {
+    // `Namespace(...)` is the run's arguments, not a point; `  200/ 2983 batches` is the
+    // counter (after the epoch's batches); `ms/batch` is the step time.
+    let (_, r) = check(&real("pytorch-wlm-lstm-healthy.log"), &[]);
+    let run = &r["runs"][0];
+    assert_eq!((run["points"].as_u64(), run["alerts"].as_u64()), (Some(150), Some(0)), "{run}");
+    assert!(read_as(run, "batch_size").is_none() && read_as(run, "seed").is_none(), "{run}");
+    assert_eq!(read_as(run, "step_time_s"), Some("step_time_s"), "{run}");
+    assert_eq!(run["last_step"].as_u64(), Some(10 * 2983 + 2800 + 1), "{run}");
+}

@@ -501,7 +501,9 @@ fn generic_line(line: &str, any_metric: bool) -> Generic {
         line
     };
     let trimmed = line.trim_start();
-    if trimmed.starts_with('{') || trimmed.starts_with('"') {
+    // argparse's dump of the run's arguments (`Namespace(batch_size=20, lr=20, ...)`)
+    // is its configuration, not a step's metrics.
+    if trimmed.starts_with('{') || trimmed.starts_with('"') || trimmed.starts_with("Namespace(") {
         return Generic { line: Line::Text, step: None, counter: None };
     }
     // A JSON object after a logger's prefix (`2024-01-01 12:00:00 | {"step": 1, ...}`).
@@ -530,9 +532,10 @@ fn generic_line(line: &str, any_metric: bool) -> Generic {
         let name = tidy(&word);
         if STEP_WORDS.contains(&name.as_str()) {
             // An iteration may count micro-batches where a step on the same line
-            // counts optimizer steps (LitGPT's `iter 8 step 2`): the step wins.
+            // counts optimizer steps (LitGPT's `iter 1152 step 144`, a line per
+            // micro-batch): the iteration wins, so no line is merged into another's step.
             let iteration = ["iter", "iters", "iteration"].contains(&name.as_str());
-            if step.is_none() || (step_is_iteration && !iteration) {
+            if step.is_none() || (!step_is_iteration && iteration) {
                 if let Some(s) = kv::fraction(value).map(|(n, _)| n).or_else(|| whole(value)) {
                     step = Some(s);
                     step_is_iteration = iteration;
@@ -1040,7 +1043,7 @@ mod tests {
         let got = records(log);
         assert_eq!(got.len(), 2, "{got:?}");
         let get = |i: usize, n: &str| got[i].2.iter().find(|(k, _)| k == n).map(|(_, v)| *v);
-        assert_eq!((get(0, "kl"), get(0, "vf_loss"), get(1, "kl")), (Some(0.01685), Some(1.73e5), Some(1.75743)));
+        assert_eq!((get(0, "kl"), get(0, "value_loss"), get(1, "kl")), (Some(0.01685), Some(1.73e5), Some(1.75743)));
         // Rows of another count of cells, or with words, are not read by it.
         assert!(records("pol_surr | kl\n0.9 | 0.1 | 3\nnot | numbers\n").is_empty());
         // A DeepSpeed-Chat line (`Epoch: 0 | Step: 10 | ...`) is no header row.
@@ -1049,6 +1052,19 @@ mod tests {
         let got = records("| Epoch | Training Loss | Validation Loss |\n|-------|---------------|-----------------|\n| 1 | 0.912 | 0.874 |\n| 2 | 0.701 | 0.790 |\n");
         assert_eq!(got.len(), 2, "{got:?}");
         assert!(got[1].2.contains(&("loss".into(), 0.701)) && got[1].2.contains(&("val_loss".into(), 0.79)), "{got:?}");
+    }
+
+    #[test]
+    fn an_iteration_and_a_step_on_one_line_number_the_point_by_the_iteration() {
+        // LitGPT prints a line per micro-batch; its optimizer step repeats over them.
+        assert_eq!(fields(Preset::Generic, "Epoch 1 | iter 1152 step 144 | loss train: 11.463, val: n/a | iter time: 1260.82 ms").0, Some(1152));
+        assert_eq!(fields(Preset::Generic, "step 144 iter 1152: loss 11.463").0, Some(1152));
+    }
+
+    #[test]
+    fn argparse_arguments_are_no_metrics() {
+        // PyTorch's word-language-model example prints its arguments first.
+        assert_eq!(parse(Preset::Generic, "Namespace(batch_size=20, bptt=35, clip=0.25, cuda=True, epochs=12, lr=20, seed=1111)"), Line::Text);
     }
 
     #[test]

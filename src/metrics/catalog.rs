@@ -634,6 +634,8 @@ const PRESET_NAMES: &[(Preset, &str, Conversion)] = &[
     (Preset::Generic, "train/crossentropyloss", Conversion::Rename(LOSS)),
     // LitGPT's `iter time: 1106.53ms`.
     (Preset::NanoGpt, "iter time", Conversion::Scale(STEP_TIME_S, 1e-3)),
+    // PyTorch's word-language-model example: `ms/batch 11.61`.
+    (Preset::Generic, "ms/batch", Conversion::Scale(STEP_TIME_S, 1e-3)),
 ];
 
 /// Loss on held-out data, as trainers print it next to the training loss.
