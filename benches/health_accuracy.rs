@@ -208,10 +208,8 @@ fn real_logs() {
         }
         criticals_on_clean += s.criticals_on_clean;
         println!("| {} | {} | {incident} | {got} | {} | {} | {} |", log.file, s.points, s.false_alarms, s.criticals_on_clean, s.not_judged.len());
-        details.push(format!("{} ({}):\n  alerts: {}\n  not judged: {}", log.file, log.what, if s.alerts.is_empty() { "none".into() } else { s.alerts.join("; ") }, s.not_judged.join("; ")));
-        if let Some(gap) = log.gap {
-            details.push(format!("  known gap: {gap}"));
-        }
+        let gap = log.gap.map_or(String::new(), |g| format!("\n  known gap: {g}"));
+        details.push(format!("{} ({}):\n  alerts: {}\n  not judged: {}{gap}", log.file, log.what, if s.alerts.is_empty() { "none".into() } else { s.alerts.join("; ") }, s.not_judged.join("; ")));
     }
     println!("\nincidents caught {caught} of {incidents}; false warn/critical alarms {false_alarms} in {clean} clean points = {:.1} per 1,000", 1000.0 * false_alarms as f64 / clean.max(1) as f64);
     println!("incidents caught at critical {critical_caught} of {incidents}; critical alerts on clean points {criticals_on_clean}");
