@@ -182,6 +182,7 @@ fn real_logs() {
     println!("\n## real logs (tests/fixtures/real/)\n");
     println!("| log | points | incident | caught (latency, steps) | false alarms | critical on clean | not judged |\n|---|---:|---|---|---:|---:|---|");
     let (mut clean, mut false_alarms, mut incidents, mut caught) = (0u64, 0usize, 0usize, 0usize);
+    let (mut critical_caught, mut criticals_on_clean) = (0usize, 0usize);
     let mut details = Vec::new();
     for log in real::LOGS {
         let report = match real::check(log) {
@@ -203,11 +204,15 @@ fn real_logs() {
         if log.incident.is_some() {
             incidents += 1;
             caught += s.latency.is_some() as usize;
+            critical_caught += s.critical_on_incident as usize;
         }
+        criticals_on_clean += s.criticals_on_clean;
         println!("| {} | {} | {incident} | {got} | {} | {} | {} |", log.file, s.points, s.false_alarms, s.criticals_on_clean, s.not_judged.len());
-        details.push(format!("{} ({}):\n  alerts: {}\n  not judged: {}", log.file, log.what, if s.alerts.is_empty() { "none".into() } else { s.alerts.join("; ") }, s.not_judged.join("; ")));
+        let gap = log.gap.map_or(String::new(), |g| format!("\n  known gap: {g}"));
+        details.push(format!("{} ({}):\n  alerts: {}\n  not judged: {}{gap}", log.file, log.what, if s.alerts.is_empty() { "none".into() } else { s.alerts.join("; ") }, s.not_judged.join("; ")));
     }
     println!("\nincidents caught {caught} of {incidents}; false warn/critical alarms {false_alarms} in {clean} clean points = {:.1} per 1,000", 1000.0 * false_alarms as f64 / clean.max(1) as f64);
+    println!("incidents caught at critical {critical_caught} of {incidents}; critical alerts on clean points {criticals_on_clean}");
     for d in details {
         println!("\n{d}");
     }

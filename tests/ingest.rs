@@ -195,3 +195,52 @@ fn a_tensorboard_tag_export_is_named_after_its_run_and_tag() {
     assert_eq!((run["name"].as_str(), run["points"].as_u64()), (Some("ppo_7"), Some(60)), "{r}");
     assert_eq!(read_as(run, "train_loss"), Some("loss"), "{r}");
 }
+
+/// The public excerpts of tests/fixtures/real/ that format detection once misread.
+fn real(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/real").join(name)
+}
+
+#[test]
+fn a_table_of_rows_under_names_between_bars_is_read_by_column() {
+    // OpenAI Baselines' PPO prints a header row of names and a row per optimisation
+    // epoch, cells between `|`: read as text, not refused as JSONL.
+    let (_, r) = check(&real("baselines-975-ppo-kl.log"), &[]);
+    assert_eq!(r["format"].as_str(), Some("text"), "{r}");
+    let run = &r["runs"][0];
+    assert_eq!(run["points"].as_u64(), Some(4), "{run}");
+    // `vf_loss` and `pol_surr` are the value and policy losses.
+    assert_eq!((read_as(run, "kl"), read_as(run, "value_loss"), read_as(run, "policy_loss")), (Some("kl"), Some("value_loss"), Some("policy_loss")), "{run}");
+}
+
+#[test]
+fn litgpt_lines_per_micro_batch_are_each_a_point() {
+    // `iter N step M: loss X, iter time: Tms`: the optimizer step repeats, the iter does not.
+    let (_, r) = check(&real("litgpt-628-loss-spike.log"), &[]);
+    let run = &r["runs"][0];
+    assert_eq!((run["points"].as_u64(), run["last_step"].as_u64()), (Some(9), Some(1159)), "{run}");
+    // `iter time` is the step time, not an unknown name.
+    assert_eq!(read_as(run, "step_time_s"), Some("step_time_s"), "{run}");
+    assert_eq!(run["input"]["unknown_close_to"].as_object().map(|o| o.len()), Some(0), "{run}");
+}
+
+#[test]
+fn a_finished_trainer_state_json_skips_nothing() {
+    // Its last `log_history` entry is the end-of-training summary: no step, no skip
+    // (tests/fixtures/real/qwen-verifier-sft-trainer_state.json, the file as committed).
+    let (code, r) = check(&real("qwen-verifier-sft-trainer_state.json"), &[]);
+    assert_eq!((code, r["format"].as_str()), (0, Some("trainer-state")));
+    assert_eq!((r["runs"][0]["points"].as_u64(), r["skipped_lines"].as_u64()), (Some(24), Some(0)), "{r}");
+}
+
+#[test]
+fn pytorch_word_language_model_logs_number_their_batches_and_skip_the_arguments() {
+    // `Namespace(...)` is the run's arguments, not a point; `  200/ 2983 batches` is the
+    // counter (after the epoch's batches); `ms/batch` is the step time.
+    let (_, r) = check(&real("pytorch-wlm-lstm-healthy.log"), &[]);
+    let run = &r["runs"][0];
+    assert_eq!((run["points"].as_u64(), run["alerts"].as_u64()), (Some(150), Some(0)), "{run}");
+    assert!(read_as(run, "batch_size").is_none() && read_as(run, "seed").is_none(), "{run}");
+    assert_eq!(read_as(run, "step_time_s"), Some("step_time_s"), "{run}");
+    assert_eq!(run["last_step"].as_u64(), Some(10 * 2983 + 2800 + 1), "{run}");
+}

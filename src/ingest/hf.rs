@@ -18,7 +18,8 @@ pub fn trainer_state(text: &str) -> Result<Vec<Line>, String> {
     Ok(history
         .iter()
         .map(|entry| match entry {
-            Value::Object(map) if map.contains_key(SUMMARY_KEY) => Line::Text,
+            // Every finished run has one: known and left out, not a line skipped.
+            Value::Object(map) if map.contains_key(SUMMARY_KEY) => Line::Blank,
             Value::Object(map) => jsonl::object(map.clone()),
             _ => Line::Skip(SkipKind::Malformed, "a log_history entry that is not an object".into()),
         })
@@ -126,7 +127,7 @@ mod tests {
         let lines = trainer_state(text).unwrap();
         assert_eq!(lines.len(), 4);
         assert_eq!(rec(lines[0].clone()).step, Some(10));
-        assert_eq!(lines[3], Line::Text);
+        assert_eq!(lines[3], Line::Blank, "the end-of-training summary is no step, and no skipped line either");
         assert!(trainer_state("{\"a\": 1}").unwrap_err().contains("log_history"));
     }
 }

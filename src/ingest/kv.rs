@@ -197,7 +197,25 @@ pub fn pairs(line: &str) -> (Vec<Pair<'_>>, Vec<(u64, u64)>) {
         let mut closed = false;
         // Whether the last token was a value (so a unit after it belongs to it).
         let mut after_value = false;
-        for token in segment.split_whitespace() {
+        let mut tokens = segment.split_whitespace().peekable();
+        while let Some(token) = tokens.next() {
+            // A counter padded after its slash (PyTorch's word-language-model
+            // example: `  200/ 2983 batches`) is one value.
+            let padded_total = token.strip_suffix('/').filter(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()));
+            if let (Some(_), Some(&total)) = (padded_total, tokens.peek()) {
+                if !total.is_empty() && total.bytes().all(|b| b.is_ascii_digit()) {
+                    tokens.next();
+                    let counter = span(line, token, total);
+                    match (closed, words.first(), words.last()) {
+                        (_, Some(first), Some(last)) => out.push((span(line, first, last), counter)),
+                        _ => progress.extend(fraction(counter)),
+                    }
+                    words.clear();
+                    closed = false;
+                    after_value = false;
+                    continue;
+                }
+            }
             if after_value && is_unit(token) {
                 if let Some(last) = out.last_mut() {
                     last.1 = span(line, last.1, token);
@@ -298,6 +316,9 @@ mod tests {
         );
         assert_eq!(p("Epoch 0:  12%|█▏  | 120/1000 [00:10<01:20, 11.02it/s, v_num=0, train_loss=2.310]"), kv(&[("Epoch", "0"), ("v_num", "0"), ("train_loss", "2.310")]));
         assert_eq!(pairs("Epoch 0:  12%|█▏  | 120/1000 [00:10<01:20, 11.02it/s]").1, vec![(120, 1000)]);
+        // PyTorch's word-language-model example pads the total after the slash.
+        assert_eq!(pairs("| epoch   1 |   200/ 2983 batches | lr 20.0000 | ms/batch 12.12 | loss  7.64 | ppl  2079.22").1, vec![(200, 2983)]);
+        assert_eq!(p("batch 200/ 2983 loss 7.64"), kv(&[("batch", "200/ 2983"), ("loss", "7.64")]));
         assert_eq!(p("step:10 - actor/entropy:0.5012 - critic/score/mean:0.33"), kv(&[("step", "10"), ("actor/entropy", "0.5012"), ("critic/score/mean", "0.33")]));
         assert_eq!(p("epoch 001:    100 / 1000 loss=3.123, ppl=8.7, gnorm=1.2, num_updates=100"), kv(&[("epoch", "001"), ("loss", "3.123"), ("ppl", "8.7"), ("gnorm", "1.2"), ("num_updates", "100")]));
         assert_eq!(p("1/100 [==>.....] - ETA: 1:00 - loss: 0.1234 - accuracy: 0.52"), kv(&[("ETA", "1:00"), ("loss", "0.1234"), ("accuracy", "0.52")]));

@@ -181,7 +181,12 @@ fn nanogpt_at(line: &str) -> Parsed<'_> {
     // scripts in its style: `step N: loss X lr Y`).
     let rest = line.strip_prefix("iter ").or_else(|| line.strip_prefix("step "))?;
     let (step, rest) = rest.split_once(':')?;
-    let step = integer(step)?;
+    // LitGPT and lit-llama: `iter N step M: loss X, iter time: Tms`, a line per
+    // micro-batch; the optimizer step M repeats over them, so the iter numbers the points.
+    let step = integer(step).or_else(|| match step.split_whitespace().collect::<Vec<_>>()[..] {
+        [iter, "step", optimizer_step] if line.starts_with("iter ") && integer(optimizer_step).is_some() => integer(iter),
+        _ => None,
+    })?;
     Some((Some(step), false, kv::pairs(rest).0))
 }
 
@@ -359,14 +364,29 @@ fn mentions_evaluation(line: &str) -> bool {
     line.split(|c: char| !c.is_ascii_alphabetic()).any(|w| ["eval", "evaluation", "evaluating", "val", "valid", "validation", "validating", "test", "testing"].iter().any(|e| w.eq_ignore_ascii_case(e)))
 }
 
+/// The cells of a header row or a row under it: split at `|` when the line has
+/// one (OpenAI Baselines' `pol_surr |    pol_entpen |  kl`), else at whitespace.
+fn cells(line: &str) -> Vec<&str> {
+    if line.contains('|') {
+        let t = line.trim();
+        let t = t.strip_prefix('|').unwrap_or(t);
+        let t = t.strip_suffix('|').unwrap_or(t);
+        t.split('|').map(str::trim).collect()
+    } else {
+        line.split_whitespace().collect()
+    }
+}
+
 /// The names of a header row: words only, two or more, one of them a metric
 /// rlmon knows or a loss.
 fn column_names(line: &str) -> Option<Vec<String>> {
-    let words: Vec<&str> = line.split_whitespace().collect();
-    if words.len() < 2 || words.len() > 64 || line.contains([':', '=', '|', ',', '\t']) {
+    let words = cells(line);
+    if words.len() < 2 || words.len() > 64 || line.contains([':', '=', ',', '\t']) {
         return None;
     }
-    let word = |w: &str| w.chars().any(|c| c.is_ascii_alphabetic()) && w.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '/' | '.' | '-'));
+    // Cells between bars may hold a name of several words (`| Epoch | Training Loss |`).
+    let spaced = line.contains('|');
+    let word = |w: &str| w.chars().any(|c| c.is_ascii_alphabetic()) && w.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '/' | '.' | '-') || (spaced && c == ' '));
     if !words.iter().all(|w| word(w)) {
         return None;
     }
@@ -382,7 +402,7 @@ fn column_names(line: &str) -> Option<Vec<String>> {
 /// A row of numbers under a header row, as `name: value` pairs; `None` when the
 /// line is not one (another count of cells, or words among them).
 fn column_row(columns: &[String], line: &str) -> Option<String> {
-    let cells: Vec<&str> = line.split_whitespace().collect();
+    let cells = cells(line);
     if cells.len() != columns.len() {
         return None;
     }
@@ -481,7 +501,9 @@ fn generic_line(line: &str, any_metric: bool) -> Generic {
         line
     };
     let trimmed = line.trim_start();
-    if trimmed.starts_with('{') || trimmed.starts_with('"') {
+    // argparse's dump of the run's arguments (`Namespace(batch_size=20, lr=20, ...)`)
+    // is its configuration, not a step's metrics.
+    if trimmed.starts_with('{') || trimmed.starts_with('"') || trimmed.starts_with("Namespace(") {
         return Generic { line: Line::Text, step: None, counter: None };
     }
     // A JSON object after a logger's prefix (`2024-01-01 12:00:00 | {"step": 1, ...}`).
@@ -510,9 +532,10 @@ fn generic_line(line: &str, any_metric: bool) -> Generic {
         let name = tidy(&word);
         if STEP_WORDS.contains(&name.as_str()) {
             // An iteration may count micro-batches where a step on the same line
-            // counts optimizer steps (LitGPT's `iter 8 step 2`): the step wins.
+            // counts optimizer steps (LitGPT's `iter 1152 step 144`, a line per
+            // micro-batch): the iteration wins, so no line is merged into another's step.
             let iteration = ["iter", "iters", "iteration"].contains(&name.as_str());
-            if step.is_none() || (step_is_iteration && !iteration) {
+            if step.is_none() || (!step_is_iteration && iteration) {
                 if let Some(s) = kv::fraction(value).map(|(n, _)| n).or_else(|| whole(value)) {
                     step = Some(s);
                     step_is_iteration = iteration;
@@ -769,6 +792,9 @@ mod tests {
         assert_eq!(step, Some(1000));
         assert_eq!(f, vec![("loss".into(), 3.28), ("train_time_s".into(), 120.0), ("step_avg_s".into(), 0.12)]);
         assert_eq!(parse(Preset::NanoGpt, "number of parameters: 10.65M"), Line::Text);
+        // LitGPT: a line per micro-batch, its iter the step (tests/fixtures/real/litgpt-628-loss-spike.log).
+        assert_eq!(fields(Preset::NanoGpt, "iter 1152 step 144: loss 11.4630, iter time: 1260.82ms"), (Some(1152), vec![("loss".into(), 11.463), ("step_time_s".into(), 1.26082)]));
+        assert_eq!(fields(Preset::NanoGpt, "iter 1151 step 144: loss 1.7019, iter time: 1106.53ms (optimizer.step)").0, Some(1151));
     }
 
     #[test]
@@ -1008,6 +1034,37 @@ mod tests {
         // Words of prose are not a header; a header of unknown names is not one either.
         assert!(records("training is done now\n1 2 3 4\n").is_empty());
         assert!(records("alpha gamma\n1 2\n").is_empty());
+    }
+
+    #[test]
+    fn rows_under_a_header_row_of_cells_split_at_bars_are_read_by_column() {
+        // OpenAI Baselines' PPO: a header row of names between `|`, a row per optimisation epoch.
+        let log = "********* Iteration 10 ************\nOptimizing...\n     pol_surr |    pol_entpen |       vf_loss |            kl |           ent\n      0.95906 |       0.00000 |      1.73e+05 |       0.01685 |      -0.34684\n      0.42724 |       0.00000 |      1.67e+05 |       1.75743 |      -0.35772\n";
+        let got = records(log);
+        assert_eq!(got.len(), 2, "{got:?}");
+        let get = |i: usize, n: &str| got[i].2.iter().find(|(k, _)| k == n).map(|(_, v)| *v);
+        assert_eq!((get(0, "kl"), get(0, "value_loss"), get(1, "kl")), (Some(0.01685), Some(1.73e5), Some(1.75743)));
+        // Rows of another count of cells, or with words, are not read by it.
+        assert!(records("pol_surr | kl\n0.9 | 0.1 | 3\nnot | numbers\n").is_empty());
+        // A DeepSpeed-Chat line (`Epoch: 0 | Step: 10 | ...`) is no header row.
+        assert!(column_names("Epoch: 0 | Step: 10 | Actor Loss: 0.12").is_none());
+        // A Markdown table of a trainer's results, names of several words.
+        let got = records("| Epoch | Training Loss | Validation Loss |\n|-------|---------------|-----------------|\n| 1 | 0.912 | 0.874 |\n| 2 | 0.701 | 0.790 |\n");
+        assert_eq!(got.len(), 2, "{got:?}");
+        assert!(got[1].2.contains(&("loss".into(), 0.701)) && got[1].2.contains(&("val_loss".into(), 0.79)), "{got:?}");
+    }
+
+    #[test]
+    fn an_iteration_and_a_step_on_one_line_number_the_point_by_the_iteration() {
+        // LitGPT prints a line per micro-batch; its optimizer step repeats over them.
+        assert_eq!(fields(Preset::Generic, "Epoch 1 | iter 1152 step 144 | loss train: 11.463, val: n/a | iter time: 1260.82 ms").0, Some(1152));
+        assert_eq!(fields(Preset::Generic, "step 144 iter 1152: loss 11.463").0, Some(1152));
+    }
+
+    #[test]
+    fn argparse_arguments_are_no_metrics() {
+        // PyTorch's word-language-model example prints its arguments first.
+        assert_eq!(parse(Preset::Generic, "Namespace(batch_size=20, bptt=35, clip=0.25, cuda=True, epochs=12, lr=20, seed=1111)"), Line::Text);
     }
 
     #[test]

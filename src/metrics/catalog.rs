@@ -317,8 +317,8 @@ use SeriesKind::{Derived, DerivedStored, PerStep, Telemetry};
 /// offers them in.
 pub const CATALOG: &[MetricInfo] = &[
     entry(LOSS, "loss", Unit::Ratio, Lower, PerStep, P::Training).agree().aliases(&["train_loss", "train/loss", "lm_loss", "ppo/loss/total", "loss/train/total", "total_loss", "train/CrossEntropyLoss"]),
-    entry(POLICY_LOSS, "policy loss", Unit::Ratio, Lower, PerStep, P::Training).signed().aliases(&["actor/pg_loss", "loss/policy_avg", "ppo/loss/policy", "policy_gradient_loss", "pg_loss"]),
-    entry(VALUE_LOSS, "value loss", Unit::Ratio, Lower, PerStep, P::Training).aliases(&["critic/vf_loss", "loss/value_avg", "ppo/loss/value", "critic_loss"]),
+    entry(POLICY_LOSS, "policy loss", Unit::Ratio, Lower, PerStep, P::Training).signed().aliases(&["actor/pg_loss", "loss/policy_avg", "ppo/loss/policy", "policy_gradient_loss", "pol_surr", "pg_loss"]),
+    entry(VALUE_LOSS, "value loss", Unit::Ratio, Lower, PerStep, P::Training).aliases(&["critic/vf_loss", "loss/value_avg", "ppo/loss/value", "critic_loss", "vf_loss"]),
     entry(LR, "lr", Unit::Ratio, Neither, PerStep, P::Training).agree().aliases(&["learning_rate", "actor/lr", "actor_lr", "act_lr", "ppo/learning_rate"]),
     entry(GRAD_NORM, "grad norm", Unit::Ratio, Neither, PerStep, P::Training).agree().aliases(&["actor/grad_norm", "actor_grad_norm", "l2_norm/grad/global", "optim/total_grad_norm", "gradient_norm", "grad_norm_total", "total_grad_norm", "global_grad_norm"]),
     entry(TOKENS, "tokens", Unit::Count, Neither, PerStep, P::None).aliases(&["perf/total_num_tokens", "total_num_tokens"]),
@@ -649,6 +649,10 @@ const PRESET_NAMES: &[(Preset, &str, Conversion)] = &[
     (Preset::Generic, "metrics/eval/languagecrossentropy", Conversion::Rename(VAL_LOSS)),
     // OLMo's console log.
     (Preset::Generic, "train/crossentropyloss", Conversion::Rename(LOSS)),
+    // LitGPT's `iter time: 1106.53ms`.
+    (Preset::NanoGpt, "iter time", Conversion::Scale(STEP_TIME_S, 1e-3)),
+    // PyTorch's word-language-model example: `ms/batch 11.61`.
+    (Preset::Generic, "ms/batch", Conversion::Scale(STEP_TIME_S, 1e-3)),
 ];
 
 /// Loss on held-out data, as trainers print it next to the training loss.
@@ -854,6 +858,8 @@ mod tests {
         assert_eq!(canonical("policy/approxkl_avg"), "approx_kl");
         assert_eq!(canonical("loss"), "loss");
         assert_eq!(canonical("my_custom_metric"), "my_custom_metric");
+        // OpenAI Baselines' PPO table (tests/fixtures/real/baselines-975-ppo-kl.log).
+        assert_eq!((canonical("vf_loss"), canonical("pol_surr")), (VALUE_LOSS, POLICY_LOSS));
     }
 
     #[test]
