@@ -12,7 +12,7 @@
 //! The fourth (`health_eval::indep4`, seeds 11000..11004) is for study case by
 //! case: long clean runs of the kinds that raise false alarms.
 //!
-//! cargo bench --bench health_accuracy [-- tune|test|both|indep|indep2|indep3|indep4|drift|real|cost]
+//! cargo bench --bench health_accuracy [-- tune|test|both|indep|indep2|indep3|indep4|indep5|drift|real|cost]
 mod health_eval;
 
 use health_eval::synth::Case;
@@ -250,6 +250,7 @@ fn main() {
         "indep2" => return hold_out(7000..7006),
         "indep3" => return study3(9000..9006),
         "indep4" => return study4(11000..11004),
+        "indep5" => return study5(13000..13004),
         "drift" => return drift_study(11000..11010),
         "real" => return real_logs(),
         "cost" => return drift_cost(),
@@ -279,4 +280,30 @@ fn main() {
         let points: usize = cases.iter().map(|c| c.steps.len() * if c.partner.is_some() { 2 } else { 1 }).sum();
         println!("rlmon detectors: {points} points in {:.2} s ({:.1} µs per point)", elapsed.as_secs_f64(), elapsed.as_secs_f64() * 1e6 / points as f64);
     }
+}
+
+/// The fifth corpus (`indep5`), for study case by case: the kinds just under the
+/// recall goal, early and late onsets, sparse logs, noisy levels, clean twins.
+/// INDEP5_TRACE=<part of a case's name>: the kind's points around the onset and
+/// every alert of the matching cases.
+fn study5(seeds: std::ops::Range<u64>) {
+    use health_eval::indep5;
+    println!("\n## study corpus indep5 v{}: seeds {seeds:?}", indep5::INDEP5_VERSION);
+    let want = std::env::var("INDEP5_TRACE").ok();
+    let cases = indep5::corpus(seeds).map(move |(kind, fault, seed)| {
+        let c = indep5::generate(kind, fault, seed);
+        if want.as_deref().is_some_and(|w| c.case.name.contains(w)) {
+            let raised = run_rlmon_logged(&c.case, None, Some(&c.logged));
+            let o = c.case.fault.as_ref().map_or(c.case.steps.len() / 2, |f| f.onset as usize);
+            println!("trace {} ({} points)", c.case.name, c.case.steps.len());
+            for i in o.saturating_sub(25)..(o + 30).min(c.case.steps.len()) {
+                let row: Vec<String> = c.case.steps[i].iter().filter(|(n, _)| !n.starts_with("moe/") || n.ends_with("/E0")).map(|(n, v)| format!("{n}={v:.4}")).collect();
+                let bal = rlmon::health::detect::moe::balance(&c.case.steps[i].iter().filter(|(n, _)| n.starts_with("moe/L0/")).map(|(_, v)| *v).collect::<Vec<_>>());
+                println!("  {i:>6} step {:>8} {}{}", c.logged[i].0, row.join(" "), bal.map_or(String::new(), |b| format!(" L0 balance {:.3} dead {}", b.balance, b.dead)));
+            }
+            raised.iter().for_each(|(at, a)| println!("  alert at {at}: {} {} step {}: {}", a.severity.as_str(), a.kind, a.step, a.message));
+        }
+        (c.case, None, Some(c.logged))
+    });
+    scored_one_by_one(cases, true);
 }

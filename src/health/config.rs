@@ -67,8 +67,9 @@ pub fn defaults(kind: AlertKind) -> KindSettings {
         MemoryLeak => k(5000.0, 500.0, 60, 5, 200, 60, None),
         // Effective experts exp(H)/N of one MoE layer. A fresh router is unbalanced
         // for tens of steps (the lm MoE workload: 40-55% effective experts around
-        // step 20) before its balancing (aux loss or bias) takes hold, hence the long warm-up.
-        ExpertCollapse => k(0.5, 0.25, 100, 5, 50, 0, None),
+        // step 20) before its balancing (aux loss or bias) takes hold: the detector
+        // also waits out `moe::ROUTER_WARMUP_STEPS` training steps.
+        ExpertCollapse => k(0.5, 0.25, 20, 5, 50, 0, None),
         // Recent throughput over its trailing median.
         ThroughputRegression => k(0.7, 0.4, 20, 2, 30, 100, Some(catalog::TOKENS_PER_S)),
         // Always critical, at the step it happens.

@@ -12,11 +12,35 @@ use crate::metrics::catalog::{self, MoeLayer};
 /// Dropped-token fraction that is a warning on its own.
 pub const DROPPED_WARN: f64 = 0.2;
 
+/// Training steps a fresh router is left to balance before its layer is judged
+/// (the lm MoE workload: 40-55% effective experts around step 20, before its
+/// aux loss or bias takes hold). Counted in steps, not logged points: a run
+/// logged every 10-100 steps is past it within a few points, and a collapse
+/// there (5-15% into the run) is no fresh router's.
+pub const ROUTER_WARMUP_STEPS: u64 = 100;
+
 #[derive(Debug, Clone)]
 pub struct ExpertCollapse {
     s: KindSettings,
-    /// One gate per layer (warm-up, persistence, cooldown of its own).
-    layers: BTreeMap<usize, Gate>,
+    /// One watch per layer (warm-up, persistence, cooldown of its own).
+    layers: BTreeMap<usize, LayerWatch>,
+}
+
+/// One layer's gate, the step its first point was logged at and its points.
+#[derive(Debug, Clone)]
+struct LayerWatch {
+    gate: Gate,
+    first_step: u64,
+    points: u64,
+}
+
+impl LayerWatch {
+    /// Past the router's warm-up: [`ROUTER_WARMUP_STEPS`] steps since the layer's
+    /// first point, or as many points (a log whose steps do not advance).
+    fn router_settled(&mut self, step: u64) -> bool {
+        self.points += 1;
+        step.saturating_sub(self.first_step) >= ROUTER_WARMUP_STEPS || self.points > ROUTER_WARMUP_STEPS
+    }
 }
 
 /// Routing summary of one layer at one step.
@@ -73,8 +97,11 @@ impl ExpertCollapse {
         for (l, (loads, given_balance, dropped)) in layers_of(p) {
             let summary = balance(&loads);
             let bal = summary.map(|b| b.balance).or(given_balance);
-            let gate = self.layers.entry(l).or_insert_with(|| Gate::new(&self.s, Worse::Lower));
-            if gate.warming() || (bal.is_none() && dropped.is_none()) {
+            let watch = self.layers.entry(l).or_insert_with(|| LayerWatch { gate: Gate::new(&self.s, Worse::Lower), first_step: p.step, points: 0 });
+            // Both warm-ups count every point: the configured one (points) and the router's.
+            let (warming, settled) = (watch.gate.warming(), watch.router_settled(p.step));
+            let gate = &mut watch.gate;
+            if warming || !settled || (bal.is_none() && dropped.is_none()) {
                 continue;
             }
             let mut severity = bal.and_then(|b| grade(b, self.s.warn, self.s.critical, true));
@@ -139,6 +166,34 @@ mod tests {
         let b = balance(&[1.0, 0.0, 0.0, 0.0]).unwrap();
         assert!((b.balance - 0.25).abs() < 1e-12);
         assert_eq!(b.dead, 3);
+    }
+
+    /// The step of the first warn-or-worse alert of a one-layer run of `points`
+    /// points logged every `every` steps, whose 8 expert loads are `loads(point)`.
+    fn first_alarm(points: u64, every: u64, loads: impl Fn(u64) -> [f64; 8]) -> Option<u64> {
+        let mut d = ExpertCollapse::new(defaults(AlertKind::ExpertCollapse));
+        (0..points).find_map(|i| {
+            let v: Vec<(MetricName, f64)> = loads(i).iter().enumerate().map(|(e, x)| (format!("moe/L0/load/E{e}").into(), *x)).collect();
+            d.check(&Point { step: i * every, time_s: 0.0, values: &v }).into_iter().find(|a| a.severity >= Severity::Warn).map(|a| a.step)
+        })
+    }
+
+    #[test]
+    fn the_router_warm_up_is_counted_in_training_steps() {
+        let even = [0.125; 8];
+        // One expert takes 80%: effective experts about 38%.
+        let collapsed = [0.8, 0.03, 0.03, 0.03, 0.03, 0.03, 0.03, 0.02];
+        let table: [(&str, u64, u64, &dyn Fn(u64) -> [f64; 8], Option<u64>); 6] = [
+            ("every 50 steps, collapsed from point 25 (step 1250)", 80, 50, &|i| if i >= 25 { collapsed } else { even }, Some(1250)),
+            ("every 50 steps, collapsed from point 10: inside the 20-point warm-up, raised at its end", 80, 50, &|i| if i >= 10 { collapsed } else { even }, Some(1000)),
+            ("every 10 steps, collapsed from point 30 (step 300)", 80, 10, &|i| if i >= 30 { collapsed } else { even }, Some(300)),
+            ("every step, collapsed from step 150", 300, 1, &|i| if i >= 150 { collapsed } else { even }, Some(150)),
+            ("every step, a fresh router unbalanced for steps 10-60", 300, 1, &|i| if (10..60).contains(&i) { collapsed } else { even }, None),
+            ("every 10 steps, unbalanced for its first 6 points (steps 0-50)", 80, 10, &|i| if i < 6 { collapsed } else { even }, None),
+        ];
+        for (what, points, every, loads, want) in table {
+            assert_eq!(first_alarm(points, every, loads), want, "{what}");
+        }
     }
 
     #[test]

@@ -197,9 +197,16 @@ impl Spike {
         matches!(self.kind, AlertKind::GradExplosion | AlertKind::GradVanishing | AlertKind::KlSpike)
     }
 
-    /// A value the ratio scale cannot take (see `judge`).
+    /// A value the ratio scale cannot take (see `judge`). A gradient norm of
+    /// exactly zero is the deepest vanishing there is (no update at all: a graph
+    /// cut, frozen parameters, an underflow), not a sign change: on the log scale
+    /// it sits below any fraction of its level.
     fn nonpositive(&self, v: f64) -> bool {
-        if self.magnitude() { v + self.floor <= 0.0 } else { v < 0.0 || (self.floor <= 0.0 && v <= 0.0) }
+        match self.kind {
+            AlertKind::GradVanishing => v + self.floor < 0.0,
+            _ if self.magnitude() => v + self.floor <= 0.0,
+            _ => v < 0.0 || (self.floor <= 0.0 && v <= 0.0),
+        }
     }
 
     fn log(&self, v: f64) -> f64 {
@@ -615,6 +622,31 @@ mod tests {
         let alerts = run(&mut d, &v);
         assert_eq!(alerts.len(), 1);
         assert_eq!((alerts[0].0, alerts[0].1.step), (104, 100));
+    }
+
+    #[test]
+    fn a_gradient_norm_that_falls_to_exactly_zero_has_vanished() {
+        // A grad norm falling over training (10x to 1x, noisy), then the rows
+        // each case writes from point 300 on.
+        let level = |i: usize| (1.0 + 9.0 * (-(i as f64) / 80.0).exp()) * (1.0 + 0.15 * ((i as f64) * 1.3).sin());
+        let vanishing = |d: &mut Spike, tail: &dyn Fn(usize, f64) -> f64| {
+            let v: Vec<f64> = (0..400).map(|i| if i < 300 { level(i) } else { tail(i, level(i)) }).collect();
+            run(d, &v).into_iter().filter(|(_, a)| a.severity >= Severity::Warn).map(|(at, a)| (at, a.step)).collect::<Vec<_>>()
+        };
+        let table: [(&str, &dyn Fn(usize, f64) -> f64, Option<(u64, u64)>); 5] = [
+            ("zero from point 300 to the end", &|_, _| 0.0, Some((304, 300))),
+            ("zero for 8 points", &|i, g| if i < 308 { 0.0 } else { g }, Some((304, 300))),
+            ("1e-5 of its level to the end", &|_, g| 1e-5 * g, Some((304, 300))),
+            ("a zero every 40 points (a skipped step)", &|i, g| if i % 40 == 0 { 0.0 } else { g }, None),
+            ("zero every other point (accumulation steps logged as 0)", &|i, g| if i % 2 == 0 { 0.0 } else { g }, None),
+        ];
+        for (what, tail, want) in table {
+            let mut s = defaults(AlertKind::GradVanishing);
+            s.metric = Some("loss".into());
+            let mut d = Spike::new(AlertKind::GradVanishing, s, Direction::Down, 0.0, "vanished");
+            let got = vanishing(&mut d, tail);
+            assert_eq!(got.first().copied(), want, "{what}: {got:?}");
+        }
     }
 
     fn grad_detector() -> Spike {
