@@ -67,7 +67,7 @@ mod tests {
         assert_eq!(reason(AlertKind::GradExplosion).as_deref(), Some("metric missing: grad_norm"));
         assert_eq!(reason(AlertKind::KlSpike), None, "RL kinds are not expected of a pretraining run");
         assert_eq!(reason(AlertKind::LossDivergence).as_deref(), Some("not enough points: 10 of loss, it needs 55 (judged only for a loss far above every earlier value)"));
-        let out = not_judged(&cfg, [catalog::LOSS, catalog::GRAD_NORM].into_iter(), |_| Some(3));
+        let out = not_judged(&cfg, [catalog::LOSS, catalog::GRAD_NORM].into_iter(), |_| Some(2));
         assert!(out.iter().all(|n| !n.reason.contains("judged only")), "too few even for the short-run rules: {out:?}");
         // An RL run with enough points: only what it lacks.
         let names = [catalog::LOSS, catalog::KL, catalog::REWARD];

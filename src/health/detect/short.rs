@@ -6,10 +6,14 @@
 //! - a loss ([`Rule::Blowup`]) that has fallen from its first value and then
 //!   sits, two points in a row, far above every earlier value (its first
 //!   included): a divergence, critical since it is back above where it started;
+//!   a loss with no fall to show yet (one earlier point) only when it sits
+//!   several times above it for several points (and not in an RL run, whose
+//!   loss is a policy objective);
 //! - a gradient norm or KL ([`Rule::Outlier`]) hundreds of times the median of
-//!   all its earlier points (at least [`OUTLIER_MIN_BEFORE`] of them): warn,
-//!   critical when the next point is as far out (sustained) or when the point
-//!   is thousands of times that median (a blow-up, even for one step).
+//!   all its earlier points and ten times the highest of them: warn, critical
+//!   when the next point is as far out (sustained) or when the point is
+//!   thousands of times that median (a blow-up, even for one step); with fewer
+//!   than [`OUTLIER_MIN_BEFORE`] earlier points, only once sustained.
 //!
 //! Each judge hands over to the kind's own detector once that one has seen
 //! enough points (its warm-up and persistence), and falls silent.
@@ -29,6 +33,12 @@ pub const BLOWUP_OVER_MAX: f64 = 1.5;
 pub const BLOWUP_POINTS: usize = 2;
 /// Earlier loss points needed: a first value and one below it (it has fallen).
 pub const BLOWUP_MIN_BEFORE: usize = 2;
+/// A loss with no fall to show (one earlier point, or none below the first):
+/// this many times its highest earlier value...
+pub const BLOWUP_UNFALLEN_OVER: f64 = 4.0;
+/// ...for this many points in a row (a fine-tune whose loss jumped from 1.7 to
+/// 11.5 and stayed there, LitGPT #628). A warm-up's first rise is well under it.
+pub const BLOWUP_UNFALLEN_POINTS: usize = 4;
 /// A gradient norm or KL at least this many times the median of its earlier
 /// points is an explosion even without a trailing window: healthy runs swing by
 /// several times (LoRA-GA's grad norm 17-157), not by hundreds.
@@ -38,8 +48,17 @@ pub const OUTLIER_OVER_MEDIAN: f64 = 100.0;
 /// and even then one batch steers the update (a pre-clip grad norm of 11,140
 /// after single digits, unsloth #5207); no healthy run swings that far.
 pub const OUTLIER_CRITICAL_OVER_MEDIAN: f64 = 1000.0;
-/// Earlier points the median needs before an outlier is judged.
+/// Earlier points the median needs before one outlying point is raised; with
+/// fewer (down to one) an outlier must be sustained (Baselines #975: a PPO KL of
+/// 0.017, then 1.8, 3.8, 4.3).
 pub const OUTLIER_MIN_BEFORE: usize = 4;
+/// An outlier is also this many times the highest earlier point: a metric that
+/// already swung that far (a GRPO grad norm, 0.0005 on most steps and 0.1 on
+/// steps with a rewarded completion) is not blowing up by swinging again.
+pub const OUTLIER_OVER_MAX: f64 = 10.0;
+
+/// Points in a row that make an outlier sustained (critical).
+pub const OUTLIER_SUSTAINED: usize = 2;
 
 /// What a judge looks for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -52,8 +71,8 @@ impl Rule {
     /// The fewest points of a metric on which the rule can raise anything.
     pub fn min_points(self) -> usize {
         match self {
-            Rule::Blowup => BLOWUP_MIN_BEFORE + BLOWUP_POINTS,
-            Rule::Outlier => OUTLIER_MIN_BEFORE + 1,
+            Rule::Blowup => (BLOWUP_MIN_BEFORE + BLOWUP_POINTS).min(1 + BLOWUP_UNFALLEN_POINTS),
+            Rule::Outlier => 1 + OUTLIER_SUSTAINED,
         }
     }
 
@@ -93,6 +112,8 @@ pub struct ShortJudge {
     streak_values: Vec<f64>,
     /// The severity raised for the event, if any (one event per run).
     raised: Option<Severity>,
+    /// The run logs a KL or a reward: its loss is a policy objective.
+    rl_run: bool,
     done: bool,
 }
 
@@ -102,32 +123,49 @@ impl ShortJudge {
         let rule = rule_for(kind)?;
         let metric = s.metric.clone()?;
         let span = s.warmup as usize + s.persistence.max(1) as usize;
-        Some(ShortJudge { kind, rule, watched: super::Watched::new(&metric), metric, span, points: 0, before: Vec::new(), streak: None, streak_values: Vec::new(), raised: None, done: false })
+        Some(ShortJudge { kind, rule, watched: super::Watched::new(&metric), metric, span, points: 0, before: Vec::new(), streak: None, streak_values: Vec::new(), raised: None, rl_run: false, done: false })
+    }
+
+    /// Whether the loss has fallen from its first value (a blow-up is then
+    /// judged against [`BLOWUP_OVER_MAX`], else the stricter unfallen bar).
+    fn fallen(&self) -> bool {
+        let b = &self.before;
+        b.len() >= BLOWUP_MIN_BEFORE && b[1..].iter().any(|x| *x < b[0])
     }
 
     /// Whether `v` is anomalous against the earlier points, or `None` when those
-    /// cannot tell (too few, not a positive metric, a loss that never fell).
+    /// cannot tell (too few, not a positive metric, an RL run's loss).
     fn anomalous(&self, v: f64) -> Option<bool> {
         let b = &self.before;
+        let highest = b.iter().copied().fold(f64::MIN, f64::max);
         match self.rule {
             Rule::Blowup => {
-                if b.iter().any(|x| *x <= 0.0) {
+                if b.is_empty() || b.iter().any(|x| *x <= 0.0) || catalog::is_signed(&self.metric) {
                     return None;
                 }
-                let fallen = b.len() >= BLOWUP_MIN_BEFORE && b[1..].iter().any(|x| *x < b[0]);
-                if !fallen || catalog::is_signed(&self.metric) {
-                    return None;
+                if self.fallen() {
+                    Some(v >= BLOWUP_OVER_MAX * highest)
+                } else if !self.rl_run {
+                    Some(v >= BLOWUP_UNFALLEN_OVER * highest)
+                } else {
+                    None
                 }
-                let highest = b.iter().copied().fold(f64::MIN, f64::max);
-                Some(v >= BLOWUP_OVER_MAX * highest)
             }
             Rule::Outlier => {
-                if b.len() < OUTLIER_MIN_BEFORE {
-                    return None;
-                }
                 let reference = self.reference()?;
-                Some(v >= OUTLIER_OVER_MEDIAN * reference)
+                Some(v >= OUTLIER_OVER_MEDIAN * reference && v >= OUTLIER_OVER_MAX * highest)
             }
+        }
+    }
+
+    /// Points in a row the streak needs before it is raised, and whether it is
+    /// then critical at once.
+    fn needed(&self) -> (usize, bool) {
+        match self.rule {
+            Rule::Blowup if self.fallen() => (BLOWUP_POINTS, true),
+            Rule::Blowup => (BLOWUP_UNFALLEN_POINTS, true),
+            Rule::Outlier if self.before.len() >= OUTLIER_MIN_BEFORE => (1, false),
+            Rule::Outlier => (OUTLIER_SUSTAINED, true),
         }
     }
 
@@ -136,6 +174,9 @@ impl ShortJudge {
     fn reference(&self) -> Option<f64> {
         // A KL starts at zero (and its estimate may dip below): its floor
         // keeps the first growth from counting as infinitely many times.
+        if self.before.is_empty() {
+            return None;
+        }
         let floor = if self.kind == AlertKind::KlSpike { super::KL_FLOOR } else { 0.0 };
         let reference = median(&self.before).max(floor);
         (reference > 0.0).then_some(reference)
@@ -146,6 +187,7 @@ impl ShortJudge {
             return None;
         }
         let v = self.watched.read(p, &mut self.metric)?;
+        self.rl_run = self.rl_run || p.get(catalog::KL).is_some() || p.get(catalog::REWARD).is_some();
         self.points += 1;
         if self.points > self.span {
             self.done = true;
@@ -174,34 +216,45 @@ impl ShortJudge {
             *peak = Peak { step: p.step, value: v };
         }
         let (onset_step, onset, peak, len) = (*onset_step, *onset, *peak, *len);
-        let severity = match self.rule {
-            Rule::Blowup if len >= BLOWUP_POINTS => Severity::Critical,
-            Rule::Blowup => return None,
-            Rule::Outlier if len >= 2 || self.reference().is_some_and(|r| peak.value >= OUTLIER_CRITICAL_OVER_MEDIAN * r) => Severity::Critical,
-            Rule::Outlier => Severity::Warn,
-        };
+        let (needed, critical_at_once) = self.needed();
+        if len < needed {
+            return None;
+        }
+        let blown_up = self.rule == Rule::Outlier && self.reference().is_some_and(|r| peak.value >= OUTLIER_CRITICAL_OVER_MEDIAN * r);
+        let severity = if critical_at_once || len >= OUTLIER_SUSTAINED || blown_up { Severity::Critical } else { Severity::Warn };
         if self.raised.is_some_and(|r| r >= severity) {
             return None;
         }
         let escalated_at = self.raised.map(|_| p.step);
         self.raised = Some(severity);
         let message = match self.rule {
-            Rule::Blowup => format!(
-                "{} diverged: {} at step {onset_step}, {:.1}x the highest of its {} earlier points and above its first ({}), peak {} at step {}",
+            Rule::Blowup if self.fallen() => format!(
+                "{} diverged: {} at step {onset_step}, {:.1}x the highest of its {} and above its first ({}), peak {} at step {}",
                 self.metric,
                 compact(onset),
                 onset / self.before.iter().copied().fold(f64::MIN, f64::max),
-                self.before.len(),
+                earlier_points(self.before.len()),
                 compact(self.before[0]),
                 compact(peak.value),
                 peak.step
             ),
+            Rule::Blowup => format!(
+                "{} diverged: {} at step {onset_step}, {:.1}x the highest of its {} ({}) and {len} points in a row that far up, peak {} at step {}",
+                self.metric,
+                compact(onset),
+                onset / self.before.iter().copied().fold(f64::MIN, f64::max),
+                earlier_points(self.before.len()),
+                compact(self.before.iter().copied().fold(f64::MIN, f64::max)),
+                compact(peak.value),
+                peak.step
+            ),
             Rule::Outlier => format!(
-                "{} exploded: {} at step {onset_step}, {:.0}x the median of its {} earlier points",
+                "{} exploded: {} at step {onset_step}, {:.0}x the median of its {}{}",
                 self.metric,
                 compact(onset),
                 onset / median(&self.before).max(f64::MIN_POSITIVE),
-                self.before.len()
+                earlier_points(self.before.len()),
+                if len > 1 { format!(", {len} points in a row") } else { String::new() }
             ),
         };
         let message = message + &self.watched.note(&self.metric);
@@ -217,6 +270,10 @@ impl super::Detector for ShortJudge {
     fn observe(&mut self, p: &Point) -> Vec<Raised> {
         self.check(p).into_iter().collect()
     }
+}
+
+fn earlier_points(n: usize) -> String {
+    if n == 1 { "1 earlier point".into() } else { format!("{n} earlier points") }
 }
 
 fn median(xs: &[f64]) -> f64 {
@@ -271,6 +328,12 @@ mod tests {
             (&[0.30, 0.05, 0.001, 0.0001, 0.0004, 0.0003, 0.0001, 0.0004], None),
             // Signed values are not judged by ratios.
             (&[0.5, -0.2, 0.1, 2.0, 3.0], None),
+            // LitGPT #628: one point, then 6.7x it for eight points: no fall to
+            // show, but far too high for too long.
+            (&[1.7019, 11.463, 11.7545, 11.5019, 11.4807, 12.1935, 10.022], Some((2, 11.463, 3))),
+            // Twice the first value during a warm-up, or 5x for three points only.
+            (&[1.0, 2.0, 2.1, 2.2, 2.0, 1.9], None),
+            (&[1.0, 5.0, 5.2, 5.1, 1.0, 0.9], None),
         ];
         for (series, want) in table {
             let got = judge(AlertKind::LossDivergence, series);
@@ -300,8 +363,17 @@ mod tests {
             (AlertKind::GradExplosion, &[1.0, 1.2, 0.9, 1.1, 500.0, 800.0, 1.0], &[Severity::Warn, Severity::Critical], 5),
             // LoRA-GA: swings of 17-157 are healthy.
             (AlertKind::GradExplosion, &[65.9, 19.1, 16.7, 59.1, 54.7, 154.3, 49.7, 96.2, 92.8, 88.2, 88.1, 86.5, 42.9], &[], 0),
-            // Too few earlier points for a median.
+            // Too few earlier points for one point to tell.
             (AlertKind::GradExplosion, &[1.0, 1.0, 1.0, 5000.0], &[], 0),
+            // Baselines #975: a PPO KL of 0.017, then 1.8 and on up: with one
+            // earlier point, an outlier that holds is critical.
+            (AlertKind::KlSpike, &[0.01685, 1.75743, 3.79148, 4.34279], &[Severity::Critical], 2),
+            (AlertKind::KlSpike, &[0.01685, 1.75743, 0.02, 0.03], &[], 0),
+            // Nothing earlier to compare with (TRL PPO's KL of 11 from its first log).
+            (AlertKind::KlSpike, &[10.95, 11.2, 11.0], &[], 0),
+            // A GRPO grad norm (grpo-redteam): 0.0005 on most steps, 0.1 on steps
+            // with a rewarded completion; 100x its median again is no explosion.
+            (AlertKind::GradExplosion, &[0.0696, 0.1102, 0.00052, 0.00073, 0.00069, 0.00087, 0.0006, 0.00114, 0.0846, 0.0954, 0.0838], &[], 0),
             // KL from zero: its floor keeps early growth from looking infinite.
             (AlertKind::KlSpike, &[0.0, 0.0001, 0.0002, 0.0004, 0.003, 0.01, 0.02], &[], 0),
             (AlertKind::KlSpike, &[0.0, 0.0, -0.001, 0.0, 0.002, 0.05, 3.0], &[Severity::Warn], 7),
@@ -316,6 +388,24 @@ mod tests {
             assert!(got.iter().all(|r| r.step == *step && r.value == series[*step as usize - 1]), "{got:?}");
             assert!(got.iter().skip(1).all(|r| r.escalated_at.is_some()), "{got:?}");
         }
+    }
+
+    #[test]
+    fn an_rl_runs_loss_is_not_judged_for_a_blow_up_without_a_fall() {
+        // A GRPO loss (beta times the KL) grows many times its first value.
+        let s = defaults(AlertKind::LossDivergence);
+        let mut j = ShortJudge::new(AlertKind::LossDivergence, &s).unwrap();
+        let raised: Vec<Raised> = [0.0002, 0.001, 0.0015, 0.002, 0.0022, 0.0025]
+            .iter()
+            .enumerate()
+            .filter_map(|(i, v)| {
+                let values: Vec<(MetricName, f64)> = vec![(catalog::LOSS.into(), *v), (catalog::KL.into(), v * 25.0)];
+                j.check(&Point { step: i as u64 + 1, time_s: 0.0, values: &values })
+            })
+            .collect();
+        assert!(raised.is_empty(), "{raised:?}");
+        // The same numbers without a KL: a loss that jumped and stays up.
+        assert_eq!(judge(AlertKind::LossDivergence, &[0.0002, 0.001, 0.0015, 0.002, 0.0022, 0.0025]).len(), 1);
     }
 
     #[test]
