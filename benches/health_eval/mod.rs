@@ -12,3 +12,4 @@ pub mod indep4;
 pub mod real;
 pub mod score;
 pub mod synth;
+pub mod drift_study2;
