@@ -12,7 +12,10 @@
 //! The fourth (`health_eval::indep4`, seeds 11000..11004) is for study case by
 //! case: long clean runs of the kinds that raise false alarms.
 //!
-//! cargo bench --bench health_accuracy [-- tune|test|both|indep|indep2|indep3|indep4|indep5|drift|real|cost]
+//! The second slow-drift study corpus (`health_eval::drift_study2`, seeds
+//! 13000..13008) is studied case by case: each faulty run next to its clean twin.
+//!
+//! cargo bench --bench health_accuracy [-- tune|test|both|indep|indep2|indep3|indep4|indep5|drift|drift2|real|cost]
 mod health_eval;
 
 use health_eval::synth::Case;
@@ -252,6 +255,7 @@ fn main() {
         "indep4" => return study4(11000..11004),
         "indep5" => return study5(13000..13004),
         "drift" => return drift_study(11000..11010),
+        "drift2" => return drift_study2(13000..13008),
         "real" => return real_logs(),
         "cost" => return drift_cost(),
         _ => {}
@@ -306,4 +310,67 @@ fn study5(seeds: std::ops::Range<u64>) {
         (c.case, None, Some(c.logged))
     });
     scored_one_by_one(cases, true);
+}
+
+/// The second slow-drift study corpus (`drift_study2`), case by case: each miss,
+/// each false alarm, recall per magnitude and per base curve, and recall among
+/// the drifts that reach 10% of the run's level by 90% of the run.
+/// `DRIFT_TRACE=<part of a name>` prints a case's chunk medians and its alerts.
+fn drift_study2(seeds: std::ops::Range<u64>) {
+    use health_eval::drift_study2;
+    println!("\n## slow_drift study corpus 2 v{}: seeds {seeds:?}", drift_study2::DRIFT_STUDY2_VERSION);
+    let mut s = Scores::default();
+    let (mut missed, mut false_alarms) = (Vec::new(), Vec::new());
+    let mut by_magnitude = [(0usize, 0usize); 3];
+    let mut by_base: std::collections::BTreeMap<String, (usize, usize)> = Default::default();
+    let mut in_time = (0usize, 0usize);
+    let (mut points, mut elapsed) = (0usize, 0.0f64);
+    for (base, m, faulty, seed) in drift_study2::corpus(seeds) {
+        let c = drift_study2::generate(base, m, faulty, seed);
+        let started = std::time::Instant::now();
+        let raised = run_rlmon_logged(&c.case, None, Some(&c.logged));
+        elapsed += started.elapsed().as_secs_f64();
+        points += c.case.steps.len();
+        s.add(&c.case, &raised);
+        if std::env::var("DRIFT_TRACE").is_ok_and(|want| c.case.name.contains(&want)) {
+            let values: Vec<f64> = c.case.steps.iter().filter_map(|row| row.first().map(|(_, v)| *v)).collect();
+            let chunk = (values.len() / 60).max(1);
+            println!("trace {}", c.case.name);
+            for (i, part) in values.chunks(chunk).enumerate() {
+                println!("  {:>7} {:.4}", i * chunk, rlmon::health::stats::median(part).unwrap_or(f64::NAN));
+            }
+            raised.iter().for_each(|(at, a)| println!("  alert at {at}: {} {}: {}", a.severity.as_str(), a.kind, a.message));
+        }
+        let onset = c.case.fault.as_ref().map_or(u64::MAX, |f| f.onset);
+        for (at, a) in alarms(&raised).into_iter().filter(|(at, _)| *at < onset) {
+            false_alarms.push(format!("{} at {at}: {} {}: {}", c.case.name, a.severity.as_str(), a.kind, a.message));
+        }
+        if let Some(f) = &c.case.fault {
+            let caught = raised.iter().find(|(at, a)| a.kind == f.kind && a.severity >= rlmon::health::Severity::Warn && *at >= f.onset);
+            by_magnitude[f.magnitude].0 += 1;
+            by_magnitude[f.magnitude].1 += caught.is_some() as usize;
+            let b = by_base.entry(format!("{base:?}")).or_default();
+            b.0 += 1;
+            b.1 += caught.is_some() as usize;
+            // The drift reaches 10% of the level by 90% of the run (its name's `reach`).
+            let reach = c.case.name.split("-reach").nth(1).and_then(|r| r.split('%').next()).and_then(|r| r.parse::<f64>().ok());
+            if reach.is_some_and(|r| r <= 90.0) {
+                in_time.0 += 1;
+                in_time.1 += caught.is_some() as usize;
+            }
+            match caught {
+                Some((at, _)) if std::env::var("DRIFT_LIST_CAUGHT").is_ok() => println!("caught {} at {at} (+{})", c.case.name, at - f.onset),
+                Some(_) => {}
+                None => missed.push(format!("{} (onset {}, {} points)", c.case.name, f.onset, c.case.steps.len())),
+            }
+        }
+    }
+    println!("\n{}", table("### rlmon detectors", &s));
+    let mags: Vec<String> = by_magnitude.iter().enumerate().map(|(m, (n, k))| format!("m{m} {k} of {n}")).collect();
+    println!("slow_drift caught by magnitude: {}", mags.join(", "));
+    println!("by base: {}", by_base.iter().map(|(b, (n, k))| format!("{b} {k} of {n}")).collect::<Vec<_>>().join(", "));
+    println!("reaching 10% by 90% of the run: {} of {}", in_time.1, in_time.0);
+    println!("missed:{}", if missed.is_empty() { " none".into() } else { missed.iter().map(|f| format!("\n- {f}")).collect::<String>() });
+    println!("false alarms:{}", if false_alarms.is_empty() { " none".into() } else { false_alarms.iter().map(|f| format!("\n- {f}")).collect::<String>() });
+    println!("rlmon detectors: {points} points in {elapsed:.2} s ({:.1} µs per point)", elapsed * 1e6 / points.max(1) as f64);
 }

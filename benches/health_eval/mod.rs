@@ -13,3 +13,4 @@ pub mod indep5;
 pub mod real;
 pub mod score;
 pub mod synth;
+pub mod drift_study2;

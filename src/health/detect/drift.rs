@@ -17,7 +17,8 @@
 //! A loss still falling when it turned nets less over its best level than it
 //! climbed: a sustained climb since the best level (a trend over 8 levels or
 //! more, not a wander or one jump) is measured from where the descent before it
-//! was heading, carried at half its pace. A positive loss must have improved
+//! was heading, carried at its full pace when a loss's descent was steady (half
+//! its pace when it wandered down, and for a reward). A positive loss must have improved
 //! before it can drift (an LR warm-up's bump is not a drift), and a level that
 //! has given back a quarter of its rise is falling back (a data switch's bump),
 //! not drifting. Work per point is O(1) amortised: five medians of a block's
@@ -54,6 +55,10 @@ pub const CLIMB_RISING: f64 = 0.8;
 /// the climb has lasted, at most what it fell over the [`CLIMB_LEVELS`] levels
 /// before its best (a descent slows down; a plateau's pace is none).
 pub const DESCENT_CARRIED: f64 = 0.5;
+/// A positive loss's descent whose pairs of levels half its span apart fall in
+/// this share (the same test as a climb's, mirrored) is well established: it is
+/// carried at its full pace, still at most what it fell over those levels.
+pub const DESCENT_ESTABLISHED: f64 = CLIMB_RISING;
 /// A rise that has given back more than this share of its peak (and two noise
 /// sigmas) is falling back, not drifting.
 pub const FALLING_BACK: f64 = 0.25;
@@ -262,7 +267,7 @@ impl Track {
         // descent was heading.
         // Only after a real period of improvement (early in a run, a wander of
         // noise with memory can look like a descent broken off).
-        let excess = if rise < threshold && rise >= CLIMB_FLOOR * threshold && gain >= threshold { rise + broken_off_descent(&y, best_at, now) } else { rise };
+        let excess = if rise < threshold && rise >= CLIMB_FLOOR * threshold && gain >= threshold { rise + broken_off_descent(&y, best_at, now, self.scale == Some(Scale::Log)) } else { rise };
         // CUSUM in thresholds: a level above it adds its excess, one below it drains.
         self.cusum = (self.cusum + (excess - threshold) / threshold).max(0.0);
         // A drift is a loss that improved and then climbs back: a start that has
@@ -294,19 +299,27 @@ impl Track {
 /// How far below its best level `y[best_at]` the run's descent before it was
 /// heading by now, when the levels since the best (and `now`) are a sustained
 /// climb; zero otherwise. The descent's pace is the Theil-Sen slope of the
-/// [`CLIMB_LEVELS`] levels up to the best one, carried at [`DESCENT_CARRIED`]
-/// for as many levels as the climb has lasted, and at most what those levels
-/// fell: a plateau or a run that had levelled off carries nothing, and a drop
-/// at an LR step hardly moves the slope (a median of pairs' slopes).
-fn broken_off_descent(y: &[f64], best_at: usize, now: f64) -> f64 {
+/// [`CLIMB_LEVELS`] levels up to the best one, carried at its full pace when
+/// `full_pace` (a positive loss) and the descent is well established
+/// ([`DESCENT_ESTABLISHED`]), at
+/// [`DESCENT_CARRIED`] otherwise, for as many levels as the climb has lasted,
+/// and at most what those levels fell: a plateau or a run that had levelled off
+/// carries nothing, and a drop at an LR step hardly moves the slope (a median
+/// of pairs' slopes).
+fn broken_off_descent(y: &[f64], best_at: usize, now: f64, full_pace: bool) -> f64 {
     let since: Vec<f64> = y[best_at..].iter().copied().chain([now]).collect();
     if since.len() < CLIMB_LEVELS || !sustained_climb(&since) {
         return 0.0;
     }
     let before = &y[best_at.saturating_sub(CLIMB_LEVELS)..=best_at];
-    let Some((slope, _)) = half_lag_slope(before) else { return 0.0 };
+    let Some((slope, rising)) = half_lag_slope(before) else { return 0.0 };
     let fell = (before[0] - y[best_at]).max(0.0);
-    (DESCENT_CARRIED * (-slope).max(0.0) * (since.len() - 1) as f64).min(fell)
+    // A loss's steady descent (nearly every pair of levels falling) is a trend
+    // the run would have kept (a loss curve goes on falling over a run); one
+    // that wandered down, or a reward's rise (it nears a ceiling), is carried
+    // at half its pace.
+    let pace = if full_pace && 1.0 - rising >= DESCENT_ESTABLISHED { 1.0 } else { DESCENT_CARRIED };
+    (pace * (-slope).max(0.0) * (since.len() - 1) as f64).min(fell)
 }
 
 /// Levels that climb as a trend: most pairs half the span apart rise, and the
@@ -471,24 +484,33 @@ mod tests {
     }
 
     #[test]
-    fn the_descent_a_climb_broke_off_is_carried_at_half_pace_and_capped() {
-        // Falling 1% a level, then climbing 1% a level for 8 levels (now the 9th).
+    fn the_descent_a_climb_broke_off_is_carried_at_its_pace_and_capped() {
+        // Falling steadily 1% a level, then climbing 1% a level for 8 levels (now
+        // the 9th): carried at its full pace, as far as it fell over 8 levels.
         let falling: Vec<f64> = (0..20).map(|i| -0.01 * i as f64).chain((1..8).map(|i| -0.19 + 0.01 * i as f64)).collect();
-        let carried = broken_off_descent(&falling, 19, -0.11);
+        let carried = broken_off_descent(&falling, 19, -0.11, true);
+        assert!((carried - 0.01 * 8.0).abs() < 1e-9, "{carried}");
+        // A descent that wandered down (two of five pairs half its span apart
+        // rise): carried at half its pace (the pairs' median slope, 0.25% a level).
+        let wandered: Vec<f64> = [0.0, -0.05, -0.01, -0.04, -0.02, -0.03, 0.0, -0.05, -0.06].into_iter().chain((1..8).map(|i| -0.06 + 0.01 * i as f64)).collect();
+        let carried = broken_off_descent(&wandered, 8, 0.02, true);
+        assert!((carried - 0.5 * 0.0025 * 8.0).abs() < 1e-9, "{carried}");
+        // A reward's steady rise (oriented as a descent) nears a ceiling: half its pace.
+        let carried = broken_off_descent(&falling, 19, -0.11, false);
         assert!((carried - 0.5 * 0.01 * 8.0).abs() < 1e-9, "{carried}");
         // A plateau before the best: nothing carried.
         let flat: Vec<f64> = (0..20).map(|_| 0.0).chain((1..8).map(|i| 0.01 * i as f64)).collect();
-        assert_eq!(broken_off_descent(&flat, 19, 0.08), 0.0);
+        assert_eq!(broken_off_descent(&flat, 19, 0.08, true), 0.0);
         // A drop of 6% at an LR step right before the best, flat before it: the
         // slope is the pairs' median, which one step hardly moves.
         let step: Vec<f64> = (0..20).map(|i| if i < 19 { 0.0 } else { -0.06 }).chain((1..12).map(|i| -0.06 + 0.005 * i as f64)).collect();
-        assert_eq!(broken_off_descent(&step, 19, 0.0), 0.0);
+        assert_eq!(broken_off_descent(&step, 19, 0.0, true), 0.0);
         // Capped at what the levels before the best fell: 8 levels of 0.1% each.
         let slowing: Vec<f64> = (0..20).map(|i| -0.001 * i as f64).chain((1..30).map(|i| -0.019 + 0.002 * i as f64)).collect();
-        assert!((broken_off_descent(&slowing, 19, 0.04) - 0.008).abs() < 1e-9);
+        assert!((broken_off_descent(&slowing, 19, 0.04, true) - 0.008).abs() < 1e-9);
         // No climb since the best (a wander): nothing carried.
         let wander: Vec<f64> = (0..20).map(|i| -0.01 * i as f64).chain([-0.17, -0.18, -0.16, -0.185, -0.17, -0.18, -0.17]).collect();
-        assert_eq!(broken_off_descent(&wander, 19, -0.175), 0.0);
+        assert_eq!(broken_off_descent(&wander, 19, -0.175, true), 0.0);
     }
 
     #[test]
