@@ -123,8 +123,11 @@ struct Track {
     above: u32,
     /// The verdict of the last closed block, held until the next one closes.
     verdict: Option<Severity>,
-    /// What the message says: (best level's step, best value, newest value, rise).
-    detail: Option<(u64, f64, f64, f64)>,
+    /// What the message says: (best level's step, best value, newest value,
+    /// rise, whether the rise is in noise sigmas rather than a share).
+    detail: Option<(u64, f64, f64, f64, bool)>,
+    /// The lowest value so far: a loss that never went below zero is not signed.
+    lowest: f64,
     gate: Gate,
 }
 
@@ -145,6 +148,7 @@ impl Track {
             above: 0,
             verdict: None,
             detail: None,
+            lowest: f64::INFINITY,
             gate: Gate::new(s, worse),
             metric,
         }
@@ -173,6 +177,7 @@ impl Track {
         if !x.is_finite() {
             return None;
         }
+        self.lowest = self.lowest.min(x);
         let higher_is_better = catalog::better(&self.metric) == Better::Higher;
         let scale = *self.scale.get_or_insert(if !higher_is_better && x > 0.0 && !catalog::is_signed(&self.metric) {
             Scale::Log
@@ -206,8 +211,9 @@ impl Track {
             self.verdict = if warming { None } else { self.judge() };
         }
         let v = self.gate.pass(self.verdict, p.step, x)?;
-        let (best_step, best, now, rise) = self.detail?;
+        let (best_step, best, now, rise, in_sigmas) = self.detail?;
         let how = match scale {
+            _ if in_sigmas => format!("{} noise sigmas {} from", compact(rise), if scale == (Scale::Linear { higher_is_better: true }) { "down" } else { "up" }),
             Scale::Log => format!("{}% above", compact(100.0 * rise)),
             Scale::Linear { higher_is_better: true } => format!("{}% of its gain lost from", compact(100.0 * rise)),
             Scale::Linear { higher_is_better: false } => format!("{}% of its improvement undone from", compact(100.0 * rise)),
@@ -273,7 +279,15 @@ impl Track {
         // A drift is a loss that improved and then climbs back: a start that has
         // not improved yet (an LR warm-up's bump) is not one...
         // (A signed loss hovers around zero: it has no improvement to show.)
-        let improved = self.scale != Some(Scale::Log) || gain >= CLIMB_FLOOR * threshold;
+        // A loss that started at zero and never went below it (a GRPO loss,
+        // beta times the KL) is read linearly but is no signed loss: it too must
+        // have improved first.
+        let never_signed = self.lowest >= 0.0 && !catalog::is_signed(&self.metric);
+        let improved = match self.scale {
+            Some(Scale::Log) => gain >= CLIMB_FLOOR * threshold,
+            Some(Scale::Linear { higher_is_better: false }) if never_signed => gain >= CLIMB_FLOOR * threshold,
+            _ => true,
+        };
         // ...nor a rise that is already falling back (a data switch's bump): the
         // level must hold what it rose, give or take a quarter and its noise.
         let peak = y[best_at..].iter().copied().fold(now, f64::max);
@@ -284,14 +298,17 @@ impl Track {
             self.detail = None;
             return None;
         }
-        let shown = match self.scale {
-            Some(Scale::Log) => rise.exp() - 1.0,
-            _ => relative,
-        };
-        self.detail = Some((self.levels[best_at].0, self.unorient(best), self.unorient(now), shown));
         // Critical only when large: the drift has undone `critical` of the
         // improvement the run had made (a real one, well above the noise).
         let material = gain >= DRIFT_Z * sigma && gain > 0.0;
+        // A share of an improvement that hardly exists means nothing (a signed
+        // loss hovering at zero): such a rise is told in noise sigmas.
+        let (shown, in_sigmas) = match self.scale {
+            Some(Scale::Log) => (rise.exp() - 1.0, false),
+            _ if material => (relative, false),
+            _ => (rise / sigma.max(f64::MIN_POSITIVE), true),
+        };
+        self.detail = Some((self.levels[best_at].0, self.unorient(best), self.unorient(now), shown, in_sigmas));
         Some(if material && rise >= self.critical * gain && rise >= 2.0 * threshold { Severity::Critical } else { Severity::Warn })
     }
 }
@@ -460,6 +477,13 @@ mod tests {
         let climbing: Vec<f64> = flat.iter().enumerate().map(|(i, v)| v + 0.3 * i.saturating_sub(7_000) as f64 / 3_000.0).collect();
         let alerts = run("loss", &climbing);
         assert!(!alerts.is_empty() && alerts.iter().all(|(at, a)| *at > 7_000 && a.message.len() < 200), "{alerts:?}");
+        // It had no improvement to undo: its rise is told in noise sigmas, never
+        // as a share of a gain near zero (a number hundreds of digits long).
+        assert!(alerts.iter().all(|(_, a)| a.message.contains("noise sigmas up from") && !a.message.contains("e+") && !a.message.contains("%")), "{alerts:?}");
+        // A GRPO loss, beta times the KL: zero at first (logged to 4 decimals),
+        // then growing as the policy leaves its reference. Not a drift.
+        let grpo: Vec<f64> = (0..n).map(|i| (1e4 * 0.004 * (1.0 - (-(i as f64) / 3_000.0).exp()) * (1.0 + 0.05 * e[i]).max(0.0)).round() / 1e4).collect();
+        assert!(run("loss", &grpo).is_empty(), "{:?}", run("loss", &grpo));
     }
 
     #[test]
