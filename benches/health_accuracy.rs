@@ -92,16 +92,7 @@ fn drift_study(seeds: std::ops::Range<u64>) {
         elapsed += started.elapsed().as_secs_f64();
         points += c.case.steps.len();
         s.add(&c.case, &raised);
-        // DRIFT_TRACE=<part of a case's name>: the series in 60 chunk medians, and every alert.
-        if std::env::var("DRIFT_TRACE").is_ok_and(|want| c.case.name.contains(&want)) {
-            let values: Vec<f64> = c.case.steps.iter().filter_map(|row| row.first().map(|(_, v)| *v)).collect();
-            let chunk = (values.len() / 60).max(1);
-            println!("trace {}", c.case.name);
-            for (i, part) in values.chunks(chunk).enumerate() {
-                println!("  {:>7} {:.4}", i * chunk, rlmon::health::stats::median(part).unwrap_or(f64::NAN));
-            }
-            raised.iter().for_each(|(at, a)| println!("  alert at {at}: {} {}: {}", a.severity.as_str(), a.kind, a.message));
-        }
+        drift_trace(&c.case, &raised);
         let onset = c.case.fault.as_ref().map_or(u64::MAX, |f| f.onset);
         for (at, a) in alarms(&raised).into_iter().filter(|(at, _)| *at < onset) {
             false_alarms.push(format!("{} at {at}: {} {}: {}", c.case.name, a.severity.as_str(), a.kind, a.message));
@@ -135,6 +126,21 @@ fn study4(seeds: std::ops::Range<u64>) {
         (c.case, c.mem_total, Some(c.logged))
     });
     scored_one_by_one(cases, true);
+}
+
+/// DRIFT_TRACE=<part of a case's name>: the case's series in 60 chunk medians,
+/// and every alert raised on it.
+fn drift_trace(case: &Case, raised: &[(u64, rlmon::health::Alert)]) {
+    if !std::env::var("DRIFT_TRACE").is_ok_and(|want| case.name.contains(&want)) {
+        return;
+    }
+    let values: Vec<f64> = case.steps.iter().filter_map(|row| row.first().map(|(_, v)| *v)).collect();
+    let chunk = (values.len() / 60).max(1);
+    println!("trace {}", case.name);
+    for (i, part) in values.chunks(chunk).enumerate() {
+        println!("  {:>7} {:.4}", i * chunk, rlmon::health::stats::median(part).unwrap_or(f64::NAN));
+    }
+    raised.iter().for_each(|(at, a)| println!("  alert at {at}: {} {}: {}", a.severity.as_str(), a.kind, a.message));
 }
 
 fn hold_out(seeds: std::ops::Range<u64>) {
@@ -332,15 +338,7 @@ fn drift_study2(seeds: std::ops::Range<u64>) {
         elapsed += started.elapsed().as_secs_f64();
         points += c.case.steps.len();
         s.add(&c.case, &raised);
-        if std::env::var("DRIFT_TRACE").is_ok_and(|want| c.case.name.contains(&want)) {
-            let values: Vec<f64> = c.case.steps.iter().filter_map(|row| row.first().map(|(_, v)| *v)).collect();
-            let chunk = (values.len() / 60).max(1);
-            println!("trace {}", c.case.name);
-            for (i, part) in values.chunks(chunk).enumerate() {
-                println!("  {:>7} {:.4}", i * chunk, rlmon::health::stats::median(part).unwrap_or(f64::NAN));
-            }
-            raised.iter().for_each(|(at, a)| println!("  alert at {at}: {} {}: {}", a.severity.as_str(), a.kind, a.message));
-        }
+        drift_trace(&c.case, &raised);
         let onset = c.case.fault.as_ref().map_or(u64::MAX, |f| f.onset);
         for (at, a) in alarms(&raised).into_iter().filter(|(at, _)| *at < onset) {
             false_alarms.push(format!("{} at {at}: {} {}: {}", c.case.name, a.severity.as_str(), a.kind, a.message));
