@@ -76,44 +76,70 @@ fn study3(seeds: std::ops::Range<u64>) {
     println!("false alarms:{}", if false_alarms.is_empty() { " none".into() } else { false_alarms.iter().map(|f| format!("\n- {f}")).collect::<String>() });
 }
 
+/// What a slow-drift study keeps while its cases run: the scores, the missed
+/// cases, the false alarms, the recall per magnitude and the detectors' time.
+#[derive(Default)]
+struct DriftTally {
+    s: Scores,
+    missed: Vec<String>,
+    false_alarms: Vec<String>,
+    by_magnitude: [(usize, usize); 3],
+    points: usize,
+    elapsed: f64,
+}
+
+impl DriftTally {
+    /// Runs one case through the detectors and counts it; whether a faulty
+    /// case's drift was caught (`None` for a clean case).
+    fn run(&mut self, case: &Case, logged: &[(u64, f64)]) -> Option<bool> {
+        let started = std::time::Instant::now();
+        let raised = run_rlmon_logged(case, None, Some(logged));
+        self.elapsed += started.elapsed().as_secs_f64();
+        self.points += case.steps.len();
+        self.s.add(case, &raised);
+        drift_trace(case, &raised);
+        let onset = case.fault.as_ref().map_or(u64::MAX, |f| f.onset);
+        for (at, a) in alarms(&raised).into_iter().filter(|(at, _)| *at < onset) {
+            self.false_alarms.push(format!("{} at {at}: {} {}: {}", case.name, a.severity.as_str(), a.kind, a.message));
+        }
+        let f = case.fault.as_ref()?;
+        let caught = raised.iter().find(|(at, a)| a.kind == f.kind && a.severity >= rlmon::health::Severity::Warn && *at >= f.onset);
+        self.by_magnitude[f.magnitude].0 += 1;
+        self.by_magnitude[f.magnitude].1 += caught.is_some() as usize;
+        match caught {
+            Some((at, _)) if std::env::var("DRIFT_LIST_CAUGHT").is_ok() => println!("caught {} at {at} (+{})", case.name, at - f.onset),
+            Some(_) => {}
+            None => self.missed.push(format!("{} (onset {}, {} points)", case.name, f.onset, case.steps.len())),
+        }
+        Some(caught.is_some())
+    }
+
+    fn print_scores(&self) {
+        println!("\n{}", table("### rlmon detectors", &self.s));
+        let mags: Vec<String> = self.by_magnitude.iter().enumerate().map(|(m, (n, k))| format!("m{m} {k} of {n}")).collect();
+        println!("slow_drift caught by magnitude: {}", mags.join(", "));
+    }
+
+    fn print_cases(&self) {
+        let listed = |v: &[String]| if v.is_empty() { " none".into() } else { v.iter().map(|f| format!("\n- {f}")).collect::<String>() };
+        println!("missed:{}", listed(&self.missed));
+        println!("false alarms:{}", listed(&self.false_alarms));
+        println!("rlmon detectors: {} points in {:.2} s ({:.1} µs per point)", self.points, self.elapsed, self.elapsed * 1e6 / self.points.max(1) as f64);
+    }
+}
+
 /// The slow-drift study corpus (`drift_study`), case by case, with each missed
 /// case, each false alarm and the recall per magnitude.
 fn drift_study(seeds: std::ops::Range<u64>) {
     use health_eval::drift_study;
     println!("\n## slow_drift study corpus v{}: seeds {seeds:?}", drift_study::DRIFT_STUDY_VERSION);
-    let mut s = Scores::default();
-    let (mut missed, mut false_alarms) = (Vec::new(), Vec::new());
-    let mut by_magnitude = [(0usize, 0usize); 3];
-    let (mut points, mut elapsed) = (0usize, 0.0f64);
+    let mut t = DriftTally::default();
     for (shape, m, seed) in drift_study::corpus(seeds) {
         let c = drift_study::generate(shape, m, seed);
-        let started = std::time::Instant::now();
-        let raised = run_rlmon_logged(&c.case, None, Some(&c.logged));
-        elapsed += started.elapsed().as_secs_f64();
-        points += c.case.steps.len();
-        s.add(&c.case, &raised);
-        drift_trace(&c.case, &raised);
-        let onset = c.case.fault.as_ref().map_or(u64::MAX, |f| f.onset);
-        for (at, a) in alarms(&raised).into_iter().filter(|(at, _)| *at < onset) {
-            false_alarms.push(format!("{} at {at}: {} {}: {}", c.case.name, a.severity.as_str(), a.kind, a.message));
-        }
-        if let Some(f) = &c.case.fault {
-            let caught = raised.iter().find(|(at, a)| a.kind == f.kind && a.severity >= rlmon::health::Severity::Warn && *at >= f.onset);
-            by_magnitude[f.magnitude].0 += 1;
-            by_magnitude[f.magnitude].1 += caught.is_some() as usize;
-            match caught {
-                Some((at, _)) if std::env::var("DRIFT_LIST_CAUGHT").is_ok() => println!("caught {} at {at} (+{})", c.case.name, at - f.onset),
-                Some(_) => {}
-                None => missed.push(format!("{} (onset {}, {} points)", c.case.name, f.onset, c.case.steps.len())),
-            }
-        }
+        t.run(&c.case, &c.logged);
     }
-    println!("\n{}", table("### rlmon detectors", &s));
-    let mags: Vec<String> = by_magnitude.iter().enumerate().map(|(m, (n, k))| format!("m{m} {k} of {n}")).collect();
-    println!("slow_drift caught by magnitude: {}", mags.join(", "));
-    println!("missed:{}", if missed.is_empty() { " none".into() } else { missed.iter().map(|f| format!("\n- {f}")).collect::<String>() });
-    println!("false alarms:{}", if false_alarms.is_empty() { " none".into() } else { false_alarms.iter().map(|f| format!("\n- {f}")).collect::<String>() });
-    println!("rlmon detectors: {points} points in {elapsed:.2} s ({:.1} µs per point)", elapsed * 1e6 / points.max(1) as f64);
+    t.print_scores();
+    t.print_cases();
 }
 
 /// The fourth corpus (`indep4`), for study case by case: long clean runs of
@@ -325,50 +351,24 @@ fn study5(seeds: std::ops::Range<u64>) {
 fn drift_study2(seeds: std::ops::Range<u64>) {
     use health_eval::drift_study2;
     println!("\n## slow_drift study corpus 2 v{}: seeds {seeds:?}", drift_study2::DRIFT_STUDY2_VERSION);
-    let mut s = Scores::default();
-    let (mut missed, mut false_alarms) = (Vec::new(), Vec::new());
-    let mut by_magnitude = [(0usize, 0usize); 3];
+    let mut t = DriftTally::default();
     let mut by_base: std::collections::BTreeMap<String, (usize, usize)> = Default::default();
     let mut in_time = (0usize, 0usize);
-    let (mut points, mut elapsed) = (0usize, 0.0f64);
     for (base, m, faulty, seed) in drift_study2::corpus(seeds) {
         let c = drift_study2::generate(base, m, faulty, seed);
-        let started = std::time::Instant::now();
-        let raised = run_rlmon_logged(&c.case, None, Some(&c.logged));
-        elapsed += started.elapsed().as_secs_f64();
-        points += c.case.steps.len();
-        s.add(&c.case, &raised);
-        drift_trace(&c.case, &raised);
-        let onset = c.case.fault.as_ref().map_or(u64::MAX, |f| f.onset);
-        for (at, a) in alarms(&raised).into_iter().filter(|(at, _)| *at < onset) {
-            false_alarms.push(format!("{} at {at}: {} {}: {}", c.case.name, a.severity.as_str(), a.kind, a.message));
-        }
-        if let Some(f) = &c.case.fault {
-            let caught = raised.iter().find(|(at, a)| a.kind == f.kind && a.severity >= rlmon::health::Severity::Warn && *at >= f.onset);
-            by_magnitude[f.magnitude].0 += 1;
-            by_magnitude[f.magnitude].1 += caught.is_some() as usize;
-            let b = by_base.entry(format!("{base:?}")).or_default();
-            b.0 += 1;
-            b.1 += caught.is_some() as usize;
-            // The drift reaches 10% of the level by 90% of the run (its name's `reach`).
-            let reach = c.case.name.split("-reach").nth(1).and_then(|r| r.split('%').next()).and_then(|r| r.parse::<f64>().ok());
-            if reach.is_some_and(|r| r <= 90.0) {
-                in_time.0 += 1;
-                in_time.1 += caught.is_some() as usize;
-            }
-            match caught {
-                Some((at, _)) if std::env::var("DRIFT_LIST_CAUGHT").is_ok() => println!("caught {} at {at} (+{})", c.case.name, at - f.onset),
-                Some(_) => {}
-                None => missed.push(format!("{} (onset {}, {} points)", c.case.name, f.onset, c.case.steps.len())),
-            }
+        let Some(caught) = t.run(&c.case, &c.logged) else { continue };
+        let b = by_base.entry(format!("{base:?}")).or_default();
+        b.0 += 1;
+        b.1 += caught as usize;
+        // The drift reaches 10% of the level by 90% of the run (its name's `reach`).
+        let reach = c.case.name.split("-reach").nth(1).and_then(|r| r.split('%').next()).and_then(|r| r.parse::<f64>().ok());
+        if reach.is_some_and(|r| r <= 90.0) {
+            in_time.0 += 1;
+            in_time.1 += caught as usize;
         }
     }
-    println!("\n{}", table("### rlmon detectors", &s));
-    let mags: Vec<String> = by_magnitude.iter().enumerate().map(|(m, (n, k))| format!("m{m} {k} of {n}")).collect();
-    println!("slow_drift caught by magnitude: {}", mags.join(", "));
+    t.print_scores();
     println!("by base: {}", by_base.iter().map(|(b, (n, k))| format!("{b} {k} of {n}")).collect::<Vec<_>>().join(", "));
     println!("reaching 10% by 90% of the run: {} of {}", in_time.1, in_time.0);
-    println!("missed:{}", if missed.is_empty() { " none".into() } else { missed.iter().map(|f| format!("\n- {f}")).collect::<String>() });
-    println!("false alarms:{}", if false_alarms.is_empty() { " none".into() } else { false_alarms.iter().map(|f| format!("\n- {f}")).collect::<String>() });
-    println!("rlmon detectors: {points} points in {elapsed:.2} s ({:.1} µs per point)", elapsed * 1e6 / points.max(1) as f64);
+    t.print_cases();
 }
