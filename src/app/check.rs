@@ -90,7 +90,7 @@ pub struct CheckedRun {
 
 /// Detectors of `settings` that could not judge `run` (health::judged).
 fn not_judged(run: &RunRecord, settings: &HealthConfig) -> Vec<NotJudged> {
-    crate::health::judged::not_judged(settings, run.series.keys().map(String::as_str), |m| run.series(m).map(|s| s.len()))
+    crate::health::judged::not_judged(settings, run.series.keys().map(String::as_str), |m| run.series(m).map(crate::health::judged::Logged::of))
 }
 
 /// Analyses log text in `format`; `default_run` names records without a run.

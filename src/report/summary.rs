@@ -100,7 +100,7 @@ impl RunSummary {
             final_loss: r.last(catalog::LOSS).and_then(finite),
             metrics: r.series.iter().filter_map(|(k, s)| Some((k.clone(), finite(s.last()?)))).collect(),
             alerts: r.alerts.iter().filter_map(|i| alerts.get(*i).cloned()).collect(),
-            not_judged: not_judged(settings, r.series.keys().map(String::as_str), |m| r.series(m).map(|s| s.len())),
+            not_judged: not_judged(settings, r.series.keys().map(String::as_str), |m| r.series(m).map(crate::health::judged::Logged::of)),
             error: r.error.clone(),
             ranks: None,
         }
