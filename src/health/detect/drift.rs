@@ -128,6 +128,8 @@ struct Track {
     detail: Option<(u64, f64, f64, f64, bool)>,
     /// The lowest value so far: a loss that never went below zero is not signed.
     lowest: f64,
+    /// How much memory the points' noise has (see [`Memory`]).
+    memory: Memory,
     gate: Gate,
 }
 
@@ -149,6 +151,7 @@ impl Track {
             verdict: None,
             detail: None,
             lowest: f64::INFINITY,
+            memory: Memory::default(),
             gate: Gate::new(s, worse),
             metric,
         }
@@ -194,11 +197,19 @@ impl Track {
             self.cusum = 0.0;
             self.above = 0;
             self.verdict = None;
+            self.memory = Memory::default();
         }
         if self.block.is_empty() {
             self.block_start = p.step;
         }
         let y = self.orient(x);
+        // The descent or climb the points are on, per point (the last two
+        // levels'), so that a trend does not pass for memory.
+        let pace = match self.levels.as_slice() {
+            [.., a, b] => (b.1 - a.1) / self.block_len as f64,
+            _ => 0.0,
+        };
+        self.memory.push(y, pace);
         self.block.push(y);
         self.recent.push(y);
         let warming = self.gate.warming();
@@ -253,8 +264,13 @@ impl Track {
             return None;
         }
         let y: Vec<f64> = self.levels.iter().map(|l| l.1).collect();
-        let sigma = level_noise(&y)?;
         let (best_at, best) = self.levels.iter().copied().enumerate().map(|(i, l)| (i, l.1)).min_by(|a, b| a.1.total_cmp(&b.1))?;
+        // A drift is a turn: a descent, then a climb. Differences centred on one
+        // slope count that turn as noise; each side of the best level is centred
+        // on its own slope instead, but only when the levels are independent
+        // (blocks much longer than the points' memory): with memory, a wander's
+        // own turns are its noise.
+        let sigma = if self.memory.independent_over(self.block_len) { level_noise_around(&y, best_at)? } else { level_noise(&y)? };
         let initial = y[0];
         let now = self.recent.median()?;
         let rise = now - best;
@@ -364,6 +380,91 @@ fn level_noise(y: &[f64]) -> Option<f64> {
     }
     sigma
 }
+
+/// [`level_noise`] with the differences on each side of the best level
+/// `y[best_at]` centred on their own median (pairs across it left out): the
+/// turn from a descent to a climb is not noise. A side with fewer than
+/// [`MIN_SIDE`] differences at a lag is left out.
+fn level_noise_around(y: &[f64], best_at: usize) -> Option<f64> {
+    let start = y.len() - (y.len() / 2).max(MIN_LEVELS).min(y.len());
+    let mut sigma: Option<f64> = None;
+    for lag in [1usize, 2, 4] {
+        let mut dev = Vec::new();
+        for (from, to) in [(start, best_at.max(start)), (best_at.max(start), y.len() - 1)] {
+            if to < from + lag {
+                continue;
+            }
+            let diffs: Vec<f64> = y[from..=to].windows(lag + 1).map(|w| w[lag] - w[0]).collect();
+            if diffs.len() < MIN_SIDE {
+                continue;
+            }
+            let centre = median(&diffs)?;
+            dev.extend(diffs.iter().map(|d| (d - centre).abs()));
+        }
+        if dev.len() < MIN_SIDE {
+            return level_noise(y);
+        }
+        let s = MAD_TO_SIGMA * median(&dev)? / std::f64::consts::SQRT_2;
+        sigma = Some(sigma.map_or(s, |x: f64| x.max(s)));
+    }
+    sigma
+}
+
+/// Differences a side of the best level needs to have its own centre.
+const MIN_SIDE: usize = 4;
+
+/// The memory of the points' noise, from the signs of consecutive differences
+/// (a trend's pace taken off): independent points repeat a difference's sign a
+/// third of the time, a random walk half the time. Signs are untouched by heavy
+/// tails and one-step bumps. O(1): two counters.
+#[derive(Debug, Clone, Copy, Default)]
+struct Memory {
+    last: Option<f64>,
+    last_diff: Option<f64>,
+    pairs: u64,
+    same_sign: u64,
+}
+
+impl Memory {
+    fn push(&mut self, y: f64, pace: f64) {
+        if let Some(prev) = self.last {
+            let d = y - prev - pace;
+            if let Some(pd) = self.last_diff {
+                if d != 0.0 && pd != 0.0 {
+                    self.pairs += 1;
+                    self.same_sign += (d.signum() == pd.signum()) as u64;
+                }
+            }
+            self.last_diff = Some(d);
+        }
+        self.last = Some(y);
+    }
+
+    /// Whether blocks of `block_len` points are [`INDEPENDENT_BLOCKS`] times
+    /// longer than the noise's correlation time, judged on the upper bound of
+    /// the share of repeated signs (two standard errors): too few points say no.
+    fn independent_over(&self, block_len: usize) -> bool {
+        if self.pairs < MEMORY_PAIRS {
+            return false;
+        }
+        let n = self.pairs as f64;
+        let share = (self.same_sign as f64 / n + 2.0 * (0.25 / n).sqrt()).min(0.5);
+        // For gaussian AR(1) noise with coefficient phi, the differences have a
+        // lag-1 correlation of -(1 - phi) / 2, repeated with probability
+        // 1/2 + asin(that) / pi.
+        let phi = (1.0 + 2.0 * (std::f64::consts::PI * (share - 0.5)).sin()).clamp(0.0, 1.0);
+        if phi >= 1.0 - 1e-9 {
+            return false;
+        }
+        let correlation_time = if phi <= 0.0 { 0.0 } else { -1.0 / phi.ln() };
+        block_len as f64 >= INDEPENDENT_BLOCKS * correlation_time.max(1.0)
+    }
+}
+
+/// Consecutive differences counted before the noise's memory is trusted.
+const MEMORY_PAIRS: u64 = 100;
+/// Blocks this many correlation times long give independent levels.
+const INDEPENDENT_BLOCKS: f64 = 4.0;
 
 #[cfg(test)]
 mod tests {
