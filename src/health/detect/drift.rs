@@ -42,6 +42,12 @@ pub const MIN_LEVELS: usize = 12;
 /// before the drift is reported.
 pub const DRIFT_TICKS: u32 = 8;
 const TICKS_PER_BLOCK: usize = 4;
+/// Judgements above the threshold (one block) that confirm a sustained climb.
+pub const STEADY_TICKS: u32 = 4;
+/// The levels a climb confirmed in one block spans since its best level: a
+/// trend over fewer is weak evidence (a noise excursion falling back to a
+/// rising reward's trend can pass the test over 8 levels).
+pub const STEADY_LEVELS: usize = 2 * CLIMB_LEVELS;
 /// The rise must also be this many noise sigmas of a level.
 pub const DRIFT_Z: f64 = 6.0;
 /// A sustained climb: the levels from the best one to now span at least this
@@ -270,7 +276,8 @@ impl Track {
         // on its own slope instead, but only when the levels are independent
         // (blocks much longer than the points' memory): with memory, a wander's
         // own turns are its noise.
-        let sigma = if self.memory.independent_over(self.block_len) { level_noise_around(&y, best_at)? } else { level_noise(&y)? };
+        let independent = self.memory.independent_over(self.block_len);
+        let sigma = if independent { level_noise_around(&y, best_at)? } else { level_noise(&y)? };
         let initial = y[0];
         let now = self.recent.median()?;
         let rise = now - best;
@@ -310,7 +317,19 @@ impl Track {
         let holding = peak - now <= FALLING_BACK * (peak - best) + 2.0 * sigma;
         // The best level must be older than the newest block the level is taken over.
         self.above = if excess >= threshold && improved && holding && best_at + 1 < n { self.above + 1 } else { 0 };
-        if self.above < DRIFT_TICKS || self.cusum <= 0.0 {
+        // A level that has climbed steadily since its best (a trend over
+        // [`STEADY_LEVELS`] levels or more, not a jump or a bump) is confirmed
+        // in one block: the trend is evidence a bump's one block above lacks.
+        // Only where a trend of levels means something: levels independent of
+        // each other (a wander of noise with memory makes trends) after a real
+        // improvement.
+        let needed = if self.above >= STEADY_TICKS && self.above < DRIFT_TICKS && n - best_at + 1 >= STEADY_LEVELS && gain >= threshold && independent {
+            let since: Vec<f64> = y[best_at..].iter().copied().chain([now]).collect();
+            if sustained_climb(&since) { STEADY_TICKS } else { DRIFT_TICKS }
+        } else {
+            DRIFT_TICKS
+        };
+        if self.above < needed || self.cusum <= 0.0 {
             self.detail = None;
             return None;
         }
