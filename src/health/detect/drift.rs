@@ -606,6 +606,78 @@ mod tests {
         assert!(run("loss", &grpo).is_empty(), "{:?}", run("loss", &grpo));
     }
 
+    /// AR(1) noise with coefficient `phi` (unit-ish innovations), seeded.
+    fn ar_noise(seed: u64, n: usize, phi: f64) -> Vec<f64> {
+        let mut rng = crate::workload::rng::SplitMix64::new(seed);
+        let mut u = move || (rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64 - 0.5;
+        let mut ar = 0.0;
+        (0..n).map(|_| { ar = phi * ar + (u() + u() + u() + u()) * 1.7; ar }).collect()
+    }
+
+    #[test]
+    fn the_points_memory_is_told_from_the_signs_of_their_differences() {
+        // (what, points, pace per point, block length, independent levels?)
+        let bumps: Vec<f64> = ar_noise(21, 3_000, 0.0).iter().enumerate().map(|(i, v)| if i % 97 == 50 { 40.0 } else { *v }).collect();
+        let descent: Vec<f64> = ar_noise(22, 3_000, 0.0).iter().enumerate().map(|(i, v)| v - 0.01 * i as f64).collect();
+        let table: [(&str, Vec<f64>, f64, usize, bool); 8] = [
+            ("white noise", ar_noise(20, 3_000, 0.0), 0.0, 10, true),
+            ("white noise with one-step bumps", bumps, 0.0, 10, true),
+            ("white noise on a descent, its pace taken off", descent, -0.01, 10, true),
+            ("too few points to tell", ar_noise(23, 60, 0.0), 0.0, 10, false),
+            ("AR 0.9, blocks of 10", ar_noise(24, 3_000, 0.9), 0.0, 10, false),
+            ("AR 0.98, blocks of 40", ar_noise(25, 20_000, 0.98), 0.0, 40, false),
+            ("a random walk, blocks of 1,000", ar_noise(26, 100_000, 1.0), 0.0, 1_000, false),
+            ("AR 0.9, blocks of 1,000", ar_noise(27, 100_000, 0.9), 0.0, 1_000, true),
+        ];
+        for (what, points, pace, block, want) in table {
+            let mut m = Memory::default();
+            points.iter().for_each(|y| m.push(*y, pace));
+            assert_eq!(m.independent_over(block), want, "{what}: {m:?}");
+        }
+    }
+
+    #[test]
+    fn a_turn_is_not_noise_on_either_side_of_the_best_level() {
+        // Falling 1% a level, then climbing 1% a level, with a wobble of 0.1%:
+        // centred on one slope, the turn reads as noise; on each side's own, not.
+        let wobble = |i: usize| if i % 2 == 0 { 0.001 } else { -0.001 };
+        let v: Vec<f64> = (0..40).map(|i| if i <= 28 { -0.01 * i as f64 } else { -0.28 + 0.01 * (i - 28) as f64 } + wobble(i)).collect();
+        let (one, around) = (level_noise(&v).unwrap(), level_noise_around(&v, 28).unwrap());
+        assert!(one > 0.005 && around < 0.003, "{one} {around}");
+        // A descent whose best level is its newest: both alike.
+        let d: Vec<f64> = (0..40).map(|i| -0.01 * i as f64 + wobble(i)).collect();
+        let (one, around) = (level_noise(&d).unwrap(), level_noise_around(&d, 39).unwrap());
+        assert!((one - around).abs() < 1e-3, "{one} {around}");
+    }
+
+    #[test]
+    fn a_steady_climb_on_independent_levels_is_caught_and_a_wander_with_memory_is_not() {
+        // (what, the loss's shape at step i of n, noise memory, should warn)
+        type Shape = fn(usize, usize) -> f64;
+        let climb: Shape = |i, n| (3.0 + 4.0 * (-(i as f64) / (n as f64 / 8.0)).exp()) * (1.0 + 0.2 * i.saturating_sub(n * 3 / 5) as f64 / (n - n * 3 / 5) as f64);
+        let plateau: Shape = |i, n| 3.0 + 4.0 * (-(i as f64) / (n as f64 / 8.0)).exp();
+        let late_rise: Shape = |i, n| (3.0 + 4.0 * (-(i as f64) / (n as f64 / 8.0)).exp()) * (1.0 + 0.05 * i.saturating_sub(n * 4 / 5) as f64 / (n / 5) as f64);
+        let table: [(&str, Shape, f64, bool); 6] = [
+            ("+20% from 60% of the run, white noise", climb, 0.0, true),
+            ("+20% from 60% of the run, AR 0.5", climb, 0.5, true),
+            ("a plateau, white noise", plateau, 0.0, false),
+            ("a plateau, AR 0.98", plateau, 0.98, false),
+            ("a healthy +5% late rise, white noise", late_rise, 0.0, false),
+            ("a healthy +5% late rise, AR 0.9", late_rise, 0.9, false),
+        ];
+        for (n, seed) in [(1_500usize, 31u64), (40_000, 32)] {
+            for (what, shape, phi, want) in table {
+                let e = ar_noise(seed, n, phi);
+                let scale = 0.01 * (1.0 - phi * phi).sqrt();
+                let series: Vec<f64> = (0..n).map(|i| shape(i, n) * (1.0 + scale * e[i])).collect();
+                let alerts = run("loss", &series);
+                let warned = alerts.iter().any(|(_, a)| a.severity >= Severity::Warn);
+                assert_eq!(warned, want, "{what}, {n} points: {alerts:?}");
+                assert!(alerts.iter().all(|(at, _)| *at > (n * 3 / 5) as u64), "{what}: {alerts:?}");
+            }
+        }
+    }
+
     #[test]
     fn a_sustained_climb_is_told_from_a_wander_and_a_jump() {
         // (levels, a sustained climb?)
