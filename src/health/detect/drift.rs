@@ -10,9 +10,13 @@
 //! the log scale for a positive loss (a relative rise) and as a share of the
 //! improvement made for a reward or a signed loss; the noise of the levels is the
 //! robust spread of their differences at short lags (a steady trend does not
-//! inflate it). The newest level must stay above the threshold, with a
-//! cumulative sum of its excess (CUSUM) positive, for two blocks: a benign bump
-//! shorter than that (a warm-up, a data shard) never gets there.
+//! inflate it; where blocks are much longer than the points' memory, told from
+//! how often consecutive differences repeat their sign, each side of the best
+//! level is centred on its own slope, so that a drift's turn is not noise). The
+//! newest level must stay above the threshold, with a cumulative sum of its
+//! excess (CUSUM) positive, for two blocks: a benign bump shorter than that (a
+//! warm-up, a data shard) never gets there. On such independent levels a
+//! steady climb over 16 levels or more since the best is confirmed in one.
 //!
 //! A loss still falling when it turned nets less over its best level than it
 //! climbed: a sustained climb since the best level (a trend over 8 levels or
