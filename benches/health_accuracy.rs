@@ -50,6 +50,7 @@ fn study3(seeds: std::ops::Range<u64>) {
             None => run_rlmon_logged(&c.case, None, Some(&c.logged)),
         };
         s.add(&c.case, &raised);
+        drift_trace(&c.case, &raised);
         if let (Ok(want), Some(pl), Some(p)) = (std::env::var("INDEP3_DUMP"), &c.partner_logged, &c.case.partner) {
             if c.case.name.contains(&want) {
                 let get = |row: &Vec<(rlmon::metrics::MetricName, f64)>| row.iter().find(|(n, _)| n == rlmon::metrics::catalog::LOSS).map(|(_, v)| *v);
@@ -160,7 +161,9 @@ fn drift_trace(case: &Case, raised: &[(u64, rlmon::health::Alert)]) {
     if !std::env::var("DRIFT_TRACE").is_ok_and(|want| case.name.contains(&want)) {
         return;
     }
-    let values: Vec<f64> = case.steps.iter().filter_map(|row| row.first().map(|(_, v)| *v)).collect();
+    // DRIFT_TRACE_METRIC=<name>: that metric's series (the first one otherwise).
+    let metric = std::env::var("DRIFT_TRACE_METRIC").ok();
+    let values: Vec<f64> = case.steps.iter().filter_map(|row| row.iter().find(|(m, _)| metric.as_deref().is_none_or(|want| m.as_ref() == want)).map(|(_, v)| *v)).collect();
     let chunk = (values.len() / 60).max(1);
     println!("trace {}", case.name);
     for (i, part) in values.chunks(chunk).enumerate() {

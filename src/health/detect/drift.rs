@@ -10,9 +10,13 @@
 //! the log scale for a positive loss (a relative rise) and as a share of the
 //! improvement made for a reward or a signed loss; the noise of the levels is the
 //! robust spread of their differences at short lags (a steady trend does not
-//! inflate it). The newest level must stay above the threshold, with a
-//! cumulative sum of its excess (CUSUM) positive, for two blocks: a benign bump
-//! shorter than that (a warm-up, a data shard) never gets there.
+//! inflate it; where blocks are much longer than the points' memory, told from
+//! how often consecutive differences repeat their sign, each side of the best
+//! level is centred on its own slope, so that a drift's turn is not noise). The
+//! newest level must stay above the threshold, with a cumulative sum of its
+//! excess (CUSUM) positive, for two blocks: a benign bump shorter than that (a
+//! warm-up, a data shard) never gets there. On such independent levels a
+//! steady climb over 16 levels or more since the best is confirmed in one.
 //!
 //! A loss still falling when it turned nets less over its best level than it
 //! climbed: a sustained climb since the best level (a trend over 8 levels or
@@ -42,6 +46,12 @@ pub const MIN_LEVELS: usize = 12;
 /// before the drift is reported.
 pub const DRIFT_TICKS: u32 = 8;
 const TICKS_PER_BLOCK: usize = 4;
+/// Judgements above the threshold (one block) that confirm a sustained climb.
+pub const STEADY_TICKS: u32 = 4;
+/// The levels a climb confirmed in one block spans since its best level: a
+/// trend over fewer is weak evidence (a noise excursion falling back to a
+/// rising reward's trend can pass the test over 8 levels).
+pub const STEADY_LEVELS: usize = 2 * CLIMB_LEVELS;
 /// The rise must also be this many noise sigmas of a level.
 pub const DRIFT_Z: f64 = 6.0;
 /// A sustained climb: the levels from the best one to now span at least this
@@ -128,6 +138,8 @@ struct Track {
     detail: Option<(u64, f64, f64, f64, bool)>,
     /// The lowest value so far: a loss that never went below zero is not signed.
     lowest: f64,
+    /// How much memory the points' noise has (see [`Memory`]).
+    memory: Memory,
     gate: Gate,
 }
 
@@ -149,6 +161,7 @@ impl Track {
             verdict: None,
             detail: None,
             lowest: f64::INFINITY,
+            memory: Memory::default(),
             gate: Gate::new(s, worse),
             metric,
         }
@@ -194,11 +207,19 @@ impl Track {
             self.cusum = 0.0;
             self.above = 0;
             self.verdict = None;
+            self.memory = Memory::default();
         }
         if self.block.is_empty() {
             self.block_start = p.step;
         }
         let y = self.orient(x);
+        // The descent or climb the points are on, per point (the last two
+        // levels'), so that a trend does not pass for memory.
+        let pace = match self.levels.as_slice() {
+            [.., a, b] => (b.1 - a.1) / self.block_len as f64,
+            _ => 0.0,
+        };
+        self.memory.push(y, pace);
         self.block.push(y);
         self.recent.push(y);
         let warming = self.gate.warming();
@@ -253,8 +274,14 @@ impl Track {
             return None;
         }
         let y: Vec<f64> = self.levels.iter().map(|l| l.1).collect();
-        let sigma = level_noise(&y)?;
         let (best_at, best) = self.levels.iter().copied().enumerate().map(|(i, l)| (i, l.1)).min_by(|a, b| a.1.total_cmp(&b.1))?;
+        // A drift is a turn: a descent, then a climb. Differences centred on one
+        // slope count that turn as noise; each side of the best level is centred
+        // on its own slope instead, but only when the levels are independent
+        // (blocks much longer than the points' memory): with memory, a wander's
+        // own turns are its noise.
+        let independent = self.memory.independent_over(self.block_len);
+        let sigma = if independent { level_noise_around(&y, best_at)? } else { level_noise(&y)? };
         let initial = y[0];
         let now = self.recent.median()?;
         let rise = now - best;
@@ -294,7 +321,19 @@ impl Track {
         let holding = peak - now <= FALLING_BACK * (peak - best) + 2.0 * sigma;
         // The best level must be older than the newest block the level is taken over.
         self.above = if excess >= threshold && improved && holding && best_at + 1 < n { self.above + 1 } else { 0 };
-        if self.above < DRIFT_TICKS || self.cusum <= 0.0 {
+        // A level that has climbed steadily since its best (a trend over
+        // [`STEADY_LEVELS`] levels or more, not a jump or a bump) is confirmed
+        // in one block: the trend is evidence a bump's one block above lacks.
+        // Only where a trend of levels means something: levels independent of
+        // each other (a wander of noise with memory makes trends) after a real
+        // improvement.
+        let needed = if self.above >= STEADY_TICKS && self.above < DRIFT_TICKS && n - best_at + 1 >= STEADY_LEVELS && gain >= threshold && independent {
+            let since: Vec<f64> = y[best_at..].iter().copied().chain([now]).collect();
+            if sustained_climb(&since) { STEADY_TICKS } else { DRIFT_TICKS }
+        } else {
+            DRIFT_TICKS
+        };
+        if self.above < needed || self.cusum <= 0.0 {
             self.detail = None;
             return None;
         }
@@ -364,6 +403,91 @@ fn level_noise(y: &[f64]) -> Option<f64> {
     }
     sigma
 }
+
+/// [`level_noise`] with the differences on each side of the best level
+/// `y[best_at]` centred on their own median (pairs across it left out): the
+/// turn from a descent to a climb is not noise. A side with fewer than
+/// [`MIN_SIDE`] differences at a lag is left out.
+fn level_noise_around(y: &[f64], best_at: usize) -> Option<f64> {
+    let start = y.len() - (y.len() / 2).max(MIN_LEVELS).min(y.len());
+    let mut sigma: Option<f64> = None;
+    for lag in [1usize, 2, 4] {
+        let mut dev = Vec::new();
+        for (from, to) in [(start, best_at.max(start)), (best_at.max(start), y.len() - 1)] {
+            if to < from + lag {
+                continue;
+            }
+            let diffs: Vec<f64> = y[from..=to].windows(lag + 1).map(|w| w[lag] - w[0]).collect();
+            if diffs.len() < MIN_SIDE {
+                continue;
+            }
+            let centre = median(&diffs)?;
+            dev.extend(diffs.iter().map(|d| (d - centre).abs()));
+        }
+        if dev.len() < MIN_SIDE {
+            return level_noise(y);
+        }
+        let s = MAD_TO_SIGMA * median(&dev)? / std::f64::consts::SQRT_2;
+        sigma = Some(sigma.map_or(s, |x: f64| x.max(s)));
+    }
+    sigma
+}
+
+/// Differences a side of the best level needs to have its own centre.
+const MIN_SIDE: usize = 4;
+
+/// The memory of the points' noise, from the signs of consecutive differences
+/// (a trend's pace taken off): independent points repeat a difference's sign a
+/// third of the time, a random walk half the time. Signs are untouched by heavy
+/// tails and one-step bumps. O(1): two counters.
+#[derive(Debug, Clone, Copy, Default)]
+struct Memory {
+    last: Option<f64>,
+    last_diff: Option<f64>,
+    pairs: u64,
+    same_sign: u64,
+}
+
+impl Memory {
+    fn push(&mut self, y: f64, pace: f64) {
+        if let Some(prev) = self.last {
+            let d = y - prev - pace;
+            if let Some(pd) = self.last_diff {
+                if d != 0.0 && pd != 0.0 {
+                    self.pairs += 1;
+                    self.same_sign += (d.signum() == pd.signum()) as u64;
+                }
+            }
+            self.last_diff = Some(d);
+        }
+        self.last = Some(y);
+    }
+
+    /// Whether blocks of `block_len` points are [`INDEPENDENT_BLOCKS`] times
+    /// longer than the noise's correlation time, judged on the upper bound of
+    /// the share of repeated signs (two standard errors): too few points say no.
+    fn independent_over(&self, block_len: usize) -> bool {
+        if self.pairs < MEMORY_PAIRS {
+            return false;
+        }
+        let n = self.pairs as f64;
+        let share = (self.same_sign as f64 / n + 2.0 * (0.25 / n).sqrt()).min(0.5);
+        // For gaussian AR(1) noise with coefficient phi, the differences have a
+        // lag-1 correlation of -(1 - phi) / 2, repeated with probability
+        // 1/2 + asin(that) / pi.
+        let phi = (1.0 + 2.0 * (std::f64::consts::PI * (share - 0.5)).sin()).clamp(0.0, 1.0);
+        if phi >= 1.0 - 1e-9 {
+            return false;
+        }
+        let correlation_time = if phi <= 0.0 { 0.0 } else { -1.0 / phi.ln() };
+        block_len as f64 >= INDEPENDENT_BLOCKS * correlation_time.max(1.0)
+    }
+}
+
+/// Consecutive differences counted before the noise's memory is trusted.
+const MEMORY_PAIRS: u64 = 100;
+/// Blocks this many correlation times long give independent levels.
+const INDEPENDENT_BLOCKS: f64 = 4.0;
 
 #[cfg(test)]
 mod tests {
@@ -484,6 +608,78 @@ mod tests {
         // then growing as the policy leaves its reference. Not a drift.
         let grpo: Vec<f64> = (0..n).map(|i| (1e4 * 0.004 * (1.0 - (-(i as f64) / 3_000.0).exp()) * (1.0 + 0.05 * e[i]).max(0.0)).round() / 1e4).collect();
         assert!(run("loss", &grpo).is_empty(), "{:?}", run("loss", &grpo));
+    }
+
+    /// AR(1) noise with coefficient `phi` (unit-ish innovations), seeded.
+    fn ar_noise(seed: u64, n: usize, phi: f64) -> Vec<f64> {
+        let mut rng = crate::workload::rng::SplitMix64::new(seed);
+        let mut u = move || (rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64 - 0.5;
+        let mut ar = 0.0;
+        (0..n).map(|_| { ar = phi * ar + (u() + u() + u() + u()) * 1.7; ar }).collect()
+    }
+
+    #[test]
+    fn the_points_memory_is_told_from_the_signs_of_their_differences() {
+        // (what, points, pace per point, block length, independent levels?)
+        let bumps: Vec<f64> = ar_noise(21, 3_000, 0.0).iter().enumerate().map(|(i, v)| if i % 97 == 50 { 40.0 } else { *v }).collect();
+        let descent: Vec<f64> = ar_noise(22, 3_000, 0.0).iter().enumerate().map(|(i, v)| v - 0.01 * i as f64).collect();
+        let table: [(&str, Vec<f64>, f64, usize, bool); 8] = [
+            ("white noise", ar_noise(20, 3_000, 0.0), 0.0, 10, true),
+            ("white noise with one-step bumps", bumps, 0.0, 10, true),
+            ("white noise on a descent, its pace taken off", descent, -0.01, 10, true),
+            ("too few points to tell", ar_noise(23, 60, 0.0), 0.0, 10, false),
+            ("AR 0.9, blocks of 10", ar_noise(24, 3_000, 0.9), 0.0, 10, false),
+            ("AR 0.98, blocks of 40", ar_noise(25, 20_000, 0.98), 0.0, 40, false),
+            ("a random walk, blocks of 1,000", ar_noise(26, 100_000, 1.0), 0.0, 1_000, false),
+            ("AR 0.9, blocks of 1,000", ar_noise(27, 100_000, 0.9), 0.0, 1_000, true),
+        ];
+        for (what, points, pace, block, want) in table {
+            let mut m = Memory::default();
+            points.iter().for_each(|y| m.push(*y, pace));
+            assert_eq!(m.independent_over(block), want, "{what}: {m:?}");
+        }
+    }
+
+    #[test]
+    fn a_turn_is_not_noise_on_either_side_of_the_best_level() {
+        // Falling 1% a level, then climbing 1% a level, with a wobble of 0.1%:
+        // centred on one slope, the turn reads as noise; on each side's own, not.
+        let wobble = |i: usize| if i % 2 == 0 { 0.001 } else { -0.001 };
+        let v: Vec<f64> = (0..40).map(|i| if i <= 28 { -0.01 * i as f64 } else { -0.28 + 0.01 * (i - 28) as f64 } + wobble(i)).collect();
+        let (one, around) = (level_noise(&v).unwrap(), level_noise_around(&v, 28).unwrap());
+        assert!(one > 0.005 && around < 0.003, "{one} {around}");
+        // A descent whose best level is its newest: both alike.
+        let d: Vec<f64> = (0..40).map(|i| -0.01 * i as f64 + wobble(i)).collect();
+        let (one, around) = (level_noise(&d).unwrap(), level_noise_around(&d, 39).unwrap());
+        assert!((one - around).abs() < 1e-3, "{one} {around}");
+    }
+
+    #[test]
+    fn a_steady_climb_on_independent_levels_is_caught_and_a_wander_with_memory_is_not() {
+        // (what, the loss's shape at step i of n, noise memory, should warn)
+        type Shape = fn(usize, usize) -> f64;
+        let climb: Shape = |i, n| (3.0 + 4.0 * (-(i as f64) / (n as f64 / 8.0)).exp()) * (1.0 + 0.2 * i.saturating_sub(n * 3 / 5) as f64 / (n - n * 3 / 5) as f64);
+        let plateau: Shape = |i, n| 3.0 + 4.0 * (-(i as f64) / (n as f64 / 8.0)).exp();
+        let late_rise: Shape = |i, n| (3.0 + 4.0 * (-(i as f64) / (n as f64 / 8.0)).exp()) * (1.0 + 0.05 * i.saturating_sub(n * 4 / 5) as f64 / (n / 5) as f64);
+        let table: [(&str, Shape, f64, bool); 6] = [
+            ("+20% from 60% of the run, white noise", climb, 0.0, true),
+            ("+20% from 60% of the run, AR 0.5", climb, 0.5, true),
+            ("a plateau, white noise", plateau, 0.0, false),
+            ("a plateau, AR 0.98", plateau, 0.98, false),
+            ("a healthy +5% late rise, white noise", late_rise, 0.0, false),
+            ("a healthy +5% late rise, AR 0.9", late_rise, 0.9, false),
+        ];
+        for (n, seed) in [(1_500usize, 31u64), (40_000, 32)] {
+            for (what, shape, phi, want) in table {
+                let e = ar_noise(seed, n, phi);
+                let scale = 0.01 * (1.0 - phi * phi).sqrt();
+                let series: Vec<f64> = (0..n).map(|i| shape(i, n) * (1.0 + scale * e[i])).collect();
+                let alerts = run("loss", &series);
+                let warned = alerts.iter().any(|(_, a)| a.severity >= Severity::Warn);
+                assert_eq!(warned, want, "{what}, {n} points: {alerts:?}");
+                assert!(alerts.iter().all(|(at, _)| *at > (n * 3 / 5) as u64), "{what}: {alerts:?}");
+            }
+        }
     }
 
     #[test]
