@@ -244,3 +244,92 @@ fn pytorch_word_language_model_logs_number_their_batches_and_skip_the_arguments(
     assert_eq!(read_as(run, "step_time_s"), Some("step_time_s"), "{run}");
     assert_eq!(run["last_step"].as_u64(), Some(10 * 2983 + 2800 + 1), "{run}");
 }
+
+// ------------------------------------------------------------- format gallery
+// tests/fixtures/formats/: one small log per trainer as it prints (sources in its
+// README). Each file's points are checked here, so a reader that regresses fails.
+
+/// The points of one gallery file as `check` reads them: per stream (its run and
+/// rank), the steps and each step's canonical values.
+struct Gallery {
+    format: &'static str,
+    /// `(stream, points)`, streams in order of first appearance.
+    streams: Vec<(String, Vec<rlmon::ingest::normalize::Point>)>,
+}
+
+impl Gallery {
+    fn read(name: &str) -> Gallery {
+        use rlmon::ingest::{self, normalize::Emit, normalize::Normalizer, Line, LineReader};
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/formats").join(name);
+        let bytes = std::fs::read(&path).unwrap();
+        let format = ingest::detect(&path, &String::from_utf8_lossy(&bytes[..bytes.len().min(64 * 1024)]));
+        let mut reader = LineReader::new(format.clone(), None);
+        let mut streams: Vec<(String, Normalizer, Vec<rlmon::ingest::normalize::Point>)> = Vec::new();
+        ingest::read_all(&bytes, &mut reader, |_, line| {
+            let Line::Metrics(rec) = line else { return };
+            let key = format!("{}{}", rec.run.clone().unwrap_or_default(), rec.rank.map(|r| format!("/rank{r}")).unwrap_or_default());
+            let at = streams.iter().position(|s| s.0 == key).unwrap_or_else(|| {
+                streams.push((key, Normalizer::default(), Vec::new()));
+                streams.len() - 1
+            });
+            let (_, norm, points) = &mut streams[at];
+            for e in norm.push(rec) {
+                if let Emit::Point(p) = e {
+                    points.push(p);
+                }
+            }
+        })
+        .unwrap();
+        let streams = streams
+            .into_iter()
+            .map(|(key, mut norm, mut points)| {
+                for e in norm.finish() {
+                    if let Emit::Point(p) = e {
+                        points.push(p);
+                    }
+                }
+                (key, points)
+            })
+            .collect();
+        Gallery { format: format.name(), streams }
+    }
+
+    /// The points of the first stream.
+    fn points(&self) -> &[rlmon::ingest::normalize::Point] {
+        self.streams.first().map_or(&[], |s| &s.1)
+    }
+
+    fn steps(&self) -> Vec<u64> {
+        self.points().iter().map(|p| p.step).collect()
+    }
+
+    /// The value of `metric` at `step` in the first stream.
+    fn at(&self, step: u64, metric: &str) -> Option<f64> {
+        self.points().iter().find(|p| p.step == step)?.values.iter().find(|(n, _)| n == metric).map(|(_, v)| *v)
+    }
+
+    /// Every metric name read in the first stream.
+    fn names(&self) -> std::collections::BTreeSet<String> {
+        self.points().iter().flat_map(|p| p.values.iter().map(|(n, _)| n.to_string())).collect()
+    }
+}
+
+/// Prints what each gallery file reads (`cargo test --test ingest gallery_dump -- --ignored --nocapture`).
+#[test]
+#[ignore]
+fn gallery_dump() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/formats");
+    let mut names: Vec<String> = std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).filter(|n| n != "README.md").collect();
+    names.sort();
+    for name in names {
+        let g = Gallery::read(&name);
+        println!("== {name} ({})", g.format);
+        for (stream, points) in &g.streams {
+            println!("  stream {stream:?}: {} points", points.len());
+            for p in points {
+                let values: Vec<String> = p.values.iter().map(|(n, v)| format!("{n}={v}")).collect();
+                println!("    {} {}", p.step, values.join(" "));
+            }
+        }
+    }
+}

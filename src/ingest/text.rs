@@ -137,6 +137,12 @@ fn bar_pairs(text: &str) -> Vec<(&str, &str)> {
 }
 
 fn megatron(line: &str) -> Parsed<'_> {
+    // Its evaluation: ` validation loss at iteration 30 | lm loss value: 8.9E+00 | lm loss PPL: ...`.
+    if let Some(at) = line.find("validation loss at iteration") {
+        let rest = &line[at + "validation loss at iteration".len()..];
+        let (step, tail) = rest.split_once('|')?;
+        return Some((Some(integer(step)?), false, bar_pairs(tail)));
+    }
     let at = line.find("iteration")?;
     let rest = &line[at + "iteration".len()..];
     let (head, tail) = rest.split_once('|')?;
@@ -196,13 +202,15 @@ const STEP_WORDS: &[&str] = &[
     "step", "steps", "iter", "iters", "iteration", "global_step", "globalstep", "num_updates", "updates", "update", "train_step", "_step", "trainer/global_step", "train/global_step",
     // Stable-Baselines3's tables count environment steps.
     "total_timesteps", "time/total_timesteps",
+    // MaxText: `completed step: 10, seconds: 1.2, ...`.
+    "completed_step",
 ];
 /// Words whose value is a position within a pass rather than the step: read as a
 /// progress counter (a new pass starts when it goes back). `token` and `sample` count
 /// only with a total (`[token=4096/100000]`, Composer's duration in tokens).
 const COUNTER_WORDS: &[&str] = &["batch", "batch_idx", "token", "sample"];
 /// Words whose value is not a metric: a tool's run number, a process id, an ETA.
-const NOT_METRICS: &[&str] = &["v_num", "pid", "eta", "rank", "local_rank", "world_size"];
+const NOT_METRICS: &[&str] = &["v_num", "pid", "eta", "rank", "local_rank", "world_size", "end_of_epoch", "end_of_training"];
 
 /// What a generic log's lines carry from one to the next: progress counters restart
 /// with every epoch or pass (Keras' `12/100` after `Epoch 2/10`), and a step that
@@ -297,13 +305,35 @@ pub fn parse_generic(line: &str, progress: &mut Progress) -> Line {
             return read.line;
         }
     }
+    let phase = logger_phase(line);
+    if phase == Some(LoggerPhase::EpochSummary) {
+        return Line::Text;
+    }
     let indented = line.starts_with([' ', '\t']);
     // Under a header, every number is the trainer's metric, known to rlmon or not.
     let read = generic_line(line, indented && progress.block.is_some() && (progress.block_loose || single_pair(line)));
     match read.line {
         Line::Metrics(mut rec) => {
-            if let Some(counter) = read.counter {
+            if phase == Some(LoggerPhase::Evaluation) {
+                rec.continues = rec.step.is_none();
+                for (name, _) in &mut rec.fields {
+                    *name = evaluation_name(name).into();
+                }
+            } else if is_evaluation_pass(line) && rec.step.is_none() {
+                // An evaluation's own batches (timm's `Test: [ 10/48]`, mmengine's
+                // `Epoch(val) [1][500/500]`) are no training steps: its results
+                // belong to the step before it, under evaluation names.
+                rec.continues = true;
+                for (name, _) in &mut rec.fields {
+                    *name = evaluation_name(name).into();
+                }
+            } else if let Some(counter) = read.counter {
                 rec.step = Some(progress.step(counter));
+            }
+            if is_summary(line) {
+                // `| end of epoch 1 | valid loss 5.98`: the results of the step before.
+                rec.step = None;
+                rec.continues = true;
             }
             if !indented && rec.step.is_none() && progress.seen_step && rec.fields.iter().all(|(name, _)| catalog::info(catalog::canonical(name)).is_some()) {
                 // Metrics alone, after the step: more of that step, not a new one.
@@ -312,6 +342,9 @@ pub fn parse_generic(line: &str, progress: &mut Progress) -> Line {
             match progress.block {
                 Some(block) if indented && rec.step.is_none() => match block {
                     Some(step) => rec.step = Some(step),
+                    // Under a header before any step: a configuration's dump
+                    // (torchtune's `optimizer:` then `  lr: 2.0e-05`), not results.
+                    None if !progress.seen_step => return Line::Text,
                     None => rec.continues = true,
                 },
                 _ if !indented => progress.block = None,
@@ -362,6 +395,60 @@ fn names_an_epoch(line: &str) -> bool {
 /// Whether a line speaks of evaluation (`eval`, `validation`, `val`, `test` as words).
 fn mentions_evaluation(line: &str) -> bool {
     line.split(|c: char| !c.is_ascii_alphabetic()).any(|w| ["eval", "evaluation", "evaluating", "val", "valid", "validation", "validating", "test", "testing"].iter().any(|e| w.eq_ignore_ascii_case(e)))
+}
+
+/// What a logger's name field says a line is: fairseq tags each line with its
+/// logger (`2021-03-01 12:00:00 | INFO | train_inner | epoch 001: ...`): `valid` for
+/// an evaluation, `train` for the epoch's summary, whose values average steps
+/// already read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum LoggerPhase {
+    Evaluation,
+    EpochSummary,
+}
+
+fn logger_phase(line: &str) -> Option<LoggerPhase> {
+    let mut fields = line.split(" | ");
+    let (_time, level, name) = (fields.next()?, fields.next()?, fields.next()?);
+    if !matches!(level.trim(), "INFO" | "WARNING" | "DEBUG") {
+        return None;
+    }
+    match name.trim() {
+        "train" => Some(LoggerPhase::EpochSummary),
+        n if n == "valid" || n.starts_with("valid_") || n == "test" => Some(LoggerPhase::Evaluation),
+        _ => None,
+    }
+}
+
+/// Whether a line is an evaluation pass's progress: an evaluation word right before
+/// its first bracketed counter (timm's `Test: [  10/48]`, mmengine's `Epoch(val)
+/// [1][500/500]`), not a training line that also prints validation results.
+fn is_evaluation_pass(line: &str) -> bool {
+    let Some(at) = line.find('[').filter(|&at| line[at + 1..].trim_start().starts_with(|c: char| c.is_ascii_digit())) else { return false };
+    let before = line[..at].trim_end().trim_end_matches([':', ')', '(']);
+    let last = before.rsplit(|c: char| !c.is_ascii_alphabetic()).next().unwrap_or("");
+    ["eval", "evaluation", "val", "valid", "validation", "test", "testing"].iter().any(|e| last.eq_ignore_ascii_case(e))
+}
+
+/// A metric's name on an evaluation line: the loss is the validation loss; other
+/// names get `val_` unless they already say so (`val_loss`, `eval/acc`).
+fn evaluation_name(name: &str) -> String {
+    let lower = name.to_ascii_lowercase();
+    if name == catalog::LOSS {
+        catalog::VAL_LOSS.to_owned()
+    } else if ["val", "eval", "test", "valid"].iter().any(|p| lower.starts_with(p)) || name.contains('/') {
+        name.to_owned()
+    } else {
+        format!("val_{name}")
+    }
+}
+
+/// Whether a line is a summary of what came before (`| end of epoch 1 | time:
+/// 38.4s | valid loss 5.98`, `| End of training | test loss 5.50`): its values are
+/// the last step's, not a step of their own.
+fn is_summary(line: &str) -> bool {
+    let t = line.trim_start().trim_start_matches(['|', '=', '-', ' ']);
+    t.get(..7).is_some_and(|w| w.eq_ignore_ascii_case("end of "))
 }
 
 /// The cells of a header row or a row under it: split at `|` when the line has
@@ -550,7 +637,7 @@ fn generic_line(line: &str, any_metric: bool) -> Generic {
                 continue;
             }
         }
-        if NOT_METRICS.contains(&name.as_str()) || is_phase_epoch(line, &name, value) {
+        if NOT_METRICS.contains(&name.as_str()) || is_phase_epoch(line, &name, value) || is_bar_percent(line, value) {
             continue;
         }
         if name == "epoch" {
@@ -562,6 +649,8 @@ fn generic_line(line: &str, any_metric: bool) -> Generic {
     }
     // A progress counter stands for the step when nothing names it: the longest
     // (a bar's `120/1000` rather than an epoch's `[1/3]`), after its epoch's steps.
+    // clu's logging writer (JAX and Flax examples): `[100] loss=3.2, lr=0.001`.
+    let step = step.or_else(|| bracketed_step(line));
     let counter = if step.is_none() {
         progress.iter().copied().max_by_key(|(_, m)| *m).map(|(n, m)| (epoch.map_or(n, |e| e.saturating_mul(m).saturating_add(n)), m))
     } else {
@@ -597,6 +686,33 @@ fn is_phase_epoch(line: &str, name: &str, value: &str) -> bool {
     let Some(at) = (value.as_ptr() as usize).checked_sub(line.as_ptr() as usize).filter(|at| at + value.len() <= line.len()) else { return false };
     let Some(after) = line.get(at + value.len()..).and_then(|rest| rest.trim_start().strip_prefix('[')) else { return false };
     after.split(['(', ']']).next().and_then(kv::fraction).is_some()
+}
+
+/// Whether `value` (a slice of `line`) is a progress bar's percentage, right before
+/// its bar (`Train:  10%|#   |`): the bar's label is no metric.
+fn is_bar_percent(line: &str, value: &str) -> bool {
+    let Some(at) = (value.as_ptr() as usize).checked_sub(line.as_ptr() as usize).filter(|at| at + value.len() <= line.len()) else { return false };
+    value.ends_with('%') && line[at + value.len()..].starts_with('|')
+}
+
+/// The step of a line that starts, after a logger's bracketed prefix, with a bare
+/// `[N]` before `key=value` pairs (clu's `I0501 12:00:00.1 1 logging_writer.py:48]
+/// [100] loss=3.2, learning_rate=0.001`).
+fn bracketed_step(line: &str) -> Option<u64> {
+    let mut from = 0;
+    while let Some(i) = line[from..].find('[') {
+        let at = from + i;
+        from = at + 1;
+        let before = line[..at].trim_end();
+        if !(before.is_empty() || before.ends_with(']')) {
+            continue;
+        }
+        let Some((number, rest)) = line[at + 1..].split_once(']') else { return None };
+        if rest.starts_with(' ') && rest.contains('=') && !number.is_empty() && number.bytes().all(|b| b.is_ascii_digit()) {
+            return number.parse().ok();
+        }
+    }
+    None
 }
 
 /// The seconds per iteration of a progress bar's rate: `11.02it/s` or `2.50s/it`.
