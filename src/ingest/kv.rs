@@ -375,6 +375,14 @@ mod tests {
     }
 
     #[test]
+    fn a_key_where_a_value_should_be_starts_again() {
+        // llama.cpp's finetune: `train_opt_callback: iter=     4 sample=33/1024 loss=6.5`.
+        assert_eq!(p("train_opt_callback: iter=     4 sample=33/1024 loss=6.51"), kv(&[("iter", "4"), ("sample", "33/1024"), ("loss", "6.51")]));
+        // A logger's source location is no pair.
+        assert_eq!(p("I0501 train.py:141] epoch:  1, loss: 0.24"), kv(&[("epoch", "1"), ("loss", "0.24")]));
+    }
+
+    #[test]
     fn odd_input_does_not_panic() {
         for line in ["", "=", ":", "a=", "=1", "| | |", "é=1 ü: 2", "x ::: 3", "a,1,2,3", "  -  -  ", "k: ", "1,2,", "█=3", "a (ms", "a (MB)", "(ms)=1", "a [s]=", "x (é)=1"] {
             let _ = pairs(line);

@@ -520,6 +520,29 @@ mod tests {
     }
 
     #[test]
+    fn a_launchers_rank_prefix_names_the_rank_and_a_bom_is_no_text() {
+        assert_eq!(launcher_rank("[rank1]:[titan] step: 1"), Some((1, "[titan] step: 1")));
+        assert_eq!(launcher_rank("[default0]: {'loss': 2}"), Some((0, " {'loss': 2}")));
+        for line in ["[Rank 0] step=1", "[rank]: x", "[rankx]: y", "[2024-05-01] rank0"] {
+            assert_eq!(launcher_rank(line), None, "{line}");
+        }
+        let log = "\u{feff}[rank0]: {'loss': 2.5, 'epoch': 0.1}\r\n[rank1]: {'loss': 2.6, 'epoch': 0.1}\r\n[rank0]: {'loss': 2.4, 'epoch': 0.2}\r\n";
+        assert_eq!(detect(Path::new("train.log"), log).name(), "hf-log");
+        let mut reader = LineReader::new(Format::HfLog, None);
+        let mut got = Vec::new();
+        read_all(log.as_bytes(), &mut reader, |_, line| {
+            if let Line::Metrics(r) = line {
+                got.push((r.rank, r.fields[0].1));
+            }
+        })
+        .unwrap();
+        // The first rank met is the run; another is a run of its own.
+        assert_eq!(got, [(None, 2.5), (Some(1), 2.6), (None, 2.4)]);
+        // Strict formats are read as ever.
+        assert!(matches!(LineReader::new(Format::Jsonl, None).line("\u{feff}{\"step\": 1, \"loss\": 2}".as_bytes()), Line::Metrics(_)));
+    }
+
+    #[test]
     fn numbers_in_text() {
         assert_eq!(number_in_text(" 1.5e-3 "), Some(1.5e-3));
         assert!(number_in_text("NaN").unwrap().is_nan());

@@ -1178,6 +1178,67 @@ mod tests {
     }
 
     #[test]
+    fn an_evaluation_pass_belongs_to_the_step_before_under_evaluation_names() {
+        // timm: the test pass counts its own batches; they do not move the training step.
+        let got = records("Train: 0 [1250/1251 (100%)]  Loss: 6.712 (6.85)  LR: 1.000e-06\nTest: [  48/48]  Time: 0.105 (0.212)  Loss:  6.7969 (6.8020)  Acc@1:  0.7075 ( 0.6500)\nTrain: 1 [  50/1251 (  4%)]  Loss: 6.652 (6.68)  LR: 2.008e-04\n");
+        let steps: Vec<(Option<u64>, bool)> = got.iter().map(|r| (r.0, r.1)).collect();
+        assert_eq!(steps, [(Some(1250), false), (None, true), (Some(1301), false)]);
+        assert!(got[1].2.contains(&(catalog::VAL_LOSS.to_owned(), 6.7969)) && !got[1].2.iter().any(|(n, _)| n == catalog::LOSS), "{got:?}");
+        // mmengine's `Epoch(val)`; a training line that prints a validation loss is no evaluation pass.
+        assert!(is_evaluation_pass("2024/05/01 12:08:00 - mmengine - INFO - Epoch(val)  [1][500/500]    coco/bbox_mAP: 0.2130"));
+        assert!(!is_evaluation_pass("2024/05/01 - mmengine - INFO - Epoch(train)  [1][  50/1000]  loss: 2.1"));
+        assert!(!is_evaluation_pass("Epoch 0: 100%|###| 10/10 [00:05<00:00, val_loss=2.05]"));
+    }
+
+    #[test]
+    fn a_summary_line_belongs_to_the_step_before() {
+        // PyTorch's examples: `end of epoch` is no point of its own, and no metric either.
+        let got = records("| epoch   1 |   600/ 2983 batches | lr 20.00 | ms/batch 12.01 | loss  6.49 | ppl   657.73\n| end of epoch   1 | time: 38.45s | valid loss  5.98 | valid ppl   395.62\n");
+        assert_eq!(got.iter().map(|r| (r.0, r.1)).collect::<Vec<_>>(), [(Some(2983 + 600), false), (None, true)]);
+        assert!(got[1].2.contains(&(catalog::VAL_LOSS.to_owned(), 5.98)) && !got[1].2.iter().any(|(n, _)| n == "end_of_epoch"), "{got:?}");
+    }
+
+    #[test]
+    fn fairseqs_logger_names_tell_evaluations_and_epoch_summaries() {
+        let log = "2021-03-01 12:03:24 | INFO | train_inner | epoch 001:    300 / 1563 loss=9.251, ppl=609.3, num_updates=300, gnorm=1.201\n2021-03-01 12:20:00 | INFO | valid | epoch 001 | valid on 'valid' subset | loss 8.912 | ppl 481.72 | num_updates 1563\n2021-03-01 12:20:01 | INFO | train | epoch 001 | loss 9.912 | ppl 963.5 | num_updates 1563\n";
+        let got = records(log);
+        assert_eq!(got.len(), 2, "the epoch's summary is no point: {got:?}");
+        assert_eq!(got[1].0, Some(1563));
+        assert!(got[1].2.contains(&(catalog::VAL_LOSS.to_owned(), 8.912)) && !got[1].2.iter().any(|(n, _)| n == catalog::LOSS), "{got:?}");
+    }
+
+    #[test]
+    fn clus_bracketed_step_source_locations_and_bar_labels() {
+        // clu's logging writer after absl's prefix: `[100]` is the step, `train.py:48` no metric.
+        let (step, f) = fields(Preset::Generic, "I0501 12:01:00.000000 140012345678912 logging_writer.py:48] [100] learning_rate=8.0e-05, loss=7.8123");
+        assert_eq!((step, f), (Some(100), vec![(catalog::LR.into(), 8.0e-05), (catalog::LOSS.into(), 7.8123)]));
+        let (_, f) = fields(Preset::Generic, "I0501 12:00:00.000000 1400 train.py:141] epoch:  1, train_loss: 0.2404");
+        assert!(!f.iter().any(|(n, _)| n.contains("py")), "{f:?}");
+        assert_eq!(bracketed_step("[1][  50/1000] loss: 2"), None);
+        assert_eq!(bracketed_step("x [12] loss=2"), None, "after prose, not after a prefix");
+        // A bar's label before its percentage (levanter's `Train:  10%|#  |`) is no metric.
+        let (step, f) = fields(Preset::Generic, "Train:   1%|1         | 10/1000 [00:31<51:30,  3.12s/it, loss=10.8]");
+        assert_eq!(step, Some(10));
+        assert!(!f.iter().any(|(n, _)| n == "train"), "{f:?}");
+        // MaxText's `completed step`.
+        assert_eq!(fields(Preset::Generic, "completed step: 5, seconds: 1.800, Tokens/s/device: 27306.980, loss: 9.102").0, Some(5));
+    }
+
+    #[test]
+    fn a_configuration_dumped_under_a_header_before_any_step_is_no_point() {
+        // torchtune prints its resolved config: `optimizer:` then `  lr: 2.0e-05`.
+        let got = records("optimizer:\n  _component_: torch.optim.AdamW\n  lr: 2.0e-05\nstep 1 loss: 2.5\n");
+        assert_eq!(got.iter().map(|r| r.0).collect::<Vec<_>>(), [Some(1)], "{got:?}");
+    }
+
+    #[test]
+    fn megatrons_validation_line_is_the_validation_loss_of_its_iteration() {
+        let (step, f) = fields(Preset::Megatron, " validation loss at iteration 30 | lm loss value: 8.912345E+00 | lm loss PPL: 7.421234E+03 | ");
+        assert_eq!(step, Some(30));
+        assert_eq!(f[0], (catalog::VAL_LOSS.into(), 8.912345));
+    }
+
+    #[test]
     fn argparse_arguments_are_no_metrics() {
         // PyTorch's word-language-model example prints its arguments first.
         assert_eq!(parse(Preset::Generic, "Namespace(batch_size=20, bptt=35, clip=0.25, cuda=True, epochs=12, lr=20, seed=1111)"), Line::Text);
