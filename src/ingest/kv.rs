@@ -41,7 +41,7 @@ const UNITS: &[(&str, f64)] = &[
 
 /// Counts abbreviated as some trainers print them, written right after the number
 /// (nanotron's `tokens_per_sec: 1.09M`, `consumed_tokens: 262K`).
-const MAGNITUDES: &[(&str, f64)] = &[("K", 1e3), ("k", 1e3), ("M", 1e6), ("B", 1e9), ("T", 1e12)];
+const MAGNITUDES: &[(&str, f64)] = &[("K", 1e3), ("k", 1e3), ("M", 1e6), ("G", 1e9), ("B", 1e9), ("T", 1e12)];
 
 /// A source file's name, as loggers print `file:line` (`train.py:141`).
 fn is_source_location(key: &str) -> bool {

@@ -53,8 +53,24 @@ pub fn parse_in_order(preset: Preset, line: &str, progress: &mut Progress) -> Li
             progress.seen_step |= rec.step.is_some();
             Line::Metrics(rec)
         }
-        Line::Text if progress.seen_step => lone_known_metric(line).unwrap_or(Line::Text),
+        Line::Text if progress.seen_step => lone_known_metric(line).or_else(|| trainer_dict(line, true)).unwrap_or(Line::Text),
+        Line::Text => trainer_dict(line, false).unwrap_or(Line::Text),
         other => other,
+    }
+}
+
+/// A Hugging Face Trainer's printed dict in another preset's log (the Trainer run
+/// under DeepSpeed prints both): after a step line, more of that step.
+fn trainer_dict(line: &str, after_step: bool) -> Option<Line> {
+    if !line.trim_start().starts_with("{'") && super::hf::after_prefix(line).is_none() {
+        return None;
+    }
+    match super::hf::parse_printed(line) {
+        Line::Metrics(mut rec) => {
+            rec.continues |= after_step && rec.step.is_none();
+            Some(Line::Metrics(rec))
+        }
+        _ => None,
     }
 }
 
@@ -147,8 +163,14 @@ fn megatron(line: &str) -> Parsed<'_> {
     let rest = &line[at + "iteration".len()..];
     let (head, tail) = rest.split_once('|')?;
     let (step, _total) = head.split_once('/')?;
-    let step = integer(step)?;
-    Some((Some(step), false, bar_pairs(tail)))
+    let mut step = integer(step)?;
+    let mut pairs = bar_pairs(tail);
+    // NeMo 2 prints `Training epoch 0, iteration 3/99 | ... | global_step: 3 | ...`:
+    // the iteration restarts with every epoch, the global step does not.
+    if let Some(at) = pairs.iter().position(|(k, v)| *k == "global_step" && integer(v).is_some()) {
+        step = integer(pairs.remove(at).1)?;
+    }
+    Some((Some(step), false, pairs))
 }
 
 /// Byte offsets where `word` starts a word in `line`: at the start or after a
@@ -302,7 +324,15 @@ pub fn parse_generic(line: &str, progress: &mut Progress) -> Line {
     if let Some(columns) = &progress.columns {
         if let Some(pairs) = column_row(columns, line) {
             let read = generic_line(&pairs, true);
-            return read.line;
+            return match read.line {
+                // A row per epoch (ultralytics' `1/3  3.21G  1.312 ...`, fastai's
+                // `0  1.23  0.87 ...`): the epoch column numbers it.
+                Line::Metrics(mut rec) if rec.step.is_none() => {
+                    rec.step = column_epoch(columns, line);
+                    Line::Metrics(rec)
+                }
+                other => other,
+            };
         }
     }
     let phase = logger_phase(line);
@@ -486,10 +516,34 @@ fn column_names(line: &str) -> Option<Vec<String>> {
     words.iter().any(known).then(|| words.iter().map(|w| (*w).to_owned()).collect())
 }
 
+/// A row without the progress bar a trainer draws after its cells (ultralytics:
+/// `  1/3  3.21G  1.312 ...  640:  50%|#####     | 4/8 [00:02<00:02,  1.9it/s]`).
+fn without_bar(line: &str) -> &str {
+    let mut from = 0;
+    while let Some(i) = line[from..].find(':') {
+        let at = from + i;
+        from = at + 1;
+        let after = line[at + 1..].trim_start();
+        let digits = after.bytes().take_while(u8::is_ascii_digit).count();
+        if digits > 0 && after[digits..].starts_with("%|") {
+            return &line[..at];
+        }
+    }
+    line
+}
+
+/// The epoch of a row under a header row with an `epoch` column: its number, or
+/// the first of `N/M`.
+fn column_epoch(columns: &[String], line: &str) -> Option<u64> {
+    let at = columns.iter().position(|c| c.eq_ignore_ascii_case("epoch"))?;
+    let cell = *cells(without_bar(line)).get(at)?;
+    kv::fraction(cell).map(|(n, _)| n).or_else(|| cell.parse().ok())
+}
+
 /// A row of numbers under a header row, as `name: value` pairs; `None` when the
 /// line is not one (another count of cells, or words among them).
 fn column_row(columns: &[String], line: &str) -> Option<String> {
-    let cells = cells(line);
+    let cells = cells(without_bar(line));
     if cells.len() != columns.len() {
         return None;
     }
@@ -1232,10 +1286,42 @@ mod tests {
     }
 
     #[test]
+    fn a_trainers_dict_in_a_deepspeed_log_is_more_of_its_step() {
+        let mut progress = Progress::default();
+        let log = ["[2024-05-01 12:00:00,000] [INFO] [logging.py:96:log_dist] [Rank 0] step=10, skipped=0, lr=[9.999e-05], mom=[(0.9, 0.95)]", "{'loss': 2.345, 'learning_rate': 9.999e-05, 'epoch': 0.01}"];
+        let got: Vec<Line> = log.iter().map(|l| parse_in_order(Preset::DeepSpeed, l, &mut progress)).collect();
+        match &got[1] {
+            Line::Metrics(r) => assert_eq!((r.step, r.continues, r.fields[0].clone()), (None, true, ("loss".into(), 2.345))),
+            other => panic!("{other:?}"),
+        }
+        // Its end-of-run summary is still no point.
+        assert_eq!(parse_in_order(Preset::DeepSpeed, "{'train_runtime': 10.0, 'train_loss': 2.2}", &mut progress), Line::Text);
+    }
+
+    #[test]
+    fn nemo2s_global_step_numbers_its_lines_across_epochs() {
+        let (step, f) = fields(Preset::Megatron, "Training epoch 1, iteration 3/99 | lr: 5.997e-07 | global_batch_size: 512 | global_step: 103 | reduced_train_loss: 10.91 | train_step_timing in s: 5.1");
+        assert_eq!(step, Some(103));
+        assert!(f.contains(&(catalog::LOSS.into(), 10.91)) && f.contains(&(catalog::STEP_TIME_S.into(), 5.1)) && !f.iter().any(|(n, _)| n == "global_step"), "{f:?}");
+    }
+
+    #[test]
     fn megatrons_validation_line_is_the_validation_loss_of_its_iteration() {
         let (step, f) = fields(Preset::Megatron, " validation loss at iteration 30 | lm loss value: 8.912345E+00 | lm loss PPL: 7.421234E+03 | ");
         assert_eq!(step, Some(30));
         assert_eq!(f[0], (catalog::VAL_LOSS.into(), 8.912345));
+    }
+
+    #[test]
+    fn rows_with_a_progress_bar_after_their_cells_are_read_by_column() {
+        // ultralytics: a header row per epoch, the row's bar states joined by `\r`.
+        let log = "      Epoch    GPU_mem   box_loss   cls_loss   dfl_loss  Instances       Size\n        1/3      3.21G      1.312      2.812      1.402         45        640:  50%|#####     | 4/8 [00:02<00:02,  1.9it/s]\n                 Class     Images  Instances      Box(P          R      mAP50  mAP50-95): 100%|##########| 4/4 [00:01<00:00,  3.1it/s]\n                   all        128        929      0.651      0.541      0.612      0.451\n      Epoch    GPU_mem   box_loss   cls_loss   dfl_loss  Instances       Size\n        2/3      3.35G      1.201      2.012      1.301         38        640: 100%|##########| 8/8 [00:04<00:00,  1.9it/s]\n";
+        let got = records(log);
+        assert_eq!(got.iter().map(|r| r.0).collect::<Vec<_>>(), [Some(1), Some(2)], "{got:?}");
+        let get = |i: usize, n: &str| got[i].2.iter().find(|(k, _)| k == n).map(|(_, v)| *v);
+        assert_eq!((get(0, "box_loss"), get(1, "cls_loss"), get(1, "gpu_mem")), (Some(1.312), Some(2.012), Some(3.35e9)));
+        assert_eq!(without_bar("1/3  3.21G  640:  50%|#####| 4/8"), "1/3  3.21G  640");
+        assert_eq!(without_bar("epoch: 2  loss: 0.5"), "epoch: 2  loss: 0.5");
     }
 
     #[test]
