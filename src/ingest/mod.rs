@@ -333,6 +333,14 @@ impl LineReader {
                 return self.ranked_line(rank, rest);
             }
         }
+        self.text_line(line)
+    }
+
+    /// One line's text, without a launcher's prefix, as the format reads it.
+    fn text_line(&mut self, line: &str) -> Line {
+        if line.trim().is_empty() {
+            return Line::Blank;
+        }
         let parsed = match &mut self.format {
             Format::Jsonl => self.jsonl.parse(line),
             Format::Csv(delimiter) => self.csv.line(line, *delimiter),
@@ -355,15 +363,16 @@ impl LineReader {
     /// first rank met (whose lines are the run itself, as in a log of one rank).
     fn ranked_line(&mut self, rank: u32, rest: &str) -> Line {
         let first = *self.first_rank.get_or_insert(rank);
+        // (Read once: a prefix inside the rest is text, however many there are.)
         if rank == first {
-            return self.line(rest.as_bytes());
+            return self.text_line(rest);
         }
         let at = self.other_ranks.iter().position(|(r, _)| *r == rank).unwrap_or_else(|| {
             self.other_ranks.push((rank, text::Progress::default()));
             self.other_ranks.len() - 1
         });
         std::mem::swap(&mut self.progress, &mut self.other_ranks[at].1);
-        let parsed = self.line(rest.as_bytes());
+        let parsed = self.text_line(rest);
         std::mem::swap(&mut self.progress, &mut self.other_ranks[at].1);
         match parsed {
             Line::Metrics(mut rec) => {
@@ -538,6 +547,8 @@ mod tests {
         .unwrap();
         // The first rank met is the run; another is a run of its own.
         assert_eq!(got, [(None, 2.5), (Some(1), 2.6), (None, 2.4)]);
+        // A prefix repeated along a long line is read once, not once per copy.
+        assert!(matches!(LineReader::new(Format::Text(Preset::Generic), None).line("[rank0]:".repeat(100_000).as_bytes()), Line::Text));
         // Strict formats are read as ever.
         assert!(matches!(LineReader::new(Format::Jsonl, None).line("\u{feff}{\"step\": 1, \"loss\": 2}".as_bytes()), Line::Metrics(_)));
     }

@@ -753,6 +753,10 @@ fn is_bar_percent(line: &str, value: &str) -> bool {
 /// `[N]` before `key=value` pairs (clu's `I0501 12:00:00.1 1 logging_writer.py:48]
 /// [100] loss=3.2, learning_rate=0.001`).
 fn bracketed_step(line: &str) -> Option<u64> {
+    // (Asked once of the line: each bracket below costs only its own neighbourhood.)
+    if !line.contains('=') {
+        return None;
+    }
     let mut from = 0;
     while let Some(i) = line[from..].find('[') {
         let at = from + i;
@@ -761,9 +765,10 @@ fn bracketed_step(line: &str) -> Option<u64> {
         if !(before.is_empty() || before.ends_with(']')) {
             continue;
         }
-        let Some((number, rest)) = line[at + 1..].split_once(']') else { return None };
-        if rest.starts_with(' ') && rest.contains('=') && !number.is_empty() && number.bytes().all(|b| b.is_ascii_digit()) {
-            return number.parse().ok();
+        let rest = &line[at + 1..];
+        let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
+        if digits > 0 && rest[digits..].starts_with("] ") {
+            return rest[..digits].parse().ok();
         }
     }
     None
