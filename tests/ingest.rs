@@ -236,11 +236,185 @@ fn a_finished_trainer_state_json_skips_nothing() {
 #[test]
 fn pytorch_word_language_model_logs_number_their_batches_and_skip_the_arguments() {
     // `Namespace(...)` is the run's arguments, not a point; `  200/ 2983 batches` is the
-    // counter (after the epoch's batches); `ms/batch` is the step time.
+    // counter (after the epoch's batches); `ms/batch` is the step time; the `end of
+    // epoch` summary's validation loss belongs to the epoch's last batch, no point of its own.
     let (_, r) = check(&real("pytorch-wlm-lstm-healthy.log"), &[]);
     let run = &r["runs"][0];
-    assert_eq!((run["points"].as_u64(), run["alerts"].as_u64()), (Some(150), Some(0)), "{run}");
+    assert_eq!((run["points"].as_u64(), run["alerts"].as_u64()), (Some(140), Some(0)), "{run}");
     assert!(read_as(run, "batch_size").is_none() && read_as(run, "seed").is_none(), "{run}");
     assert_eq!(read_as(run, "step_time_s"), Some("step_time_s"), "{run}");
-    assert_eq!(run["last_step"].as_u64(), Some(10 * 2983 + 2800 + 1), "{run}");
+    assert_eq!(read_as(run, "val_loss"), Some("val_loss"), "{run}");
+    assert!(read_as(run, "end_of_epoch").is_none(), "{run}");
+    assert_eq!(run["last_step"].as_u64(), Some(10 * 2983 + 2800), "{run}");
+}
+
+// ------------------------------------------------------------- format gallery
+// tests/fixtures/formats/: one small log per trainer as it prints (sources in its
+// README). Each file's points are checked here, so a reader that regresses fails.
+
+/// The points of one gallery file as `check` reads them: per stream (its run and
+/// rank), the steps and each step's canonical values.
+struct Gallery {
+    format: &'static str,
+    /// `(stream, points)`, streams in order of first appearance.
+    streams: Vec<(String, Vec<rlmon::ingest::normalize::Point>)>,
+}
+
+impl Gallery {
+    fn read(name: &str) -> Gallery {
+        use rlmon::ingest::{self, normalize::Emit, normalize::Normalizer, Line, LineReader};
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/formats").join(name);
+        let bytes = std::fs::read(&path).unwrap();
+        let format = ingest::detect(&path, &String::from_utf8_lossy(&bytes[..bytes.len().min(64 * 1024)]));
+        let mut reader = LineReader::new(format.clone(), None);
+        let mut streams: Vec<(String, Normalizer, Vec<rlmon::ingest::normalize::Point>)> = Vec::new();
+        ingest::read_all(&bytes, &mut reader, |_, line| {
+            let Line::Metrics(rec) = line else { return };
+            let key = format!("{}{}", rec.run.clone().unwrap_or_default(), rec.rank.map(|r| format!("/rank{r}")).unwrap_or_default());
+            let at = streams.iter().position(|s| s.0 == key).unwrap_or_else(|| {
+                streams.push((key, Normalizer::default(), Vec::new()));
+                streams.len() - 1
+            });
+            let (_, norm, points) = &mut streams[at];
+            for e in norm.push(rec) {
+                if let Emit::Point(p) = e {
+                    points.push(p);
+                }
+            }
+        })
+        .unwrap();
+        let streams = streams
+            .into_iter()
+            .map(|(key, mut norm, mut points)| {
+                for e in norm.finish() {
+                    if let Emit::Point(p) = e {
+                        points.push(p);
+                    }
+                }
+                (key, points)
+            })
+            .collect();
+        Gallery { format: format.name(), streams }
+    }
+
+    /// The points of the first stream.
+    fn points(&self) -> &[rlmon::ingest::normalize::Point] {
+        self.streams.first().map_or(&[], |s| &s.1)
+    }
+
+    fn steps(&self) -> Vec<u64> {
+        self.points().iter().map(|p| p.step).collect()
+    }
+
+    /// The value of `metric` at `step` in the first stream.
+    fn at(&self, step: u64, metric: &str) -> Option<f64> {
+        self.points().iter().find(|p| p.step == step)?.values.iter().find(|(n, _)| n == metric).map(|(_, v)| *v)
+    }
+
+    /// Every metric name read in the first stream.
+    fn names(&self) -> std::collections::BTreeSet<String> {
+        self.points().iter().flat_map(|p| p.values.iter().map(|(n, _)| n.to_string())).collect()
+    }
+}
+
+/// Prints what each gallery file reads (`cargo test --test ingest gallery_dump -- --ignored --nocapture`).
+#[test]
+#[ignore]
+fn gallery_dump() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/formats");
+    let mut names: Vec<String> = std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).filter(|n| n != "README.md").collect();
+    names.sort();
+    for name in names {
+        let g = Gallery::read(&name);
+        println!("== {name} ({})", g.format);
+        for (stream, points) in &g.streams {
+            println!("  stream {stream:?}: {} points", points.len());
+            for p in points {
+                let values: Vec<String> = p.values.iter().map(|(n, v)| format!("{n}={v}")).collect();
+                println!("    {} {}", p.step, values.join(" "));
+            }
+        }
+    }
+}
+
+/// Each gallery file: its format, the number of streams (a rank of its own is one),
+/// the first stream's points, first and last step, and a few values.
+#[test]
+fn every_trainer_of_the_gallery_is_read() {
+    type Case = (&'static str, &'static str, usize, usize, u64, u64, &'static [(u64, &'static str, f64)]);
+    let cases: &[Case] = &[
+        ("accelerate.log", "text", 1, 3, 0, 2, &[(2, "val_loss", 3.0859)]),
+        // BOM, CRLF, `[rank0]:` prefixes, an evaluation dict, the run's summary.
+        ("axolotl.log", "hf-log", 2, 5, 0, 4, &[(0, "loss", 1.4217), (2, "val_loss", 1.2801), (4, "grad_norm", 1.1875)]),
+        ("cleanrl.log", "deepspeed", 1, 5, 196, 720, &[(308, "reward", 28.0), (308, "samples_per_s", 1523.0)]),
+        ("deepspeed_chat.log", "text", 1, 3, 0, 2, &[(1, "policy_loss", -0.012), (1, "value_loss", 0.0981), (1, "reward", -0.9812)]),
+        ("detectron2.log", "text", 1, 4, 19, 79, &[(19, "loss", 2.101), (79, "lr", 0.0015984)]),
+        // The Trainer under DeepSpeed: the engine's `step=N` lines and the Trainer's dicts.
+        ("deepspeed_hf_trainer.log", "deepspeed", 1, 2, 10, 20, &[(10, "loss", 2.345), (20, "loss", 2.101), (20, "lr", 9.998e-05)]),
+        ("fairseq_json.log", "text", 1, 4, 100, 1600, &[(300, "val_loss", 8.912), (300, "loss", 9.251), (1600, "grad_norm", 0.951)]),
+        ("fairseq_simple.log", "text", 1, 5, 100, 1600, &[(1563, "val_loss", 8.912), (200, "tokens_per_s", 45210.1)]),
+        ("flax_clu.log", "text", 1, 3, 100, 300, &[(100, "loss", 7.8123), (300, "val_loss", 5.5012)]),
+        ("flax_mnist.log", "text", 1, 3, 0, 2, &[(0, "loss", 0.2404)]),
+        ("gpt_neox.log", "megatron", 1, 3, 10, 30, &[(20, "loss", 9.812345)]),
+        ("hf_trainer_logging.log", "hf-log", 1, 5, 0, 4, &[(4, "grad_norm", f64::INFINITY)]),
+        ("interleaved_ranks.log", "text", 2, 4, 1, 4, &[(2, "loss", 11.502), (2, "tokens_per_s", 7290.0)]),
+        ("keras2.log", "text", 1, 3, 469, 1407, &[(938, "val_loss", 0.0951)]),
+        ("keras3.log", "text", 1, 5, 1, 938, &[(469, "val_loss", 0.1345), (470, "loss", 0.152)]),
+        ("levanter.log", "text", 1, 3, 10, 30, &[(30, "loss", 9.02)]),
+        ("lightning.log", "text", 1, 12, 1, 20, &[(1, "loss", 2.4), (20, "loss", 1.6), (20, "val_loss", 1.85)]),
+        ("llamacpp_finetune.log", "text", 1, 5, 0, 4, &[(4, "loss", 6.512345)]),
+        ("maxtext.log", "text", 1, 6, 0, 5, &[(5, "loss", 9.102), (1, "tokens_per_s", 11948.41)]),
+        ("megatron_core.log", "megatron", 1, 3, 10, 30, &[(30, "val_loss", 8.912345), (30, "loss", 9.012345), (20, "grad_norm", 8.123)]),
+        ("mlx.log", "text", 1, 5, 1, 40, &[(30, "val_loss", 1.65), (40, "loss", 1.552), (10, "tokens_per_s", 412.3)]),
+        ("mmengine.log", "text", 1, 4, 50, 1050, &[(1050, "loss", 0.9823), (50, "grad_norm", 12.3456)]),
+        ("nemo.log", "text", 1, 5, 0, 4, &[(4, "loss", 8.5), (4, "val_loss", 8.7)]),
+        ("nemo2.log", "megatron", 1, 4, 0, 3, &[(1, "loss", 11.02), (3, "val_loss", 10.95), (2, "step_time_s", 5.1)]),
+        ("openrlhf.log", "text", 1, 3, 1, 3, &[(2, "kl", 0.002), (3, "policy_loss", -0.03)]),
+        ("pytorch_wlm.log", "text", 1, 5, 3183, 6366, &[(3583, "val_loss", 5.98), (3583, "loss", 6.49)]),
+        ("rllib.log", "text", 1, 2, 0, 1, &[(1, "reward", 41.3)]),
+        ("timm.log", "text", 1, 6, 0, 1301, &[(1250, "loss", 6.712), (1250, "val_loss", 6.7969), (1251, "loss", 6.701)]),
+        ("torchtitan.log", "text", 1, 5, 1, 40, &[(10, "loss", 10.1042), (10, "tokens_per_s", 7334.0)]),
+        ("torchtune.log", "text", 1, 5, 1, 5, &[(3, "loss", 1.6502)]),
+        ("torchtune_disklogger.txt", "text", 1, 5, 1, 5, &[(2, "tokens_per_s", 1610.22)]),
+        ("trl_dpo.log", "hf-log", 1, 3, 0, 2, &[(1, "val_loss", 0.6712), (2, "loss", 0.6534)]),
+        ("trl_grpo.log", "hf-log", 1, 3, 0, 2, &[(2, "loss", -0.0008), (1, "kl", 0.0009)]),
+        ("trl_ppo.log", "hf-log", 1, 3, 0, 2, &[(1, "kl", 0.4312), (1, "policy_loss", -0.0043)]),
+        ("trlx.log", "text", 1, 3, 10, 30, &[(20, "reward", 0.5123), (20, "approx_kl", 0.0015)]),
+        ("truncated_last_line.log", "nanogpt", 1, 5, 0, 4, &[(3, "loss", 8.7012)]),
+        ("ultralytics.log", "text", 1, 3, 1, 3, &[(2, "cls_loss", 2.012), (3, "box_loss", 1.15)]),
+        ("unsloth.log", "hf-log", 1, 5, 0, 4, &[(1, "loss", 2.2105)]),
+        ("verl.jsonl", "jsonl", 1, 3, 1, 3, &[(2, "policy_loss", 0.0034), (3, "reward", 0.5101)]),
+        ("verl_console.log", "nanogpt", 1, 3, 1, 3, &[(2, "approx_kl", 0.0002), (3, "entropy", 0.4987)]),
+    ];
+    let mut failures = Vec::new();
+    for (file, format, streams, points, first, last, values) in cases {
+        let g = Gallery::read(file);
+        let steps = g.steps();
+        let got = (g.format, g.streams.len(), steps.len(), steps.first().copied(), steps.last().copied());
+        if got != (*format, *streams, *points, Some(*first), Some(*last)) {
+            failures.push(format!("{file}: (format, streams, points, first, last) {got:?}, expected {:?}", (format, streams, points, first, last)));
+        }
+        for (step, metric, value) in *values {
+            let v = g.at(*step, metric);
+            if !v.is_some_and(|v| v == *value || (v - value).abs() <= 1e-9 * value.abs()) {
+                failures.push(format!("{file}: {metric} at {step} is {v:?}, expected {value} (names: {:?})", g.names()));
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    // The trainers' own names are read as rlmon's, and no line that is not a metric
+    // line makes a name: source locations, bar labels, run summaries.
+    for (file, absent) in [("flax_clu.log", "logging_writer_py"), ("flax_mnist.log", "train_py"), ("levanter.log", "train"), ("pytorch_wlm.log", "end_of_epoch"), ("maxtext.log", "completed_step"), ("axolotl.log", "train_runtime"), ("torchtune.log", "lr")] {
+        assert!(!Gallery::read(file).names().contains(absent), "{file}: {absent}");
+    }
+}
+
+#[test]
+fn a_log_of_two_ranks_is_a_run_and_a_rank_of_its_own() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/formats/interleaved_ranks.log");
+    let (code, r) = check(&path, &[]);
+    assert_eq!(code, 1, "the NaN loss is critical: {r}");
+    let names: Vec<&str> = r["runs"].as_array().unwrap().iter().map(|r| r["name"].as_str().unwrap()).collect();
+    assert_eq!(names, ["interleaved_ranks", "interleaved_ranks/rank0"], "{r}");
+    assert!(r["runs"].as_array().unwrap().iter().all(|r| r["points"] == 4), "{r}");
 }

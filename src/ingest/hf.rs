@@ -26,9 +26,18 @@ pub fn trainer_state(text: &str) -> Result<Vec<Line>, String> {
         .collect())
 }
 
+/// A dict of the Trainer's printed after a logger's prefix (`2024-05-01 12:00:00 -
+/// INFO - {'loss': 2.1, ...}`): the dict alone.
+pub fn after_prefix(line: &str) -> Option<&str> {
+    let line = line.trim();
+    let at = line.find("{'").filter(|&at| at > 0)?;
+    (line.ends_with('}') && !line[..at].contains(['{', '}'])).then(|| &line[at..])
+}
+
 /// One printed line: a dict of the Trainer's, or other output.
 pub fn parse_printed(line: &str) -> Line {
     let line = line.trim();
+    let line = after_prefix(line).unwrap_or(line);
     let Some(inner) = line.strip_prefix('{').and_then(|l| l.strip_suffix('}')) else { return Line::Text };
     if !inner.trim_start().starts_with('\'') {
         // A JSON object printed by a callback reads as JSONL.
@@ -48,6 +57,9 @@ pub fn parse_printed(line: &str) -> Line {
     if rec.fields.is_empty() {
         return Line::Skip(SkipKind::NoNumbers, "a printed dict without numbers".into());
     }
+    // An evaluation's dict (`{'eval_loss': 1.2, ..., 'epoch': 0.5}`) is printed after
+    // the training step it evaluates: it belongs to that step, not to a new one.
+    rec.continues = rec.step.is_none() && rec.fields.iter().any(|(k, _)| k.starts_with("eval_")) && rec.fields.iter().all(|(k, _)| k.starts_with("eval_") || *k == "epoch");
     Line::Metrics(rec)
 }
 
@@ -111,6 +123,13 @@ mod tests {
         assert_eq!(r.fields, vec![("loss".into(), 2.1), ("grad_norm".into(), 0.4), ("learning_rate".into(), 5e-05), ("epoch".into(), 0.1)]);
         assert_eq!(parse_printed("  0%|          | 0/100 [00:00<?, ?it/s]"), Line::Text);
         assert_eq!(parse_printed("{'train_runtime': 12.3, 'train_loss': 2.2, 'epoch': 1.0}"), Line::Text, "the summary is not a step");
+        // After a logger's or launcher's prefix, the same.
+        assert_eq!(rec(parse_printed("2024-05-01 12:00:00,123 - INFO - {'loss': 2.5, 'epoch': 0.1}")).fields, vec![("loss".into(), 2.5), ("epoch".into(), 0.1)]);
+        assert_eq!(parse_printed("[INFO] {'train_runtime': 12.3, 'train_loss': 2.2}"), Line::Text);
+        assert_eq!(parse_printed("config {'a': {'loss': 1}} done"), Line::Text, "not a dict that ends the line");
+        // An evaluation's dict belongs to the training step printed before it.
+        assert!(rec(parse_printed("{'eval_loss': 1.28, 'eval_runtime': 12.3, 'epoch': 0.03}")).continues);
+        assert!(!rec(parse_printed("{'loss': 1.28, 'eval_loss': 1.3, 'epoch': 0.03}")).continues);
         let r = rec(parse_printed("{'eval_loss': nan, 'eval_note': 'x', 'step': 40}"));
         assert!(r.fields[0].1.is_nan());
         assert_eq!((r.step, r.ignored.clone()), (Some(40), vec!["eval_note".to_owned()]));

@@ -41,7 +41,12 @@ const UNITS: &[(&str, f64)] = &[
 
 /// Counts abbreviated as some trainers print them, written right after the number
 /// (nanotron's `tokens_per_sec: 1.09M`, `consumed_tokens: 262K`).
-const MAGNITUDES: &[(&str, f64)] = &[("K", 1e3), ("k", 1e3), ("M", 1e6), ("B", 1e9), ("T", 1e12)];
+const MAGNITUDES: &[(&str, f64)] = &[("K", 1e3), ("k", 1e3), ("M", 1e6), ("G", 1e9), ("B", 1e9), ("T", 1e12)];
+
+/// A source file's name, as loggers print `file:line` (`train.py:141`).
+fn is_source_location(key: &str) -> bool {
+    [".py", ".cc", ".cpp", ".c", ".h", ".rs", ".go", ".java", ".js", ".ts", ".lua", ".jl"].iter().any(|ext| key.ends_with(ext) && key.len() > ext.len())
+}
 
 fn is_unit(t: &str) -> bool {
     UNITS.iter().any(|(u, _)| *u == t)
@@ -224,6 +229,13 @@ pub fn pairs(line: &str) -> (Vec<Pair<'_>>, Vec<(u64, u64)>) {
                 continue;
             }
             after_value = false;
+            // Another key where a value should be (`train_opt_callback: iter= 4`):
+            // the first had none.
+            if closed && token.ends_with(['=', ':']) && !is_value(token.trim_end_matches(['=', ':'])) && is_key_word(token.trim_end_matches(['=', ':'])) {
+                words.clear();
+                words.push(token.trim_end_matches(['=', ':']));
+                continue;
+            }
             if closed {
                 // `key: value`: whatever follows the colon is the value.
                 let v = token.trim_end_matches([',', ':']);
@@ -254,6 +266,11 @@ pub fn pairs(line: &str) -> (Vec<Pair<'_>>, Vec<(u64, u64)>) {
             // `key=value` or `key:value` in one token.
             if let Some(at) = token.find(['=', ':']).filter(|&at| at > 0 && at + 1 < token.len()) {
                 let (key, v) = (&token[..at], token[at + 1..].trim_end_matches(','));
+                if is_source_location(key) {
+                    // A logger's `train.py:141`: where the line was written.
+                    words.clear();
+                    continue;
+                }
                 if is_key_word(key) && (is_value(v) || !v.chars().any(|c| c.is_ascii_digit())) {
                     // `train_step_timing in s=1.01` (NeMo): the unit ends a longer name.
                     let key = match (words.first(), words.last()) {
@@ -355,6 +372,14 @@ mod tests {
         assert!(value("nan").is_some_and(f64::is_nan));
         assert_eq!(value("1:00"), None);
         assert_eq!(fraction("1000/1750"), Some((1000, 1750)));
+    }
+
+    #[test]
+    fn a_key_where_a_value_should_be_starts_again() {
+        // llama.cpp's finetune: `train_opt_callback: iter=     4 sample=33/1024 loss=6.5`.
+        assert_eq!(p("train_opt_callback: iter=     4 sample=33/1024 loss=6.51"), kv(&[("iter", "4"), ("sample", "33/1024"), ("loss", "6.51")]));
+        // A logger's source location is no pair.
+        assert_eq!(p("I0501 train.py:141] epoch:  1, loss: 0.24"), kv(&[("epoch", "1"), ("loss", "0.24")]));
     }
 
     #[test]

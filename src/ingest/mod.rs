@@ -238,14 +238,15 @@ pub fn detect(path: &Path, head: &str) -> Format {
     if name.ends_with(".csv") {
         return Format::Csv(b',');
     }
-    // A progress bar's states drawn over each other (`\r`) are lines of their own.
-    let lines = || head.lines().take(200).flat_map(|l| l.split('\r'));
+    // A progress bar's states drawn over each other (`\r`) are lines of their own;
+    // a launcher's rank prefix (`[rank0]:`) is not part of the trainer's line.
+    let lines = || head.lines().take(200).flat_map(|l| l.split('\r')).map(|l| launcher_rank(l).map_or(l, |(_, rest)| rest));
     for preset in [Preset::Megatron, Preset::NanoGpt, Preset::DeepSpeed] {
         if lines().any(|l| matches!(text::parse(preset, l), Line::Metrics(_))) {
             return Format::Text(preset);
         }
     }
-    if lines().any(|l| l.trim_start().starts_with("{'")) {
+    if lines().any(|l| l.trim_start().starts_with("{'") || hf::after_prefix(l).is_some()) {
         return Format::HfLog;
     }
     // Read in order: a table's rows make a record only together.
@@ -271,13 +272,19 @@ pub struct LineReader {
     progress: text::Progress,
     /// What a JSONL input reuses from line to line.
     jsonl: jsonl::Reader,
+    /// The first rank a launcher's prefix named (`[rank0]:`): its lines are the
+    /// run's; another rank's lines are a run of their own under it.
+    first_rank: Option<u32>,
+    /// What the text log of each other rank carries from line to line (their
+    /// lines interleave, and each counts its own progress).
+    other_ranks: Vec<(u32, text::Progress)>,
 }
 
 impl LineReader {
     /// `default_metric`: the metric a one-value CSV (TensorBoard's export:
     /// `Wall time,Step,Value`) holds, from its file name.
     pub fn new(format: Format, default_metric: Option<String>) -> Self {
-        LineReader { csv: csv::Columns::new(default_metric), format, progress: text::Progress::default(), jsonl: jsonl::Reader::default() }
+        LineReader { csv: csv::Columns::new(default_metric), format, progress: text::Progress::default(), jsonl: jsonl::Reader::default(), first_rank: None, other_ranks: Vec::new() }
     }
 
     pub fn format(&self) -> &Format {
@@ -316,7 +323,21 @@ impl LineReader {
             return too_long(raw.len());
         }
         let Ok(line) = std::str::from_utf8(raw) else { return Line::Skip(SkipKind::NotText, "not UTF-8 text".into()) };
-        let line = line.trim_end_matches('\r');
+        // A byte-order mark (Windows editors and PowerShell write one) is no text.
+        let line = line.trim_end_matches('\r').trim_start_matches('\u{feff}');
+        if line.trim().is_empty() {
+            return Line::Blank;
+        }
+        if !self.format.strict() {
+            if let Some((rank, rest)) = launcher_rank(line) {
+                return self.ranked_line(rank, rest);
+            }
+        }
+        self.text_line(line)
+    }
+
+    /// One line's text, without a launcher's prefix, as the format reads it.
+    fn text_line(&mut self, line: &str) -> Line {
         if line.trim().is_empty() {
             return Line::Blank;
         }
@@ -334,6 +355,46 @@ impl LineReader {
             other => other,
         }
     }
+}
+
+impl LineReader {
+    /// A line after a launcher's rank prefix: parsed as the format's, with the
+    /// progress of its own rank, and its record given the rank unless it is the
+    /// first rank met (whose lines are the run itself, as in a log of one rank).
+    fn ranked_line(&mut self, rank: u32, rest: &str) -> Line {
+        let first = *self.first_rank.get_or_insert(rank);
+        // (Read once: a prefix inside the rest is text, however many there are.)
+        if rank == first {
+            return self.text_line(rest);
+        }
+        let at = self.other_ranks.iter().position(|(r, _)| *r == rank).unwrap_or_else(|| {
+            self.other_ranks.push((rank, text::Progress::default()));
+            self.other_ranks.len() - 1
+        });
+        std::mem::swap(&mut self.progress, &mut self.other_ranks[at].1);
+        let parsed = self.text_line(rest);
+        std::mem::swap(&mut self.progress, &mut self.other_ranks[at].1);
+        match parsed {
+            Line::Metrics(mut rec) => {
+                rec.rank = rec.rank.or(Some(rank));
+                Line::Metrics(rec)
+            }
+            other => other,
+        }
+    }
+}
+
+/// The rank in a launcher's prefix and the line after it: torchrun's `[rank1]:`
+/// (and `[default1]:` of older versions), which every line of a rank's output
+/// carries when their outputs are merged.
+pub fn launcher_rank(line: &str) -> Option<(u32, &str)> {
+    let rest = line.strip_prefix('[')?;
+    let digits_at = rest.find(|c: char| c.is_ascii_digit())?;
+    if !matches!(&rest[..digits_at], "rank" | "default") {
+        return None;
+    }
+    let (number, rest) = rest[digits_at..].split_once("]:")?;
+    Some((number.parse().ok()?, rest))
 }
 
 /// Reads a whole input, calling `f` with each line's number (from 1) and what it
@@ -465,6 +526,31 @@ mod tests {
         assert_eq!(d("train.log", "[batch=1/100]:\n\t Train time/batch: 0\n\t Train loss/train/total: 7.1\n"), "text");
         assert_eq!(d("ppo.log", "Using cpu device\n------------------\n| train/    |     |\n|    loss   | 1.2 |\n|    total_timesteps | 2048 |\n------------------\n"), "text");
         assert_eq!(d("noise", "hello\n"), "jsonl");
+    }
+
+    #[test]
+    fn a_launchers_rank_prefix_names_the_rank_and_a_bom_is_no_text() {
+        assert_eq!(launcher_rank("[rank1]:[titan] step: 1"), Some((1, "[titan] step: 1")));
+        assert_eq!(launcher_rank("[default0]: {'loss': 2}"), Some((0, " {'loss': 2}")));
+        for line in ["[Rank 0] step=1", "[rank]: x", "[rankx]: y", "[2024-05-01] rank0"] {
+            assert_eq!(launcher_rank(line), None, "{line}");
+        }
+        let log = "\u{feff}[rank0]: {'loss': 2.5, 'epoch': 0.1}\r\n[rank1]: {'loss': 2.6, 'epoch': 0.1}\r\n[rank0]: {'loss': 2.4, 'epoch': 0.2}\r\n";
+        assert_eq!(detect(Path::new("train.log"), log).name(), "hf-log");
+        let mut reader = LineReader::new(Format::HfLog, None);
+        let mut got = Vec::new();
+        read_all(log.as_bytes(), &mut reader, |_, line| {
+            if let Line::Metrics(r) = line {
+                got.push((r.rank, r.fields[0].1));
+            }
+        })
+        .unwrap();
+        // The first rank met is the run; another is a run of its own.
+        assert_eq!(got, [(None, 2.5), (Some(1), 2.6), (None, 2.4)]);
+        // A prefix repeated along a long line is read once, not once per copy.
+        assert!(matches!(LineReader::new(Format::Text(Preset::Generic), None).line("[rank0]:".repeat(100_000).as_bytes()), Line::Text));
+        // Strict formats are read as ever.
+        assert!(matches!(LineReader::new(Format::Jsonl, None).line("\u{feff}{\"step\": 1, \"loss\": 2}".as_bytes()), Line::Metrics(_)));
     }
 
     #[test]

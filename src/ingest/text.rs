@@ -53,8 +53,24 @@ pub fn parse_in_order(preset: Preset, line: &str, progress: &mut Progress) -> Li
             progress.seen_step |= rec.step.is_some();
             Line::Metrics(rec)
         }
-        Line::Text if progress.seen_step => lone_known_metric(line).unwrap_or(Line::Text),
+        Line::Text if progress.seen_step => lone_known_metric(line).or_else(|| trainer_dict(line, true)).unwrap_or(Line::Text),
+        Line::Text => trainer_dict(line, false).unwrap_or(Line::Text),
         other => other,
+    }
+}
+
+/// A Hugging Face Trainer's printed dict in another preset's log (the Trainer run
+/// under DeepSpeed prints both): after a step line, more of that step.
+fn trainer_dict(line: &str, after_step: bool) -> Option<Line> {
+    if !line.trim_start().starts_with("{'") && super::hf::after_prefix(line).is_none() {
+        return None;
+    }
+    match super::hf::parse_printed(line) {
+        Line::Metrics(mut rec) => {
+            rec.continues |= after_step && rec.step.is_none();
+            Some(Line::Metrics(rec))
+        }
+        _ => None,
     }
 }
 
@@ -137,12 +153,24 @@ fn bar_pairs(text: &str) -> Vec<(&str, &str)> {
 }
 
 fn megatron(line: &str) -> Parsed<'_> {
+    // Its evaluation: ` validation loss at iteration 30 | lm loss value: 8.9E+00 | lm loss PPL: ...`.
+    if let Some(at) = line.find("validation loss at iteration") {
+        let rest = &line[at + "validation loss at iteration".len()..];
+        let (step, tail) = rest.split_once('|')?;
+        return Some((Some(integer(step)?), false, bar_pairs(tail)));
+    }
     let at = line.find("iteration")?;
     let rest = &line[at + "iteration".len()..];
     let (head, tail) = rest.split_once('|')?;
     let (step, _total) = head.split_once('/')?;
-    let step = integer(step)?;
-    Some((Some(step), false, bar_pairs(tail)))
+    let mut step = integer(step)?;
+    let mut pairs = bar_pairs(tail);
+    // NeMo 2 prints `Training epoch 0, iteration 3/99 | ... | global_step: 3 | ...`:
+    // the iteration restarts with every epoch, the global step does not.
+    if let Some(at) = pairs.iter().position(|(k, v)| *k == "global_step" && integer(v).is_some()) {
+        step = integer(pairs.remove(at).1)?;
+    }
+    Some((Some(step), false, pairs))
 }
 
 /// Byte offsets where `word` starts a word in `line`: at the start or after a
@@ -196,13 +224,15 @@ const STEP_WORDS: &[&str] = &[
     "step", "steps", "iter", "iters", "iteration", "global_step", "globalstep", "num_updates", "updates", "update", "train_step", "_step", "trainer/global_step", "train/global_step",
     // Stable-Baselines3's tables count environment steps.
     "total_timesteps", "time/total_timesteps",
+    // MaxText: `completed step: 10, seconds: 1.2, ...`.
+    "completed_step",
 ];
 /// Words whose value is a position within a pass rather than the step: read as a
 /// progress counter (a new pass starts when it goes back). `token` and `sample` count
 /// only with a total (`[token=4096/100000]`, Composer's duration in tokens).
 const COUNTER_WORDS: &[&str] = &["batch", "batch_idx", "token", "sample"];
 /// Words whose value is not a metric: a tool's run number, a process id, an ETA.
-const NOT_METRICS: &[&str] = &["v_num", "pid", "eta", "rank", "local_rank", "world_size"];
+const NOT_METRICS: &[&str] = &["v_num", "pid", "eta", "rank", "local_rank", "world_size", "end_of_epoch", "end_of_training"];
 
 /// What a generic log's lines carry from one to the next: progress counters restart
 /// with every epoch or pass (Keras' `12/100` after `Epoch 2/10`), and a step that
@@ -294,16 +324,46 @@ pub fn parse_generic(line: &str, progress: &mut Progress) -> Line {
     if let Some(columns) = &progress.columns {
         if let Some(pairs) = column_row(columns, line) {
             let read = generic_line(&pairs, true);
-            return read.line;
+            return match read.line {
+                // A row per epoch (ultralytics' `1/3  3.21G  1.312 ...`, fastai's
+                // `0  1.23  0.87 ...`): the epoch column numbers it.
+                Line::Metrics(mut rec) if rec.step.is_none() => {
+                    rec.step = column_epoch(columns, line);
+                    Line::Metrics(rec)
+                }
+                other => other,
+            };
         }
+    }
+    let phase = logger_phase(line);
+    if phase == Some(LoggerPhase::EpochSummary) {
+        return Line::Text;
     }
     let indented = line.starts_with([' ', '\t']);
     // Under a header, every number is the trainer's metric, known to rlmon or not.
     let read = generic_line(line, indented && progress.block.is_some() && (progress.block_loose || single_pair(line)));
     match read.line {
         Line::Metrics(mut rec) => {
-            if let Some(counter) = read.counter {
+            if phase == Some(LoggerPhase::Evaluation) {
+                rec.continues = rec.step.is_none();
+                for (name, _) in &mut rec.fields {
+                    *name = evaluation_name(name).into();
+                }
+            } else if is_evaluation_pass(line) && rec.step.is_none() {
+                // An evaluation's own batches (timm's `Test: [ 10/48]`, mmengine's
+                // `Epoch(val) [1][500/500]`) are no training steps: its results
+                // belong to the step before it, under evaluation names.
+                rec.continues = true;
+                for (name, _) in &mut rec.fields {
+                    *name = evaluation_name(name).into();
+                }
+            } else if let Some(counter) = read.counter {
                 rec.step = Some(progress.step(counter));
+            }
+            if is_summary(line) {
+                // `| end of epoch 1 | valid loss 5.98`: the results of the step before.
+                rec.step = None;
+                rec.continues = true;
             }
             if !indented && rec.step.is_none() && progress.seen_step && rec.fields.iter().all(|(name, _)| catalog::info(catalog::canonical(name)).is_some()) {
                 // Metrics alone, after the step: more of that step, not a new one.
@@ -312,6 +372,9 @@ pub fn parse_generic(line: &str, progress: &mut Progress) -> Line {
             match progress.block {
                 Some(block) if indented && rec.step.is_none() => match block {
                     Some(step) => rec.step = Some(step),
+                    // Under a header before any step: a configuration's dump
+                    // (torchtune's `optimizer:` then `  lr: 2.0e-05`), not results.
+                    None if !progress.seen_step => return Line::Text,
                     None => rec.continues = true,
                 },
                 _ if !indented => progress.block = None,
@@ -364,6 +427,60 @@ fn mentions_evaluation(line: &str) -> bool {
     line.split(|c: char| !c.is_ascii_alphabetic()).any(|w| ["eval", "evaluation", "evaluating", "val", "valid", "validation", "validating", "test", "testing"].iter().any(|e| w.eq_ignore_ascii_case(e)))
 }
 
+/// What a logger's name field says a line is: fairseq tags each line with its
+/// logger (`2021-03-01 12:00:00 | INFO | train_inner | epoch 001: ...`): `valid` for
+/// an evaluation, `train` for the epoch's summary, whose values average steps
+/// already read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum LoggerPhase {
+    Evaluation,
+    EpochSummary,
+}
+
+fn logger_phase(line: &str) -> Option<LoggerPhase> {
+    let mut fields = line.split(" | ");
+    let (_time, level, name) = (fields.next()?, fields.next()?, fields.next()?);
+    if !matches!(level.trim(), "INFO" | "WARNING" | "DEBUG") {
+        return None;
+    }
+    match name.trim() {
+        "train" => Some(LoggerPhase::EpochSummary),
+        n if n == "valid" || n.starts_with("valid_") || n == "test" => Some(LoggerPhase::Evaluation),
+        _ => None,
+    }
+}
+
+/// Whether a line is an evaluation pass's progress: an evaluation word right before
+/// its first bracketed counter (timm's `Test: [  10/48]`, mmengine's `Epoch(val)
+/// [1][500/500]`), not a training line that also prints validation results.
+fn is_evaluation_pass(line: &str) -> bool {
+    let Some(at) = line.find('[').filter(|&at| line[at + 1..].trim_start().starts_with(|c: char| c.is_ascii_digit())) else { return false };
+    let before = line[..at].trim_end().trim_end_matches([':', ')', '(']);
+    let last = before.rsplit(|c: char| !c.is_ascii_alphabetic()).next().unwrap_or("");
+    ["eval", "evaluation", "val", "valid", "validation", "test", "testing"].iter().any(|e| last.eq_ignore_ascii_case(e))
+}
+
+/// A metric's name on an evaluation line: the loss is the validation loss; other
+/// names get `val_` unless they already say so (`val_loss`, `eval/acc`).
+fn evaluation_name(name: &str) -> String {
+    let lower = name.to_ascii_lowercase();
+    if name == catalog::LOSS {
+        catalog::VAL_LOSS.to_owned()
+    } else if ["val", "eval", "test", "valid"].iter().any(|p| lower.starts_with(p)) || name.contains('/') {
+        name.to_owned()
+    } else {
+        format!("val_{name}")
+    }
+}
+
+/// Whether a line is a summary of what came before (`| end of epoch 1 | time:
+/// 38.4s | valid loss 5.98`, `| End of training | test loss 5.50`): its values are
+/// the last step's, not a step of their own.
+fn is_summary(line: &str) -> bool {
+    let t = line.trim_start().trim_start_matches(['|', '=', '-', ' ']);
+    t.get(..7).is_some_and(|w| w.eq_ignore_ascii_case("end of "))
+}
+
 /// The cells of a header row or a row under it: split at `|` when the line has
 /// one (OpenAI Baselines' `pol_surr |    pol_entpen |  kl`), else at whitespace.
 fn cells(line: &str) -> Vec<&str> {
@@ -399,10 +516,34 @@ fn column_names(line: &str) -> Option<Vec<String>> {
     words.iter().any(known).then(|| words.iter().map(|w| (*w).to_owned()).collect())
 }
 
+/// A row without the progress bar a trainer draws after its cells (ultralytics:
+/// `  1/3  3.21G  1.312 ...  640:  50%|#####     | 4/8 [00:02<00:02,  1.9it/s]`).
+fn without_bar(line: &str) -> &str {
+    let mut from = 0;
+    while let Some(i) = line[from..].find(':') {
+        let at = from + i;
+        from = at + 1;
+        let after = line[at + 1..].trim_start();
+        let digits = after.bytes().take_while(u8::is_ascii_digit).count();
+        if digits > 0 && after[digits..].starts_with("%|") {
+            return &line[..at];
+        }
+    }
+    line
+}
+
+/// The epoch of a row under a header row with an `epoch` column: its number, or
+/// the first of `N/M`.
+fn column_epoch(columns: &[String], line: &str) -> Option<u64> {
+    let at = columns.iter().position(|c| c.eq_ignore_ascii_case("epoch"))?;
+    let cell = *cells(without_bar(line)).get(at)?;
+    kv::fraction(cell).map(|(n, _)| n).or_else(|| cell.parse().ok())
+}
+
 /// A row of numbers under a header row, as `name: value` pairs; `None` when the
 /// line is not one (another count of cells, or words among them).
 fn column_row(columns: &[String], line: &str) -> Option<String> {
-    let cells = cells(line);
+    let cells = cells(without_bar(line));
     if cells.len() != columns.len() {
         return None;
     }
@@ -550,7 +691,7 @@ fn generic_line(line: &str, any_metric: bool) -> Generic {
                 continue;
             }
         }
-        if NOT_METRICS.contains(&name.as_str()) || is_phase_epoch(line, &name, value) {
+        if NOT_METRICS.contains(&name.as_str()) || is_phase_epoch(line, &name, value) || is_bar_percent(line, value) {
             continue;
         }
         if name == "epoch" {
@@ -562,6 +703,8 @@ fn generic_line(line: &str, any_metric: bool) -> Generic {
     }
     // A progress counter stands for the step when nothing names it: the longest
     // (a bar's `120/1000` rather than an epoch's `[1/3]`), after its epoch's steps.
+    // clu's logging writer (JAX and Flax examples): `[100] loss=3.2, lr=0.001`.
+    let step = step.or_else(|| bracketed_step(line));
     let counter = if step.is_none() {
         progress.iter().copied().max_by_key(|(_, m)| *m).map(|(n, m)| (epoch.map_or(n, |e| e.saturating_mul(m).saturating_add(n)), m))
     } else {
@@ -597,6 +740,38 @@ fn is_phase_epoch(line: &str, name: &str, value: &str) -> bool {
     let Some(at) = (value.as_ptr() as usize).checked_sub(line.as_ptr() as usize).filter(|at| at + value.len() <= line.len()) else { return false };
     let Some(after) = line.get(at + value.len()..).and_then(|rest| rest.trim_start().strip_prefix('[')) else { return false };
     after.split(['(', ']']).next().and_then(kv::fraction).is_some()
+}
+
+/// Whether `value` (a slice of `line`) is a progress bar's percentage, right before
+/// its bar (`Train:  10%|#   |`): the bar's label is no metric.
+fn is_bar_percent(line: &str, value: &str) -> bool {
+    let Some(at) = (value.as_ptr() as usize).checked_sub(line.as_ptr() as usize).filter(|at| at + value.len() <= line.len()) else { return false };
+    value.ends_with('%') && line[at + value.len()..].starts_with('|')
+}
+
+/// The step of a line that starts, after a logger's bracketed prefix, with a bare
+/// `[N]` before `key=value` pairs (clu's `I0501 12:00:00.1 1 logging_writer.py:48]
+/// [100] loss=3.2, learning_rate=0.001`).
+fn bracketed_step(line: &str) -> Option<u64> {
+    // (Asked once of the line: each bracket below costs only its own neighbourhood.)
+    if !line.contains('=') {
+        return None;
+    }
+    let mut from = 0;
+    while let Some(i) = line[from..].find('[') {
+        let at = from + i;
+        from = at + 1;
+        let before = line[..at].trim_end();
+        if !(before.is_empty() || before.ends_with(']')) {
+            continue;
+        }
+        let rest = &line[at + 1..];
+        let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
+        if digits > 0 && rest[digits..].starts_with("] ") {
+            return rest[..digits].parse().ok();
+        }
+    }
+    None
 }
 
 /// The seconds per iteration of a progress bar's rate: `11.02it/s` or `2.50s/it`.
@@ -1059,6 +1234,99 @@ mod tests {
         // LitGPT prints a line per micro-batch; its optimizer step repeats over them.
         assert_eq!(fields(Preset::Generic, "Epoch 1 | iter 1152 step 144 | loss train: 11.463, val: n/a | iter time: 1260.82 ms").0, Some(1152));
         assert_eq!(fields(Preset::Generic, "step 144 iter 1152: loss 11.463").0, Some(1152));
+    }
+
+    #[test]
+    fn an_evaluation_pass_belongs_to_the_step_before_under_evaluation_names() {
+        // timm: the test pass counts its own batches; they do not move the training step.
+        let got = records("Train: 0 [1250/1251 (100%)]  Loss: 6.712 (6.85)  LR: 1.000e-06\nTest: [  48/48]  Time: 0.105 (0.212)  Loss:  6.7969 (6.8020)  Acc@1:  0.7075 ( 0.6500)\nTrain: 1 [  50/1251 (  4%)]  Loss: 6.652 (6.68)  LR: 2.008e-04\n");
+        let steps: Vec<(Option<u64>, bool)> = got.iter().map(|r| (r.0, r.1)).collect();
+        assert_eq!(steps, [(Some(1250), false), (None, true), (Some(1301), false)]);
+        assert!(got[1].2.contains(&(catalog::VAL_LOSS.to_owned(), 6.7969)) && !got[1].2.iter().any(|(n, _)| n == catalog::LOSS), "{got:?}");
+        // mmengine's `Epoch(val)`; a training line that prints a validation loss is no evaluation pass.
+        assert!(is_evaluation_pass("2024/05/01 12:08:00 - mmengine - INFO - Epoch(val)  [1][500/500]    coco/bbox_mAP: 0.2130"));
+        assert!(!is_evaluation_pass("2024/05/01 - mmengine - INFO - Epoch(train)  [1][  50/1000]  loss: 2.1"));
+        assert!(!is_evaluation_pass("Epoch 0: 100%|###| 10/10 [00:05<00:00, val_loss=2.05]"));
+    }
+
+    #[test]
+    fn a_summary_line_belongs_to_the_step_before() {
+        // PyTorch's examples: `end of epoch` is no point of its own, and no metric either.
+        let got = records("| epoch   1 |   600/ 2983 batches | lr 20.00 | ms/batch 12.01 | loss  6.49 | ppl   657.73\n| end of epoch   1 | time: 38.45s | valid loss  5.98 | valid ppl   395.62\n");
+        assert_eq!(got.iter().map(|r| (r.0, r.1)).collect::<Vec<_>>(), [(Some(2983 + 600), false), (None, true)]);
+        assert!(got[1].2.contains(&(catalog::VAL_LOSS.to_owned(), 5.98)) && !got[1].2.iter().any(|(n, _)| n == "end_of_epoch"), "{got:?}");
+    }
+
+    #[test]
+    fn fairseqs_logger_names_tell_evaluations_and_epoch_summaries() {
+        let log = "2021-03-01 12:03:24 | INFO | train_inner | epoch 001:    300 / 1563 loss=9.251, ppl=609.3, num_updates=300, gnorm=1.201\n2021-03-01 12:20:00 | INFO | valid | epoch 001 | valid on 'valid' subset | loss 8.912 | ppl 481.72 | num_updates 1563\n2021-03-01 12:20:01 | INFO | train | epoch 001 | loss 9.912 | ppl 963.5 | num_updates 1563\n";
+        let got = records(log);
+        assert_eq!(got.len(), 2, "the epoch's summary is no point: {got:?}");
+        assert_eq!(got[1].0, Some(1563));
+        assert!(got[1].2.contains(&(catalog::VAL_LOSS.to_owned(), 8.912)) && !got[1].2.iter().any(|(n, _)| n == catalog::LOSS), "{got:?}");
+    }
+
+    #[test]
+    fn clus_bracketed_step_source_locations_and_bar_labels() {
+        // clu's logging writer after absl's prefix: `[100]` is the step, `train.py:48` no metric.
+        let (step, f) = fields(Preset::Generic, "I0501 12:01:00.000000 140012345678912 logging_writer.py:48] [100] learning_rate=8.0e-05, loss=7.8123");
+        assert_eq!((step, f), (Some(100), vec![(catalog::LR.into(), 8.0e-05), (catalog::LOSS.into(), 7.8123)]));
+        let (_, f) = fields(Preset::Generic, "I0501 12:00:00.000000 1400 train.py:141] epoch:  1, train_loss: 0.2404");
+        assert!(!f.iter().any(|(n, _)| n.contains("py")), "{f:?}");
+        assert_eq!(bracketed_step("[1][  50/1000] loss: 2"), None);
+        assert_eq!(bracketed_step("x [12] loss=2"), None, "after prose, not after a prefix");
+        // A bar's label before its percentage (levanter's `Train:  10%|#  |`) is no metric.
+        let (step, f) = fields(Preset::Generic, "Train:   1%|1         | 10/1000 [00:31<51:30,  3.12s/it, loss=10.8]");
+        assert_eq!(step, Some(10));
+        assert!(!f.iter().any(|(n, _)| n == "train"), "{f:?}");
+        // MaxText's `completed step`.
+        assert_eq!(fields(Preset::Generic, "completed step: 5, seconds: 1.800, Tokens/s/device: 27306.980, loss: 9.102").0, Some(5));
+    }
+
+    #[test]
+    fn a_configuration_dumped_under_a_header_before_any_step_is_no_point() {
+        // torchtune prints its resolved config: `optimizer:` then `  lr: 2.0e-05`.
+        let got = records("optimizer:\n  _component_: torch.optim.AdamW\n  lr: 2.0e-05\nstep 1 loss: 2.5\n");
+        assert_eq!(got.iter().map(|r| r.0).collect::<Vec<_>>(), [Some(1)], "{got:?}");
+    }
+
+    #[test]
+    fn a_trainers_dict_in_a_deepspeed_log_is_more_of_its_step() {
+        let mut progress = Progress::default();
+        let log = ["[2024-05-01 12:00:00,000] [INFO] [logging.py:96:log_dist] [Rank 0] step=10, skipped=0, lr=[9.999e-05], mom=[(0.9, 0.95)]", "{'loss': 2.345, 'learning_rate': 9.999e-05, 'epoch': 0.01}"];
+        let got: Vec<Line> = log.iter().map(|l| parse_in_order(Preset::DeepSpeed, l, &mut progress)).collect();
+        match &got[1] {
+            Line::Metrics(r) => assert_eq!((r.step, r.continues, r.fields[0].clone()), (None, true, ("loss".into(), 2.345))),
+            other => panic!("{other:?}"),
+        }
+        // Its end-of-run summary is still no point.
+        assert_eq!(parse_in_order(Preset::DeepSpeed, "{'train_runtime': 10.0, 'train_loss': 2.2}", &mut progress), Line::Text);
+    }
+
+    #[test]
+    fn nemo2s_global_step_numbers_its_lines_across_epochs() {
+        let (step, f) = fields(Preset::Megatron, "Training epoch 1, iteration 3/99 | lr: 5.997e-07 | global_batch_size: 512 | global_step: 103 | reduced_train_loss: 10.91 | train_step_timing in s: 5.1");
+        assert_eq!(step, Some(103));
+        assert!(f.contains(&(catalog::LOSS.into(), 10.91)) && f.contains(&(catalog::STEP_TIME_S.into(), 5.1)) && !f.iter().any(|(n, _)| n == "global_step"), "{f:?}");
+    }
+
+    #[test]
+    fn megatrons_validation_line_is_the_validation_loss_of_its_iteration() {
+        let (step, f) = fields(Preset::Megatron, " validation loss at iteration 30 | lm loss value: 8.912345E+00 | lm loss PPL: 7.421234E+03 | ");
+        assert_eq!(step, Some(30));
+        assert_eq!(f[0], (catalog::VAL_LOSS.into(), 8.912345));
+    }
+
+    #[test]
+    fn rows_with_a_progress_bar_after_their_cells_are_read_by_column() {
+        // ultralytics: a header row per epoch, the row's bar states joined by `\r`.
+        let log = "      Epoch    GPU_mem   box_loss   cls_loss   dfl_loss  Instances       Size\n        1/3      3.21G      1.312      2.812      1.402         45        640:  50%|#####     | 4/8 [00:02<00:02,  1.9it/s]\n                 Class     Images  Instances      Box(P          R      mAP50  mAP50-95): 100%|##########| 4/4 [00:01<00:00,  3.1it/s]\n                   all        128        929      0.651      0.541      0.612      0.451\n      Epoch    GPU_mem   box_loss   cls_loss   dfl_loss  Instances       Size\n        2/3      3.35G      1.201      2.012      1.301         38        640: 100%|##########| 8/8 [00:04<00:00,  1.9it/s]\n";
+        let got = records(log);
+        assert_eq!(got.iter().map(|r| r.0).collect::<Vec<_>>(), [Some(1), Some(2)], "{got:?}");
+        let get = |i: usize, n: &str| got[i].2.iter().find(|(k, _)| k == n).map(|(_, v)| *v);
+        assert_eq!((get(0, "box_loss"), get(1, "cls_loss"), get(1, "gpu_mem")), (Some(1.312), Some(2.012), Some(3.35e9)));
+        assert_eq!(without_bar("1/3  3.21G  640:  50%|#####| 4/8"), "1/3  3.21G  640");
+        assert_eq!(without_bar("epoch: 2  loss: 0.5"), "epoch: 2  loss: 0.5");
     }
 
     #[test]
