@@ -33,6 +33,14 @@ pub const HARM_FRACTION: f64 = 0.5;
 /// consecutive steps.
 pub const SUSTAINED_RATIO: f64 = 3.0;
 pub const SUSTAINED_STEPS: u32 = 10;
+/// A floor (a KL's) follows the metric's own scale: at most this share of the
+/// highest level (window median) it has held since the warm-up, so that a KL
+/// that lives at 0.003 is judged by its own ratios, not flattened by a floor
+/// meant for a fresh policy's KL near zero. The floor never falls again: a KL
+/// that settles back near zero keeps the floor of its settled level.
+pub const FLOOR_SHARE_OF_LEVEL: f64 = 0.1;
+/// The window's logs are recomputed when the floor has moved by this factor.
+const FLOOR_STEP: f64 = 1.25;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Direction {
@@ -47,8 +55,12 @@ pub struct Spike {
     metric: String,
     watched: super::Watched,
     direction: Direction,
-    /// Added before the log so that values near zero (KL) do not explode the ratio.
+    /// Added before the log so that values near zero (KL) do not explode the ratio:
+    /// at most `floor_cap`, and [`FLOOR_SHARE_OF_LEVEL`] of the highest level held.
     floor: f64,
+    floor_cap: f64,
+    /// The highest window median since the warm-up (in the metric's unit).
+    highest_level: f64,
     /// The reference window, raw and on the log scale, kept sorted.
     window: Reference,
     gate: Gate,
@@ -86,6 +98,8 @@ impl Spike {
             metric,
             direction,
             floor,
+            floor_cap: floor,
+            highest_level: 0.0,
             onset: Judgement { severity: None, base: f64::NAN, distance: Distance::Times(f64::NAN), ratio: None, spread: 0.0 },
             start: StartLevel::default(),
             best: f64::INFINITY,
@@ -107,6 +121,7 @@ impl Spike {
             self.push(x);
             return None;
         }
+        self.follow_level();
         let j = self.judge(x, self.gate.streak.count as usize);
         self.push(x);
         let mut j = j?;
@@ -184,6 +199,26 @@ impl Spike {
         }
     }
 
+    /// Lowers a floor to the metric's own scale (see [`FLOOR_SHARE_OF_LEVEL`]):
+    /// the window's logs are recomputed when it moves by [`FLOOR_STEP`] or more.
+    fn follow_level(&mut self) {
+        if self.floor_cap <= 0.0 || self.window.nonpositive > 0 {
+            return;
+        }
+        let n = self.window.len();
+        let Some(lmed) = sorted_median(&self.window.logs.sorted_range(0, n)) else { return };
+        self.highest_level = self.highest_level.max(lmed.exp() - self.floor);
+        // A window with values at or below zero (an estimator's noise around a
+        // fresh policy) has no scale of its own: the cap holds.
+        let all_positive = self.window.raw.values().iter().all(|v| *v > 0.0);
+        let floor = if all_positive { (FLOOR_SHARE_OF_LEVEL * self.highest_level).clamp(f64::MIN_POSITIVE, self.floor_cap) } else { self.floor_cap };
+        if (floor / self.floor).max(self.floor / floor) >= FLOOR_STEP {
+            self.floor = floor;
+            let log = |v: f64| (v.max(0.0) + floor).max(1e-300).ln();
+            self.window.relog(log);
+        }
+    }
+
     /// Adds a point to the reference window, with its log.
     fn push(&mut self, x: f64) {
         let no_log = self.nonpositive(x);
@@ -204,7 +239,9 @@ impl Spike {
     fn nonpositive(&self, v: f64) -> bool {
         match self.kind {
             AlertKind::GradVanishing => v + self.floor < 0.0,
-            _ if self.magnitude() => v + self.floor <= 0.0,
+            // Against the floor's cap: a floor lowered to a KL's own scale does not
+            // turn an estimator's small negative values into a signed series.
+            _ if self.magnitude() => v + self.floor_cap <= 0.0,
             _ => v < 0.0 || (self.floor <= 0.0 && v <= 0.0),
         }
     }
@@ -427,6 +464,7 @@ struct Reference {
     raw_sorted: bool,
     raw_read: std::cell::Cell<bool>,
     logs: SortedSeries,
+    log_spans: Vec<(usize, usize)>,
     /// Which values in the window the ratio scale cannot take, oldest first, and
     /// how many.
     nonpositive_flags: std::collections::VecDeque<bool>,
@@ -449,6 +487,7 @@ impl Reference {
             raw_sorted: false,
             raw_read: std::cell::Cell::new(false),
             logs: SortedSeries::new(capacity, log_spans),
+            log_spans: log_spans.to_vec(),
             nonpositive_flags: std::collections::VecDeque::with_capacity(capacity),
             nonpositive: 0,
         }
@@ -462,6 +501,13 @@ impl Reference {
     fn raw(&self) -> &SortedSeries {
         self.raw_read.set(true);
         &self.raw
+    }
+
+    /// Recomputes every log (the floor under them moved).
+    fn relog(&mut self, log: impl Fn(f64) -> f64) {
+        let mut logs = SortedSeries::new(self.logs.capacity(), &self.log_spans);
+        self.raw.values().iter().for_each(|v| logs.push(log(*v)));
+        self.logs = logs;
     }
 
     /// One value, its log, and whether it has none (is nonpositive).
