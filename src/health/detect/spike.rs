@@ -895,4 +895,31 @@ mod tests {
             }
         }
     }
+
+    #[test]
+    fn a_small_kl_is_judged_by_its_own_ratios() {
+        // A KL living at 0.004 (x1.03 wiggles) that goes 4x for 3 steps is a
+        // kl_spike (README: 3x its trailing median); the same KL at 2.4x, or a
+        // KL whose values sit at or below zero (an estimator's noise), is not.
+        let kl = |level: f64, ratio: f64, signed: bool| -> Vec<f64> {
+            (0..300)
+                .map(|i| {
+                    let wig = 1.0 + 0.03 * ((i as f64) * 1.7).sin();
+                    let v = level * wig * if (200..203).contains(&i) { ratio } else { 1.0 };
+                    if signed && i % 7 == 0 { -0.5 * level } else { v }
+                })
+                .collect()
+        };
+        let worst = |series: &[f64]| {
+            let mut s = defaults(AlertKind::KlSpike);
+            s.metric = Some("loss".into());
+            let mut d = Spike::new(AlertKind::KlSpike, s, Direction::Up, crate::health::detect::trend::KL_FLOOR, "spiked");
+            run(&mut d, series).iter().map(|(_, a)| a.severity).max()
+        };
+        assert_eq!(worst(&kl(0.004, 4.0, false)), Some(Severity::Warn));
+        assert_eq!(worst(&kl(0.0004, 4.0, false)), Some(Severity::Warn));
+        assert_eq!(worst(&kl(0.004, 2.4, false)), None);
+        // With values below zero in the window the 0.01 floor holds: 4x of 0.004 is 2.2x so read.
+        assert_eq!(worst(&kl(0.004, 4.0, true)), None);
+    }
 }
