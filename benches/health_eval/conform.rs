@@ -282,11 +282,22 @@ fn loss_spike(rng: &mut Xo, level: Level, faulty: bool, onset: Onset, stride: u6
     let mut noise = Noise::new(rng, 0.01, 0.08);
     let floor = (4.0 * noise.sigma).max(noise.tail());
     let d = distance(rng, level, 1.4f64.ln().max(floor), 3.0f64.ln().max(floor));
+    // What the README measures a spike from: the trailing median of the last 100
+    // points, or while the loss still falls, the newest quarter's once 40 are held.
+    let reference = |at: usize| {
+        let from = at.saturating_sub(100);
+        let mut w: Vec<f64> = (from..at).map(|i| loss_curve(i as f64, lvl, init, tau)).collect();
+        if w.len() >= 40 {
+            w = w.split_off(w.len() - w.len() / 4);
+        }
+        w.sort_by(f64::total_cmp);
+        w[w.len() / 2].max(loss_curve(at as f64, lvl, init, tau))
+    };
     let mut rows = Vec::with_capacity(s.n);
     for i in 0..s.n {
         let mut v = loss_curve(i as f64, lvl, init, tau) * noise.next(rng).exp();
         if faulty && i >= s.onset && i < s.onset + len {
-            v = loss_curve(i as f64, lvl, init, tau) * (d + 0.2 * noise.next(rng)).exp();
+            v = reference(s.onset) * (d + 0.2 * noise.next(rng)).exp();
         }
         rows.push(vec![(catalog::LOSS.into(), v)]);
     }
@@ -351,11 +362,15 @@ fn ratio_spike(rng: &mut Xo, kind: AlertKind, level: Level, faulty: bool, onset:
     let grad = kind == AlertKind::GradExplosion;
     let (lvl, bin) = scaled(rng, if grad { 0.01 } else { 0.001 });
     let mut noise = Noise::new(rng, 0.03, 0.15);
-    // The grad norm's own 99% rise, once 1,000 points are judged.
-    let own = if grad && s.onset > 1_200 { 1.5 * noise.quantile(0.99) * noise.sigma } else { 0.0 };
+    // The grad norm's own 99% rise, once 1,000 points are judged; a KL's too when
+    // it is judged at its own scale (a quarter of its level under the 0.01 floor).
+    let own_scale = grad || 0.25 * lvl < KL_READ_FLOOR;
+    let own = if own_scale && s.onset > 1_200 { 1.5 * noise.quantile(0.99) * noise.sigma } else { 0.0 };
     let floor = noise.tail().max(own);
     let (warn, crit) = if grad { (2.5f64, 10.0f64) } else { (3.0, 10.0) };
     let d = distance(rng, level, warn.ln().max(floor), crit.ln().max(floor));
+    // The README reads a KL with a floor added: 0.01, or a quarter of its level when less.
+    let d = if grad { d } else { raw_rise(d, lvl, KL_READ_FLOOR.min(0.25 * lvl)) };
     let ramp = 0.02 * s.onset as f64 + 3.0;
     let mut rows = Vec::with_capacity(s.n);
     for i in 0..s.n {
@@ -376,6 +391,15 @@ fn ratio_spike(rng: &mut Xo, kind: AlertKind, level: Level, faulty: bool, onset:
     let family = if grad { Family::Pretrain } else { Family::Rl };
     let benign = if grad { vec![] } else { vec![Benign { what: "kl_ramp", step: 0 }] };
     ((rows, s.onset), made(format!("level{lvl:.4}-{}-x{:.2}-len{len}", noise.label(), d.exp()), family, benign, None, bin))
+}
+
+/// The floor the README adds to a KL before its ratios are read.
+const KL_READ_FLOOR: f64 = 0.01;
+
+/// The rise (a log distance) of a raw value at `lvl` whose ratio, read with `floor`
+/// added to the value and to its level, is e^d.
+fn raw_rise(d: f64, lvl: f64, floor: f64) -> f64 {
+    ((d.exp() * (lvl + floor) - floor) / lvl).ln()
 }
 
 /// grad_vanishing: grad norm below 1% of its trailing median for 5 points; critical 0.01%.
@@ -408,8 +432,7 @@ fn kl_runaway(rng: &mut Xo, level: Level, faulty: bool, onset: Onset, stride: u6
     let floor = 3.0 * noise.sigma;
     let d = distance(rng, level, 2f64.ln().max(floor), 5f64.ln().max(floor));
     // The README reads the KL with 0.01 added: the raw rise that makes growth e^d so read.
-    const KL_READ_FLOOR: f64 = 0.01;
-    let d_raw = ((d.exp() * (lvl + KL_READ_FLOOR) - KL_READ_FLOOR) / lvl).ln();
+    let d_raw = raw_rise(d, lvl, KL_READ_FLOOR);
     let mut rows = Vec::with_capacity(s.n);
     for i in 0..s.n {
         let t = i as f64;
@@ -482,7 +505,6 @@ fn entropy_collapse(rng: &mut Xo, level: Level, faulty: bool, onset: Onset, stri
 /// 1,000 samples (over as many as have been seen, when fewer); with a total,
 /// full within 5,000 samples (warn) or 500 (critical), judged once 240 are held.
 fn memory_leak(rng: &mut Xo, level: Level, faulty: bool, onset: Onset, stride: u64, long: bool) -> Generated {
-    let with_total = matches!(level, Level::UnderCrit | Level::PastCrit);
     let s = shape(rng, AlertKind::MemoryLeak, onset, stride, long, 150);
     let (m0, bin) = scaled(rng, 1e7);
     let jitter = rng.pick(&[0.0, 1e-4, 1e-3]);
@@ -527,12 +549,12 @@ fn balance_of(w: &[f64]) -> f64 {
     h.exp() / w.len() as f64
 }
 
-/// The sharpening of `z` whose weights have balance `target` (bisection).
-fn beta_for(z: &[f64], target: f64) -> f64 {
+/// The sharpening along `z` of logits `base` whose weights have balance `target` (bisection).
+fn beta_for(base: &[f64], z: &[f64], target: f64) -> f64 {
     let (mut lo, mut hi) = (0.0f64, 80.0f64);
     for _ in 0..60 {
         let mid = 0.5 * (lo + hi);
-        let w: Vec<f64> = z.iter().map(|v| (mid * v).exp()).collect();
+        let w: Vec<f64> = base.iter().zip(z).map(|(b, v)| (b + mid * v).exp()).collect();
         if balance_of(&w) > target {
             lo = mid;
         } else {
@@ -561,7 +583,8 @@ fn expert_collapse(rng: &mut Xo, level: Level, faulty: bool, onset: Onset, strid
     let d = distance(rng, level, 2f64.ln(), 4f64.ln());
     let target = (-d).exp();
     let favour: Vec<f64> = (0..experts).map(|_| rng.normal()).collect();
-    let beta = beta_for(&favour, target);
+    // Set at the onset, on the layer's logits then: the balance the README reads is the target's.
+    let mut beta = 0.0;
     let bad = rng.pick(&(0..layers).collect::<Vec<_>>());
     let mut rows = Vec::with_capacity(s.n);
     for i in 0..s.n {
@@ -571,6 +594,9 @@ fn expert_collapse(rng: &mut Xo, level: Level, faulty: bool, onset: Onset, strid
                 *v = 0.99 * *v + (1.0f64 - 0.98).sqrt() * spread * rng.normal();
             }
             let mut w: Vec<f64> = zl.iter().map(|v| v.exp()).collect();
+            if faulty && l == bad && i == s.onset {
+                beta = beta_for(zl, &favour, target);
+            }
             if faulty && l == bad && i >= s.onset && i < s.onset + lasts {
                 w.iter_mut().zip(&favour).for_each(|(a, f)| *a *= (beta * f).exp());
             }

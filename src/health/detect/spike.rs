@@ -36,9 +36,11 @@ pub const SUSTAINED_STEPS: u32 = 10;
 /// A floor (a KL's) follows the metric's own scale: at most this share of the
 /// highest level (window median) it has held since the warm-up, so that a KL
 /// that lives at 0.003 is judged by its own ratios, not flattened by a floor
-/// meant for a fresh policy's KL near zero. The floor never falls again: a KL
-/// that settles back near zero keeps the floor of its settled level.
-pub const FLOOR_SHARE_OF_LEVEL: f64 = 0.1;
+/// meant for a fresh policy's KL near zero. A KL of 0.04 or more keeps the whole
+/// floor (a tenth of its level let noisy KLs' own swings through, on the long
+/// clean study runs). The floor never falls again: a KL that settles back near
+/// zero keeps the floor of its settled level.
+pub const FLOOR_SHARE_OF_LEVEL: f64 = 0.25;
 /// The window's logs are recomputed when the floor has moved by this factor.
 const FLOOR_STEP: f64 = 1.25;
 
@@ -129,9 +131,12 @@ impl Spike {
         // start (see `RiseRecord::after_the_start`): an explosion under way does
         // not become its own record. (A KL's spikes are judged by the window:
         // on the study corpus its record cost real spikes in noisy KLs and spared
-        // few false alarms, its swings being the runaway's to judge.)
+        // few false alarms, its swings being the runaway's to judge. A KL judged at
+        // its own scale, below the fixed floor, keeps one: no floor flattens the
+        // swings of its noise with memory any more.)
         self.judged += 1;
-        let recording = self.kind == AlertKind::GradExplosion && RiseRecord::after_the_start(self.judged, self.settings.window);
+        let own_scale = self.kind == AlertKind::KlSpike && self.floor < self.floor_cap;
+        let recording = (self.kind == AlertKind::GradExplosion || own_scale) && RiseRecord::after_the_start(self.judged, self.settings.window);
         if recording && !self.gate.alarm_open() {
             if let Some(r) = j.ratio {
                 self.rises.push(r.ln());
