@@ -218,10 +218,26 @@ impl Spike {
         let all_positive = self.window.raw.values().iter().all(|v| *v > 0.0);
         let floor = if all_positive { (FLOOR_SHARE_OF_LEVEL * self.highest_level).clamp(f64::MIN_POSITIVE, self.floor_cap) } else { self.floor_cap };
         if (floor / self.floor).max(self.floor / floor) >= FLOOR_STEP {
+            // Rises read under a lower floor are larger than the same rises now:
+            // neither the excursions recovered from nor the rise record carry over.
+            if floor > self.floor {
+                self.excursions = Excursions::default();
+                self.rises = RiseRecord::default();
+            }
             self.floor = floor;
             let log = |v: f64| (v.max(0.0) + floor).max(1e-300).ln();
             self.window.relog(log);
         }
+    }
+
+    /// The run's own rise record as a sigma: a KL's only while it is judged below
+    /// the fixed floor (its record is of that stretch; a KL ramping up to its
+    /// working level leaves rises there that are no noise of the level reached).
+    fn record_sigma(&self) -> f64 {
+        if self.kind == AlertKind::KlSpike && self.floor >= self.floor_cap {
+            return 0.0;
+        }
+        self.rises.sigma()
     }
 
     /// Adds a point to the reference window, with its log.
@@ -313,7 +329,7 @@ impl Spike {
                 let severity = grade(ratio, self.settings.warn, self.settings.critical, lower).filter(|_| {
                     // Upwards only: a drop to 1% (vanishing) is judged against the
                     // bulk, and a fall's own ramp would widen its lower tail.
-                    let tail = if self.direction == Direction::Up { tail_sigma(logs, streak).max(self.rises.sigma()) } else { 0.0 };
+                    let tail = if self.direction == Direction::Up { tail_sigma(logs, streak).max(self.record_sigma()) } else { 0.0 };
                     let sigma = (MAD_TO_SIGMA * lmad()).max(tail).max(MIN_LOG_SIGMA);
                     let z = match self.direction {
                         Direction::Up => (y - lmed) / sigma,
