@@ -15,7 +15,10 @@
 //! The second slow-drift study corpus (`health_eval::drift_study2`, seeds
 //! 13000..13008) is studied case by case: each faulty run next to its clean twin.
 //!
-//! cargo bench --bench health_accuracy [-- tune|test|both|indep|indep2|indep3|indep4|indep5|drift|drift2|real|cost]
+//! The conformance corpus (`health_eval::conform`, seeds 17000..17003): events
+//! just past and just under each kind's README definitions.
+//!
+//! cargo bench --bench health_accuracy [-- tune|test|both|indep|indep2|indep3|indep4|indep5|drift|drift2|real|cost|conform]
 mod health_eval;
 
 use health_eval::synth::Case;
@@ -293,6 +296,7 @@ fn main() {
         "drift2" => return drift_study2(13000..13008),
         "real" => return real_logs(),
         "cost" => return drift_cost(),
+        "conform" => return conformance(17000..17003),
         _ => {}
     }
     let splits: &[(&str, std::ops::Range<u64>)] = match which.as_str() {
@@ -374,4 +378,121 @@ fn drift_study2(seeds: std::ops::Range<u64>) {
     println!("by base: {}", by_base.iter().map(|(b, (n, k))| format!("{b} {k} of {n}")).collect::<Vec<_>>().join(", "));
     println!("reaching 10% by 90% of the run: {} of {}", in_time.1, in_time.0);
     t.print_cases();
+}
+
+/// The conformance corpus (`conform`): events just past and just under each
+/// kind's README definitions, scored per kind and level, and recall per (scale,
+/// stride, onset) cell so that misses show where they sit. CONFORM_LIST=1 lists
+/// every miss and false alarm; CONFORM_TRACE=<part of a name> prints a case's
+/// points around its event and its alerts.
+fn conformance(seeds: std::ops::Range<u64>) {
+    use health_eval::conform::{self, Level, Onset};
+    use rlmon::health::Severity;
+    use std::collections::BTreeMap;
+    println!("\n## conformance corpus v{}: seeds {seeds:?}", conform::CONFORM_VERSION);
+    let list = std::env::var("CONFORM_LIST").is_ok();
+    let trace = std::env::var("CONFORM_TRACE").ok();
+    let mut s = Scores::default();
+    // Per kind: per level (cases, caught at warn or above, reached critical), quiet under_warn, false alarms on clean twins.
+    #[derive(Default)]
+    struct Tally {
+        levels: BTreeMap<Level, (usize, usize, usize)>,
+        twins: (usize, usize),
+        nan_late: usize,
+    }
+    let mut by_kind: BTreeMap<rlmon::health::AlertKind, Tally> = BTreeMap::new();
+    // (scale quarter, stride, onset) -> (cases, caught), over the past-definition levels.
+    let mut cells: BTreeMap<(usize, u64, Onset), (usize, usize)> = BTreeMap::new();
+    let mut notes: Vec<String> = Vec::new();
+    let (mut points, mut elapsed) = (0usize, 0.0f64);
+    for (kind, level, onset, stride, seed) in conform::corpus(seeds) {
+        let c = conform::generate(kind, level, onset, stride, seed);
+        let started = std::time::Instant::now();
+        let raised = run_rlmon_logged(&c.case, c.mem_total, Some(&c.logged));
+        elapsed += started.elapsed().as_secs_f64();
+        points += c.case.steps.len();
+        s.add(&c.case, &raised);
+        let at = c.case.fault.as_ref().map(|f| f.onset).or_else(|| c.case.benign.iter().find(|b| b.what == "under_warn").map(|b| b.step));
+        let t = by_kind.entry(kind).or_default();
+        let of_kind = |min: Severity| raised.iter().filter(move |(i, a)| a.kind == kind && a.severity >= min && at.is_some_and(|o| *i >= o));
+        let early: Vec<String> = alarms(&raised).into_iter().filter(|(i, a)| a.kind == kind && at.is_none_or(|o| *i < o)).map(|(i, a)| format!("{} {i}: {}", a.severity.as_str(), a.message)).collect();
+        match level {
+            None => {
+                t.twins.0 += 1;
+                t.twins.1 += early.len();
+                if list && !early.is_empty() {
+                    notes.push(format!("false alarm on twin {}: {}", c.case.name, early.join("; ")));
+                }
+            }
+            Some(l) => {
+                let e = t.levels.entry(l).or_default();
+                e.0 += 1;
+                let warned = of_kind(Severity::Warn).next().is_some();
+                let critical = of_kind(Severity::Critical).next().is_some();
+                e.1 += warned as usize;
+                e.2 += critical as usize;
+                if l == Level::UnderWarn {
+                    if list && warned {
+                        notes.push(format!("raised under its definition {}: {}", c.case.name, of_kind(Severity::Warn).map(|(i, a)| format!("{} {i}: {}", a.severity.as_str(), a.message)).collect::<Vec<_>>().join("; ")));
+                    }
+                } else {
+                    let cell = cells.entry((c.scale_bin, stride, onset)).or_default();
+                    cell.0 += 1;
+                    cell.1 += warned as usize;
+                    if kind == rlmon::health::AlertKind::Nonfinite && !of_kind(Severity::Critical).any(|(i, _)| Some(*i) == at) {
+                        t.nan_late += 1;
+                    }
+                    if list && !warned {
+                        notes.push(format!("missed {}", c.case.name));
+                    }
+                    if list && warned && l == Level::PastCrit && !critical {
+                        notes.push(format!("past critical, warn only {}", c.case.name));
+                    }
+                }
+                if list && !early.is_empty() {
+                    notes.push(format!("alarm before the event {}: {}", c.case.name, early.join("; ")));
+                }
+            }
+        }
+        if trace.as_deref().is_some_and(|w| c.case.name.contains(w)) {
+            let o = at.map_or(c.case.steps.len() / 2, |o| o as usize);
+            println!("trace {}", c.case.name);
+            for i in o.saturating_sub(12)..(o + 20).min(c.case.steps.len()) {
+                let row: Vec<String> = c.case.steps[i].iter().filter(|(n, _)| !n.starts_with("moe/")).map(|(n, v)| format!("{n}={v:.5}")).collect();
+                println!("  {i:>6} step {:>8} {}", c.logged[i].0, row.join(" "));
+            }
+            raised.iter().filter(|(_, a)| a.kind == kind).for_each(|(i, a)| println!("  alert at {i}: {} step {}: {}", a.severity.as_str(), a.step, a.message));
+        }
+    }
+    println!("\n{}", table("### rlmon detectors (past_warn, under_crit, past_crit are faults; under_warn and twins clean)", &s));
+    println!("### per kind and level: caught at warn or above (critical reached)\n| kind | under_warn raised (must be 0) | past_warn | under_crit | past_crit | past_crit critical | clean twins with an alarm |\n|---|---:|---:|---:|---:|---:|---:|");
+    for (kind, t) in &by_kind {
+        let get = |l: Level| t.levels.get(&l).copied().unwrap_or_default();
+        let frac = |k: usize, n: usize| if n == 0 { "-".to_owned() } else { format!("{k}/{n}") };
+        let (uw, pw, uc, pc) = (get(Level::UnderWarn), get(Level::PastWarn), get(Level::UnderCrit), get(Level::PastCrit));
+        let nan = if *kind == rlmon::health::AlertKind::Nonfinite { format!(" ({} not at its step)", t.nan_late) } else { String::new() };
+        println!("| {kind} | {} | {} | {} | {}{nan} | {} | {} |", frac(uw.1, uw.0), frac(pw.1, pw.0), frac(uc.1, uc.0), frac(pc.1, pc.0), frac(pc.2, pc.0), frac(t.twins.1.min(t.twins.0), t.twins.0));
+    }
+    println!("\n### recall per cell (all kinds, past-definition events): scale quarter x stride x onset");
+    let mut line = String::from("| scale | ");
+    for stride in conform::STRIDES {
+        for o in ["early", "late"] {
+            line.push_str(&format!("every {stride} {o} | "));
+        }
+    }
+    println!("{}\n|---|{}", line.trim_end(), "---:|".repeat(2 * conform::STRIDES.len()));
+    for bin in 0..4 {
+        let mut row = format!("| q{bin} |");
+        for stride in conform::STRIDES {
+            for o in [Onset::Early, Onset::Late] {
+                let (n, k) = cells.get(&(bin, stride, o)).copied().unwrap_or_default();
+                row.push_str(&format!(" {} |", if n == 0 { "-".into() } else { format!("{:.2} ({k}/{n})", k as f64 / n as f64) }));
+            }
+        }
+        println!("{row}");
+    }
+    if list {
+        println!("\n{}", notes.iter().map(|n| format!("- {n}")).collect::<Vec<_>>().join("\n"));
+    }
+    println!("\nrlmon detectors: {points} points in {elapsed:.2} s ({:.1} µs per point)", elapsed * 1e6 / points.max(1) as f64);
 }

@@ -93,3 +93,18 @@ fn real_logs_nan_at_its_step_and_no_critical_on_a_healthy_run() {
         }
     }
 }
+
+#[test]
+fn conformance_twins_share_their_run_up_to_the_event_and_events_start_after_the_warmup() {
+    use health_eval::conform::{generate, warmup_points, Level, Onset};
+    for kind in [AlertKind::KlSpike, AlertKind::MemoryLeak, AlertKind::ExpertCollapse] {
+        let faulty = generate(kind, Some(Level::PastWarn), Onset::Early, 10, 17000);
+        let twin = generate(kind, None, Onset::Early, 10, 17000);
+        let onset = faulty.case.fault.as_ref().unwrap().onset as usize;
+        assert!(twin.case.fault.is_none() && onset >= warmup_points(kind, 10), "{kind}: onset {onset}");
+        assert_eq!(faulty.case.steps[..onset], twin.case.steps[..onset], "{kind}");
+        // Under its definition an event is a labelled benign one, not a fault.
+        let under = generate(kind, Some(Level::UnderWarn), Onset::Late, 1, 17000);
+        assert!(under.case.fault.is_none() && under.case.benign.iter().any(|b| b.what == "under_warn"));
+    }
+}

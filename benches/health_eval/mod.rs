@@ -14,3 +14,4 @@ pub mod real;
 pub mod score;
 pub mod synth;
 pub mod drift_study2;
+pub mod conform;

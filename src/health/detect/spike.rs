@@ -33,6 +33,16 @@ pub const HARM_FRACTION: f64 = 0.5;
 /// consecutive steps.
 pub const SUSTAINED_RATIO: f64 = 3.0;
 pub const SUSTAINED_STEPS: u32 = 10;
+/// A floor (a KL's) follows the metric's own scale: at most this share of the
+/// highest level (window median) it has held since the warm-up, so that a KL
+/// that lives at 0.003 is judged by its own ratios, not flattened by a floor
+/// meant for a fresh policy's KL near zero. A KL of 0.04 or more keeps the whole
+/// floor (a tenth of its level let noisy KLs' own swings through, on the long
+/// clean study runs). The floor never falls again: a KL that settles back near
+/// zero keeps the floor of its settled level.
+pub const FLOOR_SHARE_OF_LEVEL: f64 = 0.25;
+/// The window's logs are recomputed when the floor has moved by this factor.
+const FLOOR_STEP: f64 = 1.25;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Direction {
@@ -47,8 +57,12 @@ pub struct Spike {
     metric: String,
     watched: super::Watched,
     direction: Direction,
-    /// Added before the log so that values near zero (KL) do not explode the ratio.
+    /// Added before the log so that values near zero (KL) do not explode the ratio:
+    /// at most `floor_cap`, and [`FLOOR_SHARE_OF_LEVEL`] of the highest level held.
     floor: f64,
+    floor_cap: f64,
+    /// The highest window median since the warm-up (in the metric's unit).
+    highest_level: f64,
     /// The reference window, raw and on the log scale, kept sorted.
     window: Reference,
     gate: Gate,
@@ -86,6 +100,8 @@ impl Spike {
             metric,
             direction,
             floor,
+            floor_cap: floor,
+            highest_level: 0.0,
             onset: Judgement { severity: None, base: f64::NAN, distance: Distance::Times(f64::NAN), ratio: None, spread: 0.0 },
             start: StartLevel::default(),
             best: f64::INFINITY,
@@ -107,6 +123,7 @@ impl Spike {
             self.push(x);
             return None;
         }
+        self.follow_level();
         let j = self.judge(x, self.gate.streak.count as usize);
         self.push(x);
         let mut j = j?;
@@ -114,9 +131,12 @@ impl Spike {
         // start (see `RiseRecord::after_the_start`): an explosion under way does
         // not become its own record. (A KL's spikes are judged by the window:
         // on the study corpus its record cost real spikes in noisy KLs and spared
-        // few false alarms, its swings being the runaway's to judge.)
+        // few false alarms, its swings being the runaway's to judge. A KL judged at
+        // its own scale, below the fixed floor, keeps one: no floor flattens the
+        // swings of its noise with memory any more.)
         self.judged += 1;
-        let recording = self.kind == AlertKind::GradExplosion && RiseRecord::after_the_start(self.judged, self.settings.window);
+        let own_scale = self.kind == AlertKind::KlSpike && self.floor < self.floor_cap;
+        let recording = (self.kind == AlertKind::GradExplosion || own_scale) && RiseRecord::after_the_start(self.judged, self.settings.window);
         if recording && !self.gate.alarm_open() {
             if let Some(r) = j.ratio {
                 self.rises.push(r.ln());
@@ -184,6 +204,42 @@ impl Spike {
         }
     }
 
+    /// Lowers a floor to the metric's own scale (see [`FLOOR_SHARE_OF_LEVEL`]):
+    /// the window's logs are recomputed when it moves by [`FLOOR_STEP`] or more.
+    fn follow_level(&mut self) {
+        if self.floor_cap <= 0.0 || self.window.nonpositive > 0 {
+            return;
+        }
+        let n = self.window.len();
+        let Some(lmed) = sorted_median(&self.window.logs.sorted_range(0, n)) else { return };
+        self.highest_level = self.highest_level.max(lmed.exp() - self.floor);
+        // A window with values at or below zero (an estimator's noise around a
+        // fresh policy) has no scale of its own: the cap holds.
+        let all_positive = self.window.raw.values().iter().all(|v| *v > 0.0);
+        let floor = if all_positive { (FLOOR_SHARE_OF_LEVEL * self.highest_level).clamp(f64::MIN_POSITIVE, self.floor_cap) } else { self.floor_cap };
+        if (floor / self.floor).max(self.floor / floor) >= FLOOR_STEP {
+            // Rises read under a lower floor are larger than the same rises now:
+            // neither the excursions recovered from nor the rise record carry over.
+            if floor > self.floor {
+                self.excursions = Excursions::default();
+                self.rises = RiseRecord::default();
+            }
+            self.floor = floor;
+            let log = |v: f64| (v.max(0.0) + floor).max(1e-300).ln();
+            self.window.relog(log);
+        }
+    }
+
+    /// The run's own rise record as a sigma: a KL's only while it is judged below
+    /// the fixed floor (its record is of that stretch; a KL ramping up to its
+    /// working level leaves rises there that are no noise of the level reached).
+    fn record_sigma(&self) -> f64 {
+        if self.kind == AlertKind::KlSpike && self.floor >= self.floor_cap {
+            return 0.0;
+        }
+        self.rises.sigma()
+    }
+
     /// Adds a point to the reference window, with its log.
     fn push(&mut self, x: f64) {
         let no_log = self.nonpositive(x);
@@ -204,7 +260,9 @@ impl Spike {
     fn nonpositive(&self, v: f64) -> bool {
         match self.kind {
             AlertKind::GradVanishing => v + self.floor < 0.0,
-            _ if self.magnitude() => v + self.floor <= 0.0,
+            // Against the floor's cap: a floor lowered to a KL's own scale does not
+            // turn an estimator's small negative values into a signed series.
+            _ if self.magnitude() => v + self.floor_cap <= 0.0,
             _ => v < 0.0 || (self.floor <= 0.0 && v <= 0.0),
         }
     }
@@ -271,7 +329,7 @@ impl Spike {
                 let severity = grade(ratio, self.settings.warn, self.settings.critical, lower).filter(|_| {
                     // Upwards only: a drop to 1% (vanishing) is judged against the
                     // bulk, and a fall's own ramp would widen its lower tail.
-                    let tail = if self.direction == Direction::Up { tail_sigma(logs, streak).max(self.rises.sigma()) } else { 0.0 };
+                    let tail = if self.direction == Direction::Up { tail_sigma(logs, streak).max(self.record_sigma()) } else { 0.0 };
                     let sigma = (MAD_TO_SIGMA * lmad()).max(tail).max(MIN_LOG_SIGMA);
                     let z = match self.direction {
                         Direction::Up => (y - lmed) / sigma,
@@ -427,6 +485,7 @@ struct Reference {
     raw_sorted: bool,
     raw_read: std::cell::Cell<bool>,
     logs: SortedSeries,
+    log_spans: Vec<(usize, usize)>,
     /// Which values in the window the ratio scale cannot take, oldest first, and
     /// how many.
     nonpositive_flags: std::collections::VecDeque<bool>,
@@ -449,6 +508,7 @@ impl Reference {
             raw_sorted: false,
             raw_read: std::cell::Cell::new(false),
             logs: SortedSeries::new(capacity, log_spans),
+            log_spans: log_spans.to_vec(),
             nonpositive_flags: std::collections::VecDeque::with_capacity(capacity),
             nonpositive: 0,
         }
@@ -462,6 +522,13 @@ impl Reference {
     fn raw(&self) -> &SortedSeries {
         self.raw_read.set(true);
         &self.raw
+    }
+
+    /// Recomputes every log (the floor under them moved).
+    fn relog(&mut self, log: impl Fn(f64) -> f64) {
+        let mut logs = SortedSeries::new(self.logs.capacity(), &self.log_spans);
+        self.raw.values().iter().for_each(|v| logs.push(log(*v)));
+        self.logs = logs;
     }
 
     /// One value, its log, and whether it has none (is nonpositive).
@@ -848,5 +915,32 @@ mod tests {
                 assert!(alerts.len() <= 2 && first.step == last.step && first.value == last.value, "{name}: one event: {alerts:?}");
             }
         }
+    }
+
+    #[test]
+    fn a_small_kl_is_judged_by_its_own_ratios() {
+        // A KL living at 0.004 (x1.03 wiggles) that goes 4x for 3 steps is a
+        // kl_spike (README: 3x its trailing median); the same KL at 2.4x, or a
+        // KL whose values sit at or below zero (an estimator's noise), is not.
+        let kl = |level: f64, ratio: f64, signed: bool| -> Vec<f64> {
+            (0..300)
+                .map(|i| {
+                    let wig = 1.0 + 0.03 * ((i as f64) * 1.7).sin();
+                    let v = level * wig * if (200..203).contains(&i) { ratio } else { 1.0 };
+                    if signed && i % 7 == 0 { -0.5 * level } else { v }
+                })
+                .collect()
+        };
+        let worst = |series: &[f64]| {
+            let mut s = defaults(AlertKind::KlSpike);
+            s.metric = Some("loss".into());
+            let mut d = Spike::new(AlertKind::KlSpike, s, Direction::Up, crate::health::detect::trend::KL_FLOOR, "spiked");
+            run(&mut d, series).iter().map(|(_, a)| a.severity).max()
+        };
+        assert_eq!(worst(&kl(0.004, 4.0, false)), Some(Severity::Warn));
+        assert_eq!(worst(&kl(0.0004, 4.0, false)), Some(Severity::Warn));
+        assert_eq!(worst(&kl(0.004, 2.4, false)), None);
+        // With values below zero in the window the 0.01 floor holds: 4x of 0.004 is 2.2x so read.
+        assert_eq!(worst(&kl(0.004, 4.0, true)), None);
     }
 }
