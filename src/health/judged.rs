@@ -4,7 +4,8 @@
 //! what it did not look at.
 use serde::Serialize;
 
-use super::detect::{moe, short};
+use super::config::KindSettings;
+use super::detect::{moe, short, trend};
 use super::monitor::RUN_MEMORY_METRICS;
 use super::{AlertKind, HealthConfig};
 use crate::metrics::catalog::{self, MoeLayer, PaneHint};
@@ -53,7 +54,7 @@ pub fn not_judged<'a>(settings: &HealthConfig, names: impl Iterator<Item = &'a s
         if !s.enabled {
             continue;
         }
-        let needed = s.warmup as usize + s.persistence.max(1) as usize;
+        let needed = warm_up(kind, s) + s.persistence.max(1) as usize;
         match kind {
             AlertKind::ExpertCollapse => out.extend(moe_layers_not_judged(needed, names.clone(), &logged)),
             AlertKind::MemoryLeak => out.extend(RUN_MEMORY_METRICS.iter().filter_map(|m| Some((m, points(m)?))).filter(|(_, n)| *n < needed).map(|(m, n)| NotJudged {
@@ -79,6 +80,18 @@ pub fn not_judged<'a>(settings: &HealthConfig, names: impl Iterator<Item = &'a s
         out.push(NotJudged { kind, metric: metric.to_owned(), reason });
     }
     out
+}
+
+/// Points of its metric a kind holds before it judges: its configured warm-up, or
+/// what the detector needs beyond it (kl_runaway's history and slope fit; the
+/// trend memory_leak warns from without a known total).
+fn warm_up(kind: AlertKind, s: &KindSettings) -> usize {
+    let configured = s.warmup as usize;
+    match kind {
+        AlertKind::KlRunaway => configured.max(trend::KL_RUNAWAY_HISTORY),
+        AlertKind::MemoryLeak => configured.max(trend::LEAK_HISTORY),
+        _ => configured,
+    }
 }
 
 /// The MoE layers of a run that expert_collapse could not judge: fewer than
@@ -140,7 +153,7 @@ mod tests {
         let names = [catalog::LOSS, catalog::APPROX_KL, catalog::REWARD, catalog::STEP_TIME_S];
         let out = not_judged(&cfg, names.iter().copied(), |m| names.contains(&m).then_some(pts(if m == catalog::APPROX_KL { 10 } else { 10_000 })));
         let reason = |k: AlertKind| out.iter().find(|n| n.kind == k).map(|n| n.reason.clone());
-        assert_eq!(reason(AlertKind::KlRunaway).as_deref(), Some("not enough points: 10 of approx_kl, it needs 55"));
+        assert_eq!(reason(AlertKind::KlRunaway).as_deref(), Some("not enough points: 10 of approx_kl, it needs 85"));
         assert_eq!(reason(AlertKind::ThroughputRegression), None);
     }
 
@@ -168,12 +181,13 @@ mod tests {
         assert_eq!(
             out,
             vec![
-                (catalog::MEM_GPU_BYTES.to_owned(), format!("not enough points: 10 of {}, it needs 65", catalog::MEM_GPU_BYTES)),
+                (catalog::MEM_GPU_BYTES.to_owned(), format!("not enough points: 10 of {}, it needs 245", catalog::MEM_GPU_BYTES)),
                 (catalog::moe(1).balance(), "not enough points: 30 of layer 1's loads over 58 steps, it needs 25 points spanning 100 steps (a fresh router's warm-up)".to_owned()),
             ]
         );
         // 120 points whose steps do not advance are past the router's warm-up too.
-        assert_eq!(reasons(&|_| Some(Logged { points: 120, steps: 0 })), vec![]);
+        let out = reasons(&|_| Some(Logged { points: 120, steps: 0 }));
+        assert!(out.iter().all(|(m, _)| m.as_str() != catalog::moe(0).balance() && m.as_str() != catalog::moe(1).balance()), "{out:?}");
         // A dense run without memory counters is not told it lacks them.
         let out = not_judged(&cfg, [catalog::LOSS].into_iter(), |m| (m == catalog::LOSS).then_some(pts(500)));
         assert!(out.iter().all(|n| !matches!(n.kind, AlertKind::ExpertCollapse | AlertKind::MemoryLeak)), "{out:?}");

@@ -360,11 +360,11 @@ impl LineReader {
 impl LineReader {
     /// A line after a launcher's rank prefix: parsed as the format's, with the
     /// progress of its own rank, and its record given the rank unless it is the
-    /// first rank met (whose lines are the run itself, as in a log of one rank).
+    /// first rank met with metrics (whose lines are the run itself, as in a log of
+    /// one rank; every rank's warnings come first in many jobs).
     fn ranked_line(&mut self, rank: u32, rest: &str) -> Line {
-        let first = *self.first_rank.get_or_insert(rank);
         // (Read once: a prefix inside the rest is text, however many there are.)
-        if rank == first {
+        if self.first_rank == Some(rank) {
             return self.text_line(rest);
         }
         let at = self.other_ranks.iter().position(|(r, _)| *r == rank).unwrap_or_else(|| {
@@ -373,6 +373,12 @@ impl LineReader {
         });
         std::mem::swap(&mut self.progress, &mut self.other_ranks[at].1);
         let parsed = self.text_line(rest);
+        if self.first_rank.is_none() && matches!(parsed, Line::Metrics(_)) {
+            // This rank is the run: its progress stays the reader's own.
+            self.first_rank = Some(rank);
+            self.other_ranks.remove(at);
+            return parsed;
+        }
         std::mem::swap(&mut self.progress, &mut self.other_ranks[at].1);
         match parsed {
             Line::Metrics(mut rec) => {
@@ -547,6 +553,16 @@ mod tests {
         .unwrap();
         // The first rank met is the run; another is a run of its own.
         assert_eq!(got, [(None, 2.5), (Some(1), 2.6), (None, 2.4)]);
+        // Every rank's warnings first: the run is the first rank with metrics.
+        let log = "[rank3]: UserWarning: deprecated\n[rank0]: {'loss': 2.5, 'epoch': 0.1}\n[rank3]: {'loss': 2.6, 'epoch': 0.1}\n[rank0]: {'loss': 2.4, 'epoch': 0.2}\n";
+        let mut got = Vec::new();
+        read_all(log.as_bytes(), &mut LineReader::new(Format::HfLog, None), |_, line| {
+            if let Line::Metrics(r) = line {
+                got.push((r.rank, r.fields[0].1));
+            }
+        })
+        .unwrap();
+        assert_eq!(got, [(None, 2.5), (Some(3), 2.6), (None, 2.4)]);
         // A prefix repeated along a long line is read once, not once per copy.
         assert!(matches!(LineReader::new(Format::Text(Preset::Generic), None).line("[rank0]:".repeat(100_000).as_bytes()), Line::Text));
         // Strict formats are read as ever.

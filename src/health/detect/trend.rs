@@ -159,6 +159,9 @@ pub struct KlRunaway {
 /// Points of the recent KL level and of the slope fit.
 const KL_RECENT: usize = 10;
 const KL_SLOPE: usize = 40;
+/// Points of the KL held before kl_runaway judges: a window's history and the
+/// slope fit (more than its configured warm-up).
+pub const KL_RUNAWAY_HISTORY: usize = 2 * KL_SLOPE;
 /// Robust sigmas of the KL's log noise (over the history before the slope's
 /// points) that its growth must exceed as well as the warn ratio.
 const KL_NOISE_SIGMAS: f64 = 3.0;
@@ -199,7 +202,7 @@ impl KlRunaway {
         self.history.push(x);
         self.history_logs.push((x.max(0.0) + KL_FLOOR).ln());
         self.run_levels.push((x.max(0.0) + KL_FLOOR).ln());
-        if self.gate.warming() || self.history.len() < 2 * KL_SLOPE {
+        if self.gate.warming() || self.history.len() < KL_RUNAWAY_HISTORY {
             return None;
         }
         let n = self.history.len();
