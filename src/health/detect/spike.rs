@@ -271,6 +271,18 @@ impl Spike {
         (v.max(0.0) + self.floor).max(1e-300).ln()
     }
 
+    /// The noise around a steep fall ([`noise_around_a_fall`]) at the run's start
+    /// only (its first two windows judged, as for [`RiseRecord::after_the_start`]):
+    /// where a loss or a gradient norm falls from its initial level. Later, a
+    /// gradient norm's window falls after each burst of its noise with memory, and
+    /// read there the differences made rises of its own noise into explosions.
+    fn noise_around_a_fall(&self, streak: usize, spread: f64) -> Option<AroundTrend> {
+        if RiseRecord::after_the_start(self.judged, self.settings.window) {
+            return None;
+        }
+        noise_around_a_fall(&self.window.logs, streak, spread)
+    }
+
     /// How far `x` is from the reference window, and the severity that is.
     /// Positive metrics are judged on the log scale (a ratio to the median, backed
     /// by a robust z-score); a metric that is signed, or whose reference holds
@@ -324,7 +336,7 @@ impl Spike {
             let near_zero = !magnitude && lmad() >= CLEARLY_POSITIVE_LOG_MAD && {
                 let (med, mad) = sorted_median_mad(&raw().sorted_range(0, n))?;
                 med.abs() + self.floor < NEAR_ZERO_SPREADS * MAD_TO_SIGMA * mad
-            } && noise_around_a_fall(logs, streak, MAD_TO_SIGMA * lmad()).is_none_or(|around| around.sigma >= CLEARLY_POSITIVE_LOG_MAD);
+            } && self.noise_around_a_fall(streak, MAD_TO_SIGMA * lmad()).is_none_or(|around| around.sigma >= CLEARLY_POSITIVE_LOG_MAD);
             if !near_zero {
                 let y = log(x);
                 let ratio = (y - lmed).exp();
@@ -336,7 +348,7 @@ impl Spike {
                             let spread = MAD_TO_SIGMA * lmad();
                             // On a steep fall the window's spread is the fall itself:
                             // the noise around it is what a spike stands out from.
-                            match noise_around_a_fall(logs, streak, spread) {
+                            match self.noise_around_a_fall(streak, spread) {
                                 Some(around) => (around.sigma, around.tail),
                                 None => (spread, tail_sigma(logs, streak)),
                             }
