@@ -450,7 +450,8 @@ struct AroundTrend {
 /// about 4), so they are used only while the trend explains most of the spread
 /// (their sigma under [`FALL_NOISE_SHARE`] of `spread`) and the fall is
 /// consistent ([`FALL_RISING_SHARE`]); the result never exceeds the window's
-/// own spread. O(window), read only at a point past its ratio threshold.
+/// own spread. O(window), read only at a point past its ratio threshold or one
+/// the near-zero test would send to differences.
 fn noise_around_a_fall(reference: &SortedSeries, streak: usize, spread: f64) -> Option<AroundTrend> {
     let range = tail_sample(reference.len(), streak);
     if range.len() < FALL_MIN_POINTS {
