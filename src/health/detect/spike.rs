@@ -6,7 +6,7 @@
 //! of the robust spread instead: a ratio to a median near zero is meaningless.
 use super::{grade, Detector, Excursions, Gate, Point, Raised, Worse, FAMILIAR_EXCURSIONS};
 use crate::health::config::KindSettings;
-use crate::health::stats::{sorted_median, sorted_median_mad, SortedSeries, StartLevel, MAD_TO_SIGMA};
+use crate::health::stats::{half_lag_slope, sorted_copy, sorted_median, sorted_median_mad, SortedSeries, StartLevel, MAD_TO_SIGMA};
 use crate::health::{AlertKind, Severity};
 use crate::metrics::catalog;
 use crate::report::format::compact;
@@ -271,6 +271,18 @@ impl Spike {
         (v.max(0.0) + self.floor).max(1e-300).ln()
     }
 
+    /// The noise around a steep fall ([`noise_around_a_fall`]) at the run's start
+    /// only (its first two windows judged, as for [`RiseRecord::after_the_start`]):
+    /// where a loss or a gradient norm falls from its initial level. Later, a
+    /// gradient norm's window falls after each burst of its noise with memory, and
+    /// read there the differences made rises of its own noise into explosions.
+    fn noise_around_a_fall(&self, streak: usize, spread: f64) -> Option<AroundTrend> {
+        if RiseRecord::after_the_start(self.judged, self.settings.window) {
+            return None;
+        }
+        noise_around_a_fall(&self.window.logs, streak, spread)
+    }
+
     /// How far `x` is from the reference window, and the severity that is.
     /// Positive metrics are judged on the log scale (a ratio to the median, backed
     /// by a robust z-score); a metric that is signed, or whose reference holds
@@ -319,18 +331,32 @@ impl Spike {
             // However wide a magnitude's spread, a small median is a small scale,
             // not a zero to measure differences from; a heavy-tailed one on the raw
             // scale would put its own tail at many robust sigmas.
+            // A positive series falling steeply has a wide spread too, the fall's:
+            // near zero only if the noise around the fall does not say otherwise.
             let near_zero = !magnitude && lmad() >= CLEARLY_POSITIVE_LOG_MAD && {
                 let (med, mad) = sorted_median_mad(&raw().sorted_range(0, n))?;
                 med.abs() + self.floor < NEAR_ZERO_SPREADS * MAD_TO_SIGMA * mad
-            };
+            } && self.noise_around_a_fall(streak, MAD_TO_SIGMA * lmad()).is_none_or(|around| around.sigma >= CLEARLY_POSITIVE_LOG_MAD);
             if !near_zero {
                 let y = log(x);
                 let ratio = (y - lmed).exp();
                 let severity = grade(ratio, self.settings.warn, self.settings.critical, lower).filter(|_| {
                     // Upwards only: a drop to 1% (vanishing) is judged against the
                     // bulk, and a fall's own ramp would widen its lower tail.
-                    let tail = if self.direction == Direction::Up { tail_sigma(logs, streak).max(self.record_sigma()) } else { 0.0 };
-                    let sigma = (MAD_TO_SIGMA * lmad()).max(tail).max(MIN_LOG_SIGMA);
+                    let (spread, tail) = match self.direction {
+                        Direction::Up => {
+                            let spread = MAD_TO_SIGMA * lmad();
+                            // On a steep fall the window's spread is the fall itself:
+                            // the noise around it is what a spike stands out from.
+                            match self.noise_around_a_fall(streak, spread) {
+                                Some(around) => (around.sigma, around.tail),
+                                None => (spread, tail_sigma(logs, streak)),
+                            }
+                        }
+                        Direction::Down => (MAD_TO_SIGMA * lmad(), 0.0),
+                    };
+                    let tail = tail.max(self.record_sigma());
+                    let sigma = spread.max(tail).max(MIN_LOG_SIGMA);
                     let z = match self.direction {
                         Direction::Up => (y - lmed) / sigma,
                         Direction::Down => (lmed - y) / sigma,
@@ -394,6 +420,60 @@ fn tail_sigma(reference: &SortedSeries, streak: usize) -> f64 {
     let Some(median) = sorted_median(&v) else { return 0.0 };
     let q = v[((v.len() - 1) as f64 * TAIL_QUANTILE).round() as usize];
     (q - median).abs() * TAIL_MULTIPLE / SPIKE_Z
+}
+
+/// A window is judged "falling" when the trend explains most of its spread: the
+/// noise around the trend is at most this share of the window's own spread...
+const FALL_NOISE_SHARE: f64 = 0.5;
+/// ...and at most this share of its half-lag slopes rise (a consistent fall, not
+/// a wander of noise with memory).
+const FALL_RISING_SHARE: f64 = 0.25;
+/// Points of the sample the noise around a fall is read from, at least.
+const FALL_MIN_POINTS: usize = 12;
+
+/// The noise around a falling trend, as sigmas for a z-score of [`SPIKE_Z`].
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct AroundTrend {
+    /// From the MAD of second differences (a local line removed at every point).
+    sigma: f64,
+    /// The tail rule ([`tail_sigma`]) read on the same differences.
+    tail: f64,
+}
+
+/// The noise around the window's trend when the window falls steeply (a loss or
+/// a gradient norm early in a run), else `None`: then the window's MAD is the fall
+/// itself and a spike of 1.5-2x reads under z = 4. Read on the tail sample (the
+/// newest points, outside an event under way) from second differences, which
+/// remove a local line at every point and so follow a curved fall (a loss's
+/// exponential decay) where one straight line would leave the curvature as
+/// spread. Differences understate noise with memory (AR(1) 0.9: by a factor of
+/// about 4), so they are used only while the trend explains most of the spread
+/// (their sigma under [`FALL_NOISE_SHARE`] of `spread`) and the fall is
+/// consistent ([`FALL_RISING_SHARE`]); the result never exceeds the window's
+/// own spread. O(window), read only at a point past its ratio threshold or one
+/// the near-zero test would send to differences.
+fn noise_around_a_fall(reference: &SortedSeries, streak: usize, spread: f64) -> Option<AroundTrend> {
+    let range = tail_sample(reference.len(), streak);
+    if range.len() < FALL_MIN_POINTS {
+        return None;
+    }
+    let sample: Vec<f64> = reference.values().range(range).copied().collect();
+    let (slope, rising) = half_lag_slope(&sample)?;
+    if !(slope < 0.0 && rising <= FALL_RISING_SHARE) {
+        return None;
+    }
+    let second: Vec<f64> = sample.windows(3).map(|w| w[2] - 2.0 * w[1] + w[0]).collect();
+    let sorted = sorted_copy(second.iter().copied());
+    let (median, mad) = sorted_median_mad(&sorted)?;
+    // White noise: a second difference has variance 6 sigma^2.
+    let scale = 6f64.sqrt();
+    let sigma = MAD_TO_SIGMA * mad / scale;
+    if !(sigma.is_finite() && sigma <= FALL_NOISE_SHARE * spread) {
+        return None;
+    }
+    let q = sorted[((sorted.len() - 1) as f64 * TAIL_QUANTILE).round() as usize];
+    let tail = (q - median).abs() / scale * TAIL_MULTIPLE / SPIKE_Z;
+    Some(AroundTrend { sigma, tail: tail.min(spread) })
 }
 
 /// Points of the run's record of rises needed before it is read: its 99%
@@ -942,5 +1022,116 @@ mod tests {
         assert_eq!(worst(&kl(0.004, 2.4, false)), None);
         // With values below zero in the window the 0.01 floor holds: 4x of 0.004 is 2.2x so read.
         assert_eq!(worst(&kl(0.004, 4.0, true)), None);
+    }
+
+    /// Gaussian draws from a fixed seed (sum of twelve uniforms).
+    fn gauss(seed: u64) -> impl FnMut() -> f64 {
+        let mut rng = crate::workload::rng::SplitMix64::new(seed);
+        move || (0..12).map(|_| (rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64).sum::<f64>() - 6.0
+    }
+
+    /// A pretraining loss falling steeply from 10x its level (time constant `tau`
+    /// points), with log-scale noise `noise(i)`.
+    fn steep_fall(n: usize, tau: f64, mut noise: impl FnMut() -> f64) -> Vec<f64> {
+        (0..n).map(|i| 2.0 * (1.0 + 9.0 * (-(i as f64) / tau).exp()) * noise().exp()).collect()
+    }
+
+    fn warned(d: &mut Spike, v: &[f64]) -> Vec<(u64, u64, Severity)> {
+        run(d, v).into_iter().filter(|(_, r)| r.severity >= Severity::Warn).map(|(at, r)| (at, r.step, r.severity)).collect()
+    }
+
+    fn loss_detector() -> Spike {
+        Spike::new(AlertKind::LossSpike, defaults(AlertKind::LossSpike), Direction::Up, 0.0, "jumped")
+    }
+
+    /// Should raise: a spike to 1.6x the trailing median right after the warm-up,
+    /// on a loss still falling steeply (the window's MAD is the fall: z under 4
+    /// over it), is caught within 2 steps; with white noise or noise with memory.
+    #[test]
+    fn a_spike_on_a_steep_fall_is_caught_within_two_steps() {
+        for seed in 0..12u64 {
+            let mut g = gauss(seed);
+            let mut v = steep_fall(120, 6.0 + seed as f64, || 0.02 * g());
+            let at = 24 + (seed as usize % 6);
+            let median = crate::health::stats::median(&v[..at]).unwrap();
+            for x in &mut v[at..at + 3] {
+                *x = 1.6 * median;
+            }
+            let got = warned(&mut loss_detector(), &v);
+            assert!(got.first().is_some_and(|(raised, step, _)| *step == at as u64 && *raised <= at as u64 + 2), "seed {seed}: {got:?}");
+        }
+    }
+
+    /// Should not raise: the same steep falls without a spike, with white noise
+    /// and with AR(1) 0.9 noise (whose differences understate its spread).
+    #[test]
+    fn a_steep_fall_without_a_spike_is_quiet_even_with_memory() {
+        for seed in 0..40u64 {
+            let mut g = gauss(100 + seed);
+            let sigma = 0.02 + 0.002 * seed as f64;
+            let white = steep_fall(400, 5.0 + seed as f64, || sigma * g());
+            assert_eq!(warned(&mut loss_detector(), &white), vec![], "white, seed {seed}");
+            let mut e = 0.0;
+            let mut g = gauss(200 + seed);
+            let ar = steep_fall(400, 5.0 + seed as f64, || {
+                e = 0.9 * e + (1.0f64 - 0.81).sqrt() * sigma * g();
+                e
+            });
+            assert_eq!(warned(&mut loss_detector(), &ar), vec![], "AR(0.9), seed {seed}");
+        }
+    }
+
+    /// A one-step bump on a steep fall stays info.
+    #[test]
+    fn a_one_step_bump_on_a_steep_fall_is_info() {
+        let mut g = gauss(7);
+        let mut v = steep_fall(120, 8.0, || 0.02 * g());
+        let median = crate::health::stats::median(&v[..26]).unwrap();
+        v[26] = 2.0 * median;
+        let alerts = run(&mut loss_detector(), &v);
+        assert_eq!(alerts.iter().map(|(_, r)| (r.step, r.severity)).collect::<Vec<_>>(), vec![(26, Severity::Info)], "{alerts:?}");
+    }
+
+    /// Should not raise: gradient norms falling early in a run (3x to 1x), with
+    /// heavy-tailed noise; should raise: an explosion of 3x on such a fall.
+    #[test]
+    fn falling_grad_norms_early_in_a_run_are_not_explosions() {
+        for seed in 0..30u64 {
+            let mut g = gauss(300 + seed);
+            // Student-t like: a Gaussian over the root of a scaled chi-square of 3.
+            let mut t3 = || {
+                let z = g();
+                let chi = (g().powi(2) + g().powi(2) + g().powi(2)) / 3.0;
+                z / chi.sqrt().max(0.2)
+            };
+            let tau = 4.0 + seed as f64;
+            let mut v: Vec<f64> = (0..300).map(|i| 0.5 * (1.0 + 2.0 * (-(i as f64) / tau).exp()) * (0.05 * t3()).exp()).collect();
+            assert_eq!(warned(&mut grad_detector(), &v), vec![], "seed {seed}");
+            let at = 25 + (seed as usize % 8);
+            let median = crate::health::stats::median(&v[..at]).unwrap();
+            for x in &mut v[at..at + 3] {
+                *x = 3.0 * median;
+            }
+            let got = warned(&mut grad_detector(), &v);
+            assert!(got.first().is_some_and(|(raised, step, _)| *step == at as u64 && *raised <= at as u64 + 2), "seed {seed}: {got:?}");
+        }
+    }
+
+    /// The noise around a fall is read only on a consistent, steep fall.
+    #[test]
+    fn the_noise_around_a_fall_is_read_only_on_a_fall() {
+        let series = |f: &dyn Fn(usize) -> f64| {
+            let mut s = SortedSeries::new(100, &[]);
+            (0..30).for_each(|i| s.push(f(i)));
+            s
+        };
+        let wig = |i: usize| 0.01 * ((i as f64) * 1.7).sin();
+        let fall = series(&|i| 2.0 - 0.1 * i as f64 + wig(i));
+        let around = noise_around_a_fall(&fall, 0, 1.0).expect("a fall");
+        assert!(around.sigma < 0.02 && around.tail < 0.02, "{around:?}");
+        // Rising, flat, or a fall that explains little of the spread: none.
+        assert_eq!(noise_around_a_fall(&series(&|i| 0.1 * i as f64 + wig(i)), 0, 1.0), None);
+        assert_eq!(noise_around_a_fall(&series(&wig), 0, 0.01), None);
+        assert_eq!(noise_around_a_fall(&fall, 0, 0.01), None);
     }
 }
