@@ -55,6 +55,9 @@ pub const STEADY_TICKS: u32 = 4;
 /// trend over fewer is weak evidence (a noise excursion falling back to a
 /// rising reward's trend can pass the test over 8 levels).
 pub const STEADY_LEVELS: usize = 2 * CLIMB_LEVELS;
+/// Blocks this long (runs of 10,000 points or more) confirm a steady climb
+/// over [`CLIMB_LEVELS`] levels in one block (see `Track::steady_levels`).
+pub const LARGE_BLOCK: usize = 320;
 /// The rise must also be this many noise sigmas of a level.
 pub const DRIFT_Z: f64 = 6.0;
 /// A sustained climb: the levels from the best one to now span at least this
@@ -252,6 +255,14 @@ impl Track {
         self.memory.independent_within(SHORT_BLOCK, SHORT_ERRORS) && self.detail.is_some_and(|d| !d.4)
     }
 
+    /// The levels a climb confirmed in one block must span since its best:
+    /// [`STEADY_LEVELS`], or [`CLIMB_LEVELS`] once blocks are [`LARGE_BLOCK`]
+    /// points or more (a late onset in a long run has no 16 levels left before
+    /// the run ends; each level is then the median of hundreds of points).
+    fn steady_levels(&self) -> usize {
+        if self.block_len >= LARGE_BLOCK { CLIMB_LEVELS } else { STEADY_LEVELS }
+    }
+
     /// Takes a finite point into the levels and judges them when due.
     fn take(&mut self, step: u64, x: f64, warming: bool) {
         self.lowest = self.lowest.min(x);
@@ -372,7 +383,7 @@ impl Track {
         // Only where a trend of levels means something: levels independent of
         // each other (a wander of noise with memory makes trends) after a real
         // improvement.
-        let needed = if self.above >= STEADY_TICKS && self.above < DRIFT_TICKS && n - best_at + 1 >= STEADY_LEVELS && gain >= threshold && independent {
+        let needed = if self.above >= STEADY_TICKS && self.above < DRIFT_TICKS && n - best_at + 1 >= self.steady_levels() && gain >= threshold && independent {
             let since: Vec<f64> = y[best_at..].iter().copied().chain([now]).collect();
             if sustained_climb(&since) { STEADY_TICKS } else { DRIFT_TICKS }
         } else {
@@ -774,6 +785,30 @@ mod tests {
         let values = |v: f64| vec![(MetricName::Owned("loss".to_owned()), v)];
         let raised = series.iter().enumerate().filter(|(i, v)| coarse.observe(&Point { step: *i as u64, time_s: 0.0, values: &values(**v) }).is_some()).count();
         assert_eq!(raised, 0);
+    }
+
+    #[test]
+    fn a_late_climb_in_a_long_run_is_confirmed_over_fewer_levels_and_a_late_bump_is_not() {
+        // (what, the loss's shape at step i of n, noise memory, should warn)
+        type Shape = fn(usize, usize) -> f64;
+        let late: Shape = |i, n| (3.0 + 4.0 * (-(i as f64) / (n as f64 / 8.0)).exp()) * (1.0 + 0.2 * i.saturating_sub(n * 17 / 20) as f64 / (n - n * 17 / 20) as f64);
+        let late_rise: Shape = |i, n| (3.0 + 4.0 * (-(i as f64) / (n as f64 / 8.0)).exp()) * (1.0 + 0.05 * i.saturating_sub(n * 17 / 20) as f64 / (n - n * 17 / 20) as f64);
+        let plateau: Shape = |i, n| 3.0 + 4.0 * (-(i as f64) / (n as f64 / 8.0)).exp();
+        let table: [(&str, Shape, f64, bool); 4] = [
+            ("+20% from 85% of the run, white noise", late, 0.0, true),
+            ("a healthy +5% from 85%, white noise", late_rise, 0.0, false),
+            ("a healthy +5% from 85%, AR 0.9", late_rise, 0.9, false),
+            ("a plateau, AR 0.98", plateau, 0.98, false),
+        ];
+        let n = 60_000;
+        for (what, shape, phi, want) in table {
+            let e = ar_noise(50, n, phi);
+            let scale = 0.01 * (1.0 - phi * phi).sqrt();
+            let series: Vec<f64> = (0..n).map(|i| shape(i, n) * (1.0 + scale * e[i])).collect();
+            let alerts = run("loss", &series);
+            assert_eq!(alerts.iter().any(|(_, a)| a.severity >= Severity::Warn), want, "{what}: {alerts:?}");
+            assert!(alerts.iter().all(|(at, _)| *at > (n * 17 / 20) as u64), "{what}: {alerts:?}");
+        }
     }
 
     #[test]
