@@ -37,6 +37,9 @@ use crate::report::format::compact;
 
 /// Points of a block at the start of a run.
 pub const MIN_BLOCK: usize = 10;
+/// Points of a block of a short run's finer levels (heeded only on points
+/// without memory, until they would merge: 320 points).
+pub const SHORT_BLOCK: usize = 5;
 /// Levels held before neighbours merge (the block length then doubles).
 pub const MAX_BLOCKS: usize = 64;
 /// Levels needed before anything is judged.
@@ -52,6 +55,9 @@ pub const STEADY_TICKS: u32 = 4;
 /// trend over fewer is weak evidence (a noise excursion falling back to a
 /// rising reward's trend can pass the test over 8 levels).
 pub const STEADY_LEVELS: usize = 2 * CLIMB_LEVELS;
+/// Blocks this long (runs of 10,000 points or more) confirm a steady climb
+/// over [`CLIMB_LEVELS`] levels in one block (see `Track::steady_levels`).
+pub const LARGE_BLOCK: usize = 320;
 /// The rise must also be this many noise sigmas of a level.
 pub const DRIFT_Z: f64 = 6.0;
 /// A sustained climb: the levels from the best one to now span at least this
@@ -141,20 +147,32 @@ struct Track {
     /// How much memory the points' noise has (see [`Memory`]).
     memory: Memory,
     gate: Gate,
+    /// Blocks of this many points at the start (and after a reset).
+    first_block: usize,
+    /// A short run's finer levels (blocks of [`SHORT_BLOCK`] points), heeded
+    /// only while the points are independent at that block length; dropped
+    /// once its blocks would merge (the run is no longer short).
+    short: Option<Box<Track>>,
 }
 
 impl Track {
     fn new(s: &KindSettings, metric: String) -> Self {
+        let mut t = Self::with_blocks(s, metric.clone(), MIN_BLOCK);
+        t.short = Some(Box::new(Self::with_blocks(s, metric, SHORT_BLOCK)));
+        t
+    }
+
+    fn with_blocks(s: &KindSettings, metric: String, first_block: usize) -> Self {
         let worse = if catalog::better(&metric) == Better::Higher { Worse::Lower } else { Worse::Higher };
         Track {
             warn: s.warn,
             critical: s.critical,
             scale: None,
-            block_len: MIN_BLOCK,
-            block: Vec::with_capacity(MIN_BLOCK),
+            block_len: first_block,
+            block: Vec::with_capacity(first_block),
             block_start: 0,
             levels: Vec::with_capacity(MAX_BLOCKS),
-            recent: Window::new(MIN_BLOCK),
+            recent: Window::new(first_block),
             since_judged: 0,
             cusum: 0.0,
             above: 0,
@@ -163,6 +181,8 @@ impl Track {
             lowest: f64::INFINITY,
             memory: Memory::default(),
             gate: Gate::new(s, worse),
+            first_block,
+            short: None,
             metric,
         }
     }
@@ -190,6 +210,61 @@ impl Track {
         if !x.is_finite() {
             return None;
         }
+        let warming = self.gate.warming();
+        self.take(p.step, x, warming);
+        let mut verdict = (self.verdict, self.detail, self.levels.len() * self.block_len);
+        // A short run: its finer levels speak while the points have no memory
+        // at their block length (medians of 5 points with memory wander more
+        // than the levels' noise allows for).
+        if let Some(short) = &mut self.short {
+            short.take(p.step, x, warming);
+            if short.block_len > SHORT_BLOCK {
+                self.short = None;
+            } else if short.verdict > verdict.0 && short.speaks() {
+                verdict = (short.verdict, short.detail, short.levels.len() * short.block_len);
+            }
+        }
+        let (verdict, detail, span) = verdict;
+        let scale = self.scale?;
+        let v = self.gate.pass(verdict, p.step, x)?;
+        let (best_step, best, now, rise, in_sigmas) = detail?;
+        let how = match scale {
+            _ if in_sigmas => format!("{} noise sigmas {} from", compact(rise), if scale == (Scale::Linear { higher_is_better: true }) { "down" } else { "up" }),
+            Scale::Log => format!("{}% above", compact(100.0 * rise)),
+            Scale::Linear { higher_is_better: true } => format!("{}% of its gain lost from", compact(100.0 * rise)),
+            Scale::Linear { higher_is_better: false } => format!("{}% of its improvement undone from", compact(100.0 * rise)),
+        };
+        let message = format!(
+            "{} drifting from step {} ({} there): level {} is {how} its best {} (around step {best_step}) over {span} steps",
+            self.metric,
+            v.step,
+            compact(v.value),
+            compact(now),
+            compact(best),
+        );
+        Some(v.raise(self.metric.clone(), message))
+    }
+
+    /// Whether a short run's finer levels may raise their verdict: the points
+    /// have no memory at [`SHORT_BLOCK`] points (judged on the share's bound
+    /// [`SHORT_ERRORS`] standard errors up: two would hold back white noise
+    /// itself until about 250 points, past most of a 300-point run), and the
+    /// verdict is an improvement undone, not a rise told in noise sigmas (12
+    /// levels of 5 points tell a noise too loosely for that alone).
+    fn speaks(&self) -> bool {
+        self.memory.independent_within(SHORT_BLOCK, SHORT_ERRORS) && self.detail.is_some_and(|d| !d.4)
+    }
+
+    /// The levels a climb confirmed in one block must span since its best:
+    /// [`STEADY_LEVELS`], or [`CLIMB_LEVELS`] once blocks are [`LARGE_BLOCK`]
+    /// points or more (a late onset in a long run has no 16 levels left before
+    /// the run ends; each level is then the median of hundreds of points).
+    fn steady_levels(&self) -> usize {
+        if self.block_len >= LARGE_BLOCK { CLIMB_LEVELS } else { STEADY_LEVELS }
+    }
+
+    /// Takes a finite point into the levels and judges them when due.
+    fn take(&mut self, step: u64, x: f64, warming: bool) {
         self.lowest = self.lowest.min(x);
         let higher_is_better = catalog::better(&self.metric) == Better::Higher;
         let scale = *self.scale.get_or_insert(if !higher_is_better && x > 0.0 && !catalog::is_signed(&self.metric) {
@@ -202,15 +277,15 @@ impl Track {
             self.scale = Some(Scale::Linear { higher_is_better: false });
             self.levels.clear();
             self.block.clear();
-            self.recent = Window::new(MIN_BLOCK);
-            self.block_len = MIN_BLOCK;
+            self.recent = Window::new(self.first_block);
+            self.block_len = self.first_block;
             self.cusum = 0.0;
             self.above = 0;
             self.verdict = None;
             self.memory = Memory::default();
         }
         if self.block.is_empty() {
-            self.block_start = p.step;
+            self.block_start = step;
         }
         let y = self.orient(x);
         // The descent or climb the points are on, per point (the last two
@@ -222,7 +297,6 @@ impl Track {
         self.memory.push(y, pace);
         self.block.push(y);
         self.recent.push(y);
-        let warming = self.gate.warming();
         if self.block.len() >= self.block_len {
             self.close_block();
         }
@@ -231,24 +305,6 @@ impl Track {
             self.since_judged = 0;
             self.verdict = if warming { None } else { self.judge() };
         }
-        let v = self.gate.pass(self.verdict, p.step, x)?;
-        let (best_step, best, now, rise, in_sigmas) = self.detail?;
-        let how = match scale {
-            _ if in_sigmas => format!("{} noise sigmas {} from", compact(rise), if scale == (Scale::Linear { higher_is_better: true }) { "down" } else { "up" }),
-            Scale::Log => format!("{}% above", compact(100.0 * rise)),
-            Scale::Linear { higher_is_better: true } => format!("{}% of its gain lost from", compact(100.0 * rise)),
-            Scale::Linear { higher_is_better: false } => format!("{}% of its improvement undone from", compact(100.0 * rise)),
-        };
-        let message = format!(
-            "{} drifting from step {} ({} there): level {} is {how} its best {} (around step {best_step}) over {} steps",
-            self.metric,
-            v.step,
-            compact(v.value),
-            compact(now),
-            compact(best),
-            self.levels.len() * self.block_len
-        );
-        Some(v.raise(self.metric.clone(), message))
     }
 
     /// Closes the open block: its median becomes a level.
@@ -327,7 +383,7 @@ impl Track {
         // Only where a trend of levels means something: levels independent of
         // each other (a wander of noise with memory makes trends) after a real
         // improvement.
-        let needed = if self.above >= STEADY_TICKS && self.above < DRIFT_TICKS && n - best_at + 1 >= STEADY_LEVELS && gain >= threshold && independent {
+        let needed = if self.above >= STEADY_TICKS && self.above < DRIFT_TICKS && n - best_at + 1 >= self.steady_levels() && gain >= threshold && independent {
             let since: Vec<f64> = y[best_at..].iter().copied().chain([now]).collect();
             if sustained_climb(&since) { STEADY_TICKS } else { DRIFT_TICKS }
         } else {
@@ -467,11 +523,16 @@ impl Memory {
     /// longer than the noise's correlation time, judged on the upper bound of
     /// the share of repeated signs (two standard errors): too few points say no.
     fn independent_over(&self, block_len: usize) -> bool {
+        self.independent_within(block_len, 2.0)
+    }
+
+    /// [`Self::independent_over`] on the share's bound `errors` standard errors up.
+    fn independent_within(&self, block_len: usize, errors: f64) -> bool {
         if self.pairs < MEMORY_PAIRS {
             return false;
         }
         let n = self.pairs as f64;
-        let share = (self.same_sign as f64 / n + 2.0 * (0.25 / n).sqrt()).min(0.5);
+        let share = (self.same_sign as f64 / n + errors * (0.25 / n).sqrt()).min(0.5);
         // For gaussian AR(1) noise with coefficient phi, the differences have a
         // lag-1 correlation of -(1 - phi) / 2, repeated with probability
         // 1/2 + asin(that) / pi.
@@ -486,6 +547,9 @@ impl Memory {
 
 /// Consecutive differences counted before the noise's memory is trusted.
 const MEMORY_PAIRS: u64 = 100;
+/// The bound on the share of repeated signs a short run's finer levels are
+/// heeded under, in standard errors (see [`Track::speaks`]).
+const SHORT_ERRORS: f64 = 1.0;
 /// Blocks this many correlation times long give independent levels.
 const INDEPENDENT_BLOCKS: f64 = 4.0;
 
@@ -679,6 +743,71 @@ mod tests {
                 assert_eq!(warned, want, "{what}, {n} points: {alerts:?}");
                 assert!(alerts.iter().all(|(at, _)| *at > (n * 3 / 5) as u64), "{what}: {alerts:?}");
             }
+        }
+    }
+
+    #[test]
+    fn a_short_run_is_judged_on_finer_levels_only_while_its_points_have_no_memory() {
+        // (what, points, noise memory, the loss's shape at step i of n, should warn)
+        type Shape = fn(usize, usize) -> f64;
+        let climb: Shape = |i, n| (3.0 + 4.0 * (-(i as f64) / (n as f64 / 8.0)).exp()) * (1.0 + 0.4 * i.saturating_sub(n * 3 / 5) as f64 / (n - n * 3 / 5) as f64);
+        let plateau: Shape = |i, n| 3.0 + 4.0 * (-(i as f64) / (n as f64 / 8.0)).exp();
+        let table: [(&str, usize, f64, Shape, bool); 5] = [
+            ("+40% from 60% of 200 points, white noise", 200, 0.0, climb, true),
+            ("a plateau, 200 points, white noise", 200, 0.0, plateau, false),
+            ("a plateau, 200 points, AR 0.9", 200, 0.9, plateau, false),
+            ("a plateau, the first 360 points of a long run, AR 0.9", 360, 0.9, |i, _| 3.0 + 4.0 * (-(i as f64) / 625.0).exp(), false),
+            ("a plateau, 300 points, AR 0.5", 300, 0.5, plateau, false),
+        ];
+        for (what, n, phi, shape, want) in table {
+            let mut warned = 0;
+            for seed in 40..44u64 {
+                let e = ar_noise(seed, n, phi);
+                let series: Vec<f64> = (0..n).map(|i| shape(i, n) * (1.0 + 0.02 * e[i])).collect();
+                let alerts = run("loss", &series);
+                warned += alerts.iter().any(|(_, a)| a.severity >= Severity::Warn) as usize;
+                assert!(alerts.iter().all(|(at, _)| *at > (n * 3 / 5) as u64), "{what}: {alerts:?}");
+            }
+            // 200 white-noise points can repeat their differences' signs often
+            // enough to read as memory (seed 42: 40% of the time): the finer
+            // levels then stay silent, as they should when memory is possible.
+            if want {
+                assert!(warned >= 3, "{what}: {warned} of 4");
+            } else {
+                assert_eq!(warned, 0, "{what}");
+            }
+        }
+        // The finer levels alone raise the short climb: the full blocks judge
+        // from 120 points and confirm over 20 more.
+        let e = ar_noise(40, 200, 0.0);
+        let series: Vec<f64> = (0..200).map(|i| climb(i, 200) * (1.0 + 0.02 * e[i])).collect();
+        let mut coarse = Track::with_blocks(&defaults(AlertKind::SlowDrift), "loss".to_owned(), MIN_BLOCK);
+        let values = |v: f64| vec![(MetricName::Owned("loss".to_owned()), v)];
+        let raised = series.iter().enumerate().filter(|(i, v)| coarse.observe(&Point { step: *i as u64, time_s: 0.0, values: &values(**v) }).is_some()).count();
+        assert_eq!(raised, 0);
+    }
+
+    #[test]
+    fn a_late_climb_in_a_long_run_is_confirmed_over_fewer_levels_and_a_late_bump_is_not() {
+        // (what, the loss's shape at step i of n, noise memory, should warn)
+        type Shape = fn(usize, usize) -> f64;
+        let late: Shape = |i, n| (3.0 + 4.0 * (-(i as f64) / (n as f64 / 8.0)).exp()) * (1.0 + 0.2 * i.saturating_sub(n * 17 / 20) as f64 / (n - n * 17 / 20) as f64);
+        let late_rise: Shape = |i, n| (3.0 + 4.0 * (-(i as f64) / (n as f64 / 8.0)).exp()) * (1.0 + 0.05 * i.saturating_sub(n * 17 / 20) as f64 / (n - n * 17 / 20) as f64);
+        let plateau: Shape = |i, n| 3.0 + 4.0 * (-(i as f64) / (n as f64 / 8.0)).exp();
+        let table: [(&str, Shape, f64, bool); 4] = [
+            ("+20% from 85% of the run, white noise", late, 0.0, true),
+            ("a healthy +5% from 85%, white noise", late_rise, 0.0, false),
+            ("a healthy +5% from 85%, AR 0.9", late_rise, 0.9, false),
+            ("a plateau, AR 0.98", plateau, 0.98, false),
+        ];
+        let n = 60_000;
+        for (what, shape, phi, want) in table {
+            let e = ar_noise(50, n, phi);
+            let scale = 0.01 * (1.0 - phi * phi).sqrt();
+            let series: Vec<f64> = (0..n).map(|i| shape(i, n) * (1.0 + scale * e[i])).collect();
+            let alerts = run("loss", &series);
+            assert_eq!(alerts.iter().any(|(_, a)| a.severity >= Severity::Warn), want, "{what}: {alerts:?}");
+            assert!(alerts.iter().all(|(at, _)| *at > (n * 17 / 20) as u64), "{what}: {alerts:?}");
         }
     }
 
