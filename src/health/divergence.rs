@@ -317,7 +317,7 @@ mod tests {
         let mut rng = crate::workload::rng::SplitMix64::new(seed);
         move || {
             // The sum of four uniforms, centred: close enough to a normal.
-            (0..4).map(|_| (rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64).sum::<f64>() - 2.0
+            (0..4).map(|_| rng.unit()).sum::<f64>() - 2.0
         }
     }
 

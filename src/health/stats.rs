@@ -474,7 +474,7 @@ mod tests {
     fn sorted_statistics_equal_selection_bit_for_bit() {
         let mut rng = crate::workload::rng::SplitMix64::new(21);
         let mut draw = move |kind: u64| -> f64 {
-            let u = (rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64;
+            let u = rng.unit();
             match kind % 4 {
                 0 => ((u * 9.0).floor() - 4.0) * 0.5,
                 1 => (u * 40.0 - 20.0).exp(),

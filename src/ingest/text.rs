@@ -344,16 +344,12 @@ pub fn parse_generic(line: &str, progress: &mut Progress) -> Line {
     let read = generic_line(line, indented && progress.block.is_some() && (progress.block_loose || single_pair(line)));
     match read.line {
         Line::Metrics(mut rec) => {
-            if phase == Some(LoggerPhase::Evaluation) {
+            // A logger's evaluation phase, or an evaluation's own batches (timm's
+            // `Test: [ 10/48]`, mmengine's `Epoch(val) [1][500/500]`), are no
+            // training steps: without a step of their own their results belong to
+            // the step before them, under evaluation names.
+            if phase == Some(LoggerPhase::Evaluation) || (rec.step.is_none() && is_evaluation_pass(line)) {
                 rec.continues = rec.step.is_none();
-                for (name, _) in &mut rec.fields {
-                    *name = evaluation_name(name).into();
-                }
-            } else if is_evaluation_pass(line) && rec.step.is_none() {
-                // An evaluation's own batches (timm's `Test: [ 10/48]`, mmengine's
-                // `Epoch(val) [1][500/500]`) are no training steps: its results
-                // belong to the step before it, under evaluation names.
-                rec.continues = true;
                 for (name, _) in &mut rec.fields {
                     *name = evaluation_name(name).into();
                 }

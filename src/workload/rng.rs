@@ -17,6 +17,11 @@ impl SplitMix64 {
         z ^ (z >> 31)
     }
 
+    /// Uniform in [0, 1), from the top 53 bits.
+    pub fn unit(&mut self) -> f64 {
+        (self.next_u64() >> 11) as f64 / (1u64 << 53) as f64
+    }
+
     /// Uniform in `0..n` (n > 0); the bias of the modulo is negligible for small n.
     pub fn below(&mut self, n: usize) -> usize {
         (self.next_u64() % n as u64) as usize

@@ -564,7 +564,7 @@ mod tests {
     /// Noise with heavy tails and some memory, seeded.
     fn noise(seed: u64, n: usize) -> Vec<f64> {
         let mut rng = crate::workload::rng::SplitMix64::new(seed);
-        let mut u = move || (rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64 - 0.5;
+        let mut u = move || rng.unit() - 0.5;
         let mut ar = 0.0;
         (0..n)
             .map(|_| {
@@ -630,7 +630,7 @@ mod tests {
         // zero and a reward that never improves.
         for (n, seed) in [(400usize, 8u64), (30_000, 9)] {
             let mut rng = crate::workload::rng::SplitMix64::new(seed);
-            let mut u = move || (rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64 - 0.5;
+            let mut u = move || rng.unit() - 0.5;
             let mut ar = 0.0;
             let slow: Vec<f64> = (0..n).map(|_| { ar = 0.95 * ar + 0.3 * (u() + u() + u()); ar }).collect();
             for name in ["loss", "reward"] {
@@ -677,7 +677,7 @@ mod tests {
     /// AR(1) noise with coefficient `phi` (unit-ish innovations), seeded.
     fn ar_noise(seed: u64, n: usize, phi: f64) -> Vec<f64> {
         let mut rng = crate::workload::rng::SplitMix64::new(seed);
-        let mut u = move || (rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64 - 0.5;
+        let mut u = move || rng.unit() - 0.5;
         let mut ar = 0.0;
         (0..n).map(|_| { ar = phi * ar + (u() + u() + u() + u()) * 1.7; ar }).collect()
     }

@@ -215,7 +215,7 @@ impl Spike {
         self.highest_level = self.highest_level.max(lmed.exp() - self.floor);
         // A window with values at or below zero (an estimator's noise around a
         // fresh policy) has no scale of its own: the cap holds.
-        let all_positive = self.window.raw.values().iter().all(|v| *v > 0.0);
+        let all_positive = self.window.at_or_below_zero == 0;
         let floor = if all_positive { (FLOOR_SHARE_OF_LEVEL * self.highest_level).clamp(f64::MIN_POSITIVE, self.floor_cap) } else { self.floor_cap };
         if (floor / self.floor).max(self.floor / floor) >= FLOOR_STEP {
             // Rises read under a lower floor are larger than the same rises now:
@@ -566,10 +566,11 @@ struct Reference {
     raw_read: std::cell::Cell<bool>,
     logs: SortedSeries,
     log_spans: Vec<(usize, usize)>,
-    /// Which values in the window the ratio scale cannot take, oldest first, and
-    /// how many.
-    nonpositive_flags: std::collections::VecDeque<bool>,
+    /// Per value in the window, oldest first: whether the ratio scale cannot take
+    /// it, and whether it is at or below zero; and how many of each.
+    nonpositive_flags: std::collections::VecDeque<(bool, bool)>,
     nonpositive: usize,
+    at_or_below_zero: usize,
 }
 
 impl Reference {
@@ -591,6 +592,7 @@ impl Reference {
             log_spans: log_spans.to_vec(),
             nonpositive_flags: std::collections::VecDeque::with_capacity(capacity),
             nonpositive: 0,
+            at_or_below_zero: 0,
         }
     }
 
@@ -623,14 +625,16 @@ impl Reference {
         }
         if self.raw.is_full() {
             // The oldest leaves: it is the first of the values, logs in step.
-            if self.nonpositive_flags.pop_front() == Some(true) {
-                self.nonpositive -= 1;
+            if let Some((no_log, not_positive)) = self.nonpositive_flags.pop_front() {
+                self.nonpositive -= usize::from(no_log);
+                self.at_or_below_zero -= usize::from(not_positive);
             }
         }
         self.raw.push(x);
         self.logs.push(log);
-        self.nonpositive_flags.push_back(no_log);
+        self.nonpositive_flags.push_back((no_log, x <= 0.0));
         self.nonpositive += usize::from(no_log);
+        self.at_or_below_zero += usize::from(x <= 0.0);
     }
 }
 
@@ -910,7 +914,7 @@ mod tests {
     /// A PPO actor loss: small, noisy, crossing zero all the time.
     fn actor_loss(n: usize) -> Vec<f64> {
         let mut rng = crate::workload::rng::SplitMix64::new(11);
-        let mut u = move || (rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64 - 0.5;
+        let mut u = move || rng.unit() - 0.5;
         (0..n).map(|i| 0.01 * ((i as f64) * 0.37).sin() - 0.002 + 0.02 * (u() + u() + u())).collect()
     }
 
@@ -1027,7 +1031,7 @@ mod tests {
     /// Gaussian draws from a fixed seed (sum of twelve uniforms).
     fn gauss(seed: u64) -> impl FnMut() -> f64 {
         let mut rng = crate::workload::rng::SplitMix64::new(seed);
-        move || (0..12).map(|_| (rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64).sum::<f64>() - 6.0
+        move || (0..12).map(|_| rng.unit()).sum::<f64>() - 6.0
     }
 
     /// A pretraining loss falling steeply from 10x its level (time constant `tau`

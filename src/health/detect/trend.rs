@@ -710,7 +710,7 @@ mod tests {
     #[test]
     fn loss_divergence_of_a_loss_crossing_zero() {
         let mut rng = crate::workload::rng::SplitMix64::new(5);
-        let mut u = move || (rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64 - 0.5;
+        let mut u = move || rng.unit() - 0.5;
         let noise: Vec<f64> = (0..1200).map(|i| 0.01 * ((i as f64) * 0.37).sin() - 0.002 + 0.02 * (u() + u() + u())).collect();
         // (name, added drift from step 600 per step, expected first severity)
         let table = [("healthy", 0.0, None), ("slow climb", 2e-4, Some(Severity::Warn)), ("blow-up", 5e-3, Some(Severity::Warn))];
