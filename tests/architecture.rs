@@ -94,15 +94,6 @@ fn the_literal_scanner_sees_names() {
     assert_eq!(hits, vec!["loss", "gpu{i}/util_pct"]);
 }
 
-#[test]
-fn the_readme_lists_the_catalog() {
-    let readme = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md")).unwrap();
-    let (start, end) = ("<!-- catalog: start -->\n", "<!-- catalog: end -->");
-    let listed = readme.split_once(start).and_then(|(_, rest)| rest.split_once(end)).map(|(table, _)| table).unwrap_or_default();
-    let table = catalog::markdown_table();
-    assert_eq!(listed, table, "README.md's metric table differs from the catalog; put this between the catalog markers:\n{table}");
-}
-
 /// Inputs never become code: rlmon runs the user's command as an argument list (no
 /// shell ever parses a config value) and opens no network socket of its own, with
 /// one exemption: `src/serve/http.rs` listens for `rlmon watch --serve ADDR`, which
