@@ -140,7 +140,7 @@ fn live_session_moe_load_over_time() {
     // Select the MoE run, show the MoE pane (compact: `n` cycles to it), pick
     // layer 1 and its over-time mode.
     press(&mut screen, &live, KeyCode::Char('3'));
-    while screen.view.shown != rlmon::ui::layout::PaneId::Moe {
+    while screen.view.shown != rlmon::ui::targets::PaneId::Moe {
         press(&mut screen, &live, KeyCode::Char('n'));
     }
     for key in [']', 'b', 'b'] {
@@ -298,7 +298,7 @@ fn a_cluster_of_eight_machines_of_eight_gpus() {
     }
     // Zoomed, the hardware pane has a row per GPU: all 64, grouped by machine.
     let mut screen = screen_for(&live);
-    screen.view.focus = rlmon::ui::layout::PaneId::Hardware;
+    screen.view.focus = rlmon::ui::targets::PaneId::Hardware;
     screen.view.zoomed = true;
     let text = frame(&live, &screen, (160, 48));
     for node in 1..=8 {
@@ -313,7 +313,7 @@ fn a_cluster_of_eight_machines_of_eight_gpus() {
 fn sixty_four_machines_get_a_row_each_in_the_zoomed_hardware_pane() {
     let live = Live(cluster_of(64));
     let mut screen = screen_for(&live);
-    screen.view.focus = rlmon::ui::layout::PaneId::Hardware;
+    screen.view.focus = rlmon::ui::targets::PaneId::Hardware;
     screen.view.zoomed = true;
     let text = frame(&live, &screen, (160, 48));
     assert!(text.contains("hosts 64 · 1 stale"), "{text}");

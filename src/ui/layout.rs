@@ -24,12 +24,13 @@
 //! └ footer: key hints, pane cycling ──────────┘
 //! ```
 //! Panes sit on a grid (row, column). Adding a pane is one file under `panes/`
-//! implementing `Pane`, its name in `PaneId` and one line in `PANES`; its keys go in
+//! implementing `Pane`, its name in `PaneId` (`targets.rs`) and one line in `PANES` (`panes/mod.rs`); its keys go in
 //! the key table (`keys.rs`). A pane whose `visible` says no takes no space; a row
 //! with no visible pane takes none either.
 use ratatui::layout::{Constraint, Layout, Rect};
 
-use super::panes::{self, Pane};
+use super::panes::{PaneSpec, PANES};
+use super::targets::PaneId;
 
 pub const HEADER_HEIGHT: u16 = 1;
 pub const FOOTER_HEIGHT: u16 = 1;
@@ -51,85 +52,6 @@ pub const GRID_TOP_MIN_HEIGHT: u16 = 10;
 /// Rows of the compact layout's runs list around its run rows: borders, the column
 /// header, and the selected run's failure reason.
 const COMPACT_RUNS_CHROME: u16 = 4;
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum PaneId {
-    Runs,
-    Throughput,
-    Training,
-    Hardware,
-    Rl,
-    Moe,
-    Repr,
-    Events,
-    Alerts,
-}
-
-/// A pane's title, place on the grid and constructor; the last row holds events and alerts.
-pub struct PaneSpec {
-    pub id: PaneId,
-    pub title: &'static str,
-    pub row: u8,
-    pub col: u8,
-    pub make: fn() -> Box<dyn Pane>,
-}
-
-const fn pane(id: PaneId, title: &'static str, row: u8, col: u8, make: fn() -> Box<dyn Pane>) -> PaneSpec {
-    PaneSpec { id, title, row, col, make }
-}
-
-/// Every pane, in the order the compact layout cycles them.
-pub const PANES: &[PaneSpec] = &[
-    pane(PaneId::Runs, "runs", 0, 0, || Box::new(panes::runs::Runs)),
-    pane(PaneId::Throughput, "throughput", 0, 1, || Box::<panes::throughput::Throughput>::default()),
-    pane(PaneId::Training, "training", 1, 0, || Box::<panes::training::Training>::default()),
-    pane(PaneId::Hardware, "hardware", 1, 1, || Box::new(panes::hardware::Hardware)),
-    pane(PaneId::Rl, "rl health", 2, 0, || Box::<panes::rl::RlHealth>::default()),
-    pane(PaneId::Moe, "moe", 2, 1, || Box::<panes::moe::Moe>::default()),
-    pane(PaneId::Repr, "representation", 2, 2, || Box::<panes::repr::Representation>::default()),
-    pane(PaneId::Events, "events", 3, 0, || Box::<panes::events::Events>::default()),
-    pane(PaneId::Alerts, "alerts", 3, 1, || Box::<panes::alerts::Alerts>::default()),
-];
-
-impl PaneId {
-    pub fn spec(self) -> &'static PaneSpec {
-        PANES.iter().find(|p| p.id == self).expect("every pane is in PANES")
-    }
-
-    /// The visible pane next to this one in direction (dx, dy), or itself at an
-    /// edge. Rows without a visible pane are skipped.
-    pub fn neighbour(self, dx: i8, dy: i8, visible: &[PaneId]) -> PaneId {
-        let s = self.spec();
-        let shown = || PANES.iter().filter(|p| visible.contains(&p.id));
-        let row = if dy == 0 {
-            Some(s.row)
-        } else {
-            let rows = shown().map(|p| p.row).filter(|r| if dy > 0 { *r > s.row } else { *r < s.row });
-            if dy > 0 { rows.min() } else { rows.max() }
-        };
-        let Some(row) = row else { return self };
-        let col = s.col as i8 + dx;
-        shown()
-            .filter(|p| p.row == row)
-            .min_by_key(|p| (p.col as i8 - col).abs())
-            .filter(|p| dy != 0 || p.col as i8 == col)
-            .map_or(self, |p| p.id)
-    }
-
-    /// The visible pane `step` places after this one in `PANES` order, cycling and
-    /// skipping the runs list (the compact layout always shows it).
-    pub fn cycle(self, step: isize, visible: &[PaneId]) -> PaneId {
-        let ring: Vec<PaneId> = PANES.iter().map(|p| p.id).filter(|id| *id != PaneId::Runs && visible.contains(id)).collect();
-        if ring.is_empty() {
-            return self;
-        }
-        let n = ring.len() as isize;
-        match ring.iter().position(|id| *id == self) {
-            Some(i) => ring[(i as isize + step).rem_euclid(n) as usize],
-            None => ring[if step > 0 { 0 } else { ring.len() - 1 }],
-        }
-    }
-}
 
 /// How the body is divided.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

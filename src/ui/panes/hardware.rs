@@ -12,7 +12,7 @@ use crate::metrics::catalog::{self, host};
 use crate::metrics::Series;
 use crate::report::format::si;
 use crate::session::GpuStatus;
-use crate::ui::layout::PaneId;
+use crate::ui::targets::PaneId;
 
 const GIB: f64 = (1u64 << 30) as f64;
 const BAR_CELLS: usize = 10;

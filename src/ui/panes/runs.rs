@@ -11,7 +11,7 @@ use crate::metrics::catalog;
 use crate::report::format::si;
 use crate::report::progress::RATE_WINDOW;
 use crate::session::{RunRecord, RunState};
-use crate::ui::layout::PaneId;
+use crate::ui::targets::PaneId;
 
 /// The state column: "cancelled CRIT".
 const STATE_WIDTH: u16 = 14;
@@ -81,7 +81,7 @@ fn state_cell<'a>(r: &RunRecord, ctx: &Ctx) -> Cell<'a> {
     let (text, color) = match r.state {
         RunState::Pending => ("pending".to_owned(), t.muted),
         // A job rlmon did not start: followed, with no exit status of rlmon's to show.
-        RunState::Running if r.device == crate::workload::attach::DEVICE => ("attached".to_owned(), t.accent),
+        RunState::Running if r.device == crate::session::ATTACHED_DEVICE => ("attached".to_owned(), t.accent),
         RunState::Running => ("running".to_owned(), t.accent),
         RunState::Finished => ("finished".to_owned(), t.ok),
         RunState::Cancelled => ("cancelled".to_owned(), t.warn),
