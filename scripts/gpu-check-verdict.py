@@ -96,11 +96,15 @@ def summary(path, gpu, name=None):
     if gpu:
         if r["device"] != "cuda:0":
             return "FAIL", f"trained on {r['device']}, not cuda:0", lines
-        missing += [k for k in ("mfu", "peak_gpu_memory_bytes") if r.get(k) is None]
+        missing += [k for k in ("mfu",) if r.get(k) is None]
     if missing:
         return "FAIL", "summary lacks " + ", ".join(missing), lines
     if gpu:
-        return "PASS", f"{r['tokens_per_s']:.0f} tok/s, MFU {100 * r['mfu']:.2f}%, GPU mem peak {fmt_bytes(r['peak_gpu_memory_bytes'])}", lines
+        # The worker's GPU memory needs NVML to list its pid: the attach step judges
+        # that mechanism; here its absence is said, not failed.
+        mem = r.get("peak_gpu_memory_bytes")
+        mem = f"GPU mem peak {fmt_bytes(mem)}" if mem is not None else "no GPU memory attributed to the worker (NVML listed no process of it)"
+        return "PASS", f"{r['tokens_per_s']:.0f} tok/s, MFU {100 * r['mfu']:.2f}%, {mem}", lines
     return "PASS", f"on {r['device']}: {r['tokens_per_s']:.0f} tok/s, {r['model_flops_per_s'] / 1e9:.2f} GFLOP/s, MFU null without a GPU", lines
 
 
@@ -142,16 +146,18 @@ def attach(summary_path, ready_path, apps_path, gpu):
     if not gpu:
         return "SKIP", f"no GPU: attached and followed {r['steps']} steps of a CPU stand-in, no GPU memory to attribute", lines
     header, rows = read_csv(apps_path)
-    smi = None
+    smi, listed = None, None
     for row in rows:
         if header and len(row) == len(header) and row[0] == str(ready["pid"]):
+            listed = row[-1]
             smi = number(row[header.index("used_gpu_memory [MiB]")]) if "used_gpu_memory [MiB]" in header else None
-    lines.append(f"nvidia-smi --query-compute-apps: {'pid not listed' if smi is None else f'{smi:.0f} MiB'} for pid {ready['pid']}")
+    said = "pid not listed" if listed is None else f"{smi:.0f} MiB" if smi is not None else f"listed, memory {listed}"
+    lines.append(f"nvidia-smi --query-compute-apps: {said} for pid {ready['pid']} ({len(rows)} process(es) listed)")
     mine = r.get("peak_gpu_memory_bytes")
     if mine is None:
         return "FAIL", "rlmon attributed no GPU memory to the attached process", lines
     if smi is None:
-        return "FAIL", f"rlmon says {fmt_bytes(mine)}, nvidia-smi does not list the pid", lines
+        return "FAIL", f"rlmon says {fmt_bytes(mine)}, nvidia-smi: {said}", lines
     diff = abs(mine / MIB - smi)
     within = diff <= max(64.0, 0.05 * smi)
     return ("PASS" if within else "FAIL"), f"rlmon {mine / MIB:.0f} MiB vs nvidia-smi {smi:.0f} MiB for pid {ready['pid']} (torch reserved {ready['memory_reserved'] / MIB:.0f} MiB)", lines

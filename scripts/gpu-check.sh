@@ -8,7 +8,8 @@
 # WHAT THE RUN NEEDS on the GPU machine (nothing is built there):
 #   - this working tree (scripts/, workloads/ are tracked files);
 #   - .gpu/ made here by scripts/gpu-pack.sh (ignored by git, so it travels only
-#     when named in the device tool's `carry`), about 40-55 MiB:
+#     when named in the device tool's `carry`), 37 MiB as packed on 2026-11-27
+#     (the tracked tree adds about 3 MiB; the tool carries 64 MiB in all):
 #       .gpu/rlmon, .gpu/rlmon-train      release binaries, debug info stripped
 #       .gpu/deps/cuda                    tests/cuda.rs's test binary
 #       .gpu/deps/rlmon_train             the worker's unit tests (CUDA test), if it fit
