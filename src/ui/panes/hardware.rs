@@ -11,7 +11,7 @@ use super::{bar, Ctx, Pane};
 use crate::metrics::catalog::{self, host};
 use crate::metrics::Series;
 use crate::report::format::si;
-use crate::session::GpuStatus;
+use crate::session::{GpuStatus, SessionState};
 use crate::ui::layout::PaneId;
 
 const GIB: f64 = (1u64 << 30) as f64;
@@ -70,10 +70,22 @@ fn sparkline_row(frame: &mut Frame, area: Rect, ctx: &Ctx, label: &str, series: 
 pub struct Hardware;
 
 impl Pane for Hardware {
+    /// Without a GPU and other machines: the GPU's one line, the host's lines and
+    /// its CPU sparkline (the layout gives the rest of the column to a chart).
+    fn rows(&self, state: &SessionState) -> Option<u16> {
+        let local_only = !state.telemetry.keys().any(|name| catalog::parse_remote(name).is_some());
+        (!matches!(state.gpu, GpuStatus::Available { .. }) && local_only).then_some(2 + 1 + HOST_LINES + HOST_SPARKS)
+    }
+
     fn render(&self, frame: &mut Frame, area: Rect, ctx: &Ctx) {
         render(frame, area, ctx)
     }
 }
+
+/// The host's lines under the GPUs': CPU, RAM, rlmon's memory.
+const HOST_LINES: u16 = 3;
+/// The host's sparklines: CPU.
+const HOST_SPARKS: u16 = 1;
 
 fn render(frame: &mut Frame, area: Rect, ctx: &Ctx) {
     let block = ctx.block(PaneId::Hardware, "hardware".into());

@@ -253,8 +253,15 @@ impl MetricStream {
                     out.extend(head.iter().map(|l| StreamOut::Text(log_text(l))));
                     return;
                 }
-                // A metrics file: read as its best guess, bad lines counted.
-                _ if force => (all, 0),
+                // A metrics file: read as its best guess, or when that reads none of
+                // its lines, as the first other format that reads one; bad lines counted.
+                _ if force => {
+                    let reads = |format: &Format| {
+                        let mut probe = LineReader::new(format.clone(), self.default_metric.clone());
+                        head.iter().filter(|l| !l.too_long()).any(|l| matches!(probe.line(&l.bytes), Line::Metrics(_)))
+                    };
+                    (ingest::fallbacks(&all).into_iter().find(reads).unwrap_or(all), 0)
+                }
                 _ => {
                     self.head = head;
                     return;
