@@ -241,6 +241,9 @@ pub fn detect(path: &Path, head: &str) -> Format {
     if name.ends_with("trainer_state.json") || (first.starts_with('{') && head.contains("\"log_history\"")) {
         return Format::TrainerState;
     }
+    if name.ends_with(".jsonl") || name.ends_with(".ndjson") {
+        return Format::Jsonl;
+    }
     if name.ends_with(".tsv") {
         return Format::Csv(b'\t');
     }
@@ -607,6 +610,36 @@ mod tests {
         assert_eq!(d("metrics", "starting\n{\"step\": 1, \"loss\": 2}\n"), "jsonl");
         // Lines indented with tabs, no metric rlmon knows: a text log, not JSON.
         assert_eq!(d("train.log", "\tEpoch: 0001 cost= 29.9\n\ttime this epoch= 1.7\n"), "text");
+    }
+
+    #[test]
+    fn when_the_detected_format_reads_nothing_the_first_other_that_reads_is_used() {
+        let log = "Start training...\n\tEpoch: 0001 cost= 29.860479714\n\ttime this epoch= 1.7\n\tEpoch: 0002 cost= 7.912305178\n\ttime this epoch= 1.6\n";
+        let detected = detect(Path::new("train.log"), log);
+        let (format, tried) = settle(|| Ok(log.as_bytes()), detected, None).unwrap();
+        assert_eq!((format.name(), tried[0]), ("pairs", "text"), "{tried:?}");
+        assert!(tried.contains(&"jsonl") && !tried.contains(&"pairs"), "{tried:?}");
+        // Every pair with a written `:` or `=` is a metric; the epoch numbers the steps.
+        let mut n = normalize::Normalizer::default();
+        let mut reader = LineReader::new(format, None);
+        read_all(log.as_bytes(), &mut reader, |_, line| {
+            if let Line::Metrics(rec) = line {
+                n.push(rec);
+            }
+        })
+        .unwrap();
+        n.finish();
+        assert_eq!(n.report.points, 2);
+        let read: Vec<(&str, &str)> = n.report.read.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+        assert_eq!(read, [("cost", "cost"), ("epoch", "step"), ("time_this_epoch", "time_this_epoch")]);
+        // The detected format when it reads; when none does, it and the others tried.
+        let jsonl = "{\"step\": 1, \"loss\": 2}\n";
+        assert_eq!(settle(|| Ok(jsonl.as_bytes()), Format::Jsonl, None).unwrap().1, Vec::<&str>::new());
+        let (format, tried) = settle(|| Ok(&b"nothing here\nat all\n"[..]), Format::Text(Preset::Generic), None).unwrap();
+        assert_eq!((format.name(), tried.len()), ("text", fallbacks(&format).len()));
+        // Bare `word 12` pairs are no metrics there: a Prometheus exposition reads nothing.
+        let prometheus = "# TYPE node_load1 gauge\nnode_load1 0.21\nDCGM_FI_DEV_GPU_UTIL{gpu=\"0\",modelName=\"NVIDIA H100 80GB HBM3\"} 97\n";
+        assert!(!reads_metrics(prometheus.as_bytes(), Format::Pairs, None).unwrap());
     }
 
     #[test]

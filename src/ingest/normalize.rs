@@ -223,10 +223,15 @@ impl Normalizer {
         let mut values = self.canonical(rec.fields, rec.canonical);
         if let Some((s, (name, v))) = counter {
             if self.clashes(s, &values) {
-                // Not a step after all: counted from here on, the counter a metric again.
+                // Not a step after all: counted from here on, the counter a metric again
+                // (also of the step it numbered, still held).
                 self.counter = Counter::Not;
                 self.report.read.insert(name.to_string(), name.to_string());
-                values.push((MetricName::Borrowed(catalog::intern(&name)), v));
+                let metric = MetricName::Borrowed(catalog::intern(&name));
+                if let Some(p) = self.pending.as_mut().filter(|p| p.step == s && !p.values.iter().any(|(n, _)| *n == metric)) {
+                    p.values.push((metric.clone(), s as f64));
+                }
+                values.push((metric, v));
                 step = counted_step;
             }
         }
@@ -586,6 +591,47 @@ mod tests {
         assert_eq!(run(shared), run(fresh));
     }
 
+
+    fn steps_of(records: Vec<Record>) -> (Vec<(u64, Vec<(MetricName, f64)>)>, StreamReport) {
+        let mut n = Normalizer::default();
+        let mut out: Vec<Emit> = records.into_iter().flat_map(|r| n.push(r)).collect();
+        out.extend(n.finish());
+        (points(out).into_iter().map(|p| (p.step, p.values)).collect(), n.report)
+    }
+
+    #[test]
+    fn a_logs_only_counter_numbers_its_steps() {
+        // An excerpt of `epoch: N loss: x` lines: the NaN is at epoch 3451, not the third line.
+        let (steps, report) = steps_of(vec![rec(r#"{"epoch": 3449, "loss": 0.2075}"#), rec(r#"{"epoch": 3450, "loss": 0.2106}"#), rec(r#"{"epoch": 3451, "loss": NaN}"#)]);
+        assert_eq!(steps.iter().map(|s| s.0).collect::<Vec<_>>(), [3449, 3450, 3451]);
+        assert_eq!(steps[2].1.len(), 1, "the epoch is the step, not a metric: {:?}", steps[2].1);
+        assert!(steps[2].1[0].1.is_nan());
+        assert_eq!(report.read["epoch"], "step");
+        // A line without it (the epoch's time, its evaluation) is more of the step before.
+        let (steps, _) = steps_of(vec![rec(r#"{"Epoch": 1, "cost": 29.9}"#), rec(r#"{"time_this_epoch": 1.7}"#), rec(r#"{"Epoch": 2, "cost": 7.9}"#), rec(r#"{"Epoch": 2, "val_cost": 8.1}"#)]);
+        assert_eq!(steps, [(1, vec![("cost".into(), 29.9), ("time_this_epoch".into(), 1.7)]), (2, vec![("cost".into(), 7.9), ("val_cost".into(), 8.1)])]);
+        // A CSV without a step column (Keras' CSVLogger): its epoch column, not the row.
+        let row = |epoch: f64, loss: f64| Record { step: Some(epoch as u64 + 1), counted: true, fields: vec![("epoch".into(), epoch), ("loss".into(), loss)], ..Default::default() };
+        assert_eq!(steps_of(vec![row(0.0, 0.9), row(1.0, 0.8)]).0.iter().map(|s| s.0).collect::<Vec<_>>(), [0, 1]);
+        // A step the log writes wins: the epoch stays a metric.
+        let (steps, report) = steps_of(vec![rec(r#"{"step": 10, "epoch": 1, "loss": 2}"#)]);
+        assert_eq!((steps[0].0, steps[0].1.len(), report.read["epoch"].as_str()), (10, 2, "epoch"));
+    }
+
+    #[test]
+    fn a_counter_that_is_no_step_leaves_the_steps_counted() {
+        let counted = |lines: &[&str]| {
+            let (steps, report) = steps_of(lines.iter().map(|l| rec(l)).collect());
+            (steps.iter().map(|s| s.0).collect::<Vec<_>>(), steps.iter().map(|s| s.1.len()).sum::<usize>(), report)
+        };
+        // A line per batch under one epoch: every line a point, none lost, the epoch a metric.
+        let (steps, values, report) = counted(&[r#"{"epoch": 1, "loss": 2.0}"#, r#"{"epoch": 1, "loss": 1.9}"#, r#"{"epoch": 1, "loss": 1.8}"#, r#"{"epoch": 2, "loss": 1.7}"#]);
+        assert_eq!((steps, values), (vec![1, 2, 3, 4], 8));
+        assert_eq!((report.read["epoch"].as_str(), report.duplicate_steps), ("epoch", 0));
+        // Hugging Face's fractional epochs; two counters on a line.
+        assert_eq!(counted(&[r#"{"epoch": 0.05, "loss": 2.0}"#, r#"{"epoch": 1.0, "loss": 1.9}"#]).0, [0, 1]);
+        assert_eq!(counted(&[r#"{"epoch": 3, "training_iteration": 7, "loss": 2.0}"#, r#"{"epoch": 3, "training_iteration": 8, "loss": 1.9}"#]).0, [0, 1]);
+    }
 
     #[test]
     fn steps_held_as_strided_runs_count_as_a_list_does() {

@@ -1174,6 +1174,25 @@ mod tests {
         assert_eq!(steps, vec![None, Some(100), None, Some(200), Some(200), None, Some(300)], "a repeated final state without a header is the same step");
     }
 
+    #[test]
+    fn an_epoch_of_a_total_is_the_epoch_and_pairs_read_every_written_pair() {
+        // `Epoch 47/100 - loss: nan`: the epoch a field (the normalizer makes it the step).
+        let got = records("Epoch 47/100 - loss: nan - val_loss: nan - lr: 1.0e-03 - 12.4s\nepoch=48 train_loss=0.51\n");
+        assert_eq!(got[0].2[0], ("epoch".to_owned(), 47.0), "{got:?}");
+        assert_eq!((got[0].0, got[1].0, got[1].2[0].clone()), (None, None, ("epoch".to_owned(), 48.0)));
+        // Every pair with its `:` or `=` written, known or not; a bare `word 12` is none.
+        let mut progress = Progress::new(true);
+        let read = |line: &str, progress: &mut Progress| match parse_generic(line, progress) {
+            Line::Metrics(r) => r.fields.into_iter().map(|(n, v)| (n.to_string(), v)).collect(),
+            _ => Vec::new(),
+        };
+        assert_eq!(read("\tEpoch: 0001 cost= 29.860479714", &mut progress), [("epoch".to_owned(), 1.0), ("cost".to_owned(), 29.860479714)]);
+        assert_eq!(read("\ttime this epoch= 1.7", &mut progress), [("time_this_epoch".to_owned(), 1.7)]);
+        assert!(read("Loaded 5 shards in 12 s", &mut progress).is_empty());
+        assert!(read("Loaded 5 shards in 12 s", &mut Progress::default()).is_empty());
+        assert!(read("\tEpoch: 0001 cost= 29.86", &mut Progress::default()).is_empty(), "without pairs: no metric rlmon knows");
+    }
+
     /// The step of each line of a generic log read in order (`None`: no metrics on it).
     fn line_steps(lines: &[&str]) -> Vec<Option<u64>> {
         let mut progress = Progress::default();

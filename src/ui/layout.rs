@@ -303,6 +303,39 @@ mod tests {
     }
 
     #[test]
+    fn without_a_gpu_the_hardware_pane_takes_its_rows_and_the_charts_the_rest() {
+        let four = [PaneId::Runs, PaneId::Throughput, PaneId::Training, PaneId::Hardware, PaneId::Events, PaneId::Alerts];
+        let with_rl = [PaneId::Runs, PaneId::Throughput, PaneId::Training, PaneId::Hardware, PaneId::Rl, PaneId::Events, PaneId::Alerts];
+        for (screen, visible) in [(Rect::new(0, 0, 160, 48), &four[..]), (Rect::new(0, 0, 120, 30), &four[..]), (Rect::new(0, 0, 160, 48), &with_rl[..])] {
+            let of = |a: &Areas, id: PaneId| a.panes.iter().find(|(p, _)| *p == id).unwrap().1;
+            let grid = areas(screen, Arrangement::Grid { runs: 2, hardware: None }, visible);
+            let fitted = areas(screen, Arrangement::Grid { runs: 2, hardware: Some(7) }, visible);
+            let hardware = of(&fitted, PaneId::Hardware);
+            assert_eq!((hardware.height, hardware.bottom(), hardware.x, hardware.width), (7, of(&grid, PaneId::Hardware).bottom(), of(&grid, PaneId::Hardware).x, of(&grid, PaneId::Hardware).width));
+            // The throughput chart above it takes the rest of its column.
+            let throughput = of(&fitted, PaneId::Throughput);
+            assert_eq!((throughput.y, throughput.bottom()), (of(&grid, PaneId::Throughput).y, hardware.y));
+            // The runs list keeps the rows of its runs; the training chart under it the rest.
+            assert_eq!(of(&fitted, PaneId::Runs).height, 2 + COMPACT_RUNS_CHROME);
+            let training = of(&fitted, PaneId::Training);
+            assert_eq!((training.y, training.bottom()), (of(&fitted, PaneId::Runs).bottom(), hardware.bottom()));
+            assert!(training.height > of(&grid, PaneId::Training).height && throughput.height > of(&grid, PaneId::Throughput).height);
+            // Nothing else moves, nothing overlaps.
+            for id in [PaneId::Rl, PaneId::Events, PaneId::Alerts].into_iter().filter(|id| visible.contains(id)) {
+                assert_eq!(of(&fitted, id), of(&grid, id));
+            }
+            for (i, (a, ra)) in fitted.panes.iter().enumerate() {
+                for (b, rb) in &fitted.panes[i + 1..] {
+                    assert!(ra.intersection(*rb).is_empty(), "{a:?} {ra:?} and {b:?} {rb:?}");
+                }
+            }
+        }
+        // Rows it would not fill: the grid as it is.
+        let grid = areas(Rect::new(0, 0, 160, 48), Arrangement::Grid { runs: 2, hardware: None }, &four);
+        assert_eq!(areas(Rect::new(0, 0, 160, 48), Arrangement::Grid { runs: 2, hardware: Some(40) }, &four), grid);
+    }
+
+    #[test]
     fn focus_moves_skip_hidden_rows() {
         let fixed = [PaneId::Runs, PaneId::Throughput, PaneId::Training, PaneId::Hardware, PaneId::Events];
         assert_eq!(PaneId::Training.neighbour(0, 1, &fixed), PaneId::Events);

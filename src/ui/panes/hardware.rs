@@ -194,6 +194,31 @@ mod tests {
     }
 
     #[test]
+    fn without_a_gpu_the_pane_asks_for_its_rows_and_shows_them_all() {
+        use crate::ui::layout::PaneId;
+        use crate::ui::panes::Pane;
+        let mut hub = Hub::new(SessionState::new("s".into(), vec![RunRecord::new("tiny".into(), "lm".into(), "cpu".into(), 100)]));
+        hub.apply(Event::GpuStatus(GpuStatus::Unavailable { reason: "NVML unavailable: libnvidia-ml.so.1 not found".into() }), 0.0);
+        let values = vec![(catalog::host::CPU_PCT.into(), 40.0), (catalog::host::MEM_USED_BYTES.into(), 6e9), (catalog::host::MEM_TOTAL_BYTES.into(), 16e9)];
+        hub.apply(Event::Telemetry { time_s: 1.0, values }, 1.0);
+        let rows = super::Hardware.rows(&hub.state).expect("no GPU: a few rows");
+        let mut terminal = Terminal::new(TestBackend::new(160, 48)).unwrap();
+        terminal.draw(|f| crate::ui::draw(f, &hub.state, &Screen::default(), &Theme::built_in("default").unwrap())).unwrap();
+        let screen = Screen::default().areas(ratatui::layout::Rect::new(0, 0, 160, 48), &hub.state);
+        let area = screen.panes.iter().find(|(p, _)| *p == PaneId::Hardware).unwrap().1;
+        assert_eq!(area.height, rows);
+        let text = crate::ui::panes::test_support::rows(&terminal);
+        let inside: Vec<String> = text[area.y as usize + 1..(area.bottom() - 1) as usize].iter().map(|r| r.chars().skip(area.x as usize).collect()).collect();
+        assert!(inside.first().is_some_and(|l| l.contains("GPU      none: NVML")), "{inside:?}");
+        assert!(inside.last().is_some_and(|l| l.contains("CPU %")), "its last row, the CPU sparkline: {inside:?}");
+        assert!(inside.iter().all(|l| l.trim_start_matches('│').trim().len() > 1), "no empty row: {inside:?}");
+        // With a GPU (or another machine's figures) it takes what the grid gives it.
+        let gpus = vec![GpuInfo { index: 0, name: "H100".into(), mem_total_bytes: 80 << 30 }];
+        hub.apply(Event::GpuStatus(GpuStatus::Available { driver: "550".into(), gpus }), 2.0);
+        assert_eq!(super::Hardware.rows(&hub.state), None);
+    }
+
+    #[test]
     fn scraped_hosts_get_a_compact_row_and_say_when_they_are_stale() {
         let runs = vec![RunRecord::new("job".into(), "attach".into(), "attached".into(), 0)];
         let mut hub = Hub::new(SessionState::new("s".into(), runs));
