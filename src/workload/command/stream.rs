@@ -540,6 +540,15 @@ mod tests {
     }
 
     #[test]
+    fn a_followed_file_that_its_guess_reads_nothing_of_is_read_in_a_format_that_does() {
+        // Lines indented with tabs, no metric rlmon knows: `pairs`, numbered by the epoch.
+        let mut m = MetricStream::new(Path::new("logs/train.log"), None, false);
+        let out = feed(&mut m, &["Start training...", "\tEpoch: 0001 cost= 29.86", "\ttime this epoch= 1.7", "\tEpoch: 0002 cost= 7.91", "\ttime this epoch= 1.6"]);
+        assert_eq!(m.format().map(Format::name), Some("pairs"));
+        assert_eq!(steps(&out).iter().map(|p| p.0).collect::<Vec<_>>(), [1, 2], "{out:?}");
+    }
+
+    #[test]
     fn a_metrics_file_skips_bad_lines_and_sees_resumes() {
         let mut m = MetricStream::new(Path::new("logs/m.jsonl"), Some(Format::Jsonl), false);
         let out = feed(&mut m, &[r#"{"step": 1, "loss": 2}"#, "garbage", r#"{"step": 2, "loss": 1.9}"#, r#"{"step": 1, "loss": 2.1}"#]);
