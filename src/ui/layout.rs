@@ -57,8 +57,9 @@ const COMPACT_RUNS_CHROME: u16 = 4;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Arrangement {
     /// Every visible pane on the grid; the top row no taller than `runs` runs need
-    /// (its throughput chart keeps `GRID_TOP_MIN_HEIGHT`).
-    Grid { runs: u16 },
+    /// (its throughput chart keeps `GRID_TOP_MIN_HEIGHT`). `hardware`: the rows the
+    /// hardware pane has to show when they are few (no GPU): it takes only those.
+    Grid { runs: u16, hardware: Option<u16> },
     /// One pane takes the whole body.
     Zoomed(PaneId),
     /// The runs list (with room for `runs` rows) over one large pane.
@@ -98,7 +99,13 @@ pub fn areas(area: Rect, arrangement: Arrangement, visible: &[PaneId]) -> Areas 
                 vec![(PaneId::Runs, top), (shown, rest)]
             }
         }
-        Arrangement::Grid { runs } => grid(body, visible, runs),
+        Arrangement::Grid { runs, hardware } => {
+            let mut panes = grid(body, visible, runs);
+            if let Some(rows) = hardware {
+                fit_hardware(&mut panes, rows, runs);
+            }
+            panes
+        }
     };
     Areas { header, footer, panes }
 }
@@ -147,6 +154,27 @@ fn grid(body: Rect, visible: &[PaneId], runs: u16) -> Vec<(PaneId, Rect)> {
     panes
 }
 
+/// The hardware pane with only `rows` to show (no GPU) takes those rows at the foot
+/// of its column and the throughput chart above it the rest; the runs list beside
+/// the chart keeps only the rows its `runs` need, and the training chart under it
+/// the rest. Nothing changes when the hardware pane's row is no taller than `rows`,
+/// or the four panes are not where the grid puts them (two rows of two columns).
+fn fit_hardware(panes: &mut [(PaneId, Rect)], rows: u16, runs: u16) {
+    let at = |panes: &[(PaneId, Rect)], id: PaneId| panes.iter().position(|(p, _)| *p == id);
+    let (Some(r), Some(t), Some(tr), Some(h)) = (at(panes, PaneId::Runs), at(panes, PaneId::Throughput), at(panes, PaneId::Training), at(panes, PaneId::Hardware)) else { return };
+    let (runs_area, throughput, training, hardware) = (panes[r].1, panes[t].1, panes[tr].1, panes[h].1);
+    let stacked = |above: Rect, below: Rect| above.x == below.x && above.width == below.width && above.bottom() == below.y;
+    if hardware.height <= rows || !stacked(runs_area, training) || !stacked(throughput, hardware) || runs_area.y != throughput.y || training.bottom() != hardware.bottom() {
+        return;
+    }
+    let bottom = hardware.bottom();
+    panes[h].1 = Rect { y: bottom - rows, height: rows, ..hardware };
+    panes[t].1 = Rect { height: bottom - rows - throughput.y, ..throughput };
+    let runs_height = (runs + COMPACT_RUNS_CHROME).min(runs_area.height);
+    panes[r].1 = Rect { height: runs_height, ..runs_area };
+    panes[tr].1 = Rect { y: runs_area.y + runs_height, height: bottom - runs_area.y - runs_height, ..training };
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -155,7 +183,7 @@ mod tests {
     fn every_pane_gets_an_area_inside_the_screen() {
         let screen = Rect::new(0, 0, 120, 40);
         let all: Vec<PaneId> = PANES.iter().map(|p| p.id).collect();
-        let a = areas(screen, Arrangement::Grid { runs: 3 }, &all);
+        let a = areas(screen, Arrangement::Grid { runs: 3, hardware: None }, &all);
         assert_eq!(a.panes.len(), PANES.len());
         for (_, r) in &a.panes {
             assert!(r.width > 10 && r.height >= 5, "{r:?}");
@@ -175,12 +203,12 @@ mod tests {
     #[test]
     fn hidden_optional_panes_take_no_space() {
         let fixed = [PaneId::Runs, PaneId::Throughput, PaneId::Training, PaneId::Hardware, PaneId::Events];
-        let a = areas(Rect::new(0, 0, 100, 30), Arrangement::Grid { runs: 3 }, &fixed);
+        let a = areas(Rect::new(0, 0, 100, 30), Arrangement::Grid { runs: 3, hardware: None }, &fixed);
         assert_eq!(a.panes.len(), 5);
         let bottom = |a: &Areas| a.panes.iter().map(|(_, r)| r.bottom()).max().unwrap();
         assert_eq!(bottom(&a), 29, "the panes fill the body");
         let with_moe = [&fixed[..4], &[PaneId::Moe, PaneId::Events]].concat();
-        let b = areas(Rect::new(0, 0, 100, 30), Arrangement::Grid { runs: 3 }, &with_moe);
+        let b = areas(Rect::new(0, 0, 100, 30), Arrangement::Grid { runs: 3, hardware: None }, &with_moe);
         let moe = b.panes.iter().find(|(p, _)| *p == PaneId::Moe).unwrap().1;
         assert_eq!(moe.width, 100, "alone in its row, MoE takes the width");
     }
@@ -188,12 +216,45 @@ mod tests {
     #[test]
     fn the_runs_row_takes_the_height_its_runs_need() {
         let all = [PaneId::Runs, PaneId::Throughput, PaneId::Training, PaneId::Hardware, PaneId::Events, PaneId::Alerts];
-        let height = |runs: u16, id: PaneId| areas(Rect::new(0, 0, 160, 48), Arrangement::Grid { runs }, &all).panes.iter().find(|(p, _)| *p == id).unwrap().1.height;
+        let height = |runs: u16, id: PaneId| areas(Rect::new(0, 0, 160, 48), Arrangement::Grid { runs, hardware: None }, &all).panes.iter().find(|(p, _)| *p == id).unwrap().1.height;
         assert_eq!(height(1, PaneId::Runs), GRID_TOP_MIN_HEIGHT, "one run: a short row");
         assert!(height(1, PaneId::Training) > height(12, PaneId::Training), "the training row gets the rest");
         assert_eq!(height(1, PaneId::Events), height(12, PaneId::Events), "events keep their share");
         assert_eq!(height(12, PaneId::Runs), 16);
         assert_eq!(height(40, PaneId::Runs), 17, "many runs: no more than an even share");
+    }
+
+    #[test]
+    fn without_a_gpu_the_hardware_pane_takes_its_rows_and_the_charts_the_rest() {
+        let four = [PaneId::Runs, PaneId::Throughput, PaneId::Training, PaneId::Hardware, PaneId::Events, PaneId::Alerts];
+        let with_rl = [PaneId::Runs, PaneId::Throughput, PaneId::Training, PaneId::Hardware, PaneId::Rl, PaneId::Events, PaneId::Alerts];
+        for (screen, visible) in [(Rect::new(0, 0, 160, 48), &four[..]), (Rect::new(0, 0, 120, 30), &four[..]), (Rect::new(0, 0, 160, 48), &with_rl[..])] {
+            let of = |a: &Areas, id: PaneId| a.panes.iter().find(|(p, _)| *p == id).unwrap().1;
+            let grid = areas(screen, Arrangement::Grid { runs: 2, hardware: None }, visible);
+            let fitted = areas(screen, Arrangement::Grid { runs: 2, hardware: Some(7) }, visible);
+            let hardware = of(&fitted, PaneId::Hardware);
+            assert_eq!((hardware.height, hardware.bottom(), hardware.x, hardware.width), (7, of(&grid, PaneId::Hardware).bottom(), of(&grid, PaneId::Hardware).x, of(&grid, PaneId::Hardware).width));
+            // The throughput chart above it takes the rest of its column.
+            let throughput = of(&fitted, PaneId::Throughput);
+            assert_eq!((throughput.y, throughput.bottom()), (of(&grid, PaneId::Throughput).y, hardware.y));
+            // The runs list keeps the rows of its runs; the training chart under it the rest.
+            assert_eq!(of(&fitted, PaneId::Runs).height, 2 + COMPACT_RUNS_CHROME);
+            let training = of(&fitted, PaneId::Training);
+            assert_eq!((training.y, training.bottom()), (of(&fitted, PaneId::Runs).bottom(), hardware.bottom()));
+            assert!(training.height > of(&grid, PaneId::Training).height && throughput.height > of(&grid, PaneId::Throughput).height);
+            // Nothing else moves, nothing overlaps.
+            for id in [PaneId::Rl, PaneId::Events, PaneId::Alerts].into_iter().filter(|id| visible.contains(id)) {
+                assert_eq!(of(&fitted, id), of(&grid, id));
+            }
+            for (i, (a, ra)) in fitted.panes.iter().enumerate() {
+                for (b, rb) in &fitted.panes[i + 1..] {
+                    assert!(ra.intersection(*rb).is_empty(), "{a:?} {ra:?} and {b:?} {rb:?}");
+                }
+            }
+        }
+        // Rows it would not fill: the grid as it is.
+        let grid = areas(Rect::new(0, 0, 160, 48), Arrangement::Grid { runs: 2, hardware: None }, &four);
+        assert_eq!(areas(Rect::new(0, 0, 160, 48), Arrangement::Grid { runs: 2, hardware: Some(40) }, &four), grid);
     }
 
     #[test]

@@ -55,6 +55,12 @@ pub trait Pane: Any {
         true
     }
 
+    /// The rows (borders included) the pane has to show when they are fewer than a
+    /// grid row would give it; `None`: it uses whatever it gets.
+    fn rows(&self, _state: &SessionState) -> Option<u16> {
+        None
+    }
+
     /// Carries out a key-table action bound in this pane's scope; `state` is the
     /// state on screen (the frozen one while frozen).
     fn act(&mut self, _action: PaneAction, _state: &SessionState, _view: &ViewState) -> Reaction {

@@ -244,7 +244,7 @@ impl Screen {
         } else if layout::is_compact(area) {
             Arrangement::Compact { shown: self.view.shown, runs: state.runs.len() as u16 }
         } else {
-            Arrangement::Grid { runs: state.runs.len() as u16 }
+            Arrangement::Grid { runs: state.runs.len() as u16, hardware: self.panes.get(PaneId::Hardware).rows(state) }
         }
     }
 
