@@ -168,7 +168,9 @@ pub enum ExportFormat {
 
 #[derive(Debug, Args)]
 pub struct ExportArgs {
-    /// A snapshot (*.rlmon.parquet) or a journal folder (*.rlmon.journal)
+    /// A snapshot (*.rlmon.parquet) or a journal folder (*.rlmon.journal); or a
+    /// tracker's runs: W&B (`wandb/latest-run`, a `.wandb` file) or trackio
+    /// (`PROJECT.db`, `trackio:PROJECT`)
     #[arg(value_name = "SNAPSHOT")]
     pub snapshot: PathBuf,
     #[arg(long, value_enum)]

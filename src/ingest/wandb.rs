@@ -74,6 +74,9 @@ pub struct Decoder {
     header: bool,
     /// The pieces of a record being put together.
     pieces: Option<Vec<u8>>,
+    /// After a damaged block: the pieces that end a record begun in it are
+    /// dropped without another report, until a record begins.
+    resync: bool,
 }
 
 impl Decoder {
@@ -144,6 +147,10 @@ impl Decoder {
             }
             let data = data.to_vec();
             *used += HEADER_LEN + len;
+            if self.resync && matches!(kind, MIDDLE | LAST) {
+                continue;
+            }
+            self.resync = false;
             match kind {
                 FULL => {
                     if self.pieces.take().is_some() {
@@ -179,6 +186,7 @@ impl Decoder {
     /// with any record being put together.
     fn damaged(&mut self, why: String, left: usize, out: &mut Vec<Framed>) {
         self.pieces = None;
+        self.resync = true;
         self.skip = left as u64;
         out.push(Framed::Damaged(why));
     }
@@ -754,7 +762,7 @@ pub(crate) mod fixtures {
 
 #[cfg(test)]
 mod tests {
-    use super::fixtures::*;
+    use super::fixtures::{append, header, history, small_run};
     use super::*;
 
     fn metrics(out: &[Out]) -> Vec<&Record> {

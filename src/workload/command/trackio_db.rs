@@ -232,7 +232,7 @@ mod tests {
         // Not a project.
         std::fs::write(dir.path().join("x.db"), b"hello").unwrap();
         assert!(Project::open(&dir.path().join("x.db")).is_err());
-        assert!(Project::open(&dir.path().join("none.db")).unwrap_err().contains("no such file"));
+        assert!(Project::open(&dir.path().join("none.db")).err().is_some_and(|e| e.contains("no such file")));
         assert_eq!(projects_in(dir.path()), [path.clone()]);
         assert_eq!(split_run("demo#run-a"), ("demo", Some("run-a")));
         assert_eq!(split_run("demo"), ("demo", None));

@@ -90,11 +90,17 @@ pub fn run_info(run: &Path) -> Option<RunInfo> {
     reader.run.info
 }
 
-/// A run's name: its display name, else its id, else its folder's name.
+/// A run's name: its display name, else its id (from its record, or from its
+/// folder's name: W&B's writer holds the file's first block until it fills, so a
+/// run just started has no record yet), else its folder's name.
 pub fn run_name(run: &Path) -> String {
     let folder = || {
         let dir = if run.is_file() { run.parent().unwrap_or(run) } else { run };
-        dir.file_name().map_or_else(|| "wandb".into(), |n| n.to_string_lossy().into_owned())
+        let name = dir.file_name().map_or_else(|| "wandb".into(), |n| n.to_string_lossy().into_owned());
+        match name.rsplit_once('-') {
+            Some((_, id)) if is_run_dir_name(&name) && !id.is_empty() => id.to_owned(),
+            _ => name,
+        }
     };
     match run_info(run) {
         Some(i) if !i.name.is_empty() => i.name,
@@ -204,7 +210,7 @@ mod tests {
         let bbb = wandb.join("offline-run-20261127_110000-bbb");
         assert_eq!(runs_at(&bbb, false), [bbb.clone()]);
         assert_eq!(run_name(&bbb), "ppo-small", "the run's display name");
-        assert_eq!(run_name(&wandb.join("run-20261127_090000-ccc")), "run-20261127_090000-ccc", "no file yet: its folder");
+        assert_eq!(run_name(&wandb.join("run-20261127_090000-ccc")), "ccc", "no record yet: the id in its folder's name");
     }
 
     #[test]
