@@ -204,3 +204,31 @@ for name, nan_at in (("run-a", 77), ("run-b", None)):
     assert_eq!(one["runs"].as_array().unwrap().len(), 1);
     assert_eq!(one["runs"][0]["name"], "run-b");
 }
+
+#[test]
+fn a_command_run_follows_the_first_wandb_run_its_program_creates() {
+    let Some(python) = python_with("wandb") else { return };
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("train.py"), wandb_script(250, 100, 0.0)).unwrap();
+    // An earlier run in the folder is not the command's.
+    run_python(&python, dir.path(), &wandb_script(20, 5, 0.0));
+    let config = format!(
+        "[[run]]\nname = \"wb\"\nworkload = \"command\"\ncommand = [\"{}\", \"train.py\"]\nenv = {{ WANDB_MODE = \"offline\", WANDB_SILENT = \"true\" }}\nmetrics = {{ wandb = \"wandb\" }}\n",
+        python.display()
+    );
+    std::fs::write(dir.path().join("wb.toml"), config).unwrap();
+    std::fs::write(dir.path().join("train.py"), wandb_script(250, 100, 0.0)).unwrap();
+    let out = rlmon()
+        .args(["watch", "--headless", "--json", "--config"])
+        .arg(dir.path().join("wb.toml"))
+        .current_dir(dir.path())
+        .env("RLMON_SESSION_DIR", dir.path().join("sessions"))
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let summary: Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {stderr}"));
+    let run = &summary["runs"][0];
+    assert_eq!(run["steps"], 249, "the new run's steps, not the earlier run's: {stderr}");
+    let alerts: Vec<(&str, u64)> = run["alerts"].as_array().unwrap().iter().map(|a| (a["kind"].as_str().unwrap(), a["step"].as_u64().unwrap())).collect();
+    assert!(alerts.contains(&("nonfinite", 100)) && alerts.contains(&("user_alert", 200)), "{alerts:?}");
+}
