@@ -3,12 +3,16 @@
 #   - a project-local virtualenv (.venv) with torch==2.11.0, whose bundled libtorch
 #     tch 0.24 links against;
 #   - tensorboard==2.21.0 there too, for torch.utils.tensorboard (examples/train_tensorboard.py);
+#   - wandb==0.31.0 and trackio==0.43.0 there too: tests/trackers.rs writes offline W&B runs
+#     and trackio projects with them (rlmon itself needs neither);
 #   - the link .venv/libtorch -> that libtorch, which .cargo/config.toml and build.rs use.
 # Safe to run any number of times.
 set -euo pipefail
 
 TORCH_VERSION="2.11.0"
 TENSORBOARD_VERSION="2.21.0"
+WANDB_VERSION="0.31.0"
+TRACKIO_VERSION="0.43.0"
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 venv="$root/.venv"
 say() { printf 'setup: %s\n' "$*" >&2; }
@@ -37,6 +41,15 @@ if [ "$("$venv/bin/python" -c 'import tensorboard; print(tensorboard.__version__
   say "installing tensorboard==$TENSORBOARD_VERSION into $venv"
   "$venv/bin/python" -m pip install --quiet --disable-pip-version-check "tensorboard==$TENSORBOARD_VERSION"
 fi
+
+# The trackers whose local files rlmon reads: tests write real runs with them.
+for pkg in "wandb==$WANDB_VERSION" "trackio==$TRACKIO_VERSION"; do
+  name="${pkg%%==*}" version="${pkg##*==}"
+  if [ "$("$venv/bin/python" -c "import $name; print($name.__version__)" 2>/dev/null || true)" != "$version" ]; then
+    say "installing $pkg into $venv"
+    "$venv/bin/python" -m pip install --quiet --disable-pip-version-check "$pkg"
+  fi
+done
 
 torch_dir="$("$venv/bin/python" -c 'import os, torch; print(os.path.dirname(torch.__file__))' 2>/dev/null)"
 if [ "$(readlink "$venv/libtorch" 2>/dev/null || true)" != "$torch_dir" ]; then

@@ -47,8 +47,11 @@ pub struct WatchArgs {
     #[arg(short, long, value_name = "FILE", required_unless_present = "attach")]
     pub config: Option<PathBuf>,
     /// Follow a job rlmon did not start: each PATH a metrics file (JSONL, CSV, text
-    /// log, trainer_state.json; the format is detected) or a folder (TensorBoard event
-    /// files, or log files), read live as it is written. One run per file or event folder.
+    /// log, trainer_state.json; the format is detected), a folder (TensorBoard event
+    /// files, MLflow runs, or log files), a W&B run (`wandb/latest-run`, a `.wandb`
+    /// file; `wandb/`: its newest run) or a trackio project (`PROJECT.db`,
+    /// `trackio:PROJECT`, `#RUN` for one run), read live as it is written. One run per
+    /// file, event folder or tracked run.
     /// `http://HOST:PORT/`: the runs of an rlmon serving there (`--serve`)
     #[arg(long, value_name = "PATH", num_args = 1..)]
     pub attach: Vec<PathBuf>,
@@ -56,6 +59,9 @@ pub struct WatchArgs {
     /// attached runs finish when it exits
     #[arg(long, value_name = "PID", requires = "attach")]
     pub attach_pid: Option<u32>,
+    /// With --attach, a `wandb` folder is every run in it, not only its newest (latest-run)
+    #[arg(long, requires = "attach")]
+    pub all: bool,
     /// No interactive display: progress lines and a summary on stderr.
     /// Automatic when stdout is not a terminal
     #[arg(long)]
@@ -162,7 +168,9 @@ pub enum ExportFormat {
 
 #[derive(Debug, Args)]
 pub struct ExportArgs {
-    /// A snapshot (*.rlmon.parquet) or a journal folder (*.rlmon.journal)
+    /// A snapshot (*.rlmon.parquet) or a journal folder (*.rlmon.journal); or a
+    /// tracker's runs: W&B (`wandb/latest-run`, a `.wandb` file) or trackio
+    /// (`PROJECT.db`, `trackio:PROJECT`)
     #[arg(value_name = "SNAPSHOT")]
     pub snapshot: PathBuf,
     #[arg(long, value_enum)]
@@ -176,7 +184,9 @@ pub struct ExportArgs {
 pub struct CheckArgs {
     /// Metrics log (JSONL, CSV/TSV export, trainer_state.json, printed HF dicts,
     /// Megatron / nanoGPT / DeepSpeed / any trainer's text log), a TensorBoard or
-    /// MLflow (mlruns) folder, or a snapshot or journal (replayed with its recorded
+    /// MLflow (mlruns) folder, a W&B run (`wandb/latest-run`, a `.wandb` file;
+    /// `wandb/`: every run), a trackio project (`PROJECT.db`, `trackio:PROJECT`,
+    /// `#RUN` for one run), or a snapshot or journal (replayed with its recorded
     /// detector settings)
     #[arg(value_name = "FILE")]
     pub file: PathBuf,

@@ -29,6 +29,7 @@ pub const TARGETS: &[(&str, fn(&[u8]))] = &[
     ("worker", worker),
     ("output", output),
     ("mlflow", mlflow),
+    ("wandb", wandb),
 ];
 
 /// The target named `name`.
@@ -134,6 +135,37 @@ fn mlflow(data: &[u8]) {
     let text = String::from_utf8_lossy(data);
     let files: Vec<(String, String)> = text.split("\n\n").take(16).enumerate().map(|(i, part)| (format!("m{i}"), part.to_owned())).collect();
     let _ = crate::ingest::mlflow::run_records(&files);
+}
+
+/// A W&B run file: read whole, and again fed in uneven pieces as a file read while
+/// it is written (the two must agree), then through the whole of `rlmon check`.
+fn wandb(data: &[u8]) {
+    use crate::ingest::wandb::RunReader;
+    let whole = crate::ingest::wandb::read_all(data);
+    let mut reader = RunReader::default();
+    let mut pieces = Vec::new();
+    let mut at = 0;
+    let mut size = 1;
+    let fed = loop {
+        if at >= data.len() {
+            pieces.extend(reader.finish());
+            break Ok(pieces);
+        }
+        let end = (at + size).min(data.len());
+        match reader.push(&data[at..end]) {
+            Ok(out) => pieces.extend(out),
+            Err(e) => break Err(e),
+        }
+        at = end;
+        size = size * 3 % 4093 + 1;
+    };
+    match (&whole, &fed) {
+        // Compared as text: a NaN read is not equal to itself.
+        (Ok((out, _)), Ok(fed)) => assert_eq!(format!("{out:?}"), format!("{fed:?}"), "read whole and in pieces differ"),
+        (Err(_), Err(_)) => {}
+        _ => panic!("read whole and in pieces disagree on whether it is a W&B file"),
+    }
+    log(data, Format::Wandb);
 }
 
 fn tempfile_dir() -> std::io::Result<std::path::PathBuf> {

@@ -3,7 +3,10 @@
 //! own). Each path is looked at once, here: a file is one run (its format detected
 //! as it is read), a folder of TensorBoard event files one run, MLflow's runs
 //! (a run folder, an experiment or `mlruns`) one run each, named by their
-//! `mlflow.runName`, a folder of log files one run per file. An `http://` address is an rlmon serving on another
+//! `mlflow.runName`, a W&B run (its folder or `.wandb` file; a `wandb` folder: its
+//! newest run, or every run with `--all`) one run named by its display name, a
+//! trackio project (its `.db`, or `trackio:PROJECT`; `#RUN` for one run) one run
+//! per run, a folder of log files one run per file. An `http://` address is an rlmon serving on another
 //! machine (`--serve`): one run per run it has, named `host:run`; a run of the same
 //! name on several machines is one job whose ranks run there (named `run`).
 use std::path::{Path, PathBuf};
@@ -12,21 +15,22 @@ use crate::config::{AttachConfig, AttachSource, DeviceRequest, MetricsSource, Re
 use crate::error::{Result, RlmonError};
 use crate::ingest::tensorboard;
 use crate::workload::attach::{process_alive, run_name};
-use crate::workload::command::{events_dir, mlflow_dir};
+use crate::workload::command::{events_dir, mlflow_dir, trackio_db, wandb_dir};
 
 /// File names of a folder's log files, by ending.
 const LOG_ENDINGS: &[&str] = &[".jsonl", ".csv", ".tsv", ".log", ".txt", "trainer_state.json"];
 
 /// A session of attached runs only (no `--config`).
-pub fn session(paths: &[PathBuf], pid: Option<u32>) -> Result<SessionConfig> {
+pub fn session(paths: &[PathBuf], pid: Option<u32>, all: bool) -> Result<SessionConfig> {
     let mut config = SessionConfig { name: "attach".into(), path: PathBuf::from("attach"), text: String::new(), runs: Vec::new(), baseline: None, scrape: Vec::new(), prometheus: None };
-    add_runs(&mut config, paths, pid)?;
+    add_runs(&mut config, paths, pid, all)?;
     Ok(config)
 }
 
 /// Adds one run per attached source to `config` (names made unique); a path that
-/// does not exist or a process that is not running is a usage error.
-pub fn add_runs(config: &mut SessionConfig, paths: &[PathBuf], pid: Option<u32>) -> Result<()> {
+/// does not exist or a process that is not running is a usage error. `all`: every
+/// run of a `wandb` folder, not only its newest.
+pub fn add_runs(config: &mut SessionConfig, paths: &[PathBuf], pid: Option<u32>, all: bool) -> Result<()> {
     if paths.is_empty() {
         return Ok(());
     }
@@ -45,9 +49,12 @@ pub fn add_runs(config: &mut SessionConfig, paths: &[PathBuf], pid: Option<u32>)
         config.runs.push(attached_run(name, AttachConfig { source: AttachSource::Remote(remotes), pid }));
     }
     for path in files {
-        for source in sources(path)? {
+        for source in sources_of(path, all)? {
             let base = match &source {
                 AttachSource::Stream(MetricsSource::MlFlow(run)) => mlflow_dir::run_name(run),
+                AttachSource::Stream(MetricsSource::Wandb(run)) => wandb_dir::run_name(run),
+                AttachSource::Stream(MetricsSource::WandbDir(_)) => "wandb".into(),
+                AttachSource::Stream(MetricsSource::Trackio { run: Some(run), .. }) => run.clone(),
                 _ => run_name(source.path()),
             };
             let name = unique_name(&base, config);
@@ -111,12 +118,51 @@ pub fn remote_runs(urls: &[&str], list: impl Fn(&str) -> Result<Vec<crate::serve
 
 /// What one `--attach` path follows.
 pub fn sources(path: &Path) -> Result<Vec<AttachSource>> {
+    sources_of(path, false)
+}
+
+/// The runs of a trackio project: `run` alone, or every run logged so far (the
+/// first new one when there is none yet).
+fn trackio_sources(db: &Path, run: Option<&str>) -> Result<Vec<AttachSource>> {
+    let source = |run: Option<String>| AttachSource::Stream(MetricsSource::Trackio { db: db.to_path_buf(), run });
+    if let Some(run) = run {
+        return Ok(vec![source(Some(run.to_owned()))]);
+    }
+    if !db.exists() {
+        return Ok(vec![source(None)]);
+    }
+    let project = trackio_db::Project::open(db).map_err(|e| RlmonError::Usage(format!("--attach {e}")))?;
+    let runs = project.runs().map_err(|e| RlmonError::Usage(format!("--attach {e}")))?;
+    if runs.is_empty() {
+        return Ok(vec![source(None)]);
+    }
+    Ok(runs.into_iter().map(|r| source(Some(r))).collect())
+}
+
+/// [`sources`], with every run of a `wandb` folder when `all`.
+pub fn sources_of(path: &Path, all: bool) -> Result<Vec<AttachSource>> {
+    let arg = path.to_string_lossy();
+    // `trackio:PROJECT[#RUN]`: a project in trackio's folder.
+    if let Some(project) = arg.strip_prefix("trackio:") {
+        let (project, run) = trackio_db::split_run(project);
+        let db = trackio_db::project_db(project, Path::new(".")).map_err(|e| RlmonError::Usage(format!("--attach {arg}: {e}")))?;
+        return trackio_sources(&db, run);
+    }
+    // `PATH.db#RUN`: one run of a project.
+    if let (db, Some(run)) = trackio_db::split_run(&arg) {
+        if !path.exists() && Path::new(db).is_file() {
+            return trackio_sources(Path::new(db), Some(run));
+        }
+    }
     let meta = std::fs::metadata(path).map_err(|e| RlmonError::Usage(format!("--attach {}: {}", path.display(), match e.kind() {
         std::io::ErrorKind::NotFound => "no such file or folder".to_owned(),
         _ => e.to_string(),
     })))?;
     let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
     if meta.is_file() {
+        if trackio_db::is_sqlite(path) {
+            return trackio_sources(path, None);
+        }
         return Ok(vec![file_source(path, &name)]);
     }
     if !events_dir::event_files(path).is_empty() {
@@ -125,6 +171,22 @@ pub fn sources(path: &Path) -> Result<Vec<AttachSource>> {
     let mlflow_runs = mlflow_dir::runs_under(path);
     if !mlflow_runs.is_empty() {
         return Ok(mlflow_runs.into_iter().map(|run| AttachSource::Stream(MetricsSource::MlFlow(run))).collect());
+    }
+    if wandb_dir::is_run_dir(path) || wandb_dir::is_wandb_dir(path) || name == "wandb" {
+        let runs = wandb_dir::runs_at(path, all);
+        if runs.is_empty() {
+            // No run yet: the first one W&B makes here.
+            return Ok(vec![AttachSource::Stream(MetricsSource::WandbDir(path.to_path_buf()))]);
+        }
+        return Ok(runs.into_iter().map(|run| AttachSource::Stream(MetricsSource::Wandb(run))).collect());
+    }
+    let projects = trackio_db::projects_in(path);
+    if !projects.is_empty() {
+        let mut out = Vec::new();
+        for db in projects {
+            out.extend(trackio_sources(&db, None)?);
+        }
+        return Ok(out);
     }
     let mut logs: Vec<PathBuf> = std::fs::read_dir(path)
         .map_err(|e| RlmonError::Usage(format!("--attach {}: {e}", path.display())))?
@@ -141,6 +203,9 @@ pub fn sources(path: &Path) -> Result<Vec<AttachSource>> {
 }
 
 fn file_source(path: &Path, name: &str) -> AttachSource {
+    if crate::ingest::wandb::is_run_file(name) {
+        return AttachSource::Stream(MetricsSource::Wandb(path.to_path_buf()));
+    }
     if tensorboard::is_event_file(name) {
         // One event file: its folder is the run (the writer may start new files there).
         return AttachSource::Stream(MetricsSource::TensorBoard(path.parent().unwrap_or(Path::new(".")).to_path_buf()));
@@ -192,7 +257,7 @@ mod tests {
         std::fs::write(b.join("metrics.jsonl"), "").unwrap();
         std::fs::write(b.join("train.log"), "").unwrap();
         std::fs::write(b.join("notes.md"), "").unwrap();
-        let config = session(&[a.join("run/metrics.jsonl"), b.clone()], None).unwrap();
+        let config = session(&[a.join("run/metrics.jsonl"), b.clone()], None, false).unwrap();
         let names: Vec<&str> = config.runs.iter().map(|r| r.name.as_str()).collect();
         assert_eq!(names, ["metrics", "metrics-2", "train"], "a folder of logs: one run per log file");
         assert!(config.runs.iter().all(|r| r.workload.kind() == "attach"));
@@ -231,11 +296,11 @@ mod tests {
 
     #[test]
     fn missing_paths_and_processes_are_usage_errors() {
-        let e = session(&[PathBuf::from("/no/such/place")], None).unwrap_err();
+        let e = session(&[PathBuf::from("/no/such/place")], None, false).unwrap_err();
         assert_eq!(e.exit_code(), crate::error::EXIT_USAGE);
         assert!(e.to_string().contains("no such file or folder"), "{e}");
         let dir = tempfile::tempdir().unwrap();
-        let e = session(&[dir.path().to_path_buf()], Some(u32::MAX)).unwrap_err();
+        let e = session(&[dir.path().to_path_buf()], Some(u32::MAX), false).unwrap_err();
         assert!(e.to_string().contains("no such running process"), "{e}");
     }
 }

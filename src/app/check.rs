@@ -90,6 +90,42 @@ pub struct CheckedRun {
     pub input: Option<StreamReport>,
     /// Detectors that could not judge this run, and why.
     pub not_judged: Vec<NotJudged>,
+    /// What its tracker recorded besides metrics (W&B and trackio runs).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tracker: Option<TrackedRun>,
+}
+
+/// A tracker's run as its files describe it.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct TrackedRun {
+    /// `wandb` or `trackio`.
+    pub tracker: &'static str,
+    /// The file read.
+    pub file: String,
+    pub id: String,
+    pub project: String,
+    /// The run's config, flattened (`model.d`), values as JSON.
+    pub config: BTreeMap<String, String>,
+    /// The run's summary (W&B), values as JSON.
+    pub summary: BTreeMap<String, String>,
+    /// The script's exit code, from the run's exit record (W&B); none when the run
+    /// did not record its end (still running, or killed).
+    pub exit_code: Option<i32>,
+    /// Records (W&B) or rows (trackio) read.
+    pub records: u64,
+    /// Damaged blocks skipped (the rest of each block unread).
+    pub damaged_blocks: u64,
+    /// Records that did not decode.
+    pub malformed_records: u64,
+    /// The file ends inside a record (the run stopped while writing it).
+    pub cut_short: bool,
+}
+
+impl TrackedRun {
+    /// Whether the run recorded a failed end.
+    pub fn failed(&self) -> bool {
+        self.exit_code.is_some_and(|c| c != 0)
+    }
 }
 
 /// Detectors of `settings` that could not judge `run` (health::judged).
@@ -143,6 +179,8 @@ enum Read {
     Stream { name: String, rank: Option<u32> },
     /// What stream `n` (in order of first appearance) made complete.
     Emits(usize, Vec<Emit>),
+    /// An alert the script raised (through its tracker), for run `name`.
+    Alert(String, Alert),
 }
 
 /// Items sent from the reading side at a time.
@@ -220,6 +258,11 @@ impl Reading {
                 n
             }
         }
+    }
+
+    /// An alert the script raised for run `run`, in input order.
+    fn alert(&mut self, run: &str, alert: Alert) {
+        self.send(Read::Alert(run.to_owned(), alert));
     }
 
     fn send(&mut self, read: Read) {
@@ -301,6 +344,14 @@ fn analyse_stream(
                         runs.push(rank.and_then(|rank| hub.rank_run(job, rank)).unwrap_or(job));
                     }
                     Read::Emits(n, emits) => feed(&mut hub, runs[n], emits),
+                    Read::Alert(name, mut alert) => {
+                        let run = hub.state.runs.iter().position(|r| r.name == name && r.rank_of.is_none());
+                        let run = run.unwrap_or_else(|| hub.add_run(RunRecord::new(name.clone(), "log".into(), "-".into(), 0), &HealthConfig::default()));
+                        let now = hub.state.time_s;
+                        alert.run = name;
+                        alert.time_s = now;
+                        hub.apply(Event::Alert { run: Some(run), alert }, now);
+                    }
                 }
             }
             // The judging side only stops early by panicking: joined below.
@@ -332,6 +383,7 @@ fn analyse_stream(
                 alerts: r.alerts.len(),
                 input,
                 not_judged: not_judged(r, settings),
+                tracker: None,
             }
         })
         .collect::<Vec<_>>();
@@ -415,6 +467,9 @@ impl CheckReport {
                     let _ = writeln!(out, "    resumed at step {} ({} steps discarded)", resume.at_step, resume.discarded);
                 }
             }
+            if let Some(t) = &r.tracker {
+                let _ = writeln!(out, "{}", tracked_text(t));
+            }
             for n in &r.not_judged {
                 let _ = writeln!(out, "    {} not judged: {}", n.kind.as_str(), n.reason);
             }
@@ -429,6 +484,186 @@ impl CheckReport {
         }
         out
     }
+}
+
+/// A tracker's run in the text report: where it came from, how it ended, its
+/// config and summary (the first few), what could not be read.
+fn tracked_text(t: &TrackedRun) -> String {
+    const SHOWN: usize = 12;
+    let shown = |m: &BTreeMap<String, String>| {
+        let mut items: Vec<String> = m.iter().take(SHOWN).map(|(k, v)| format!("{k}={v}")).collect();
+        if m.len() > SHOWN {
+            items.push(format!("… and {} more", m.len() - SHOWN));
+        }
+        items.join(", ")
+    };
+    let who = match t.tracker {
+        "wandb" => format!("W&B run {}", t.id),
+        _ => "trackio run".to_owned(),
+    };
+    let project = if t.project.is_empty() { String::new() } else { format!(" of project {}", t.project) };
+    let end = match t.exit_code {
+        Some(0) => ": finished (exit code 0)".to_owned(),
+        Some(code) => format!(": FAILED with exit code {code}"),
+        None if t.tracker == "wandb" => ": no exit record (still running, or killed)".to_owned(),
+        None => String::new(),
+    };
+    let mut out = format!("    {who}{project} ({}){end}", t.file);
+    if !t.config.is_empty() {
+        let _ = write!(out, "\n    config: {}", shown(&t.config));
+    }
+    if !t.summary.is_empty() {
+        let _ = write!(out, "\n    summary: {}", shown(&t.summary));
+    }
+    let unit = if t.tracker == "wandb" { "records" } else { "rows" };
+    let mut problems = vec![format!("{} {unit} read", t.records)];
+    if t.damaged_blocks > 0 {
+        problems.push(format!("{} damaged block(s) skipped", t.damaged_blocks));
+    }
+    if t.malformed_records > 0 {
+        problems.push(format!("{} record(s) that did not decode", t.malformed_records));
+    }
+    if t.cut_short {
+        problems.push("the file ends inside a record (its end was never written)".into());
+    }
+    let _ = write!(out, "\n    {}", problems.join("; "));
+    out
+}
+
+/// W&B runs (`.wandb` files or run folders): each read whole, its history rows
+/// judged, the alerts its script raised passed on, its config, summary and exit
+/// record reported.
+fn analyse_wandb(path: &Path, runs: &[std::path::PathBuf]) -> Result<CheckReport> {
+    use crate::ingest::wandb::{self, Out};
+    use crate::workload::command::wandb_dir;
+    let mut read = Vec::with_capacity(runs.len());
+    for run in runs {
+        let file = if run.is_file() { Some(run.clone()) } else { wandb_dir::run_file(run) };
+        let file = file.ok_or_else(|| RlmonError::Usage(format!("{}: no W&B run file (.wandb) in this folder", run.display())))?;
+        let bytes = std::fs::read(&file).map_err(|e| RlmonError::Usage(format!("{}: cannot read: {e}", file.display())))?;
+        let (outs, summary) = wandb::read_all(&bytes).map_err(|e| RlmonError::Usage(format!("{}: {e}", file.display())))?;
+        let name = match &summary.info {
+            Some(i) if !i.name.is_empty() => i.name.clone(),
+            Some(i) if !i.id.is_empty() => i.id.clone(),
+            _ => wandb_dir::run_name(run),
+        };
+        let info = summary.info.clone().unwrap_or_default();
+        let tracked = TrackedRun {
+            tracker: "wandb",
+            file: file.display().to_string(),
+            id: info.id,
+            project: info.project,
+            config: summary.config.clone(),
+            summary: summary.summary.clone(),
+            exit_code: summary.exit.map(|e| e.code),
+            records: summary.records,
+            damaged_blocks: summary.damaged,
+            malformed_records: summary.malformed,
+            cut_short: summary.cut_short,
+        };
+        read.push((name, outs, tracked));
+    }
+    let session = path.file_name().map_or_else(|| "wandb".into(), |n| n.to_string_lossy().into_owned());
+    let inputs: Vec<(String, Vec<Out>)> = read.iter().map(|(n, o, _)| (n.clone(), o.clone())).collect();
+    let mut report = analyse_stream(&Format::Wandb, &session, move |reading| {
+        for (name, outs) in &inputs {
+            for (i, out) in outs.iter().enumerate() {
+                match out {
+                    Out::Line(line) => reading.line(name, i + 1, line.clone()),
+                    Out::Alert { step, alert } => reading.alert(name, Alert::from_script("wandb.alert", *step, alert.severity, &alert.title, &alert.text)),
+                    Out::Telemetry { .. } | Out::Exit(_) => {}
+                }
+            }
+        }
+        Ok(())
+    })
+    .map_err(|e| RlmonError::Usage(format!("{}: {e}", path.display())))?;
+    for (name, _, tracked) in read {
+        if let Some(r) = report.runs.iter_mut().find(|r| r.name == name) {
+            r.tracker = Some(tracked);
+        }
+    }
+    Ok(report)
+}
+
+/// trackio projects: each `(database, run)` read (every run of the project, or the
+/// one named), rows by id; each run's config reported.
+fn analyse_trackio(path: &Path, projects: &[(std::path::PathBuf, Option<String>)]) -> Result<CheckReport> {
+    use crate::workload::command::trackio_db::{Project, Row};
+    let mut rows = Vec::new();
+    let mut tracked: BTreeMap<String, TrackedRun> = BTreeMap::new();
+    for (db, run) in projects {
+        let usage = |e: String| RlmonError::Usage(e);
+        let mut project = Project::open(db).map_err(usage)?;
+        let configs = project.configs();
+        loop {
+            let batch = project.poll(run.as_deref()).map_err(usage)?;
+            if batch.is_empty() {
+                break;
+            }
+            rows.extend(batch);
+        }
+        let runs = project.runs().map_err(usage)?;
+        for name in runs.iter().filter(|r| run.as_ref().is_none_or(|want| want == *r)) {
+            let t = TrackedRun { tracker: "trackio", file: db.display().to_string(), project: project.name(), config: configs.get(name).cloned().unwrap_or_default(), ..Default::default() };
+            tracked.insert(name.clone(), t);
+        }
+        if let Some(want) = run.as_ref().filter(|r| !runs.contains(r)) {
+            return Err(RlmonError::Usage(format!("{}: no run named {want} (runs: {})", db.display(), runs.join(", "))));
+        }
+    }
+    for row in &rows {
+        let name = match row {
+            Row::Metrics(Line::Metrics(rec)) => rec.run.clone(),
+            Row::Alert { run, .. } => Some(run.clone()),
+            _ => None,
+        };
+        if let Some(t) = name.and_then(|n| tracked.get_mut(&n)) {
+            t.records += 1;
+        }
+    }
+    let session = path.file_stem().map_or_else(|| "trackio".into(), |n| n.to_string_lossy().into_owned());
+    let mut report = analyse_stream(&Format::Trackio, &session, move |reading| {
+        for (i, row) in rows.into_iter().enumerate() {
+            match row {
+                Row::Metrics(line) => reading.line("trackio", i + 1, line),
+                Row::Alert { run, step, title, text, severity } => reading.alert(&run, Alert::from_script("trackio.alert", step.unwrap_or(0), severity, &title, &text)),
+            }
+        }
+        Ok(())
+    })
+    .map_err(|e| RlmonError::Usage(format!("{}: {e}", path.display())))?;
+    for r in &mut report.runs {
+        r.tracker = tracked.remove(&r.name);
+    }
+    Ok(report)
+}
+
+/// The trackio runs an argument of `rlmon check` names: `trackio:PROJECT[#RUN]`,
+/// `PATH.db[#RUN]`, or a folder of project databases; `None` for other inputs.
+fn trackio_inputs(path: &Path) -> Result<Option<Vec<(std::path::PathBuf, Option<String>)>>> {
+    use crate::workload::command::trackio_db;
+    let arg = path.to_string_lossy();
+    let (target, run) = trackio_db::split_run(&arg);
+    let run = run.map(str::to_owned);
+    if let Some(project) = target.strip_prefix("trackio:") {
+        let db = trackio_db::project_db(project, Path::new(".")).map_err(|e| RlmonError::Usage(format!("{arg}: {e}")))?;
+        if !db.is_file() {
+            return Err(RlmonError::Usage(format!("{arg}: no trackio project at {}", db.display())));
+        }
+        return Ok(Some(vec![(db, run)]));
+    }
+    let target = Path::new(target);
+    if target.is_file() && trackio_db::is_sqlite(target) && (run.is_some() || !path.exists() || target == path) {
+        return Ok(Some(vec![(target.to_path_buf(), run)]));
+    }
+    if path.is_dir() {
+        let dbs = trackio_db::projects_in(path);
+        if !dbs.is_empty() {
+            return Ok(Some(dbs.into_iter().map(|db| (db, None)).collect()));
+        }
+    }
+    Ok(None)
 }
 
 /// TensorBoard event files under `dir` (three levels deep), sorted by path: a
@@ -539,6 +774,7 @@ fn recording_report(meta: &crate::record::Meta, state: crate::session::SessionSt
             alerts: r.alerts.len(),
             input: None,
             not_judged: not_judged(r, settings),
+            tracker: None,
         })
         .collect();
     let points = steps.iter().sum();
@@ -549,10 +785,24 @@ pub fn check(args: CheckArgs) -> Result<u8> {
     let path = &args.file;
     let event_files = if path.is_dir() { tensorboard_files(path) } else { Vec::new() };
     let mlflow_runs = if path.is_dir() && event_files.is_empty() { crate::workload::command::mlflow_dir::runs_under(path) } else { Vec::new() };
+    let wandb_runs = {
+        use crate::workload::command::wandb_dir;
+        let is_wandb = path.is_file() && path.file_name().is_some_and(|n| crate::ingest::wandb::is_run_file(&n.to_string_lossy()));
+        if is_wandb || (path.is_dir() && event_files.is_empty() && mlflow_runs.is_empty() && (wandb_dir::is_run_dir(path) || wandb_dir::is_wandb_dir(path))) {
+            wandb_dir::runs_at(path, true)
+        } else {
+            Vec::new()
+        }
+    };
+    let trackio = if wandb_runs.is_empty() && event_files.is_empty() && mlflow_runs.is_empty() { trackio_inputs(path)? } else { None };
     let report = if !event_files.is_empty() {
         analyse_tensorboard(path, &event_files)?
     } else if !mlflow_runs.is_empty() {
         analyse_mlflow(path, &mlflow_runs)?
+    } else if !wandb_runs.is_empty() {
+        analyse_wandb(path, &wandb_runs)?
+    } else if let Some(projects) = trackio {
+        analyse_trackio(path, &projects)?
     } else if path.is_dir() || crate::record::snapshot::looks_like_parquet(path) {
         match crate::record::stream::Streamed::open_path(path)? {
             Some(s) => analyse_playback(crate::record::Playback::Streamed(Box::new(s))),
@@ -614,7 +864,9 @@ pub fn check(args: CheckArgs) -> Result<u8> {
         FailOn::Warn => Severity::Warn,
         FailOn::Critical => Severity::Critical,
     };
-    Ok(if report.worst().is_some_and(|w| w >= threshold) { EXIT_FAILURE } else { 0 })
+    // A run whose tracker recorded a failed exit is a failed run.
+    let failed = report.runs.iter().any(|r| r.tracker.as_ref().is_some_and(TrackedRun::failed));
+    Ok(if failed || report.worst().is_some_and(|w| w >= threshold) { EXIT_FAILURE } else { 0 })
 }
 
 #[cfg(test)]

@@ -15,6 +15,15 @@ use crate::record::stream::Streamed;
 use crate::record::{self, Recording};
 
 pub fn export(args: ExportArgs) -> Result<u8> {
+    if let Some(runs) = tracker_runs(&args.snapshot)? {
+        let io_err = |source| RlmonError::Io { path: args.output.clone().unwrap_or_else(|| "<stdout>".into()), source };
+        let mut out: Box<dyn Write> = match &args.output {
+            Some(path) => Box::new(BufWriter::new(File::create(path).map_err(io_err)?)),
+            None => Box::new(BufWriter::new(io::stdout().lock())),
+        };
+        write_tracked(&runs, args.format, &mut out).and_then(|()| out.flush()).map_err(io_err)?;
+        return Ok(0);
+    }
     let streamed = Streamed::open_path(&args.snapshot)?;
     let rec = match streamed {
         Some(_) => None,
@@ -92,6 +101,93 @@ fn jsonl_line(out: &mut impl Write, meta: &Meta, run: u32, step: u64, time_s: f6
     }
     serde_json::to_writer(&mut *out, &obj)?;
     out.write_all(b"\n")
+}
+
+/// A tracker's runs as `(run, records)`: W&B run files (a `.wandb` file, a run
+/// folder, every run of a `wandb` folder) or a trackio project (`PATH.db`,
+/// `trackio:PROJECT`, `#RUN` for one run); `None` when `path` is neither.
+fn tracker_runs(path: &std::path::Path) -> Result<Option<Vec<(String, Vec<crate::ingest::Record>)>>> {
+    use crate::ingest::{wandb, Line};
+    use crate::workload::command::{trackio_db, wandb_dir};
+    let usage = |e: String| RlmonError::Usage(format!("{}: {e}", path.display()));
+    let wandb_file = path.is_file() && path.file_name().is_some_and(|n| wandb::is_run_file(&n.to_string_lossy()));
+    if wandb_file || (path.is_dir() && (wandb_dir::is_run_dir(path) || wandb_dir::is_wandb_dir(path))) {
+        let mut runs = Vec::new();
+        for run in wandb_dir::runs_at(path, true) {
+            let Some(file) = (if run.is_file() { Some(run.clone()) } else { wandb_dir::run_file(&run) }) else { continue };
+            let bytes = std::fs::read(&file).map_err(|e| usage(e.to_string()))?;
+            let (outs, _) = wandb::read_all(&bytes).map_err(usage)?;
+            let records = outs.into_iter().filter_map(|o| if let wandb::Out::Line(Line::Metrics(r)) = o { Some(r) } else { None }).collect();
+            runs.push((wandb_dir::run_name(&run), records));
+        }
+        return Ok(Some(runs));
+    }
+    let arg = path.to_string_lossy();
+    let (target, run) = trackio_db::split_run(&arg);
+    let db = match target.strip_prefix("trackio:") {
+        Some(project) => trackio_db::project_db(project, std::path::Path::new(".")).map_err(usage)?,
+        None if std::path::Path::new(target).is_file() && trackio_db::is_sqlite(std::path::Path::new(target)) => target.into(),
+        None => return Ok(None),
+    };
+    let mut project = trackio_db::Project::open(&db).map_err(usage)?;
+    let mut runs: Vec<(String, Vec<crate::ingest::Record>)> = Vec::new();
+    loop {
+        let rows = project.poll(run).map_err(usage)?;
+        if rows.is_empty() {
+            break;
+        }
+        for row in rows {
+            if let trackio_db::Row::Metrics(Line::Metrics(r)) = row {
+                let name = r.run.clone().unwrap_or_default();
+                match runs.iter_mut().find(|(n, _)| *n == name) {
+                    Some((_, records)) => records.push(r),
+                    None => runs.push((name, vec![r])),
+                }
+            }
+        }
+    }
+    Ok(Some(runs))
+}
+
+/// A tracker's runs' points, each run's records made canonical as `rlmon check`
+/// reads them, in the rows of [`write_csv`] or the lines of [`write_jsonl`].
+fn write_tracked(runs: &[(String, Vec<crate::ingest::Record>)], format: ExportFormat, out: &mut impl Write) -> io::Result<()> {
+    use crate::ingest::normalize::{Emit, Normalizer};
+    if format == ExportFormat::Csv {
+        csv_header(out)?;
+    }
+    for (name, records) in runs {
+        let mut normalizer = Normalizer::default();
+        let mut emits = Vec::new();
+        for r in records {
+            let mut r = r.clone();
+            r.run = None;
+            emits.extend(normalizer.push(r));
+        }
+        emits.extend(normalizer.finish());
+        for e in emits {
+            let Emit::Point(p) = e else { continue };
+            match format {
+                ExportFormat::Csv => {
+                    for (metric, value) in &p.values {
+                        csv_row(out, &csv_field(name), p.step, p.time_s, metric, *value)?;
+                    }
+                }
+                ExportFormat::Jsonl => {
+                    let mut obj = serde_json::Map::new();
+                    obj.insert("run".into(), name.as_str().into());
+                    obj.insert("step".into(), p.step.into());
+                    obj.insert("time".into(), p.time_s.into());
+                    for (metric, value) in p.values {
+                        obj.insert(metric.into_owned(), serde_json::Number::from_f64(value).map_or(serde_json::Value::Null, Into::into));
+                    }
+                    serde_json::to_writer(&mut *out, &obj)?;
+                    out.write_all(b"\n")?;
+                }
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Quotes a CSV field when it needs it (RFC 4180).

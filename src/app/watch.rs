@@ -20,10 +20,10 @@ pub async fn watch(args: WatchArgs) -> Result<u8> {
     let mut config = match &args.config {
         Some(name) => {
             let mut config = SessionConfig::load(&find_config(name)?)?;
-            super::attach::add_runs(&mut config, &args.attach, args.attach_pid)?;
+            super::attach::add_runs(&mut config, &args.attach, args.attach_pid, args.all)?;
             config
         }
-        None => super::attach::session(&args.attach, args.attach_pid)?,
+        None => super::attach::session(&args.attach, args.attach_pid, args.all)?,
     };
     if config.runs.is_empty() {
         return Err(RlmonError::Usage(format!("{}: no runs: add at least one [[run]] table, or follow runs with --attach", config.path.display())));

@@ -103,7 +103,7 @@ pub struct RawRun {
     pub grace_s: Option<f64>,
 }
 
-/// `metrics = "stdout"` or `"stderr"`, `metrics = { file = "..." }`, `{ tensorboard = "dir" }`, `{ glob = "..." }` or `{ mlflow = "mlruns" }`.
+/// `metrics = "stdout"` or `"stderr"`, `metrics = { file = "..." }`, `{ tensorboard = "dir" }`, `{ glob = "..." }`, `{ mlflow = "mlruns" }`, `{ wandb = "wandb" }` or `{ trackio = "project" }`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum RawMetrics {
     /// A name: "stdout" or "stderr" (checked when resolved, with its place).
@@ -115,6 +115,10 @@ pub enum RawMetrics {
     Glob(String),
     /// `{ mlflow = "mlruns" }`: the MLflow file store the program logs to.
     MlFlow(String),
+    /// `{ wandb = "wandb" }`: the folder W&B writes its runs to.
+    Wandb(String),
+    /// `{ trackio = "project" }`: a trackio project (its name, or its database).
+    Trackio(String),
 }
 
 #[derive(Deserialize)]
@@ -124,6 +128,8 @@ struct RawMetricsTable {
     tensorboard: Option<String>,
     glob: Option<String>,
     mlflow: Option<String>,
+    wandb: Option<String>,
+    trackio: Option<String>,
 }
 
 impl<'de> Deserialize<'de> for RawMetrics {
@@ -132,19 +138,21 @@ impl<'de> Deserialize<'de> for RawMetrics {
         impl<'de> Visitor<'de> for MetricsVisitor {
             type Value = RawMetrics;
             fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-                f.write_str("\"stdout\", \"stderr\" or a table { file = \"path\" }, { tensorboard = \"dir\" }, { glob = \"logs/rank*.jsonl\" } or { mlflow = \"mlruns\" }")
+                f.write_str("\"stdout\", \"stderr\" or a table { file = \"path\" }, { tensorboard = \"dir\" }, { glob = \"logs/rank*.jsonl\" }, { mlflow = \"mlruns\" }, { wandb = \"wandb\" } or { trackio = \"project\" }")
             }
             fn visit_str<E: de::Error>(self, v: &str) -> Result<RawMetrics, E> {
                 Ok(RawMetrics::Named(v.to_owned()))
             }
             fn visit_map<A: de::MapAccess<'de>>(self, map: A) -> Result<RawMetrics, A::Error> {
                 let table = RawMetricsTable::deserialize(de::value::MapAccessDeserializer::new(map))?;
-                match (table.file, table.tensorboard, table.glob, table.mlflow) {
-                    (Some(file), None, None, None) => Ok(RawMetrics::File(file)),
-                    (None, Some(dir), None, None) => Ok(RawMetrics::TensorBoard(dir)),
-                    (None, None, Some(glob), None) => Ok(RawMetrics::Glob(glob)),
-                    (None, None, None, Some(store)) => Ok(RawMetrics::MlFlow(store)),
-                    _ => Err(de::Error::custom("metrics: give one of `file`, `tensorboard`, `glob` or `mlflow`")),
+                match (table.file, table.tensorboard, table.glob, table.mlflow, table.wandb, table.trackio) {
+                    (Some(file), None, None, None, None, None) => Ok(RawMetrics::File(file)),
+                    (None, Some(dir), None, None, None, None) => Ok(RawMetrics::TensorBoard(dir)),
+                    (None, None, Some(glob), None, None, None) => Ok(RawMetrics::Glob(glob)),
+                    (None, None, None, Some(store), None, None) => Ok(RawMetrics::MlFlow(store)),
+                    (None, None, None, None, Some(dir), None) => Ok(RawMetrics::Wandb(dir)),
+                    (None, None, None, None, None, Some(project)) => Ok(RawMetrics::Trackio(project)),
+                    _ => Err(de::Error::custom("metrics: give one of `file`, `tensorboard`, `glob`, `mlflow`, `wandb` or `trackio`")),
                 }
             }
         }

@@ -42,10 +42,13 @@ pub enum AlertKind {
     RunDivergence,
     SlowDrift,
     RankStraggler,
+    /// Raised by the training script itself through its tracker (`wandb.alert`,
+    /// `trackio.alert`) and passed on as read.
+    UserAlert,
 }
 
 impl AlertKind {
-    pub const ALL: [AlertKind; 17] = [
+    pub const ALL: [AlertKind; 18] = [
         AlertKind::LossSpike,
         AlertKind::LossDivergence,
         AlertKind::Nonfinite,
@@ -63,6 +66,7 @@ impl AlertKind {
         AlertKind::RunDivergence,
         AlertKind::SlowDrift,
         AlertKind::RankStraggler,
+        AlertKind::UserAlert,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -84,6 +88,7 @@ impl AlertKind {
             AlertKind::RunDivergence => "run_divergence",
             AlertKind::SlowDrift => "slow_drift",
             AlertKind::RankStraggler => "rank_straggler",
+            AlertKind::UserAlert => "user_alert",
         }
     }
 
@@ -111,6 +116,7 @@ pub const ADVICE: &[(AlertKind, &str)] = &[
     (AlertKind::Nondeterminism, "usually non-deterministic kernels, unseeded data order or threads; check the seeds, deterministic flags and the thread count"),
     (AlertKind::RunDivergence, "usually a changed setting or code path between the runs; check their configs and the first differing metric"),
     (AlertKind::SlowDrift, "usually a learning rate too high for this stage, data that changed (a new shard, a filter gone), or a reward the policy has stopped improving on; check lr, the data mix at the turn and the loss on a fixed batch"),
+    (AlertKind::UserAlert, "the training script raised this itself (wandb.alert, trackio.alert): its message says why; rlmon only passes it on"),
     (AlertKind::RankStraggler, "usually one slow node or GPU (thermal throttling, a noisy neighbour, a slower link) or an uneven data shard; check that rank's host figures, its data loader and its step time before the collective"),
 ];
 
@@ -152,6 +158,15 @@ pub struct Alert {
     /// raised as a warning and its severity raised then (it keeps its `step`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub escalated_at: Option<u64>,
+}
+
+impl Alert {
+    /// An alert the training script raised itself through its tracker (`via`:
+    /// `wandb.alert`, `trackio.alert`), after step `step`; run and time are the caller's.
+    pub fn from_script(via: &str, step: u64, severity: Severity, title: &str, text: &str) -> Alert {
+        let message = if text.is_empty() { title.to_owned() } else { format!("{title}: {text}") };
+        Alert { kind: AlertKind::UserAlert, severity, run: String::new(), metric: via.into(), step, time_s: 0.0, value: f64::NAN, message, peak: None, escalated_at: None }
+    }
 }
 
 /// One point of a metric: where an event was at its worst.

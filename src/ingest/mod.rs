@@ -1,7 +1,8 @@
 //! Reading metrics written by other programs: JSONL, CSV/TSV exports, Hugging Face
 //! `trainer_state.json` and its printed log dicts, the text logs of common trainers
 //! (Megatron-LM, nanoGPT, DeepSpeed), any other trainer's `key: value` lines, a
-//! user's own pattern, TensorBoard event files or MLflow's file store.
+//! user's own pattern, TensorBoard event files, MLflow's file store, W&B run files
+//! or trackio projects.
 //!
 //! Every parser is a pure function of the text it is given: a line in, a [`Line`]
 //! out (metrics, plain text, or a line skipped with its reason). Reading files,
@@ -15,6 +16,8 @@ pub mod mlflow;
 pub mod normalize;
 pub mod tensorboard;
 pub mod text;
+pub mod trackio;
+pub mod wandb;
 
 use std::path::Path;
 use std::sync::Arc;
@@ -181,6 +184,10 @@ pub enum Format {
     /// Any text's `key: value` pairs, every one a metric, known to rlmon or not:
     /// what is left to try when no other format reads a log (its names are its own).
     Pairs,
+    /// W&B run files (`.wandb`): records, not lines.
+    Wandb,
+    /// A trackio project's SQLite database: rows, not lines.
+    Trackio,
 }
 
 /// Names accepted by `--format`.
@@ -202,6 +209,8 @@ impl Format {
             Format::TensorBoard => "tensorboard",
             Format::MlFlow => "mlflow",
             Format::Pairs => "pairs",
+            Format::Wandb => "wandb",
+            Format::Trackio => "trackio",
         }
     }
 
@@ -237,6 +246,9 @@ pub fn detect(path: &Path, head: &str) -> Format {
     let first = head.lines().map(str::trim).find(|l| !l.is_empty()).unwrap_or("");
     if tensorboard::is_event_file(&name) {
         return Format::TensorBoard;
+    }
+    if wandb::is_run_file(&name) {
+        return Format::Wandb;
     }
     if name.ends_with("trainer_state.json") || (first.starts_with('{') && head.contains("\"log_history\"")) {
         return Format::TrainerState;
@@ -418,7 +430,7 @@ impl LineReader {
         let parsed = match &mut self.format {
             Format::Jsonl => self.jsonl.parse(line),
             Format::Csv(delimiter) => self.csv.line(line, *delimiter),
-            Format::TrainerState | Format::TensorBoard | Format::MlFlow => Line::Skip(SkipKind::Malformed, "this format is read whole, not by lines".into()),
+            Format::TrainerState | Format::TensorBoard | Format::MlFlow | Format::Wandb | Format::Trackio => Line::Skip(SkipKind::Malformed, "this format is read whole, not by lines".into()),
             Format::HfLog => hf::parse_printed(line),
             Format::Text(preset) => text::parse_in_order(*preset, line, &mut self.progress),
             Format::Pairs => text::parse_generic(line, &mut self.progress),
@@ -483,6 +495,15 @@ pub fn launcher_rank(line: &str) -> Option<(u32, &str)> {
 pub fn read_all(text: &[u8], reader: &mut LineReader, mut f: impl FnMut(usize, Line)) -> Result<(), String> {
     if matches!(reader.format, Format::TensorBoard) {
         tensorboard::read_all(text, f);
+        return Ok(());
+    }
+    if matches!(reader.format, Format::Wandb) {
+        let (outs, _) = wandb::read_all(text)?;
+        for (i, out) in outs.into_iter().enumerate() {
+            if let wandb::Out::Line(line) = out {
+                f(i + 1, line);
+            }
+        }
         return Ok(());
     }
     if matches!(reader.format, Format::TrainerState) {

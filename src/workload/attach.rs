@@ -34,22 +34,47 @@ pub async fn run(ctx: &RunContext, cfg: &AttachConfig) -> RunOutcome {
         ctx.jobs.set(ctx.id, pid);
     }
     let stop = CancellationToken::new();
-    let follower = match &cfg.source {
+    let mut follower = match &cfg.source {
         AttachSource::Stream(source) => command::follow(source, None, Sink::new(ctx), stop.clone()),
-        AttachSource::TrainerState(file) => Some(tokio::spawn(follow_document(file.clone(), Sink::new(ctx), stop.clone()))),
+        AttachSource::TrainerState(file) => {
+            let (file, sink, stop) = (file.clone(), Sink::new(ctx), stop.clone());
+            Some(tokio::spawn(async move {
+                follow_document(file, sink, stop).await;
+                None
+            }))
+        }
         AttachSource::Remote(_) => None,
     };
+    let mut recorded = None;
     let message = tokio::select! {
         _ = ctx.cancel.cancelled() => format!("stopped following {path}; the job itself is not stopped"),
         pid = process_gone(cfg.pid) => format!("process {pid} exited: the job is over"),
+        outcome = recorded_end(&mut follower) => {
+            recorded = Some(outcome);
+            format!("{path} recorded the run's end")
+        }
     };
     stop.cancel();
     if let Some(f) = follower {
         let _ = f.await;
     }
     let _ = sink.log(LogLevel::Info, message);
-    // The job's own exit status is its parent's to see, not rlmon's.
-    RunOutcome::Finished
+    // The job's own exit status is its parent's to see, not rlmon's, unless its
+    // tracker recorded it (a W&B exit record).
+    recorded.unwrap_or(RunOutcome::Finished)
+}
+
+/// The outcome a follower ends with when its source records the run's end (a W&B
+/// exit record); never, otherwise.
+async fn recorded_end(follower: &mut Option<tokio::task::JoinHandle<Option<RunOutcome>>>) -> RunOutcome {
+    if let Some(f) = follower.as_mut() {
+        let ended = f.await;
+        *follower = None;
+        if let Ok(Some(outcome)) = ended {
+            return outcome;
+        }
+    }
+    std::future::pending().await
 }
 
 /// Waits until process `pid` is gone (never, without one); returns its pid.

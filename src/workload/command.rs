@@ -13,6 +13,9 @@ pub mod glob;
 pub mod mlflow_dir;
 pub mod stream;
 pub mod tail;
+mod trackers;
+pub mod trackio_db;
+pub mod wandb_dir;
 
 use std::path::Path;
 use std::process::Stdio;
@@ -172,6 +175,8 @@ impl Drop for Group {
 pub(crate) struct Sink {
     tx: mpsc::Sender<Event>,
     run: RunId,
+    /// The run's name (alerts name their run).
+    name: String,
     started: Instant,
     dropped: u64,
 }
@@ -181,7 +186,7 @@ pub(crate) struct Gone;
 
 impl Sink {
     pub(crate) fn new(ctx: &RunContext) -> Self {
-        Sink { tx: ctx.tx.clone(), run: ctx.id, started: ctx.started, dropped: 0 }
+        Sink { tx: ctx.tx.clone(), run: ctx.id, name: ctx.config.name.clone(), started: ctx.started, dropped: 0 }
     }
 
     pub(crate) fn run(&self) -> RunId {
@@ -241,6 +246,17 @@ impl Sink {
                     if *skips <= SKIPS_SHOWN {
                         self.log(LogLevel::Warn, format!("metrics line skipped ({}): {reason}", kind.as_str()))?;
                     }
+                }
+                StreamOut::Telemetry(values) => {
+                    // Telemetry is dropped rather than waited for, as local samples are.
+                    if let Err(TrySendError::Closed(_)) = self.tx.try_send(Event::Telemetry { time_s: self.now_s(), values }) {
+                        return Err(Gone);
+                    }
+                }
+                StreamOut::Alert(mut alert) => {
+                    alert.run = self.name.clone();
+                    alert.time_s = self.now_s();
+                    self.send(Event::Alert { run: Some(self.run), alert }).await?
                 }
             }
         }
@@ -358,15 +374,25 @@ pub(crate) async fn pause(period: Duration, stop: &CancellationToken) {
 }
 
 /// Starts following a metrics file, an event folder or a glob's files until `stop`;
-/// `None` for stdout.
-pub(crate) fn follow(source: &MetricsSource, format: Option<Format>, sink: Sink, stop: CancellationToken) -> Option<tokio::task::JoinHandle<()>> {
+/// `None` for stdout. The task ends with the outcome the source itself recorded (a
+/// W&B run's exit record), if it did: the run is over then.
+pub(crate) fn follow(source: &MetricsSource, format: Option<Format>, sink: Sink, stop: CancellationToken) -> Option<tokio::task::JoinHandle<Option<RunOutcome>>> {
     Some(match source {
         MetricsSource::Stdout | MetricsSource::Stderr => return None,
         MetricsSource::File(path) => tokio::spawn(follow_file(path.clone(), MetricStream::new(path, format, false), sink, stop)),
         MetricsSource::TensorBoard(dir) => tokio::spawn(follow_events(dir.clone(), sink, stop)),
-        MetricsSource::Glob(pattern) => tokio::spawn(follow_glob(pattern.clone(), format, sink, stop)),
+        MetricsSource::Glob(pattern) => {
+            let pattern = pattern.clone();
+            tokio::spawn(async move {
+                follow_glob(pattern, format, sink, stop).await;
+                None
+            })
+        }
         MetricsSource::MlFlow(run) => tokio::spawn(follow_until_stopped(MlflowRun::of_run(run), sink, stop)),
         MetricsSource::MlFlowStore(store) => tokio::spawn(follow_until_stopped(MlflowRun::first_new_in(store), sink, stop)),
+        MetricsSource::Wandb(run) => tokio::spawn(follow_until_stopped(trackers::WandbRun::of_run(run), sink, stop)),
+        MetricsSource::WandbDir(dir) => tokio::spawn(follow_until_stopped(trackers::WandbRun::first_new_in(dir), sink, stop)),
+        MetricsSource::Trackio { db, run } => tokio::spawn(follow_until_stopped(trackers::TrackioRun::new(db, run.clone()), sink, stop)),
     })
 }
 
@@ -375,8 +401,8 @@ pub(crate) fn follow(source: &MetricsSource, format: Option<Format>, sink: Sink,
 /// that appear later are followed from then on. A file last written before the
 /// run started is an earlier run's: it waits until the program writes it again.
 async fn follow_glob(pattern: std::path::PathBuf, format: Option<Format>, mut log: Sink, stop: CancellationToken) {
-    let (tx, run, started) = (log.tx.clone(), log.run, log.started);
-    let sink = || Sink { tx: tx.clone(), run, started, dropped: 0 };
+    let (tx, run, started, name) = (log.tx.clone(), log.run, log.started, log.name.clone());
+    let sink = || Sink { tx: tx.clone(), run, name: name.clone(), started, dropped: 0 };
     let Ok(glob) = glob::FileGlob::new(&pattern) else { return };
     // A little before this run's start: file times may be coarse.
     let since = std::time::SystemTime::now() - Duration::from_secs(1);
@@ -435,37 +461,43 @@ trait Followed {
     fn what(&self) -> String;
     /// The unit skipped lines are counted in: `lines of the metrics file`.
     fn skipped_unit(&self) -> &'static str;
+    /// How the run ended, when the source itself records it (a W&B exit record):
+    /// following stops once it is known.
+    fn outcome(&self) -> Option<RunOutcome> {
+        None
+    }
 }
 
-/// Follows `source` until `stop`, then reads it one last time. A read that fails is
-/// said once, and again only after one has worked.
-async fn follow_until_stopped(mut source: impl Followed, mut sink: Sink, stop: CancellationToken) {
+/// Follows `source` until `stop` (or until the source records the run's end), then
+/// reads it one last time. A read that fails is said once, and again only after
+/// one has worked. Returns the outcome the source recorded.
+async fn follow_until_stopped(mut source: impl Followed, mut sink: Sink, stop: CancellationToken) -> Option<RunOutcome> {
     let mut skips = 0;
     let mut failing = false;
     let mut notes = Vec::new();
     loop {
-        let last = stop.is_cancelled();
+        let last = stop.is_cancelled() || source.outcome().is_some();
         match source.poll(sink.now_s(), &mut notes) {
             Ok(outs) => {
                 failing = false;
                 for note in notes.drain(..) {
                     if sink.log(LogLevel::Info, note).is_err() {
-                        return;
+                        return None;
                     }
                 }
                 if sink.stream(outs, LogLevel::Info, &mut skips).await.is_err() {
-                    return;
+                    return None;
                 }
             }
             Err(e) if !failing => {
                 failing = true;
                 if sink.log(LogLevel::Warn, format!("cannot read {}: {e}", source.what())).is_err() {
-                    return;
+                    return None;
                 }
             }
             Err(_) => {}
         }
-        if last {
+        if last || source.outcome().is_some() {
             break;
         }
         pause(TAIL_PERIOD, &stop).await;
@@ -480,6 +512,7 @@ async fn follow_until_stopped(mut source: impl Followed, mut sink: Sink, stop: C
         }
         sink.flush().await;
     }
+    source.outcome()
 }
 
 /// A folder of TensorBoard event files. Each folder under it is one stream (its
@@ -648,13 +681,13 @@ impl Followed for MetricsFile {
 }
 
 /// Follows a folder of TensorBoard event files until `stop`, then reads it one last time.
-async fn follow_events(dir: std::path::PathBuf, sink: Sink, stop: CancellationToken) {
+async fn follow_events(dir: std::path::PathBuf, sink: Sink, stop: CancellationToken) -> Option<RunOutcome> {
     let source = EventFolder { events: events_dir::EventDir::new(dir.clone()), dir, streams: Default::default() };
-    follow_until_stopped(source, sink, stop).await;
+    follow_until_stopped(source, sink, stop).await
 }
 
 /// Follows a metrics file until `stop`, then reads it one last time.
-async fn follow_file(path: std::path::PathBuf, metrics: MetricStream, sink: Sink, stop: CancellationToken) {
+async fn follow_file(path: std::path::PathBuf, metrics: MetricStream, sink: Sink, stop: CancellationToken) -> Option<RunOutcome> {
     let source = MetricsFile { tail: tail::Tail::new(path.clone()), path, splitter: LineSplitter::default(), metrics };
-    follow_until_stopped(source, sink, stop).await;
+    follow_until_stopped(source, sink, stop).await
 }

@@ -82,7 +82,7 @@ pub(super) fn resolve(c: &Checker, i: usize, raw: &mut RawRun, base_dir: &Path) 
         Some(RawMetrics::Named(n)) if n == "stdout" => MetricsSource::Stdout,
         Some(RawMetrics::Named(n)) if n == "stderr" => MetricsSource::Stderr,
         Some(RawMetrics::Named(n)) => {
-            return Err(c.err(&at("metrics"), format!("metrics = \"{n}\": expected \"stdout\", \"stderr\" or a table {{ file = \"path\" }}, {{ tensorboard = \"dir\" }}, {{ glob = \"pattern\" }} or {{ mlflow = \"mlruns\" }}")))
+            return Err(c.err(&at("metrics"), format!("metrics = \"{n}\": expected \"stdout\", \"stderr\" or a table {{ file = \"path\" }}, {{ tensorboard = \"dir\" }}, {{ glob = \"pattern\" }}, {{ mlflow = \"mlruns\" }}, {{ wandb = \"wandb\" }} or {{ trackio = \"project\" }}")))
         }
         Some(RawMetrics::File(f)) if f.trim().is_empty() => return Err(c.err(&at("metrics"), "metrics.file must name a file")),
         Some(RawMetrics::File(f)) => MetricsSource::File(base_dir.join(f)),
@@ -90,6 +90,13 @@ pub(super) fn resolve(c: &Checker, i: usize, raw: &mut RawRun, base_dir: &Path) 
         Some(RawMetrics::TensorBoard(d)) => MetricsSource::TensorBoard(base_dir.join(d)),
         Some(RawMetrics::MlFlow(d)) if d.trim().is_empty() => return Err(c.err(&at("metrics"), "metrics.mlflow must name the MLflow store's folder (mlruns)")),
         Some(RawMetrics::MlFlow(d)) => MetricsSource::MlFlowStore(base_dir.join(d)),
+        Some(RawMetrics::Wandb(d)) if d.trim().is_empty() => return Err(c.err(&at("metrics"), "metrics.wandb must name the folder W&B writes its runs to (wandb)")),
+        Some(RawMetrics::Wandb(d)) => MetricsSource::WandbDir(base_dir.join(d)),
+        Some(RawMetrics::Trackio(p)) if p.trim().is_empty() => return Err(c.err(&at("metrics"), "metrics.trackio must name the project (or its .db file)")),
+        Some(RawMetrics::Trackio(p)) => match crate::workload::command::trackio_db::project_db(&p, base_dir) {
+            Ok(db) => MetricsSource::Trackio { db, run: None },
+            Err(why) => return Err(c.err(&at("metrics"), format!("metrics.trackio `{p}`: {why}"))),
+        },
         Some(RawMetrics::Glob(g)) => {
             let pattern = base_dir.join(&g);
             match crate::workload::command::glob::FileGlob::new(&pattern) {

@@ -42,7 +42,7 @@ impl AttachSource {
     /// The path followed.
     pub fn path(&self) -> &std::path::Path {
         match self {
-            AttachSource::Stream(MetricsSource::File(p) | MetricsSource::TensorBoard(p) | MetricsSource::Glob(p) | MetricsSource::MlFlow(p) | MetricsSource::MlFlowStore(p)) | AttachSource::TrainerState(p) => p,
+            AttachSource::Stream(MetricsSource::File(p) | MetricsSource::TensorBoard(p) | MetricsSource::Glob(p) | MetricsSource::MlFlow(p) | MetricsSource::MlFlowStore(p) | MetricsSource::Wandb(p) | MetricsSource::WandbDir(p) | MetricsSource::Trackio { db: p, .. }) | AttachSource::TrainerState(p) => p,
             AttachSource::Stream(MetricsSource::Stdout) => std::path::Path::new("stdout"),
             AttachSource::Stream(MetricsSource::Stderr) => std::path::Path::new("stderr"),
             AttachSource::Remote(remotes) => std::path::Path::new(remotes.first().map_or("remote", |r| r.url.as_str())),

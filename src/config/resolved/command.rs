@@ -37,6 +37,14 @@ pub enum MetricsSource {
     /// An MLflow file store (`mlruns`) the program logs to: the first run created
     /// in it after the program starts is followed.
     MlFlowStore(PathBuf),
+    /// A W&B run (its folder, or its `.wandb` file): its records followed.
+    Wandb(PathBuf),
+    /// A `wandb` folder the program logs to: the first run created in it after
+    /// the program starts is followed.
+    WandbDir(PathBuf),
+    /// A trackio project's database: run `run`, or (`None`) the first run created
+    /// in it after the program starts.
+    Trackio { db: PathBuf, run: Option<String> },
 }
 
 pub const DEFAULT_GRACE: Duration = Duration::from_secs(5);

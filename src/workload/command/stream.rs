@@ -117,6 +117,11 @@ pub enum StreamOut {
     /// A line of a metrics file that could not be read (a metrics file holds
     /// metric lines; stdout mixes them with everything else).
     Skipped(SkipKind, String),
+    /// Telemetry of the job's machine that its tracker recorded (W&B's system
+    /// metrics), named as a remote host's (`node7/gpu0/util_pct`).
+    Telemetry(Vec<(MetricName, f64)>),
+    /// An alert the job's script raised itself (`wandb.alert`, `trackio.alert`).
+    Alert(crate::health::Alert),
 }
 
 /// One stream's metric lines, read in order.
