@@ -42,10 +42,11 @@ pub enum AlertKind {
     RunDivergence,
     SlowDrift,
     RankStraggler,
+    Stalled,
 }
 
 impl AlertKind {
-    pub const ALL: [AlertKind; 17] = [
+    pub const ALL: [AlertKind; 18] = [
         AlertKind::LossSpike,
         AlertKind::LossDivergence,
         AlertKind::Nonfinite,
@@ -63,6 +64,7 @@ impl AlertKind {
         AlertKind::RunDivergence,
         AlertKind::SlowDrift,
         AlertKind::RankStraggler,
+        AlertKind::Stalled,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -84,6 +86,7 @@ impl AlertKind {
             AlertKind::RunDivergence => "run_divergence",
             AlertKind::SlowDrift => "slow_drift",
             AlertKind::RankStraggler => "rank_straggler",
+            AlertKind::Stalled => "stalled",
         }
     }
 
@@ -112,6 +115,7 @@ pub const ADVICE: &[(AlertKind, &str)] = &[
     (AlertKind::RunDivergence, "usually a changed setting or code path between the runs; check their configs and the first differing metric"),
     (AlertKind::SlowDrift, "usually a learning rate too high for this stage, data that changed (a new shard, a filter gone), or a reward the policy has stopped improving on; check lr, the data mix at the turn and the loss on a fixed batch"),
     (AlertKind::RankStraggler, "usually one slow node or GPU (thermal throttling, a noisy neighbour, a slower link) or an uneven data shard; check that rank's host figures, its data loader and its step time before the collective"),
+    (AlertKind::Stalled, "usually a hung collective (NCCL waiting on a rank that died or diverged), a dead data-loader worker, a deadlock, or a filesystem or network mount that stopped answering; check the process with py-spy dump or gdb, the ranks' logs, and dmesg"),
 ];
 
 impl AlertKind {

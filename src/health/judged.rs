@@ -47,7 +47,8 @@ pub fn not_judged<'a>(settings: &HealthConfig, names: impl Iterator<Item = &'a s
     let mut out = Vec::new();
     for kind in AlertKind::ALL {
         // Judged per job over its ranks, not per run.
-        if kind == AlertKind::RankStraggler {
+        // Judged on the clock while a session runs, not from a log's points.
+        if kind == AlertKind::RankStraggler || kind == AlertKind::Stalled {
             continue;
         }
         let s = settings.get(kind);
