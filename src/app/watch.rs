@@ -43,6 +43,13 @@ pub async fn watch(args: WatchArgs) -> Result<u8> {
             if builtin && action != crate::config::CriticalAction::Stop {
                 continue; // a built-in run stops itself; it takes no signal
             }
+            // An attached run can be acted on only through its process.
+            if let crate::config::WorkloadConfig::Attach(a) = &run.workload {
+                if a.pid.is_none() || matches!(a.source, crate::config::AttachSource::Remote(_)) {
+                    crate::say!("rlmon: --on-critical: run {} is followed without --attach-pid: rlmon cannot stop it", run.name);
+                    continue;
+                }
+            }
             run.on_critical = Some(crate::config::OnCritical { action, kinds: None });
         }
     }

@@ -575,6 +575,31 @@ mod tests {
     }
 
     #[test]
+    fn raised_and_escalated_alerts_are_handed_on_once_each_when_tracked() {
+        let mut h = hub();
+        assert!(h.take_alert_changes().is_empty(), "untracked: nothing kept");
+        h.track_alert_changes();
+        for step in 0..120u64 {
+            let base = 2.0 * (1.0 + 0.02 * (step as f64 * 1.7).sin());
+            let loss = match step {
+                60..=64 => 2.0 * base,
+                65..=80 => 6.0 * base,
+                _ => base,
+            };
+            h.apply(Event::Metrics { run: 0, step, time_s: step as f64, values: vec![("loss".into(), loss)] }, step as f64);
+        }
+        let changes = h.take_alert_changes();
+        let spike = h.state.alerts.iter().position(|a| a.kind == crate::health::AlertKind::LossSpike).unwrap();
+        let of_spike: Vec<bool> = changes.iter().filter(|(_, i, _)| *i == spike).map(|(_, _, escalated)| *escalated).collect();
+        assert_eq!(of_spike, [false, true], "raised, then escalated: {changes:?}");
+        assert!(changes.iter().all(|(run, _, _)| *run == Some(0)));
+        assert!(h.take_alert_changes().is_empty(), "taken once");
+        h.apply(Event::RunEnded { run: 0, outcome: RunOutcome::Stopped("critical nonfinite at step 3".into()) }, 200.0);
+        assert_eq!((h.state.runs[0].state.clone(), h.state.runs[0].error.as_deref()), (RunState::Stopped, Some("critical nonfinite at step 3")));
+        assert!(h.state.log.back().unwrap().message.starts_with("stopped by rlmon at step 119: critical nonfinite"));
+    }
+
+    #[test]
     fn a_runs_own_gpu_memory_is_watched_for_leaks_not_another_runs() {
         let runs = vec![RunRecord::new("a".into(), "lm".into(), "cuda:0".into(), 10), RunRecord::new("b".into(), "lm".into(), "cuda:0".into(), 10)];
         let mut h = Hub::new(SessionState::new("s".into(), runs));
