@@ -5,7 +5,7 @@
 //! cost per second of cluster time, the memory the session holds, and the frame
 //! time at 160x48 (the grid, and the hardware pane zoomed).
 //!   cargo run --release --example cluster_scale -- [SECONDS] [NODES] [RANKS]
-//! (scripts/bench-cluster.sh runs it for the figures in docs/scale.md)
+//! (scripts/bench-cluster.sh runs it for the figures in docs/cluster.md)
 use std::time::Instant;
 
 use ratatui::backend::TestBackend;

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The figures of docs/scale.md: a simulated 64-node job (512 GPUs, 512 ranks) fed
+# The figures of docs/cluster.md: a simulated 64-node job (512 GPUs, 512 ranks) fed
 # through rlmon's hub for 10 minutes and 1 hour of cluster time, then 128 nodes.
 #   scripts/bench-cluster.sh
 set -euo pipefail

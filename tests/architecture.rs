@@ -94,15 +94,6 @@ fn the_literal_scanner_sees_names() {
     assert_eq!(hits, vec!["loss", "gpu{i}/util_pct"]);
 }
 
-#[test]
-fn the_readme_lists_the_catalog() {
-    let readme = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md")).unwrap();
-    let (start, end) = ("<!-- catalog: start -->\n", "<!-- catalog: end -->");
-    let listed = readme.split_once(start).and_then(|(_, rest)| rest.split_once(end)).map(|(table, _)| table).unwrap_or_default();
-    let table = catalog::markdown_table();
-    assert_eq!(listed, table, "README.md's metric table differs from the catalog; put this between the catalog markers:\n{table}");
-}
-
 /// Inputs never become code: rlmon runs the user's command as an argument list (no
 /// shell ever parses a config value) and opens no network socket of its own, with
 /// one exemption: `src/serve/http.rs` listens for `rlmon watch --serve ADDR`, which
@@ -161,4 +152,224 @@ fn only_the_training_worker_uses_libtorch() {
         let libs = String::from_utf8_lossy(&out.stdout);
         assert!(!libs.contains("libtorch") && !libs.contains("libc10"), "{} links libtorch:\n{libs}", exe.display());
     }
+}
+
+/// A file's module path under `src/` (`src/ui/panes/mod.rs` is `ui::panes`); the
+/// training worker's own tree (`src/train/`, a separate executable) is left out.
+fn module_of(src: &Path, file: &Path) -> Option<Vec<String>> {
+    let rel = file.strip_prefix(src).ok()?;
+    let mut parts: Vec<String> = rel.iter().map(|p| p.to_string_lossy().into_owned()).collect();
+    let last = parts.pop()?;
+    let stem = last.trim_end_matches(".rs");
+    if !matches!(stem, "mod" | "lib" | "main") {
+        parts.push(stem.to_owned());
+    }
+    if parts.first().is_some_and(|p| p == "train") || stem == "main" {
+        return None;
+    }
+    Some(parts)
+}
+
+/// Expands one `use` tree (`a::{b, c::{d, e}}`) into its paths.
+fn expand_use(tree: &str) -> Vec<String> {
+    let tree = tree.trim();
+    let Some(open) = tree.find('{') else { return vec![tree.to_owned()] };
+    let prefix = &tree[..open];
+    let inner = &tree[open + 1..tree.rfind('}').unwrap_or(tree.len())];
+    let (mut items, mut depth, mut start) = (Vec::new(), 0, 0);
+    for (i, c) in inner.char_indices() {
+        match c {
+            '{' => depth += 1,
+            '}' => depth -= 1,
+            ',' if depth == 0 => {
+                items.push(&inner[start..i]);
+                start = i + 1;
+            }
+            _ => {}
+        }
+    }
+    items.push(&inner[start..]);
+    items.into_iter().filter(|s| !s.trim().is_empty()).flat_map(|item| expand_use(item).into_iter().map(move |p| format!("{prefix}{p}"))).collect()
+}
+
+/// The paths a module re-exports (`pub use resolved::ScrapeTarget;`), by the name
+/// they are known under there.
+type Reexports = std::collections::BTreeMap<Vec<String>, std::collections::BTreeMap<String, String>>;
+
+fn reexports_of(code: &str) -> std::collections::BTreeMap<String, String> {
+    let stmt = regex::Regex::new(r"(?s)\bpub(?:\([a-z]+\))?\s+use\s+([^;]*);").unwrap();
+    let mut out = std::collections::BTreeMap::new();
+    for cap in stmt.captures_iter(code) {
+        for path in expand_use(&cap[1].split_whitespace().collect::<Vec<_>>().join(" ")) {
+            let path = path.replace(' ', "");
+            let (path, name) = match path.split_once("as") {
+                Some((p, n)) if !n.contains("::") => (p.to_owned(), n.to_owned()),
+                _ => (path.clone(), path.rsplit("::").next().unwrap_or("").to_owned()),
+            };
+            let path = if path.starts_with("crate::") || path.starts_with("super::") || path.starts_with("self::") { path } else { format!("self::{path}") };
+            out.insert(name, path);
+        }
+    }
+    out
+}
+
+/// Where a path leads: the longest known module along it, following re-exports.
+fn resolve(module: &[String], path: &str, known: &std::collections::BTreeSet<Vec<String>>, reexports: &Reexports, depth: usize) -> Option<Vec<String>> {
+    let mut segs: Vec<&str> = path.split("::").collect();
+    let mut target: Vec<String> = match segs.first() {
+        Some(&"crate") => Vec::new(),
+        Some(&"super") | Some(&"self") => module.to_vec(),
+        _ => return None,
+    };
+    while let Some(&s) = segs.first() {
+        match s {
+            "crate" | "self" => {}
+            "super" => {
+                target.pop();
+            }
+            _ => break,
+        }
+        segs.remove(0);
+    }
+    let mut rest = segs.into_iter();
+    for s in rest.by_ref() {
+        let mut next = target.clone();
+        next.push(s.to_owned());
+        if known.contains(&next) {
+            target = next;
+            continue;
+        }
+        // An item the module re-exports from elsewhere counts as that elsewhere.
+        if depth < 4 {
+            if let Some(origin) = reexports.get(&target).and_then(|r| r.get(s)) {
+                if let Some(t) = resolve(&target, origin, known, reexports, depth + 1) {
+                    return Some(t);
+                }
+            }
+        }
+        break;
+    }
+    Some(target)
+}
+
+/// The modules a file's code names: `use` trees and inline `crate::` / `super::`
+/// paths, resolved against the module itself.
+fn imports(module: &[String], code: &str, known: &std::collections::BTreeSet<Vec<String>>, reexports: &Reexports) -> Vec<Vec<String>> {
+    let code: String = code.lines().filter(|l| !l.trim_start().starts_with("//")).collect::<Vec<_>>().join("\n");
+    let mut paths = Vec::new();
+    let use_stmt = regex::Regex::new(r"(?s)\buse\s+((?:crate|super|self)::[^;]*);").unwrap();
+    for cap in use_stmt.captures_iter(&code) {
+        paths.extend(expand_use(&cap[1].split_whitespace().collect::<String>()));
+    }
+    let inline = regex::Regex::new(r"\b((?:crate|super)(?:::[A-Za-z_][A-Za-z0-9_]*)+)").unwrap();
+    paths.extend(inline.captures_iter(&code).map(|c| c[1].to_owned()));
+    let mut out: Vec<Vec<String>> = paths.iter().filter_map(|p| resolve(module, p.split(" as ").next().unwrap_or(p), known, reexports, 0)).collect();
+    // A module brought in by name (`use crate::ui::panes;`) and then named through
+    // it (`panes::overlay::footer(..)`): follow the rest of the path too.
+    for path in &paths {
+        let (path, alias) = match path.split_once(" as ") {
+            Some((p, a)) => (p, a.trim()),
+            None => (path.as_str(), path.rsplit("::").next().unwrap_or("")),
+        };
+        let Some(target) = resolve(module, path, known, reexports, 0) else { continue };
+        if target.last().map(String::as_str) != Some(alias) || alias.is_empty() {
+            continue;
+        }
+        let through = regex::Regex::new(&format!(r"(?:^|[^:A-Za-z0-9_]){}((?:::[A-Za-z_][A-Za-z0-9_]*)+)", regex::escape(alias))).unwrap();
+        let rel = target.iter().map(String::as_str).collect::<Vec<_>>().join("::");
+        for cap in through.captures_iter(&code) {
+            if let Some(t) = resolve(&[], &format!("crate::{rel}{}", &cap[1]), known, reexports, 0) {
+                out.push(t);
+            }
+        }
+    }
+    out
+}
+
+/// Modules (one a file) depend on each other one way only: a cycle (`a` uses `b` and
+/// `b` uses `a`, directly or through others) makes either side impossible to take
+/// alone. A child naming its parent's items, or a parent its child's, is not counted.
+#[test]
+fn modules_have_no_import_cycles() {
+    use std::collections::{BTreeMap, BTreeSet};
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = Vec::new();
+    rust_files(&src, &mut files);
+    let modules: Vec<(Vec<String>, PathBuf)> = files.iter().filter_map(|f| module_of(&src, f).map(|m| (m, f.clone()))).collect();
+    let known: BTreeSet<Vec<String>> = modules.iter().map(|(m, _)| m.clone()).collect();
+    let reexports: Reexports = modules.iter().map(|(m, f)| (m.clone(), reexports_of(&non_test_code(f)))).collect();
+    let mut edges: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    for (module, file) in &modules {
+        for target in imports(module, &non_test_code(file), &known, &reexports) {
+            if target.starts_with(module) || module.starts_with(&target) {
+                continue; // itself, an ancestor or a descendant
+            }
+            edges.entry(module.join("::")).or_default().insert(target.join("::"));
+        }
+    }
+    // Each strongly connected group of more than one module is a cycle (Tarjan).
+    struct Tarjan<'a> {
+        edges: &'a BTreeMap<String, BTreeSet<String>>,
+        index: BTreeMap<String, usize>,
+        low: BTreeMap<String, usize>,
+        stack: Vec<String>,
+        on_stack: BTreeSet<String>,
+        groups: Vec<Vec<String>>,
+    }
+    impl Tarjan<'_> {
+        fn visit(&mut self, v: &str) {
+            let i = self.index.len();
+            self.index.insert(v.to_owned(), i);
+            self.low.insert(v.to_owned(), i);
+            self.stack.push(v.to_owned());
+            self.on_stack.insert(v.to_owned());
+            for w in self.edges.get(v).cloned().unwrap_or_default() {
+                if !self.index.contains_key(&w) {
+                    self.visit(&w);
+                    let lw = self.low[&w];
+                    let lv = self.low.get_mut(v).unwrap();
+                    *lv = (*lv).min(lw);
+                } else if self.on_stack.contains(&w) {
+                    let iw = self.index[&w];
+                    let lv = self.low.get_mut(v).unwrap();
+                    *lv = (*lv).min(iw);
+                }
+            }
+            if self.low[v] == self.index[v] {
+                let mut group = Vec::new();
+                while let Some(w) = self.stack.pop() {
+                    self.on_stack.remove(&w);
+                    let done = w == v;
+                    group.push(w);
+                    if done {
+                        break;
+                    }
+                }
+                if group.len() > 1 {
+                    group.sort();
+                    self.groups.push(group);
+                }
+            }
+        }
+    }
+    let mut t = Tarjan { edges: &edges, index: BTreeMap::new(), low: BTreeMap::new(), stack: Vec::new(), on_stack: BTreeSet::new(), groups: Vec::new() };
+    for v in edges.keys() {
+        if !t.index.contains_key(v) {
+            t.visit(v);
+        }
+    }
+    let cycles: Vec<String> = t
+        .groups
+        .iter()
+        .map(|g| {
+            let uses: Vec<String> = g.iter().flat_map(|a| edges[a].iter().filter(|b| g.contains(b)).map(move |b| format!("{a} -> {b}"))).collect();
+            format!("{{{}}}: {}", g.join(", "), uses.join("; "))
+        })
+        .collect();
+    assert!(cycles.is_empty(), "import cycles (move the shared type to a module both use, or turn one dependency around):\n{}", cycles.join("\n"));
+}
+
+#[test]
+fn use_trees_expand() {
+    assert_eq!(expand_use("crate::a::{b::C, d::{E, F}}"), vec!["crate::a::b::C", "crate::a::d::E", "crate::a::d::F"]);
 }

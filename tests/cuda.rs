@@ -29,7 +29,9 @@ fn a_watched_lm_run_trains_on_cuda_when_available() {
          [run.moe]\nexperts = 4\ntop_k = 2\nlayers = [0]\n",
     )
     .unwrap();
-    let out = Command::new(env!("CARGO_BIN_EXE_rlmon"))
+    // Found at run time (CARGO_BIN_EXE_rlmon, else beside deps/), so the built test
+    // binary also runs where it was copied (scripts/gpu-check.sh on a GPU machine).
+    let out = Command::new(assert_cmd::cargo::cargo_bin("rlmon"))
         .args(["watch", "--headless", "--json", "--config"])
         .arg(&config)
         .arg("--session-dir")

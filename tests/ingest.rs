@@ -265,7 +265,9 @@ impl Gallery {
         use rlmon::ingest::{self, normalize::Emit, normalize::Normalizer, Line, LineReader};
         let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/formats").join(name);
         let bytes = std::fs::read(&path).unwrap();
-        let format = ingest::detect(&path, &String::from_utf8_lossy(&bytes[..bytes.len().min(64 * 1024)]));
+        let detected = ingest::detect(&path, &String::from_utf8_lossy(&bytes[..bytes.len().min(64 * 1024)]));
+        // As `check` reads it: in another format when the detected one reads nothing.
+        let (format, _) = ingest::settle(|| Ok(&bytes[..]), detected, None).unwrap();
         let mut reader = LineReader::new(format.clone(), None);
         let mut streams: Vec<(String, Normalizer, Vec<rlmon::ingest::normalize::Point>)> = Vec::new();
         ingest::read_all(&bytes, &mut reader, |_, line| {
@@ -354,7 +356,8 @@ fn every_trainer_of_the_gallery_is_read() {
         ("fairseq_json.log", "text", 1, 4, 100, 1600, &[(300, "val_loss", 8.912), (300, "loss", 9.251), (1600, "grad_norm", 0.951)]),
         ("fairseq_simple.log", "text", 1, 5, 100, 1600, &[(1563, "val_loss", 8.912), (200, "tokens_per_s", 45210.1)]),
         ("flax_clu.log", "text", 1, 3, 100, 300, &[(100, "loss", 7.8123), (300, "val_loss", 5.5012)]),
-        ("flax_mnist.log", "text", 1, 3, 0, 2, &[(0, "loss", 0.2404)]),
+        // `epoch:  1, train_loss: ...`: the epoch is the only counter, so it is the step.
+        ("flax_mnist.log", "text", 1, 3, 1, 3, &[(1, "loss", 0.2404)]),
         ("gpt_neox.log", "megatron", 1, 3, 10, 30, &[(20, "loss", 9.812345)]),
         ("hf_trainer_logging.log", "hf-log", 1, 5, 0, 4, &[(4, "grad_norm", f64::INFINITY)]),
         ("interleaved_ranks.log", "text", 2, 4, 1, 4, &[(2, "loss", 11.502), (2, "tokens_per_s", 7290.0)]),
@@ -373,6 +376,10 @@ fn every_trainer_of_the_gallery_is_read() {
         ("pytorch_wlm.log", "text", 1, 5, 3183, 6366, &[(3583, "val_loss", 5.98), (3583, "loss", 6.49)]),
         ("rllib.log", "text", 1, 2, 0, 1, &[(1, "reward", 41.3)]),
         ("timm.log", "text", 1, 6, 0, 1301, &[(1250, "loss", 6.712), (1250, "val_loss", 6.7969), (1251, "loss", 6.701)]),
+        // Lines indented with a tab, no metric rlmon knows: read as pairs, numbered by their epoch.
+        ("tf1_tabbed_epochs.log", "pairs", 1, 15, 1, 15, &[(1, "cost", 29.860479714), (1, "time_this_epoch", 1.7), (15, "cost", 0.876128459)]),
+        // `Epoch 47/100 - loss: nan`, an excerpt from epoch 41: numbered by the epoch.
+        ("torch_loop_epochs.log", "text", 1, 12, 41, 52, &[(41, "loss", 0.6031), (46, "val_loss", 0.6161)]),
         ("torchtitan.log", "text", 1, 5, 1, 40, &[(10, "loss", 10.1042), (10, "tokens_per_s", 7334.0)]),
         ("torchtune.log", "text", 1, 5, 1, 5, &[(3, "loss", 1.6502)]),
         ("torchtune_disklogger.txt", "text", 1, 5, 1, 5, &[(2, "tokens_per_s", 1610.22)]),
@@ -407,6 +414,36 @@ fn every_trainer_of_the_gallery_is_read() {
     for (file, absent) in [("flax_clu.log", "logging_writer_py"), ("flax_mnist.log", "train_py"), ("levanter.log", "train"), ("pytorch_wlm.log", "end_of_epoch"), ("maxtext.log", "completed_step"), ("axolotl.log", "train_runtime"), ("torchtune.log", "lr")] {
         assert!(!Gallery::read(file).names().contains(absent), "{file}: {absent}");
     }
+}
+
+#[test]
+fn a_log_numbered_by_its_epochs_reports_a_nan_at_its_epoch() {
+    // `epoch: 3442 loss: 0.21` ... `epoch: 3451 loss: nan`, read without a pattern.
+    let (code, r) = check(&real("gradnorm-tf-17-nan.log"), &[]);
+    assert_eq!((code, r["format"].as_str()), (1, Some("text")), "{r}");
+    let run = &r["runs"][0];
+    assert_eq!((run["points"].as_u64(), run["last_step"].as_u64(), read_as(run, "epoch")), (Some(17), Some(3458), Some("step")), "{run}");
+    let nan = r["alerts"].as_array().unwrap().iter().find(|a| a["kind"] == "nonfinite").expect("a NaN alert");
+    assert_eq!(nan["step"], 3451, "{nan}");
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/formats/torch_loop_epochs.log");
+    let (_, r) = check(&path, &[]);
+    assert_eq!(r["alerts"].as_array().unwrap().iter().find(|a| a["kind"] == "nonfinite").map(|a| a["step"].clone()), Some(47.into()), "{r}");
+}
+
+#[test]
+fn when_the_detected_format_reads_nothing_the_others_are_tried_and_named() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/formats/tf1_tabbed_epochs.log");
+    let (code, r) = check(&path, &[]);
+    assert_eq!((code, r["format"].as_str(), r["tried"][0].as_str(), r["points"].as_u64()), (0, Some("pairs"), Some("text"), Some(15)), "{r}");
+    let out = Command::cargo_bin("rlmon").unwrap().arg("check").arg(&path).output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.starts_with(&format!("{} (pairs, as text, hf-log", path.display())), "{text}");
+    // Nothing reads a Prometheus exposition: exit 2, naming every format tried.
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/exporters/node_exporter.txt");
+    let out = Command::cargo_bin("rlmon").unwrap().arg("check").arg(&path).output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("no metric lines (read as text, nor as hf-log, megatron, nanogpt, deepspeed, jsonl, csv, tsv, pairs;"), "{err}");
 }
 
 #[test]

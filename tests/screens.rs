@@ -140,7 +140,7 @@ fn live_session_moe_load_over_time() {
     // Select the MoE run, show the MoE pane (compact: `n` cycles to it), pick
     // layer 1 and its over-time mode.
     press(&mut screen, &live, KeyCode::Char('3'));
-    while screen.view.shown != rlmon::ui::layout::PaneId::Moe {
+    while screen.view.shown != rlmon::ui::targets::PaneId::Moe {
         press(&mut screen, &live, KeyCode::Char('n'));
     }
     for key in [']', 'b', 'b'] {
@@ -298,7 +298,7 @@ fn a_cluster_of_eight_machines_of_eight_gpus() {
     }
     // Zoomed, the hardware pane has a row per GPU: all 64, grouped by machine.
     let mut screen = screen_for(&live);
-    screen.view.focus = rlmon::ui::layout::PaneId::Hardware;
+    screen.view.focus = rlmon::ui::targets::PaneId::Hardware;
     screen.view.zoomed = true;
     let text = frame(&live, &screen, (160, 48));
     for node in 1..=8 {
@@ -313,7 +313,7 @@ fn a_cluster_of_eight_machines_of_eight_gpus() {
 fn sixty_four_machines_get_a_row_each_in_the_zoomed_hardware_pane() {
     let live = Live(cluster_of(64));
     let mut screen = screen_for(&live);
-    screen.view.focus = rlmon::ui::layout::PaneId::Hardware;
+    screen.view.focus = rlmon::ui::targets::PaneId::Hardware;
     screen.view.zoomed = true;
     let text = frame(&live, &screen, (160, 48));
     assert!(text.contains("hosts 64 · 1 stale"), "{text}");
@@ -322,4 +322,41 @@ fn sixty_four_machines_get_a_row_each_in_the_zoomed_hardware_pane() {
     }
     assert!(!text.contains("more hosts"), "{text}");
     assert!(text.contains("GPUs 8: "), "{text}");
+}
+
+/// Runs of five-digit steps (one of 1229/1500, as the runs list once cut it to
+/// `1229/150`): every step and total is shown whole at both sizes.
+fn long_runs_session() -> SessionState {
+    let runs = vec![
+        RunRecord::new("pretrain-7b".into(), "lm".into(), "cpu".into(), 15000),
+        RunRecord::new("grpo-math".into(), "rlhf".into(), "cpu".into(), 1500),
+        RunRecord::new("sft".into(), "lm".into(), "cpu".into(), 99999),
+    ];
+    let mut hub = Hub::new(SessionState::new("long".into(), runs));
+    hub.apply(Event::GpuStatus(GpuStatus::Unavailable { reason: "NVML unavailable: libnvidia-ml.so.1 not found".into() }), 0.0);
+    for run in 0..3 {
+        hub.apply(Event::RunStarted { run, device: "cpu".into(), threads: 1 }, 0.0);
+    }
+    for (run, last) in [(0usize, 12345u64), (1, 1229), (2, 54321)] {
+        for i in 0..40u64 {
+            let step = last - 39 + i;
+            let t = i as f64 * STEP_S;
+            let values = vec![("loss".into(), 2.0 + 0.01 * (i as f64).sin()), ("tokens".into(), 2048.0), ("step_time_s".into(), 0.25)];
+            hub.apply(Event::Metrics { run, step, time_s: t, values }, t);
+        }
+    }
+    hub.state
+}
+
+#[test]
+fn the_runs_list_never_cuts_a_step() {
+    let live = Live(long_runs_session());
+    let screen = screen_for(&live);
+    for size in SIZES {
+        let text = frame(&live, &screen, size);
+        for needle in ["12345/15000", "1229/1500 ", "54321/99999"] {
+            assert!(text.contains(needle), "missing {needle:?} at {size:?}:\n{text}");
+        }
+        insta::assert_snapshot!(format!("long_steps_{}x{}", size.0, size.1), text);
+    }
 }

@@ -43,9 +43,8 @@ pub const LOGS: &[RealLog] = &[
     RealLog { file: "whisper-ja-trainer_state.json", pattern: None, incident: None, clean_before: None, what: "Whisper large-v2 Japanese fine-tune, 5,000 steps: train loss 0.30 -> 0.0001 (4 decimals)", gap: None },
     RealLog {
         file: "gradnorm-tf-17-nan.log",
-        // `epoch: N loss: X`: the generic text format reads `epoch` as a metric and
-        // numbers the lines, so a pattern keeps the log's own epoch numbers.
-        pattern: Some(r"epoch: (?P<step>\d+) loss: (?P<loss>\S+)"),
+        // `epoch: N loss: X`: the epoch, its only counter, numbers the steps.
+        pattern: None,
         incident: Some((3451, &[AlertKind::Nonfinite])),
         clean_before: Some(9),
         what: "GradNorm (TensorFlow): loss 0.21 then NaN from epoch 3451 on",

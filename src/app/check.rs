@@ -24,6 +24,10 @@ use crate::session::{Event, Hub, RunRecord, SessionState};
 pub struct CheckReport {
     /// The input format read (`jsonl`, `csv`, `megatron`, ..., `snapshot`).
     pub format: String,
+    /// Other formats tried, which read no metric: before `format` when it read the
+    /// input (the detected one first), or after it when none did.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub tried: Vec<String>,
     pub runs: Vec<CheckedRun>,
     pub alerts: Vec<CheckedAlert>,
     /// Steps with metrics read, over every run.
@@ -120,6 +124,17 @@ fn analyse_file(path: &Path, format: Format, default_run: &str, default_metric: 
         ingest::read_lines(file, &mut reader, |line_no, line| reading.line(default_run, line_no, line))
             .map_err(|e| format!("cannot read: {e}"))
     })
+}
+
+/// Analyses a log file in the format detected from its first lines; when that reads
+/// no metric line, in the first of the other line formats that reads one (the report
+/// says which, and what read nothing before it). With none, the detected format's
+/// report, naming the others tried.
+fn analyse_detected(path: &Path, detected: Format, default_run: &str, default_metric: Option<String>) -> std::result::Result<CheckReport, String> {
+    let (format, tried) = ingest::settle(|| std::fs::File::open(path), detected, default_metric.clone()).map_err(|e| format!("cannot read: {e}"))?;
+    let mut report = analyse_file(path, format, default_run, default_metric)?;
+    report.tried = tried.into_iter().map(str::to_owned).collect();
+    Ok(report)
 }
 
 /// What the reading side hands the analysing side, in input order.
@@ -327,6 +342,7 @@ fn analyse_stream(
     let first_skipped = skipped.values().min_by_key(|s| s.first_line).map(|s| (s.first_line, s.first.clone()));
     Ok(CheckReport {
         format: format_name,
+        tried: Vec::new(),
         points: runs.iter().map(|r| r.points).sum(),
         runs,
         alerts: with_context(&state),
@@ -355,7 +371,11 @@ impl CheckReport {
     }
 
     pub fn to_text(&self, path: &Path) -> String {
-        let mut out = format!("{} ({}): {} points, {} run(s)", path.display(), self.format, self.points, self.runs.len());
+        let format = match self.tried.as_slice() {
+            [] => self.format.clone(),
+            tried => format!("{}, as {} read nothing", self.format, tried.join(", ")),
+        };
+        let mut out = format!("{} ({format}): {} points, {} run(s)", path.display(), self.points, self.runs.len());
         if self.skipped_lines > 0 {
             let _ = write!(out, ", {} line(s) skipped", self.skipped_lines);
             let by_kind: Vec<String> = self.skipped.iter().map(|(k, s)| format!("{} {}", s.lines, k.as_str())).collect();
@@ -522,7 +542,7 @@ fn recording_report(meta: &crate::record::Meta, state: crate::session::SessionSt
         })
         .collect();
     let points = steps.iter().sum();
-    CheckReport { format: "snapshot".into(), runs, alerts: with_context(&state), points, skipped_lines: 0, skipped: BTreeMap::new(), first_skipped: None }
+    CheckReport { format: "snapshot".into(), tried: Vec::new(), runs, alerts: with_context(&state), points, skipped_lines: 0, skipped: BTreeMap::new(), first_skipped: None }
 }
 
 pub fn check(args: CheckArgs) -> Result<u8> {
@@ -547,6 +567,7 @@ pub fn check(args: CheckArgs) -> Result<u8> {
             (Some(name), None) => Format::from_name(name).ok_or_else(|| RlmonError::Usage(format!("--format {name}: not a format (one of: {})", ingest::FORMAT_NAMES.join(", "))))?,
             (None, None) => ingest::detect(path, &String::from_utf8_lossy(&head)),
         };
+        let detected = args.format.is_none() && args.pattern.is_none();
         let stem = path.file_stem().map(|s| s.to_string_lossy().into_owned());
         // An event file's name is a timestamp and a host: its folder names the run.
         let folder = || path.parent().and_then(|p| p.file_name()).map(|n| n.to_string_lossy().into_owned());
@@ -563,16 +584,22 @@ pub fn check(args: CheckArgs) -> Result<u8> {
         let analysed = if matches!(format, Format::TensorBoard | Format::TrainerState) {
             let text = std::fs::read(path).map_err(cannot_read)?;
             analyse(&text, format, &default_run, default_metric)
+        } else if detected {
+            analyse_detected(path, format, &default_run, default_metric)
         } else {
             analyse_file(path, format, &default_run, default_metric)
         };
         analysed.map_err(|e| RlmonError::Usage(format!("{}: {e}", path.display())))?
     };
     if report.points == 0 {
+        let read_as = match report.tried.as_slice() {
+            [] => format!("read as {}", report.format),
+            tried => format!("read as {}, nor as {}", report.format, tried.join(", ")),
+        };
         let why = match &report.first_skipped {
-            Some((line, why)) => format!("{}:{line}: {why} (no metric lines in the file, read as {})", path.display(), report.format),
+            Some((line, why)) => format!("{}:{line}: {why} (no metric lines in the file, {read_as})", path.display()),
             None if report.format == "snapshot" => format!("{}: the recording holds no metric points", path.display()),
-            None => format!("{}: no metric lines (read as {}; --format names another)", path.display(), report.format),
+            None => format!("{}: no metric lines ({read_as}; --format or --pattern names another)", path.display()),
         };
         return Err(RlmonError::Usage(why));
     }

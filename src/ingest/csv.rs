@@ -1,6 +1,7 @@
 //! Delimited text with a header row: W&B and TensorBoard CSV exports, pandas'
 //! `to_csv`, a spreadsheet. The step comes from a column with a common name (`step`,
-//! `Step`, `_step`, `global_step`, `iteration`, `iter`), else the row number; a time
+//! `Step`, `_step`, `global_step`, `iteration`, `iter`), else an `epoch` column of whole
+//! numbers (Keras' `CSVLogger`: see the normalizer), else the row number; a time
 //! from `time`, `timestamp`, `Wall time`, `_timestamp` or `_runtime`. W&B names its
 //! columns `run - metric` (and adds `__MIN`/`__MAX` bands, which are left out):
 //! each run becomes a stream. TensorBoard's one-tag export (`Wall time,Step,Value`)
@@ -85,12 +86,15 @@ impl Columns {
         if cells.len() != columns.len() {
             return Line::Skip(SkipKind::Malformed, format!("{} cells, the header has {}", cells.len(), columns.len()));
         }
-        let mut rec = Record { step: Some(self.row), ..Default::default() };
+        let mut rec = Record { step: Some(self.row), counted: true, ..Default::default() };
         for (col, cell) in columns.iter().zip(&cells) {
             let cell = cell.trim();
             match col {
                 Column::Step => match number_in_text(cell).filter(|s| s.is_finite() && *s >= 0.0 && *s < 2f64.powi(63)) {
-                    Some(s) => rec.step = Some(s as u64),
+                    Some(s) => {
+                        rec.step = Some(s as u64);
+                        rec.counted = false;
+                    }
                     None => return Line::Skip(SkipKind::Malformed, format!("step `{cell}` is not a non-negative number")),
                 },
                 Column::Time => rec.time = number_in_text(cell).filter(|t| t.is_finite()),
@@ -135,7 +139,7 @@ pub fn split_runs(rec: Record) -> Vec<Record> {
         };
         match out.iter_mut().find(|r| r.run == run) {
             Some(r) => r.fields.push((name, v)),
-            None => out.push(Record { run, rank: rec.rank, step: rec.step, time: rec.time, fields: vec![(name, v)], ignored: Vec::new(), canonical: false, continues: false }),
+            None => out.push(Record { run, rank: rec.rank, step: rec.step, counted: rec.counted, time: rec.time, fields: vec![(name, v)], ignored: Vec::new(), canonical: false, continues: false }),
         }
     }
     if let Some(first) = out.first_mut() {

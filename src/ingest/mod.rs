@@ -34,6 +34,10 @@ pub struct Record {
     /// `local_rank`): each rank is its own run under the job.
     pub rank: Option<u32>,
     pub step: Option<u64>,
+    /// `step` is the reader's count of rows (a CSV without a step column), not a
+    /// number the log wrote: a counter among the fields numbers the steps instead
+    /// (see [`normalize::Normalizer`]).
+    pub counted: bool,
     pub time: Option<f64>,
     /// Numeric fields as written (vectors flattened to `name/E{i}`).
     pub fields: Vec<(FieldName, f64)>,
@@ -174,10 +178,13 @@ pub enum Format {
     TensorBoard,
     /// MLflow's file store: a folder of runs, a file per metric (read whole).
     MlFlow,
+    /// Any text's `key: value` pairs, every one a metric, known to rlmon or not:
+    /// what is left to try when no other format reads a log (its names are its own).
+    Pairs,
 }
 
 /// Names accepted by `--format`.
-pub const FORMAT_NAMES: &[&str] = &["jsonl", "csv", "tsv", "trainer-state", "hf-log", "megatron", "nanogpt", "deepspeed", "text", "tensorboard"];
+pub const FORMAT_NAMES: &[&str] = &["jsonl", "csv", "tsv", "trainer-state", "hf-log", "megatron", "nanogpt", "deepspeed", "text", "pairs", "tensorboard"];
 
 impl Format {
     pub fn name(&self) -> &'static str {
@@ -194,6 +201,7 @@ impl Format {
             Format::Pattern(_) => "pattern",
             Format::TensorBoard => "tensorboard",
             Format::MlFlow => "mlflow",
+            Format::Pairs => "pairs",
         }
     }
 
@@ -209,6 +217,7 @@ impl Format {
             "nanogpt" => Format::Text(Preset::NanoGpt),
             "deepspeed" => Format::Text(Preset::DeepSpeed),
             "text" | "generic" | "kv" => Format::Text(Preset::Generic),
+            "pairs" => Format::Pairs,
             "tensorboard" => Format::TensorBoard,
             _ => return None,
         })
@@ -231,6 +240,9 @@ pub fn detect(path: &Path, head: &str) -> Format {
     }
     if name.ends_with("trainer_state.json") || (first.starts_with('{') && head.contains("\"log_history\"")) {
         return Format::TrainerState;
+    }
+    if name.ends_with(".jsonl") || name.ends_with(".ndjson") {
+        return Format::Jsonl;
     }
     if name.ends_with(".tsv") {
         return Format::Csv(b'\t');
@@ -260,7 +272,68 @@ pub fn detect(path: &Path, head: &str) -> Format {
     if !first.starts_with('{') && first.split(',').count() >= 2 && first.split(',').any(|c| c.trim().trim_matches('"').parse::<f64>().is_err()) {
         return Format::Csv(b',');
     }
-    Format::Jsonl
+    // JSON objects among the first lines: a metrics file, its bad lines counted.
+    // Otherwise a text log none of whose first lines names a metric rlmon knows
+    // (lines indented with tabs are no table without a header row of cells).
+    if lines().any(|l| l.trim_start().starts_with('{')) {
+        return Format::Jsonl;
+    }
+    Format::Text(Preset::Generic)
+}
+
+/// The formats to try, in order, when `tried` read no metric from an input whose
+/// format was detected: every line format but `tried`, the text presets first and
+/// [`Format::Pairs`] (which reads any number as a metric) last.
+pub fn fallbacks(tried: &Format) -> Vec<Format> {
+    let all = [
+        Format::Text(Preset::Generic),
+        Format::HfLog,
+        Format::Text(Preset::Megatron),
+        Format::Text(Preset::NanoGpt),
+        Format::Text(Preset::DeepSpeed),
+        Format::Jsonl,
+        Format::Csv(b','),
+        Format::Csv(b'\t'),
+        Format::Pairs,
+    ];
+    all.into_iter().filter(|f| f.name() != tried.name()).collect()
+}
+
+/// The format to read a line input in: `detected` when it reads a metric line of
+/// it, else the first of its [`fallbacks`] that does, with the names of the formats
+/// that read none before it (`detected` first); when none reads one, `detected` and
+/// the names of the others. `open` opens the input at its start.
+pub fn settle<R: std::io::Read>(mut open: impl FnMut() -> std::io::Result<R>, detected: Format, default_metric: Option<String>) -> std::io::Result<(Format, Vec<&'static str>)> {
+    let mut tried = Vec::new();
+    for format in std::iter::once(detected.clone()).chain(fallbacks(&detected)) {
+        if reads_metrics(open()?, format.clone(), default_metric.clone())? {
+            return Ok((format, tried));
+        }
+        tried.push(format.name());
+    }
+    tried.remove(0);
+    Ok((detected, tried))
+}
+
+/// Whether `format` reads a metric line from `input`: read up to the chunk that
+/// holds the first one.
+pub fn reads_metrics(input: impl std::io::Read, format: Format, default_metric: Option<String>) -> std::io::Result<bool> {
+    struct UntilFound<'a, R> {
+        input: R,
+        found: &'a std::cell::Cell<bool>,
+    }
+    impl<R: std::io::Read> std::io::Read for UntilFound<'_, R> {
+        fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+            if self.found.get() {
+                return Ok(0);
+            }
+            self.input.read(buf)
+        }
+    }
+    let found = std::cell::Cell::new(false);
+    let mut reader = LineReader::new(format, default_metric);
+    read_lines(UntilFound { input, found: &found }, &mut reader, |_, line| found.set(found.get() || matches!(line, Line::Metrics(_))))?;
+    Ok(found.get())
 }
 
 /// Turns the lines of one input into [`Line`]s, keeping what a format needs across
@@ -284,7 +357,8 @@ impl LineReader {
     /// `default_metric`: the metric a one-value CSV (TensorBoard's export:
     /// `Wall time,Step,Value`) holds, from its file name.
     pub fn new(format: Format, default_metric: Option<String>) -> Self {
-        LineReader { csv: csv::Columns::new(default_metric), format, progress: text::Progress::default(), jsonl: jsonl::Reader::default(), first_rank: None, other_ranks: Vec::new() }
+        let progress = text::Progress::new(matches!(format, Format::Pairs));
+        LineReader { csv: csv::Columns::new(default_metric), format, progress, jsonl: jsonl::Reader::default(), first_rank: None, other_ranks: Vec::new() }
     }
 
     pub fn format(&self) -> &Format {
@@ -347,6 +421,7 @@ impl LineReader {
             Format::TrainerState | Format::TensorBoard | Format::MlFlow => Line::Skip(SkipKind::Malformed, "this format is read whole, not by lines".into()),
             Format::HfLog => hf::parse_printed(line),
             Format::Text(preset) => text::parse_in_order(*preset, line, &mut self.progress),
+            Format::Pairs => text::parse_generic(line, &mut self.progress),
             Format::Pattern(p) => p.parse(line),
         };
         match parsed {
@@ -368,7 +443,7 @@ impl LineReader {
             return self.text_line(rest);
         }
         let at = self.other_ranks.iter().position(|(r, _)| *r == rank).unwrap_or_else(|| {
-            self.other_ranks.push((rank, text::Progress::default()));
+            self.other_ranks.push((rank, text::Progress::new(matches!(self.format, Format::Pairs))));
             self.other_ranks.len() - 1
         });
         std::mem::swap(&mut self.progress, &mut self.other_ranks[at].1);
@@ -531,7 +606,40 @@ mod tests {
         // Records over several lines: Composer's header and indented lines, a table of rows.
         assert_eq!(d("train.log", "[batch=1/100]:\n\t Train time/batch: 0\n\t Train loss/train/total: 7.1\n"), "text");
         assert_eq!(d("ppo.log", "Using cpu device\n------------------\n| train/    |     |\n|    loss   | 1.2 |\n|    total_timesteps | 2048 |\n------------------\n"), "text");
-        assert_eq!(d("noise", "hello\n"), "jsonl");
+        assert_eq!(d("noise", "hello\n"), "text");
+        assert_eq!(d("metrics", "starting\n{\"step\": 1, \"loss\": 2}\n"), "jsonl");
+        // Lines indented with tabs, no metric rlmon knows: a text log, not JSON.
+        assert_eq!(d("train.log", "\tEpoch: 0001 cost= 29.9\n\ttime this epoch= 1.7\n"), "text");
+    }
+
+    #[test]
+    fn when_the_detected_format_reads_nothing_the_first_other_that_reads_is_used() {
+        let log = "Start training...\n\tEpoch: 0001 cost= 29.860479714\n\ttime this epoch= 1.7\n\tEpoch: 0002 cost= 7.912305178\n\ttime this epoch= 1.6\n";
+        let detected = detect(Path::new("train.log"), log);
+        let (format, tried) = settle(|| Ok(log.as_bytes()), detected, None).unwrap();
+        assert_eq!((format.name(), tried[0]), ("pairs", "text"), "{tried:?}");
+        assert!(tried.contains(&"jsonl") && !tried.contains(&"pairs"), "{tried:?}");
+        // Every pair with a written `:` or `=` is a metric; the epoch numbers the steps.
+        let mut n = normalize::Normalizer::default();
+        let mut reader = LineReader::new(format, None);
+        read_all(log.as_bytes(), &mut reader, |_, line| {
+            if let Line::Metrics(rec) = line {
+                n.push(rec);
+            }
+        })
+        .unwrap();
+        n.finish();
+        assert_eq!(n.report.points, 2);
+        let read: Vec<(&str, &str)> = n.report.read.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+        assert_eq!(read, [("cost", "cost"), ("epoch", "step"), ("time_this_epoch", "time_this_epoch")]);
+        // The detected format when it reads; when none does, it and the others tried.
+        let jsonl = "{\"step\": 1, \"loss\": 2}\n";
+        assert_eq!(settle(|| Ok(jsonl.as_bytes()), Format::Jsonl, None).unwrap().1, Vec::<&str>::new());
+        let (format, tried) = settle(|| Ok(&b"nothing here\nat all\n"[..]), Format::Text(Preset::Generic), None).unwrap();
+        assert_eq!((format.name(), tried.len()), ("text", fallbacks(&format).len()));
+        // Bare `word 12` pairs are no metrics there: a Prometheus exposition reads nothing.
+        let prometheus = "# TYPE node_load1 gauge\nnode_load1 0.21\nDCGM_FI_DEV_GPU_UTIL{gpu=\"0\",modelName=\"NVIDIA H100 80GB HBM3\"} 97\n";
+        assert!(!reads_metrics(prometheus.as_bytes(), Format::Pairs, None).unwrap());
     }
 
     #[test]

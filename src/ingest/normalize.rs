@@ -1,5 +1,6 @@
 //! One stream's records turned into canonical metric points: aliases renamed,
-//! milliseconds scaled, cumulative counters differenced, missing steps counted on,
+//! milliseconds scaled, cumulative counters differenced, missing steps numbered by
+//! the log's only counter (an `epoch` of whole numbers) or else counted on,
 //! times made relative to the stream's first, records of one step merged (an
 //! evaluation logged apart from the training values of its step), and steps that
 //! go backwards seen as a resumed job. Everything it decides is counted in a
@@ -122,6 +123,36 @@ pub enum Emit {
     Resumed(Resume),
 }
 
+/// A field that counts like a step (`epoch`, `iteration`) in a log that writes no
+/// step of its own: its whole values number the steps (`epoch: 3451 loss: nan` is
+/// step 3451, not the excerpt's ninth line).
+#[derive(Debug, Default, Clone, PartialEq)]
+enum Counter {
+    /// No record without a step has carried a counter yet.
+    #[default]
+    Unseen,
+    /// This field numbers the steps; a record without it is more of the step before.
+    By(FieldName),
+    /// The steps are counted: the counter was no whole number, went back before it
+    /// numbered anything, or repeated its value with other values of the same
+    /// metrics (a line per batch under one epoch).
+    Not,
+}
+
+/// Names (any case) of fields that count like a step. A reader takes most of them
+/// as the step itself when it can (`iter` in a text log); the rest reach the
+/// normalizer as fields.
+const COUNTER_FIELDS: &[&str] = &["epoch", "epochs", "iter", "iters", "iteration", "training_iteration", "step", "global_step"];
+
+fn is_counter(name: &str) -> bool {
+    COUNTER_FIELDS.iter().any(|c| c.eq_ignore_ascii_case(name))
+}
+
+/// A counter's value as a step: a whole, non-negative number.
+fn whole(v: f64) -> Option<u64> {
+    (v.fract() == 0.0 && (0.0..9.0e15).contains(&v)).then_some(v as u64)
+}
+
 #[derive(Debug, Default)]
 pub struct Normalizer {
     /// The step being gathered (records of one step merge until another arrives).
@@ -147,6 +178,8 @@ pub struct Normalizer {
     /// Emptied values vectors handed back by the consumer of the points
     /// ([`Normalizer::reuse`]), for the next points.
     spare: Vec<Vec<(MetricName, f64)>>,
+    /// What numbers the steps of records without a step of their own.
+    counter: Counter,
     pub report: StreamReport,
 }
 
@@ -161,13 +194,21 @@ struct Resolved {
 
 impl Normalizer {
     /// Takes one record; returns what is now complete.
-    pub fn push(&mut self, rec: Record) -> Vec<Emit> {
+    pub fn push(&mut self, mut rec: Record) -> Vec<Emit> {
         let mut out = Vec::new();
         let last = self.pending.as_ref().map(|p| p.step).or(self.emitted.last());
-        let step = match (rec.step, rec.continues) {
+        let unnumbered = rec.step.is_none() || rec.counted;
+        let counter = if unnumbered { self.take_counter(&mut rec, last) } else { None };
+        let counted_step = match (rec.step, rec.continues) {
             (Some(s), _) => s,
             (None, true) => last.unwrap_or(0),
             (None, false) => last.map_or(0, |s| s + 1),
+        };
+        let mut step = match &counter {
+            Some((s, _)) => *s,
+            // Steps numbered by a counter: a record without it belongs to the step before.
+            None if unnumbered && matches!(self.counter, Counter::By(_)) => last.unwrap_or(0),
+            None => counted_step,
         };
         let time_s = match rec.time {
             Some(t) => t - *self.first_time.get_or_insert(t),
@@ -179,7 +220,21 @@ impl Normalizer {
                 self.report.ignored.entry(name.clone()).or_insert_with(|| catalog::closest(name).map(str::to_owned));
             }
         }
-        let values = self.canonical(rec.fields, rec.canonical);
+        let mut values = self.canonical(rec.fields, rec.canonical);
+        if let Some((s, (name, v))) = counter {
+            if self.clashes(s, &values) {
+                // Not a step after all: counted from here on, the counter a metric again
+                // (also of the step it numbered, still held).
+                self.counter = Counter::Not;
+                self.report.read.insert(name.to_string(), name.to_string());
+                let metric = MetricName::Borrowed(catalog::intern(&name));
+                if let Some(p) = self.pending.as_mut().filter(|p| p.step == s && !p.values.iter().any(|(n, _)| *n == metric)) {
+                    p.values.push((metric.clone(), s as f64));
+                }
+                values.push((metric, v));
+                step = counted_step;
+            }
+        }
         match &mut self.pending {
             Some(p) if p.step == step => {
                 // One step logged in parts: merge; a value given twice is a duplicate.
@@ -222,6 +277,55 @@ impl Normalizer {
         }
         self.pending = Some(Point { step, time_s, values });
         out
+    }
+
+    /// The step a record without one takes from its counter field (removed from its
+    /// fields, and returned with its step), when a counter numbers this stream's
+    /// steps or this record's is the first: the only counter among its fields, a
+    /// whole number, not below the steps before it.
+    fn take_counter(&mut self, rec: &mut Record, last: Option<u64>) -> Option<(u64, (FieldName, f64))> {
+        match &self.counter {
+            Counter::Not => None,
+            Counter::By(name) => {
+                let at = rec.fields.iter().position(|(n, _)| n.same(name))?;
+                let Some(step) = whole(rec.fields[at].1) else {
+                    self.report.read.remove(&**name);
+                    self.counter = Counter::Not;
+                    return None;
+                };
+                Some((step, rec.fields.remove(at)))
+            }
+            Counter::Unseen => {
+                let mut found = rec.fields.iter().enumerate().filter(|(_, (n, _))| is_counter(n));
+                let (at, (_, v)) = found.next()?;
+                if found.next().is_some() {
+                    // Two counters (an epoch and its iteration): neither alone numbers the steps.
+                    return None;
+                }
+                match whole(*v).filter(|s| last.is_none_or(|l| *s >= l)) {
+                    Some(step) => {
+                        let field = rec.fields.remove(at);
+                        self.report.read.insert(field.0.to_string(), "step".into());
+                        self.counter = Counter::By(field.0.clone());
+                        Some((step, field))
+                    }
+                    None => {
+                        self.counter = Counter::Not;
+                        None
+                    }
+                }
+            }
+        }
+    }
+
+    /// Whether `values` at `step` give a metric of that step another value: a line per
+    /// batch that repeats its epoch (a step already handed on: any metric again).
+    fn clashes(&self, step: u64, values: &[(MetricName, f64)]) -> bool {
+        match &self.pending {
+            Some(p) if p.step == step => values.iter().any(|(n, v)| p.values.iter().any(|(m, w)| m == n && w.to_bits() != v.to_bits())),
+            Some(_) => false,
+            None => self.emitted.last() == Some(step) && values.iter().any(|(n, _)| self.last_names.contains(n)),
+        }
     }
 
     /// Takes a point's values vector back once its values are used: its allocation
@@ -487,6 +591,47 @@ mod tests {
         assert_eq!(run(shared), run(fresh));
     }
 
+
+    fn steps_of(records: Vec<Record>) -> (Vec<(u64, Vec<(MetricName, f64)>)>, StreamReport) {
+        let mut n = Normalizer::default();
+        let mut out: Vec<Emit> = records.into_iter().flat_map(|r| n.push(r)).collect();
+        out.extend(n.finish());
+        (points(out).into_iter().map(|p| (p.step, p.values)).collect(), n.report)
+    }
+
+    #[test]
+    fn a_logs_only_counter_numbers_its_steps() {
+        // An excerpt of `epoch: N loss: x` lines: the NaN is at epoch 3451, not the third line.
+        let (steps, report) = steps_of(vec![rec(r#"{"epoch": 3449, "loss": 0.2075}"#), rec(r#"{"epoch": 3450, "loss": 0.2106}"#), rec(r#"{"epoch": 3451, "loss": NaN}"#)]);
+        assert_eq!(steps.iter().map(|s| s.0).collect::<Vec<_>>(), [3449, 3450, 3451]);
+        assert_eq!(steps[2].1.len(), 1, "the epoch is the step, not a metric: {:?}", steps[2].1);
+        assert!(steps[2].1[0].1.is_nan());
+        assert_eq!(report.read["epoch"], "step");
+        // A line without it (the epoch's time, its evaluation) is more of the step before.
+        let (steps, _) = steps_of(vec![rec(r#"{"Epoch": 1, "cost": 29.9}"#), rec(r#"{"time_this_epoch": 1.7}"#), rec(r#"{"Epoch": 2, "cost": 7.9}"#), rec(r#"{"Epoch": 2, "val_cost": 8.1}"#)]);
+        assert_eq!(steps, [(1, vec![("cost".into(), 29.9), ("time_this_epoch".into(), 1.7)]), (2, vec![("cost".into(), 7.9), ("val_cost".into(), 8.1)])]);
+        // A CSV without a step column (Keras' CSVLogger): its epoch column, not the row.
+        let row = |epoch: f64, loss: f64| Record { step: Some(epoch as u64 + 1), counted: true, fields: vec![("epoch".into(), epoch), ("loss".into(), loss)], ..Default::default() };
+        assert_eq!(steps_of(vec![row(0.0, 0.9), row(1.0, 0.8)]).0.iter().map(|s| s.0).collect::<Vec<_>>(), [0, 1]);
+        // A step the log writes wins: the epoch stays a metric.
+        let (steps, report) = steps_of(vec![rec(r#"{"step": 10, "epoch": 1, "loss": 2}"#)]);
+        assert_eq!((steps[0].0, steps[0].1.len(), report.read["epoch"].as_str()), (10, 2, "epoch"));
+    }
+
+    #[test]
+    fn a_counter_that_is_no_step_leaves_the_steps_counted() {
+        let counted = |lines: &[&str]| {
+            let (steps, report) = steps_of(lines.iter().map(|l| rec(l)).collect());
+            (steps.iter().map(|s| s.0).collect::<Vec<_>>(), steps.iter().map(|s| s.1.len()).sum::<usize>(), report)
+        };
+        // A line per batch under one epoch: every line a point, none lost, the epoch a metric.
+        let (steps, values, report) = counted(&[r#"{"epoch": 1, "loss": 2.0}"#, r#"{"epoch": 1, "loss": 1.9}"#, r#"{"epoch": 1, "loss": 1.8}"#, r#"{"epoch": 2, "loss": 1.7}"#]);
+        assert_eq!((steps, values), (vec![1, 2, 3, 4], 8));
+        assert_eq!((report.read["epoch"].as_str(), report.duplicate_steps), ("epoch", 0));
+        // Hugging Face's fractional epochs; two counters on a line.
+        assert_eq!(counted(&[r#"{"epoch": 0.05, "loss": 2.0}"#, r#"{"epoch": 1.0, "loss": 1.9}"#]).0, [0, 1]);
+        assert_eq!(counted(&[r#"{"epoch": 3, "training_iteration": 7, "loss": 2.0}"#, r#"{"epoch": 3, "training_iteration": 8, "loss": 1.9}"#]).0, [0, 1]);
+    }
 
     #[test]
     fn steps_held_as_strided_runs_count_as_a_list_does() {

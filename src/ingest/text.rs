@@ -266,6 +266,8 @@ pub struct Progress {
     /// metrics alone belongs to it (CleanRL's `SPS: 1234` after
     /// `global_step=1234, episodic_return=56.0`).
     seen_step: bool,
+    /// Every number is a metric, known to rlmon or not ([`super::Format::Pairs`]).
+    every_pair: bool,
 }
 
 #[derive(Debug, Clone, Default)]
@@ -275,6 +277,12 @@ struct Table {
 }
 
 impl Progress {
+    /// `every_pair`: every `key: value` pair is a metric, not only lines with one
+    /// that rlmon knows.
+    pub fn new(every_pair: bool) -> Progress {
+        Progress { every_pair, ..Progress::default() }
+    }
+
     /// The step of counter `(n, m)`: a counter below the last one starts a new pass.
     fn step(&mut self, (n, m): (u64, u64)) -> u64 {
         if let Some((last_n, last_m)) = self.last {
@@ -323,7 +331,7 @@ pub fn parse_generic(line: &str, progress: &mut Progress) -> Line {
     }
     if let Some(columns) = &progress.columns {
         if let Some(pairs) = column_row(columns, line) {
-            let read = generic_line(&pairs, true);
+            let read = generic_line(&pairs, Accept::Any);
             return match read.line {
                 // A row per epoch (ultralytics' `1/3  3.21G  1.312 ...`, fastai's
                 // `0  1.23  0.87 ...`): the epoch column numbers it.
@@ -341,7 +349,14 @@ pub fn parse_generic(line: &str, progress: &mut Progress) -> Line {
     }
     let indented = line.starts_with([' ', '\t']);
     // Under a header, every number is the trainer's metric, known to rlmon or not.
-    let read = generic_line(line, indented && progress.block.is_some() && (progress.block_loose || single_pair(line)));
+    let accept = if progress.every_pair {
+        Accept::Written
+    } else if indented && progress.block.is_some() && (progress.block_loose || single_pair(line)) {
+        Accept::Any
+    } else {
+        Accept::Known
+    };
+    let read = generic_line(line, accept);
     match read.line {
         Line::Metrics(mut rec) => {
             // A logger's evaluation phase, or an evaluation's own batches (timm's
@@ -586,10 +601,10 @@ fn is_key(word: &str) -> bool {
 
 /// The record of a finished table: its rows read as one line of pairs.
 fn from_table(table: &Table, progress: &mut Progress) -> Line {
-    let mut read = generic_line(&table.rows, false);
+    let mut read = generic_line(&table.rows, Accept::Known);
     if matches!(read.line, Line::Metrics(_)) {
         // One known metric makes it a table of metrics: keep all its numbers.
-        read = generic_line(&table.rows, true);
+        read = generic_line(&table.rows, Accept::Any);
     }
     match read.line {
         Line::Metrics(mut rec) => {
@@ -605,7 +620,7 @@ fn from_table(table: &Table, progress: &mut Progress) -> Line {
 /// A line in no preset's dialect, read alone (its counter and the epoch on the line
 /// give the step).
 fn generic(line: &str) -> Line {
-    let read = generic_line(line, false);
+    let read = generic_line(line, Accept::Known);
     match (read.line, read.counter) {
         (Line::Metrics(mut rec), Some((n, _))) => {
             rec.step = rec.step.or(Some(n));
@@ -626,8 +641,21 @@ struct Generic {
     counter: Option<(u64, u64)>,
 }
 
-/// A line in no preset's dialect: its pairs, if one of them is a metric rlmon knows.
-fn generic_line(line: &str, any_metric: bool) -> Generic {
+/// Which pairs of a generic line make its record.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Accept {
+    /// All of them, if one is a metric rlmon knows.
+    Known,
+    /// Every number (under a header, in a table that holds a known metric).
+    Any,
+    /// Every pair whose `:` or `=` is written (`cost= 29.9`, [`super::Format::Pairs`]):
+    /// a bare `word 12` is prose or a label there.
+    Written,
+}
+
+/// A line in no preset's dialect: its pairs, as `accept` says.
+fn generic_line(line: &str, accept: Accept) -> Generic {
+    let any_metric = accept != Accept::Known;
     // A progress bar rewritten in place keeps only its last state; colours go.
     let line = line.rsplit('\r').next().unwrap_or(line);
     let cleaned;
@@ -652,7 +680,14 @@ fn generic_line(line: &str, any_metric: bool) -> Generic {
             }
         }
     }
-    let (pairs, mut progress) = kv::pairs(line);
+    let (mut pairs, mut progress) = kv::pairs(line);
+    if accept == Accept::Written {
+        let written = |key: &str| {
+            let end = (key.as_ptr() as usize).checked_sub(line.as_ptr() as usize).map(|at| at + key.len());
+            end.and_then(|end| line.get(end..)).is_some_and(|rest| rest.trim_start().starts_with([':', '=']))
+        };
+        pairs.retain(|(key, _)| written(key));
+    }
     let tidy = |w: &str| w.trim().to_ascii_lowercase().replace([' ', '-'], "_");
     let whole = |value: &str| kv::value(value).filter(|v| v.fract() == 0.0 && *v >= 0.0 && *v < 2f64.powi(63)).map(|v| v as u64);
     let mut step = None;
@@ -660,6 +695,7 @@ fn generic_line(line: &str, any_metric: bool) -> Generic {
     let mut epoch = None;
     let mut kept = Vec::new();
     for (key, value) in pairs {
+        let value_text = value;
         // A unit in brackets after the key (`Memory (MB)=1234`) applies to its value.
         let (key, factor) = kv::key_without_unit(key);
         let word: std::borrow::Cow<str> = match key {
@@ -695,6 +731,8 @@ fn generic_line(line: &str, any_metric: bool) -> Generic {
         }
         // (A value with its own unit after a unit in the key keeps its own.)
         let value = kv::plain_number(value).map(|v| v * factor).or_else(|| kv::value(value));
+        // `Epoch 3/100`: the epoch is 3 (the only counter of a line, it numbers the step).
+        let value = value.or_else(|| kv::fraction(value_text).filter(|_| name == "epoch").map(|(n, _)| n as f64));
         kept.push((word, value));
     }
     // A progress counter stands for the step when nothing names it: the longest
@@ -1134,6 +1172,25 @@ mod tests {
         // Keras without a terminal prints each epoch's final state alone.
         let steps = line_steps(&["Epoch 1/3", "100/100 [==========] - 3s 25ms/step - loss: 0.9", "Epoch 2/3", "100/100 [==========] - 3s 25ms/step - loss: 0.8", "100/100 [==========] - loss: 0.8", "Epoch 3/3", "100/100 - 2s - loss: 0.7"]);
         assert_eq!(steps, vec![None, Some(100), None, Some(200), Some(200), None, Some(300)], "a repeated final state without a header is the same step");
+    }
+
+    #[test]
+    fn an_epoch_of_a_total_is_the_epoch_and_pairs_read_every_written_pair() {
+        // `Epoch 47/100 - loss: nan`: the epoch a field (the normalizer makes it the step).
+        let got = records("Epoch 47/100 - loss: nan - val_loss: nan - lr: 1.0e-03 - 12.4s\nepoch=48 train_loss=0.51\n");
+        assert_eq!(got[0].2[0], ("epoch".to_owned(), 47.0), "{got:?}");
+        assert_eq!((got[0].0, got[1].0, got[1].2[0].clone()), (None, None, ("epoch".to_owned(), 48.0)));
+        // Every pair with its `:` or `=` written, known or not; a bare `word 12` is none.
+        let mut progress = Progress::new(true);
+        let read = |line: &str, progress: &mut Progress| match parse_generic(line, progress) {
+            Line::Metrics(r) => r.fields.into_iter().map(|(n, v)| (n.to_string(), v)).collect(),
+            _ => Vec::new(),
+        };
+        assert_eq!(read("\tEpoch: 0001 cost= 29.860479714", &mut progress), [("epoch".to_owned(), 1.0), ("cost".to_owned(), 29.860479714)]);
+        assert_eq!(read("\ttime this epoch= 1.7", &mut progress), [("time_this_epoch".to_owned(), 1.7)]);
+        assert!(read("Loaded 5 shards in 12 s", &mut progress).is_empty());
+        assert!(read("Loaded 5 shards in 12 s", &mut Progress::default()).is_empty());
+        assert!(read("\tEpoch: 0001 cost= 29.86", &mut Progress::default()).is_empty(), "without pairs: no metric rlmon knows");
     }
 
     /// The step of each line of a generic log read in order (`None`: no metrics on it).

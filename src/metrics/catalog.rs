@@ -24,6 +24,8 @@ pub const MOE_AUX_LOSS: &str = "moe/aux_loss";
 /// The run's own memory, reported by the run (or attributed from telemetry).
 pub const MEM_GPU_BYTES: &str = "mem/gpu_bytes";
 pub const MEM_RSS_BYTES: &str = "mem/rss_bytes";
+/// Model FLOPs of one step, as `metrics::flops` counts them (the built-in workloads report it).
+pub const MODEL_FLOPS: &str = "model_flops";
 
 // RL fine-tuning.
 pub const REWARD: &str = "reward";
@@ -332,6 +334,7 @@ pub const CATALOG: &[MetricInfo] = &[
     entry(TRAIN_TIME_S, "train time", Unit::Seconds, Neither, PerStep, P::None),
     entry(MEM_GPU_BYTES, "GPU memory", Unit::Bytes, Lower, PerStep, P::None),
     entry(MEM_RSS_BYTES, "RSS", Unit::Bytes, Lower, PerStep, P::None),
+    entry(MODEL_FLOPS, "model FLOPs", Unit::Count, Neither, PerStep, P::None),
     // RL health, in the order the RL pane cycles them.
     entry(REWARD, "reward", Unit::Ratio, Higher, PerStep, P::Rl).agree().signed().aliases(&["objective/scores", "reward_mean", "rewards", "critic/score/mean", "env/reward_mean", "ppo/mean_scores", "rollout/ep_rew_mean", "mean_reward", "avg_reward", "reward/mean", "episodic_return", "average_reward_score", "episode_reward_mean", "env_runners/episode_return_mean"]),
     entry(KL, "KL", Unit::Ratio, Lower, PerStep, P::Rl).agree().signed().aliases(&["objective/kl", "kl_mean", "actor/kl_loss", "actor/reward_kl_penalty", "kl_penalty", "kl_divergence", "kl_div"]),

@@ -2,6 +2,7 @@
 //! aliases, throughput rates, ETA and smoothing. No I/O here.
 pub mod cost;
 pub mod dimensionality;
+pub mod flops;
 pub mod moe;
 pub mod catalog;
 pub mod series;

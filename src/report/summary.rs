@@ -7,7 +7,7 @@ use serde::Serialize;
 
 use super::format::{duration, si, value};
 use super::progress::RATE_WINDOW;
-use crate::metrics::catalog;
+use crate::metrics::{catalog, flops};
 use crate::health::judged::{not_judged, NotJudged};
 use crate::health::{Alert, HealthConfig};
 use crate::session::{GpuStatus, RunRecord, SessionState};
@@ -39,6 +39,15 @@ pub struct RunSummary {
     pub samples_per_s: Option<f64>,
     /// Largest mem/gpu_bytes or mem/rss_bytes the run reported.
     pub peak_memory_bytes: Option<f64>,
+    /// Largest GPU memory NVML attributed to the run's process tree (its training
+    /// worker, program or attached job), per GPU, summed over its GPUs.
+    pub peak_gpu_memory_bytes: Option<f64>,
+    /// Whole-run rate of the model FLOPs the run reports (`model_flops` per step).
+    pub model_flops_per_s: Option<f64>,
+    /// The float32 peak of the run's GPU (`metrics::flops::peak_fp32_flops`).
+    pub peak_flops_per_s: Option<f64>,
+    /// Model FLOPs utilization: `model_flops_per_s` over `peak_flops_per_s`.
+    pub mfu: Option<f64>,
     /// With `price_per_hour` in the config: cost of 1,000 samples at the run's
     /// rate, and of the run's wall time so far.
     pub cost_per_1k_samples: Option<f64>,
@@ -85,6 +94,12 @@ impl RunSummary {
         if let Some(t) = self.tokens_per_s {
             let _ = write!(out, ", {} tok/s", si(t));
         }
+        if let Some(m) = self.mfu {
+            let _ = write!(out, ", MFU {:.2}%", 100.0 * m);
+        }
+        if let Some(b) = self.peak_gpu_memory_bytes {
+            let _ = write!(out, ", GPU memory peak {:.2} GiB", b / (1u64 << 30) as f64);
+        }
         if let Some(l) = self.final_loss {
             let _ = write!(out, ", final loss {}", value(l));
         }
@@ -121,6 +136,10 @@ impl RunSummary {
             tokens_per_s: r.rate(catalog::TOKENS, None),
             samples_per_s: r.rate(catalog::SAMPLES, None),
             peak_memory_bytes: r.peak_memory_bytes(),
+            peak_gpu_memory_bytes: None,
+            model_flops_per_s: r.rate(catalog::MODEL_FLOPS, None),
+            peak_flops_per_s: None,
+            mfu: None,
             cost_per_1k_samples: cost.and_then(|c| c.0),
             cost_so_far: cost.map(|c| c.1),
             final_loss: r.last(catalog::LOSS).and_then(finite),
@@ -131,6 +150,24 @@ impl RunSummary {
             ranks: None,
         }
     }
+}
+
+/// The session's figures of run `run` on its GPU: the peak of the GPU memory NVML
+/// attributed to its job (`gpu{g}/run{i}_mem_bytes`, each GPU's peak, summed), and
+/// the float32 peak rate of the GPU its device names, with the MFU against it.
+fn with_gpu_figures(state: &SessionState, run: usize, mut s: RunSummary) -> RunSummary {
+    s.peak_gpu_memory_bytes = state
+        .telemetry
+        .iter()
+        .filter(|(name, _)| catalog::Gpu::parse_run_mem(name).is_some_and(|(_, r)| r == run))
+        .filter_map(|(_, series)| series.extent().map(|e| e.max.value))
+        .reduce(|a, b| a + b);
+    let index = s.device.strip_prefix("cuda:").and_then(|i| i.parse::<u32>().ok());
+    if let (Some(index), GpuStatus::Available { gpus, .. }) = (index, &state.gpu) {
+        s.peak_flops_per_s = gpus.iter().find(|g| g.index == index).and_then(|g| flops::peak_fp32_flops(&g.name));
+    }
+    s.mfu = s.model_flops_per_s.zip(s.peak_flops_per_s).and_then(|(f, peak)| flops::mfu(f, peak));
+    s
 }
 
 /// The spread of run `job`'s ranks, when it is a job of two or more.
@@ -163,6 +200,8 @@ impl SessionSummary {
                 .iter()
                 .enumerate()
                 .map(|(i, r)| RunSummary { ranks: ranks_summary(state, i), ..RunSummary::judged_by(r, &state.alerts, settings.get(i).unwrap_or(&default)) })
+                .enumerate()
+                .map(|(i, r)| with_gpu_figures(state, i, r))
                 .collect(),
         }
     }
@@ -230,6 +269,38 @@ mod tests {
         let json = serde_json::to_value(&summary).unwrap();
         assert_eq!(json["runs"][0]["ranks"]["slowest_rank"], 2);
         assert!(json["runs"][1].get("ranks").is_none());
+    }
+
+    #[test]
+    fn a_gpu_runs_summary_has_its_mfu_and_its_jobs_gpu_memory_peak() {
+        use crate::session::GpuInfo;
+        let series = |values: &[f64]| {
+            let mut s = Series::default();
+            for (i, v) in values.iter().enumerate() {
+                s.push(i as u64 + 1, i as f64, *v);
+            }
+            s
+        };
+        // 20 steps of 0.5 s, each 6.69e12 model FLOPs: 13.38 TFLOP/s, 20% of 66.9.
+        let mut gpu_run = RunRecord::new("lm".into(), "lm".into(), "cuda:0".into(), 20);
+        gpu_run.series.insert(catalog::MODEL_FLOPS.to_owned(), series(&[6.69e12; 20]));
+        gpu_run.series.insert(catalog::STEP_TIME_S.to_owned(), series(&[0.5; 20]));
+        let mut cpu_run = RunRecord::new("cpu".into(), "lm".into(), "cpu".into(), 20);
+        cpu_run.series.insert(catalog::MODEL_FLOPS.to_owned(), series(&[1e9; 20]));
+        cpu_run.series.insert(catalog::STEP_TIME_S.to_owned(), series(&[0.5; 20]));
+        let mut state = SessionState::new("s".into(), vec![gpu_run, cpu_run]);
+        state.gpu = GpuStatus::Available { driver: "580.1".into(), gpus: vec![GpuInfo { index: 0, name: "NVIDIA H100 80GB HBM3".into(), mem_total_bytes: 80 << 30 }] };
+        let gib = (1u64 << 30) as f64;
+        state.telemetry.insert(catalog::gpu(0).run_mem_bytes(0), series(&[1.0 * gib, 3.0 * gib, 2.0 * gib]));
+        state.telemetry.insert(catalog::gpu(0).mem_used_bytes(), series(&[9.0 * gib]));
+        let summary = SessionSummary::of(&state, 10.0);
+        let (gpu, cpu) = (&summary.runs[0], &summary.runs[1]);
+        assert!((gpu.model_flops_per_s.unwrap() - 13.38e12).abs() < 1e3, "{gpu:?}");
+        assert_eq!(gpu.peak_flops_per_s, Some(66.9e12));
+        assert!((gpu.mfu.unwrap() - 0.2).abs() < 1e-12, "{gpu:?}");
+        assert_eq!(gpu.peak_gpu_memory_bytes, Some(3.0 * gib), "the job's peak, not the whole GPU's use");
+        assert!(summary.to_text().contains("MFU 20.00%, GPU memory peak 3.00 GiB"), "{}", summary.to_text());
+        assert_eq!((cpu.model_flops_per_s, cpu.peak_flops_per_s, cpu.mfu, cpu.peak_gpu_memory_bytes), (Some(2e9), None, None, None));
     }
 
     #[test]

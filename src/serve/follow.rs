@@ -192,7 +192,7 @@ pub async fn follow(id: RunId, remotes: &[RemoteRun], tx: &mpsc::Sender<Event>, 
             Err(e) => return RunOutcome::Failed(e),
         }
     }
-    if tx.send(Event::RunStarted { run: id, device: crate::workload::attach::DEVICE.into(), threads: 0 }).await.is_err() {
+    if tx.send(Event::RunStarted { run: id, device: crate::session::ATTACHED_DEVICE.into(), threads: 0 }).await.is_err() {
         return RunOutcome::Cancelled;
     }
     let tasks: Vec<_> = followed.into_iter().map(|f| tokio::spawn(follow_one(f, id, tx.clone(), started, cancel.clone()))).collect();

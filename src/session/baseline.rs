@@ -7,6 +7,7 @@
 //! `check` all judge a baseline with this code. Pure logic: alerts go to the hub.
 use std::collections::BTreeMap;
 
+pub use super::state::match_run;
 use super::state::{RunRecord, SessionState};
 use crate::health::divergence::{DivergenceTracker, Tolerance};
 use crate::health::{Alert, AlertKind, Severity};
@@ -17,14 +18,6 @@ use crate::report::format::{si, value as value_text};
 /// Relative tokens/s shortfall against the baseline that is a regression, unless
 /// the user sets another (`compare --tolerance`).
 pub const DEFAULT_TOLERANCE: f64 = 0.05;
-
-/// Which of `base` runs stands against run `run` of `live`: the one of the same
-/// name, or the only one when both sessions have a single run. The one rule for
-/// the live baseline, its curves on the charts, and `compare`.
-pub fn match_run(base: &[RunRecord], live: &[RunRecord], run: usize) -> Option<usize> {
-    let name = &live.get(run)?.name;
-    base.iter().position(|b| &b.name == name).or_else(|| (base.len() == 1 && live.len() == 1).then_some(0))
-}
 
 /// Which metric names a divergence when several part at the same step: the
 /// objective first (loss, reward, KL), then the rest in name order.

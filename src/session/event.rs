@@ -7,6 +7,10 @@ use crate::metrics::MetricName;
 /// Index of a run in the session's config order.
 pub type RunId = usize;
 
+/// The device an attached run shows (the runs pane's device column): a job rlmon
+/// follows but did not start, local (`--attach PATH`) or remote (`--attach http://`).
+pub const ATTACHED_DEVICE: &str = "attached";
+
 /// Serializable so the recorder can journal every event as it arrives.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub enum Event {

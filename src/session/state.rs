@@ -223,7 +223,7 @@ impl SessionState {
     /// only baseline run when this session has one run too.
     pub fn baseline_run(&self, run: usize) -> Option<&RunRecord> {
         let base = self.baseline.as_deref()?;
-        super::baseline::match_run(&base.runs, &self.runs, run).map(|i| &base.runs[i])
+        match_run(&base.runs, &self.runs, run).map(|i| &base.runs[i])
     }
 
     pub fn all_over(&self) -> bool {
@@ -280,6 +280,15 @@ impl SessionState {
     pub fn count(&self, state: RunState) -> usize {
         self.runs.iter().filter(|r| r.state == state).count()
     }
+}
+
+
+/// Which of `base` runs stands against run `run` of `live`: the one of the same
+/// name, or the only one when both sessions have a single run. The one rule for
+/// the live baseline, its curves on the charts, and `compare`.
+pub fn match_run(base: &[RunRecord], live: &[RunRecord], run: usize) -> Option<usize> {
+    let name = &live.get(run)?.name;
+    base.iter().position(|b| &b.name == name).or_else(|| (base.len() == 1 && live.len() == 1).then_some(0))
 }
 
 #[cfg(test)]

@@ -15,9 +15,19 @@ use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use super::scrape::{fetch, send_sample, Answering, Endpoint, Mapper, MAPPED_METRICS, NODE_CPU_SECONDS};
-use crate::config::PrometheusSource;
 use crate::metrics::MetricName;
 use crate::session::{Event, LogLevel};
+
+/// A Prometheus server queried every `interval` for the exporters `selector` picks;
+/// `history` of the past is read once at start (rlmon started after the job).
+#[derive(Debug, Clone, PartialEq)]
+pub struct PrometheusSource {
+    pub server: String,
+    /// The label matchers inside the braces (`job="train-42"`), or empty.
+    pub matchers: String,
+    pub interval: std::time::Duration,
+    pub history: std::time::Duration,
+}
 
 /// The PromQL query for every mapped series the matchers pick. node_exporter's CPU
 /// counters come summed per machine and mode (the mapper sums them anyway): a

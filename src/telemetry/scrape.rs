@@ -16,9 +16,17 @@ use hyper_util::rt::TokioIo;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
-use crate::config::ScrapeTarget;
 use crate::metrics::{catalog, MetricName};
 use crate::session::{Event, LogLevel, SessionState};
+
+/// An exporter's `/metrics` page scraped every `interval`, its figures recorded
+/// under `host` (`node7/gpu0/util_pct`, `node7/host/cpu_pct`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ScrapeTarget {
+    pub url: String,
+    pub host: String,
+    pub interval: std::time::Duration,
+}
 
 /// A page larger than this is refused (a big dcgm-exporter page is ~100 KiB).
 pub const MAX_PAGE_BYTES: usize = 16 << 20;

@@ -4,8 +4,8 @@
 //! A key is bound or described nowhere else.
 use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
-use super::layout::PaneId;
-use super::panes::PaneAction;
+use super::targets::PaneId;
+use super::targets::PaneAction;
 use super::SourceAction;
 
 /// A key as the table writes it.

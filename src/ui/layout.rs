@@ -24,12 +24,13 @@
 //! └ footer: key hints, pane cycling ──────────┘
 //! ```
 //! Panes sit on a grid (row, column). Adding a pane is one file under `panes/`
-//! implementing `Pane`, its name in `PaneId` and one line in `PANES`; its keys go in
+//! implementing `Pane`, its name in `PaneId` (`targets.rs`) and one line in `PANES` (`panes/mod.rs`); its keys go in
 //! the key table (`keys.rs`). A pane whose `visible` says no takes no space; a row
 //! with no visible pane takes none either.
 use ratatui::layout::{Constraint, Layout, Rect};
 
-use super::panes::{self, Pane};
+use super::panes::{PaneSpec, PANES};
+use super::targets::PaneId;
 
 pub const HEADER_HEIGHT: u16 = 1;
 pub const FOOTER_HEIGHT: u16 = 1;
@@ -52,91 +53,13 @@ pub const GRID_TOP_MIN_HEIGHT: u16 = 10;
 /// header, and the selected run's failure reason.
 const COMPACT_RUNS_CHROME: u16 = 4;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum PaneId {
-    Runs,
-    Throughput,
-    Training,
-    Hardware,
-    Rl,
-    Moe,
-    Repr,
-    Events,
-    Alerts,
-}
-
-/// A pane's title, place on the grid and constructor; the last row holds events and alerts.
-pub struct PaneSpec {
-    pub id: PaneId,
-    pub title: &'static str,
-    pub row: u8,
-    pub col: u8,
-    pub make: fn() -> Box<dyn Pane>,
-}
-
-const fn pane(id: PaneId, title: &'static str, row: u8, col: u8, make: fn() -> Box<dyn Pane>) -> PaneSpec {
-    PaneSpec { id, title, row, col, make }
-}
-
-/// Every pane, in the order the compact layout cycles them.
-pub const PANES: &[PaneSpec] = &[
-    pane(PaneId::Runs, "runs", 0, 0, || Box::new(panes::runs::Runs)),
-    pane(PaneId::Throughput, "throughput", 0, 1, || Box::<panes::throughput::Throughput>::default()),
-    pane(PaneId::Training, "training", 1, 0, || Box::<panes::training::Training>::default()),
-    pane(PaneId::Hardware, "hardware", 1, 1, || Box::new(panes::hardware::Hardware)),
-    pane(PaneId::Rl, "rl health", 2, 0, || Box::<panes::rl::RlHealth>::default()),
-    pane(PaneId::Moe, "moe", 2, 1, || Box::<panes::moe::Moe>::default()),
-    pane(PaneId::Repr, "representation", 2, 2, || Box::<panes::repr::Representation>::default()),
-    pane(PaneId::Events, "events", 3, 0, || Box::<panes::events::Events>::default()),
-    pane(PaneId::Alerts, "alerts", 3, 1, || Box::<panes::alerts::Alerts>::default()),
-];
-
-impl PaneId {
-    pub fn spec(self) -> &'static PaneSpec {
-        PANES.iter().find(|p| p.id == self).expect("every pane is in PANES")
-    }
-
-    /// The visible pane next to this one in direction (dx, dy), or itself at an
-    /// edge. Rows without a visible pane are skipped.
-    pub fn neighbour(self, dx: i8, dy: i8, visible: &[PaneId]) -> PaneId {
-        let s = self.spec();
-        let shown = || PANES.iter().filter(|p| visible.contains(&p.id));
-        let row = if dy == 0 {
-            Some(s.row)
-        } else {
-            let rows = shown().map(|p| p.row).filter(|r| if dy > 0 { *r > s.row } else { *r < s.row });
-            if dy > 0 { rows.min() } else { rows.max() }
-        };
-        let Some(row) = row else { return self };
-        let col = s.col as i8 + dx;
-        shown()
-            .filter(|p| p.row == row)
-            .min_by_key(|p| (p.col as i8 - col).abs())
-            .filter(|p| dy != 0 || p.col as i8 == col)
-            .map_or(self, |p| p.id)
-    }
-
-    /// The visible pane `step` places after this one in `PANES` order, cycling and
-    /// skipping the runs list (the compact layout always shows it).
-    pub fn cycle(self, step: isize, visible: &[PaneId]) -> PaneId {
-        let ring: Vec<PaneId> = PANES.iter().map(|p| p.id).filter(|id| *id != PaneId::Runs && visible.contains(id)).collect();
-        if ring.is_empty() {
-            return self;
-        }
-        let n = ring.len() as isize;
-        match ring.iter().position(|id| *id == self) {
-            Some(i) => ring[(i as isize + step).rem_euclid(n) as usize],
-            None => ring[if step > 0 { 0 } else { ring.len() - 1 }],
-        }
-    }
-}
-
 /// How the body is divided.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Arrangement {
     /// Every visible pane on the grid; the top row no taller than `runs` runs need
-    /// (its throughput chart keeps `GRID_TOP_MIN_HEIGHT`).
-    Grid { runs: u16 },
+    /// (its throughput chart keeps `GRID_TOP_MIN_HEIGHT`). `hardware`: the rows the
+    /// hardware pane has to show when they are few (no GPU): it takes only those.
+    Grid { runs: u16, hardware: Option<u16> },
     /// One pane takes the whole body.
     Zoomed(PaneId),
     /// The runs list (with room for `runs` rows) over one large pane.
@@ -176,7 +99,13 @@ pub fn areas(area: Rect, arrangement: Arrangement, visible: &[PaneId]) -> Areas 
                 vec![(PaneId::Runs, top), (shown, rest)]
             }
         }
-        Arrangement::Grid { runs } => grid(body, visible, runs),
+        Arrangement::Grid { runs, hardware } => {
+            let mut panes = grid(body, visible, runs);
+            if let Some(rows) = hardware {
+                fit_hardware(&mut panes, rows, runs);
+            }
+            panes
+        }
     };
     Areas { header, footer, panes }
 }
@@ -225,6 +154,27 @@ fn grid(body: Rect, visible: &[PaneId], runs: u16) -> Vec<(PaneId, Rect)> {
     panes
 }
 
+/// The hardware pane with only `rows` to show (no GPU) takes those rows at the foot
+/// of its column and the throughput chart above it the rest; the runs list beside
+/// the chart keeps only the rows its `runs` need, and the training chart under it
+/// the rest. Nothing changes when the hardware pane's row is no taller than `rows`,
+/// or the four panes are not where the grid puts them (two rows of two columns).
+fn fit_hardware(panes: &mut [(PaneId, Rect)], rows: u16, runs: u16) {
+    let at = |panes: &[(PaneId, Rect)], id: PaneId| panes.iter().position(|(p, _)| *p == id);
+    let (Some(r), Some(t), Some(tr), Some(h)) = (at(panes, PaneId::Runs), at(panes, PaneId::Throughput), at(panes, PaneId::Training), at(panes, PaneId::Hardware)) else { return };
+    let (runs_area, throughput, training, hardware) = (panes[r].1, panes[t].1, panes[tr].1, panes[h].1);
+    let stacked = |above: Rect, below: Rect| above.x == below.x && above.width == below.width && above.bottom() == below.y;
+    if hardware.height <= rows || !stacked(runs_area, training) || !stacked(throughput, hardware) || runs_area.y != throughput.y || training.bottom() != hardware.bottom() {
+        return;
+    }
+    let bottom = hardware.bottom();
+    panes[h].1 = Rect { y: bottom - rows, height: rows, ..hardware };
+    panes[t].1 = Rect { height: bottom - rows - throughput.y, ..throughput };
+    let runs_height = (runs + COMPACT_RUNS_CHROME).min(runs_area.height);
+    panes[r].1 = Rect { height: runs_height, ..runs_area };
+    panes[tr].1 = Rect { y: runs_area.y + runs_height, height: bottom - runs_area.y - runs_height, ..training };
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -233,7 +183,7 @@ mod tests {
     fn every_pane_gets_an_area_inside_the_screen() {
         let screen = Rect::new(0, 0, 120, 40);
         let all: Vec<PaneId> = PANES.iter().map(|p| p.id).collect();
-        let a = areas(screen, Arrangement::Grid { runs: 3 }, &all);
+        let a = areas(screen, Arrangement::Grid { runs: 3, hardware: None }, &all);
         assert_eq!(a.panes.len(), PANES.len());
         for (_, r) in &a.panes {
             assert!(r.width > 10 && r.height >= 5, "{r:?}");
@@ -253,12 +203,12 @@ mod tests {
     #[test]
     fn hidden_optional_panes_take_no_space() {
         let fixed = [PaneId::Runs, PaneId::Throughput, PaneId::Training, PaneId::Hardware, PaneId::Events];
-        let a = areas(Rect::new(0, 0, 100, 30), Arrangement::Grid { runs: 3 }, &fixed);
+        let a = areas(Rect::new(0, 0, 100, 30), Arrangement::Grid { runs: 3, hardware: None }, &fixed);
         assert_eq!(a.panes.len(), 5);
         let bottom = |a: &Areas| a.panes.iter().map(|(_, r)| r.bottom()).max().unwrap();
         assert_eq!(bottom(&a), 29, "the panes fill the body");
         let with_moe = [&fixed[..4], &[PaneId::Moe, PaneId::Events]].concat();
-        let b = areas(Rect::new(0, 0, 100, 30), Arrangement::Grid { runs: 3 }, &with_moe);
+        let b = areas(Rect::new(0, 0, 100, 30), Arrangement::Grid { runs: 3, hardware: None }, &with_moe);
         let moe = b.panes.iter().find(|(p, _)| *p == PaneId::Moe).unwrap().1;
         assert_eq!(moe.width, 100, "alone in its row, MoE takes the width");
     }
@@ -266,12 +216,45 @@ mod tests {
     #[test]
     fn the_runs_row_takes_the_height_its_runs_need() {
         let all = [PaneId::Runs, PaneId::Throughput, PaneId::Training, PaneId::Hardware, PaneId::Events, PaneId::Alerts];
-        let height = |runs: u16, id: PaneId| areas(Rect::new(0, 0, 160, 48), Arrangement::Grid { runs }, &all).panes.iter().find(|(p, _)| *p == id).unwrap().1.height;
+        let height = |runs: u16, id: PaneId| areas(Rect::new(0, 0, 160, 48), Arrangement::Grid { runs, hardware: None }, &all).panes.iter().find(|(p, _)| *p == id).unwrap().1.height;
         assert_eq!(height(1, PaneId::Runs), GRID_TOP_MIN_HEIGHT, "one run: a short row");
         assert!(height(1, PaneId::Training) > height(12, PaneId::Training), "the training row gets the rest");
         assert_eq!(height(1, PaneId::Events), height(12, PaneId::Events), "events keep their share");
         assert_eq!(height(12, PaneId::Runs), 16);
         assert_eq!(height(40, PaneId::Runs), 17, "many runs: no more than an even share");
+    }
+
+    #[test]
+    fn without_a_gpu_the_hardware_pane_takes_its_rows_and_the_charts_the_rest() {
+        let four = [PaneId::Runs, PaneId::Throughput, PaneId::Training, PaneId::Hardware, PaneId::Events, PaneId::Alerts];
+        let with_rl = [PaneId::Runs, PaneId::Throughput, PaneId::Training, PaneId::Hardware, PaneId::Rl, PaneId::Events, PaneId::Alerts];
+        for (screen, visible) in [(Rect::new(0, 0, 160, 48), &four[..]), (Rect::new(0, 0, 120, 30), &four[..]), (Rect::new(0, 0, 160, 48), &with_rl[..])] {
+            let of = |a: &Areas, id: PaneId| a.panes.iter().find(|(p, _)| *p == id).unwrap().1;
+            let grid = areas(screen, Arrangement::Grid { runs: 2, hardware: None }, visible);
+            let fitted = areas(screen, Arrangement::Grid { runs: 2, hardware: Some(7) }, visible);
+            let hardware = of(&fitted, PaneId::Hardware);
+            assert_eq!((hardware.height, hardware.bottom(), hardware.x, hardware.width), (7, of(&grid, PaneId::Hardware).bottom(), of(&grid, PaneId::Hardware).x, of(&grid, PaneId::Hardware).width));
+            // The throughput chart above it takes the rest of its column.
+            let throughput = of(&fitted, PaneId::Throughput);
+            assert_eq!((throughput.y, throughput.bottom()), (of(&grid, PaneId::Throughput).y, hardware.y));
+            // The runs list keeps the rows of its runs; the training chart under it the rest.
+            assert_eq!(of(&fitted, PaneId::Runs).height, 2 + COMPACT_RUNS_CHROME);
+            let training = of(&fitted, PaneId::Training);
+            assert_eq!((training.y, training.bottom()), (of(&fitted, PaneId::Runs).bottom(), hardware.bottom()));
+            assert!(training.height > of(&grid, PaneId::Training).height && throughput.height > of(&grid, PaneId::Throughput).height);
+            // Nothing else moves, nothing overlaps.
+            for id in [PaneId::Rl, PaneId::Events, PaneId::Alerts].into_iter().filter(|id| visible.contains(id)) {
+                assert_eq!(of(&fitted, id), of(&grid, id));
+            }
+            for (i, (a, ra)) in fitted.panes.iter().enumerate() {
+                for (b, rb) in &fitted.panes[i + 1..] {
+                    assert!(ra.intersection(*rb).is_empty(), "{a:?} {ra:?} and {b:?} {rb:?}");
+                }
+            }
+        }
+        // Rows it would not fill: the grid as it is.
+        let grid = areas(Rect::new(0, 0, 160, 48), Arrangement::Grid { runs: 2, hardware: None }, &four);
+        assert_eq!(areas(Rect::new(0, 0, 160, 48), Arrangement::Grid { runs: 2, hardware: Some(40) }, &four), grid);
     }
 
     #[test]

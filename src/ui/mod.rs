@@ -8,6 +8,7 @@ pub mod keys;
 pub mod layout;
 pub mod panes;
 pub mod screen;
+pub mod targets;
 pub mod terminal;
 pub mod theme;
 pub mod view;
@@ -179,7 +180,7 @@ mod tests {
     use ratatui::backend::TestBackend;
     use ratatui::Terminal;
 
-    use super::layout::PaneId;
+    use super::targets::PaneId;
     use super::panes::test_support::screen;
     use super::*;
     use crate::session::{Event, GpuInfo, GpuStatus, Hub, RunOutcome, RunRecord};

@@ -6,7 +6,7 @@ use ratatui::layout::Rect;
 
 use super::chart::{Window, WINDOWS};
 use super::keys::{self, Action, Scope};
-use super::layout::PaneId;
+use super::targets::PaneId;
 use super::{Source, SourceAction};
 use crate::session::SessionState;
 

@@ -13,10 +13,8 @@ use super::command::{self, Sink};
 use super::RunContext;
 use crate::config::{AttachConfig, AttachSource};
 use crate::ingest::{hf, Format, Line};
-use crate::session::{Event, LogLevel, RunOutcome};
+use crate::session::{Event, LogLevel, RunOutcome, ATTACHED_DEVICE};
 
-/// The device an attached run shows (the runs pane's device column).
-pub const DEVICE: &str = "attached";
 /// How often the job's process and a rewritten document are looked at.
 const POLL_PERIOD: Duration = Duration::from_millis(250);
 
@@ -26,7 +24,7 @@ pub async fn run(ctx: &RunContext, cfg: &AttachConfig) -> RunOutcome {
         return crate::serve::follow::follow(ctx.id, remotes, &ctx.tx, ctx.started, &ctx.cancel).await;
     }
     let mut sink = Sink::new(ctx);
-    if sink.send(Event::RunStarted { run: ctx.id, device: DEVICE.into(), threads: 0 }).await.is_err() {
+    if sink.send(Event::RunStarted { run: ctx.id, device: ATTACHED_DEVICE.into(), threads: 0 }).await.is_err() {
         return RunOutcome::Cancelled;
     }
     let path = cfg.source.path().display().to_string();

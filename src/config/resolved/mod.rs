@@ -35,28 +35,12 @@ pub struct SessionConfig {
     pub notify: Vec<crate::notify::Target>,
 }
 
-/// A Prometheus server queried every `interval` for the exporters `selector` picks;
-/// `history` of the past is read once at start (rlmon started after the job).
-#[derive(Debug, Clone, PartialEq)]
-pub struct PrometheusSource {
-    pub server: String,
-    /// The label matchers inside the braces (`job="train-42"`), or empty.
-    pub matchers: String,
-    pub interval: std::time::Duration,
-    pub history: std::time::Duration,
-}
+/// The telemetry settings a config resolves into are telemetry's own types.
+pub use crate::telemetry::prometheus::PrometheusSource;
+pub use crate::telemetry::scrape::ScrapeTarget;
 
 /// Seconds of history read from Prometheus at start when the config gives none.
 pub const DEFAULT_PROMETHEUS_HISTORY_S: f64 = 300.0;
-
-/// An exporter's `/metrics` page scraped every `interval`, its figures recorded
-/// under `host` (`node7/gpu0/util_pct`, `node7/host/cpu_pct`).
-#[derive(Debug, Clone, PartialEq)]
-pub struct ScrapeTarget {
-    pub url: String,
-    pub host: String,
-    pub interval: std::time::Duration,
-}
 
 /// Seconds between scrapes when the config gives none.
 pub const DEFAULT_SCRAPE_INTERVAL_S: f64 = 2.0;

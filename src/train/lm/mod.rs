@@ -7,6 +7,7 @@ use tch::{Kind, Tensor};
 use rlmon::config::faults::FaultConfig;
 use rlmon::config::{LmConfig, OptimizerConfig};
 use rlmon::metrics::dimensionality::Dimensionality;
+use rlmon::metrics::flops;
 use rlmon::metrics::{catalog, MetricName};
 use crate::common::data::Corpus;
 use crate::common::model::{ForwardOptions, TransformerLm};
@@ -80,6 +81,7 @@ impl Trainer for LmTrainer {
             (catalog::TOKENS.into(), tokens),
             (catalog::SAMPLES.into(), self.cfg.batch_size as f64),
             (catalog::STEP_TIME_S.into(), timing.step_time_s),
+            (catalog::MODEL_FLOPS.into(), flops::lm_step(&self.cfg.model, self.cfg.moe.as_ref(), self.cfg.batch_size)),
         ];
         values.extend(stats.extra);
         values
@@ -188,6 +190,26 @@ mod tests {
         let corpus = LmTrainer::prepare(cfg, &setup).unwrap();
         let _init = determinism::seeded_init(seed);
         LmTrainer::setup(cfg, corpus, &setup).unwrap()
+    }
+
+    #[test]
+    fn the_counted_flops_are_two_per_matmul_weight_of_the_built_model() {
+        // The weights a token's forward pass multiplies by: every trainable tensor
+        // but the position embedding (a lookup) and the LayerNorms' gains and biases
+        // (the tied token embedding is the output head). The MoE layer holds four
+        // experts of which top_k = 2 run for each token.
+        for cfg in [tiny(), moe_cfg()] {
+            let trainer = cpu_trainer(&cfg, 0, false);
+            let m = cfg.model;
+            let norms = (2 * m.layers + 1) * 2 * m.d_model;
+            let mut weights = (trainer.parameter_count() as usize - m.seq_len * m.d_model - norms) as f64;
+            if let Some(moe) = &cfg.moe {
+                let expert = 2 * m.d_model * (4 * m.d_model / moe.top_k);
+                weights -= ((moe.experts - moe.top_k) * expert * moe.layers.len()) as f64;
+            }
+            let attention = 4.0 * (m.layers * m.seq_len * m.d_model) as f64;
+            assert_eq!(flops::forward_per_token(&m, cfg.moe.as_ref(), m.seq_len), 2.0 * weights + attention, "{cfg:?}");
+        }
     }
 
     #[test]

@@ -10,7 +10,7 @@ use super::rollout::{self, PromptSource, Rollout, SampleSettings};
 use super::{grpo, kl, ppo, reward};
 use rlmon::config::faults::FaultConfig;
 use rlmon::config::{DataSource, OptimizerConfig, RewardKind, RlAlgorithm, RlhfConfig, DEFAULT_OPTIMIZER};
-use rlmon::metrics::{catalog, MetricName};
+use rlmon::metrics::{catalog, flops, MetricName};
 use crate::common::data::Corpus;
 use crate::common::optim::{adamw, clip_gradients};
 use crate::common::schedule;
@@ -48,6 +48,8 @@ pub struct StepStats {
     pub loss: f64,
     pub tokens: usize,
     pub samples: usize,
+    /// Model FLOPs of the step (`metrics::flops::rlhf_step`).
+    pub model_flops: f64,
 }
 
 pub struct RlhfTrainer {
@@ -106,6 +108,15 @@ impl Trainer for RlhfTrainer {
         let score = |kind: &RewardKind| -> Vec<f64> {
             prompts.iter().enumerate().map(|(i, p)| reward::score(kind, p.answer, rollout.response(i), cfg.max_new_tokens)).collect()
         };
+        let model_flops = flops::rlhf_step(
+            &cfg.model,
+            flops::RlhfStep {
+                batch: rollout.lengths.len(),
+                seq_len: rollout.prompt_len + cfg.max_new_tokens,
+                generated: rollout.lengths.iter().copied().max().unwrap_or(0),
+                epochs: cfg.epochs,
+            },
+        );
         let rewards = score(&trained_reward);
         let gold = score(&cfg.reward);
 
@@ -145,6 +156,7 @@ impl Trainer for RlhfTrainer {
             loss: updates.loss,
             tokens: rollout.tokens(),
             samples: rollout.lengths.len(),
+            model_flops,
         }
     }
 
@@ -169,6 +181,7 @@ impl Trainer for RlhfTrainer {
             (catalog::SAMPLES.into(), s.samples as f64),
             (catalog::STEP_TIME_S.into(), timing.step_time_s),
             (catalog::LR.into(), timing.lr),
+            (catalog::MODEL_FLOPS.into(), s.model_flops),
         ];
         if let Some(v) = s.value_loss {
             values.push((catalog::VALUE_LOSS.into(), v));

@@ -14,7 +14,7 @@ use super::runs::short;
 use super::{Ctx, Pane, PaneAction, Reaction};
 use crate::health::Severity;
 use crate::session::SessionState;
-use crate::ui::layout::PaneId;
+use crate::ui::targets::PaneId;
 use crate::ui::view::ViewState;
 
 #[derive(Debug, Default)]

@@ -9,7 +9,7 @@ use ratatui::Frame;
 use super::{Ctx, Pane, PaneAction, Reaction};
 use crate::report::format::duration;
 use crate::session::{LogLevel, SessionState};
-use crate::ui::layout::PaneId;
+use crate::ui::targets::PaneId;
 use crate::ui::view::ViewState;
 
 /// Lines a page scrolls.

@@ -11,8 +11,8 @@ use super::{bar, Ctx, Pane};
 use crate::metrics::catalog::{self, host};
 use crate::metrics::Series;
 use crate::report::format::si;
-use crate::session::GpuStatus;
-use crate::ui::layout::PaneId;
+use crate::session::{GpuStatus, SessionState};
+use crate::ui::targets::PaneId;
 
 const GIB: f64 = (1u64 << 30) as f64;
 const BAR_CELLS: usize = 10;
@@ -70,10 +70,22 @@ fn sparkline_row(frame: &mut Frame, area: Rect, ctx: &Ctx, label: &str, series: 
 pub struct Hardware;
 
 impl Pane for Hardware {
+    /// Without a GPU and other machines: the GPU's one line, the host's lines and
+    /// its CPU sparkline (the layout gives the rest of the column to a chart).
+    fn rows(&self, state: &SessionState) -> Option<u16> {
+        let local_only = !state.telemetry.keys().any(|name| catalog::parse_remote(name).is_some());
+        (!matches!(state.gpu, GpuStatus::Available { .. }) && local_only).then_some(2 + 1 + HOST_LINES + HOST_SPARKS)
+    }
+
     fn render(&self, frame: &mut Frame, area: Rect, ctx: &Ctx) {
         render(frame, area, ctx)
     }
 }
+
+/// The host's lines under the GPUs': CPU, RAM, rlmon's memory.
+const HOST_LINES: u16 = 3;
+/// The host's sparklines: CPU.
+const HOST_SPARKS: u16 = 1;
 
 fn render(frame: &mut Frame, area: Rect, ctx: &Ctx) {
     let block = ctx.block(PaneId::Hardware, "hardware".into());
@@ -179,6 +191,31 @@ mod tests {
         terminal.draw(|f| crate::ui::draw(f, &hub.state, &Screen::default(), &Theme::built_in("default").unwrap())).unwrap();
         let text: String = terminal.backend().buffer().content().iter().map(|c| c.symbol()).collect();
         assert!(!text.contains("jobs   job"));
+    }
+
+    #[test]
+    fn without_a_gpu_the_pane_asks_for_its_rows_and_shows_them_all() {
+        use crate::ui::targets::PaneId;
+        use crate::ui::panes::Pane;
+        let mut hub = Hub::new(SessionState::new("s".into(), vec![RunRecord::new("tiny".into(), "lm".into(), "cpu".into(), 100)]));
+        hub.apply(Event::GpuStatus(GpuStatus::Unavailable { reason: "NVML unavailable: libnvidia-ml.so.1 not found".into() }), 0.0);
+        let values = vec![(catalog::host::CPU_PCT.into(), 40.0), (catalog::host::MEM_USED_BYTES.into(), 6e9), (catalog::host::MEM_TOTAL_BYTES.into(), 16e9)];
+        hub.apply(Event::Telemetry { time_s: 1.0, values }, 1.0);
+        let rows = super::Hardware.rows(&hub.state).expect("no GPU: a few rows");
+        let mut terminal = Terminal::new(TestBackend::new(160, 48)).unwrap();
+        terminal.draw(|f| crate::ui::draw(f, &hub.state, &Screen::default(), &Theme::built_in("default").unwrap())).unwrap();
+        let screen = Screen::default().areas(ratatui::layout::Rect::new(0, 0, 160, 48), &hub.state);
+        let area = screen.panes.iter().find(|(p, _)| *p == PaneId::Hardware).unwrap().1;
+        assert_eq!(area.height, rows);
+        let text = crate::ui::panes::test_support::rows(&terminal);
+        let inside: Vec<String> = text[area.y as usize + 1..(area.bottom() - 1) as usize].iter().map(|r| r.chars().skip(area.x as usize).collect()).collect();
+        assert!(inside.first().is_some_and(|l| l.contains("GPU      none: NVML")), "{inside:?}");
+        assert!(inside.last().is_some_and(|l| l.contains("CPU %")), "its last row, the CPU sparkline: {inside:?}");
+        assert!(inside.iter().all(|l| l.trim_start_matches('│').trim().len() > 1), "no empty row: {inside:?}");
+        // With a GPU (or another machine's figures) it takes what the grid gives it.
+        let gpus = vec![GpuInfo { index: 0, name: "H100".into(), mem_total_bytes: 80 << 30 }];
+        hub.apply(Event::GpuStatus(GpuStatus::Available { driver: "550".into(), gpus }), 2.0);
+        assert_eq!(super::Hardware.rows(&hub.state), None);
     }
 
     #[test]

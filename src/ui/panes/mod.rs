@@ -10,7 +10,6 @@ pub mod hardware;
 pub mod hardware_hosts;
 pub mod header;
 pub mod moe;
-pub mod overlay;
 pub mod repr;
 pub mod rl;
 pub mod runs;
@@ -28,34 +27,14 @@ use ratatui::widgets::{Axis, Block, BorderType, Chart, Dataset, GraphType};
 use ratatui::Frame;
 
 use super::chart::Reduced;
-use super::layout::{PaneId, PANES};
+pub use super::targets::PaneAction;
+use super::targets::PaneId;
 use super::theme::Theme;
 use super::view::ViewState;
 use crate::health::Severity;
 use crate::report::format;
 use crate::session::SessionState;
 
-/// A key-table action addressed to a pane. Verbs are shared so that a new pane can
-/// usually reuse them: `NextMetric` cycles the training chart's metric and RL health's.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum PaneAction {
-    /// Cycle what the pane plots.
-    NextMetric,
-    /// Cycle how the pane shows it (throughput: tokens or samples; MoE: bars, heatmap, over time).
-    NextMode,
-    LogScale,
-    NextLayer,
-    PrevLayer,
-    /// Scroll or select upwards (older events, newer alerts), and downwards.
-    Up,
-    Down,
-    PageUp,
-    PageDown,
-    /// Act on the selected item (an alert: jump to its step).
-    Open,
-    Acknowledge,
-    AcknowledgeAll,
-}
 
 /// What a pane's action asks of the display.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -76,6 +55,12 @@ pub trait Pane: Any {
         true
     }
 
+    /// The rows (borders included) the pane has to show when they are fewer than a
+    /// grid row would give it; `None`: it uses whatever it gets.
+    fn rows(&self, _state: &SessionState) -> Option<u16> {
+        None
+    }
+
     /// Carries out a key-table action bound in this pane's scope; `state` is the
     /// state on screen (the frozen one while frozen).
     fn act(&mut self, _action: PaneAction, _state: &SessionState, _view: &ViewState) -> Reaction {
@@ -84,6 +69,72 @@ pub trait Pane: Any {
 
     /// Draws the pane. Read-only: everything it shows comes from `self` and `ctx`.
     fn render(&self, frame: &mut Frame, area: Rect, ctx: &Ctx);
+}
+
+/// A pane's title, place on the grid and constructor; the last row holds events and alerts.
+pub struct PaneSpec {
+    pub id: PaneId,
+    pub title: &'static str,
+    pub row: u8,
+    pub col: u8,
+    pub make: fn() -> Box<dyn Pane>,
+}
+
+const fn pane(id: PaneId, title: &'static str, row: u8, col: u8, make: fn() -> Box<dyn Pane>) -> PaneSpec {
+    PaneSpec { id, title, row, col, make }
+}
+
+/// Every pane, in the order the compact layout cycles them.
+pub const PANES: &[PaneSpec] = &[
+    pane(PaneId::Runs, "runs", 0, 0, || Box::new(runs::Runs)),
+    pane(PaneId::Throughput, "throughput", 0, 1, || Box::<throughput::Throughput>::default()),
+    pane(PaneId::Training, "training", 1, 0, || Box::<training::Training>::default()),
+    pane(PaneId::Hardware, "hardware", 1, 1, || Box::new(hardware::Hardware)),
+    pane(PaneId::Rl, "rl health", 2, 0, || Box::<rl::RlHealth>::default()),
+    pane(PaneId::Moe, "moe", 2, 1, || Box::<moe::Moe>::default()),
+    pane(PaneId::Repr, "representation", 2, 2, || Box::<repr::Representation>::default()),
+    pane(PaneId::Events, "events", 3, 0, || Box::<events::Events>::default()),
+    pane(PaneId::Alerts, "alerts", 3, 1, || Box::<alerts::Alerts>::default()),
+];
+
+impl PaneId {
+    pub fn spec(self) -> &'static PaneSpec {
+        PANES.iter().find(|p| p.id == self).expect("every pane is in PANES")
+    }
+
+    /// The visible pane next to this one in direction (dx, dy), or itself at an
+    /// edge. Rows without a visible pane are skipped.
+    pub fn neighbour(self, dx: i8, dy: i8, visible: &[PaneId]) -> PaneId {
+        let s = self.spec();
+        let shown = || PANES.iter().filter(|p| visible.contains(&p.id));
+        let row = if dy == 0 {
+            Some(s.row)
+        } else {
+            let rows = shown().map(|p| p.row).filter(|r| if dy > 0 { *r > s.row } else { *r < s.row });
+            if dy > 0 { rows.min() } else { rows.max() }
+        };
+        let Some(row) = row else { return self };
+        let col = s.col as i8 + dx;
+        shown()
+            .filter(|p| p.row == row)
+            .min_by_key(|p| (p.col as i8 - col).abs())
+            .filter(|p| dy != 0 || p.col as i8 == col)
+            .map_or(self, |p| p.id)
+    }
+
+    /// The visible pane `step` places after this one in `PANES` order, cycling and
+    /// skipping the runs list (the compact layout always shows it).
+    pub fn cycle(self, step: isize, visible: &[PaneId]) -> PaneId {
+        let ring: Vec<PaneId> = PANES.iter().map(|p| p.id).filter(|id| *id != PaneId::Runs && visible.contains(id)).collect();
+        if ring.is_empty() {
+            return self;
+        }
+        let n = ring.len() as isize;
+        match ring.iter().position(|id| *id == self) {
+            Some(i) => ring[(i as isize + step).rem_euclid(n) as usize],
+            None => ring[if step > 0 { 0 } else { ring.len() - 1 }],
+        }
+    }
 }
 
 /// One of each pane, in `PANES` order.

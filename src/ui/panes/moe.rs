@@ -18,7 +18,7 @@ use crate::metrics::{catalog, moe};
 use crate::session::state::RunRecord;
 use crate::session::SessionState;
 use crate::ui::chart::column_means;
-use crate::ui::layout::PaneId;
+use crate::ui::targets::PaneId;
 use crate::ui::view::ViewState;
 
 /// Columns of an over-time row besides its strip: the expert's label and its latest share.
@@ -254,7 +254,7 @@ mod tests {
     use crate::session::state::RunRecord;
     use crate::session::{Event, Hub, SessionState};
     use super::{Moe, MoeMode};
-    use crate::ui::layout::PaneId;
+    use crate::ui::targets::PaneId;
     use crate::ui::panes::repr::Representation;
     use crate::ui::panes::rl::RlHealth;
     use crate::ui::panes::test_support::screen;

@@ -9,7 +9,7 @@ use crate::metrics::catalog::{self, NdtLayer, NDT_MEASURES};
 use crate::report::format::value;
 use crate::session::state::RunRecord;
 use crate::session::SessionState;
-use crate::ui::layout::PaneId;
+use crate::ui::targets::PaneId;
 use crate::ui::view::ViewState;
 
 fn has_ndt(r: &RunRecord) -> bool {

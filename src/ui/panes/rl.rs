@@ -11,7 +11,7 @@ use crate::metrics::catalog::{self, PaneHint};
 use crate::report::format::value;
 use crate::session::state::RunRecord;
 use crate::session::SessionState;
-use crate::ui::layout::PaneId;
+use crate::ui::targets::PaneId;
 use crate::ui::view::ViewState;
 
 const VALUES_WIDTH: u16 = 26;

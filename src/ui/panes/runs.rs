@@ -11,7 +11,7 @@ use crate::metrics::catalog;
 use crate::report::format::si;
 use crate::report::progress::RATE_WINDOW;
 use crate::session::{RunRecord, RunState};
-use crate::ui::layout::PaneId;
+use crate::ui::targets::PaneId;
 
 /// The state column: "cancelled CRIT".
 const STATE_WIDTH: u16 = 14;
@@ -19,29 +19,37 @@ const STATE_WIDTH: u16 = 14;
 const DEVICE_WIDTH: u16 = 8;
 /// Below this many cells for the name, narrower columns give way first.
 const NAME_MIN: u16 = 16;
+/// Below this many cells for the name even without the device column, the
+/// progress bar goes (the step's digits stay).
+const NAME_FLOOR: u16 = 8;
 
-/// Column layout for a pane `inner` cells wide. The name column takes the slack;
-/// when it would get fewer than [`NAME_MIN`] cells the progress bar shrinks, then the
-/// device column goes. Every width is exact, so `fit_middle` cuts names to the
-/// width they really get.
+/// Column layout for a pane `inner` cells wide whose widest step text (`1229/1500`)
+/// is `step_text` characters. The name column takes the slack; when it would get
+/// fewer than [`NAME_MIN`] cells the progress bar shrinks, then the device column
+/// goes, then (under [`NAME_FLOOR`]) the bar: the step's digits are never cut.
+/// Every width is exact, so `fit_middle` cuts names to the width they really get.
 #[derive(Debug, Clone, Copy, PartialEq)]
 struct Columns {
+    /// Cells of the progress bar; 0: no bar.
     bar_cells: usize,
     device: bool,
     name: u16,
+    /// The step column: the bar, a space and the step text.
+    step: u16,
 }
 
 impl Columns {
-    fn fit(inner: u16) -> Columns {
+    fn fit(inner: u16, step_text: u16) -> Columns {
+        let step_for = |bar_cells: usize| if bar_cells == 0 { step_text } else { bar_cells as u16 + 1 + step_text };
         let name_for = |bar_cells: usize, device: bool| {
-            let cols = [2, bar_cells as u16 + 9, 7, STATE_WIDTH];
+            let cols = [2, step_for(bar_cells), 7, STATE_WIDTH];
             let fixed: u16 = cols.iter().sum::<u16>() + if device { DEVICE_WIDTH } else { 0 };
             let spacing = if device { 5 } else { 4 };
             inner.saturating_sub(fixed + spacing)
         };
-        let choices = [(8, true), (4, true), (4, false)];
-        let (bar_cells, device) = choices.into_iter().find(|&(b, d)| name_for(b, d) >= NAME_MIN).unwrap_or((4, false));
-        Columns { bar_cells, device, name: name_for(bar_cells, device).max(1) }
+        let choices = [(8, true, NAME_MIN), (4, true, NAME_MIN), (4, false, NAME_FLOOR)];
+        let (bar_cells, device) = choices.into_iter().find(|&(b, d, least)| name_for(b, d) >= least).map_or((0, false), |(b, d, _)| (b, d));
+        Columns { bar_cells, device, name: name_for(bar_cells, device).max(1), step: step_for(bar_cells) }
     }
 
     fn widths(&self) -> Vec<Constraint> {
@@ -49,8 +57,30 @@ impl Columns {
         if self.device {
             w.push(Constraint::Length(DEVICE_WIDTH));
         }
-        w.extend([Constraint::Length(self.bar_cells as u16 + 9), Constraint::Length(7), Constraint::Length(STATE_WIDTH)]);
+        w.extend([Constraint::Length(self.step), Constraint::Length(7), Constraint::Length(STATE_WIDTH)]);
         w
+    }
+}
+
+/// The width the step column's text is given at least (`60/120`, `999/1000`); a
+/// longer text widens the column.
+const STEP_TEXT_MIN: u16 = 8;
+
+/// A step as the runs list writes it: every digit while it has six or fewer, then
+/// `1.23M`.
+fn step_number(step: u64) -> String {
+    if step < 1_000_000 {
+        step.to_string()
+    } else {
+        si(step as f64)
+    }
+}
+
+/// A run's step and total (`1229/1500`), or its step alone when it has no total.
+fn step_text(r: &RunRecord) -> String {
+    match r.total_steps {
+        0 => step_number(r.step),
+        total => format!("{}/{}", step_number(r.step), step_number(total)),
     }
 }
 
@@ -81,7 +111,7 @@ fn state_cell<'a>(r: &RunRecord, ctx: &Ctx) -> Cell<'a> {
     let (text, color) = match r.state {
         RunState::Pending => ("pending".to_owned(), t.muted),
         // A job rlmon did not start: followed, with no exit status of rlmon's to show.
-        RunState::Running if r.device == crate::workload::attach::DEVICE => ("attached".to_owned(), t.accent),
+        RunState::Running if r.device == crate::session::ATTACHED_DEVICE => ("attached".to_owned(), t.accent),
         RunState::Running => ("running".to_owned(), t.accent),
         RunState::Finished => ("finished".to_owned(), t.ok),
         RunState::Cancelled => ("cancelled".to_owned(), t.warn),
@@ -130,19 +160,21 @@ pub fn fit_middle(text: &str, width: usize) -> String {
 fn render(frame: &mut Frame, area: Rect, ctx: &Ctx) {
     let block = ctx.block(PaneId::Runs, "runs".into());
     let inner = block.inner(area);
-    let columns = Columns::fit(inner.width);
+    let order = ctx.state.display_order();
+    let widest = order.iter().filter_map(|&i| ctx.state.runs.get(i)).map(|r| step_text(r).chars().count() as u16).max().unwrap_or(0);
+    let columns = Columns::fit(inner.width, widest.max(STEP_TEXT_MIN));
     let name_width = columns.name as usize;
     let mut titles = vec!["#", "run", "device", "step", "tok/s", "state · alert"];
     if !columns.device {
         titles.remove(2);
     }
     let header = Row::new(titles).style(ctx.muted().add_modifier(Modifier::BOLD));
-    let order = ctx.state.display_order();
     let rows = order.iter().filter_map(|&i| Some((i, ctx.state.runs.get(i)?))).map(|(i, r)| {
         let progress = match r.total_steps {
-            // No total: a bar would say nothing; the step alone.
-            0 => si(r.step as f64),
-            total => format!("{} {}/{}", bar(r.step as f64 / total as f64, columns.bar_cells), si(r.step as f64), si(total as f64)),
+            // No total (a bar would say nothing), or no room for a bar: the step alone.
+            0 => step_text(r),
+            _ if columns.bar_cells == 0 => step_text(r),
+            total => format!("{} {}", bar(r.step as f64 / total as f64, columns.bar_cells), step_text(r)),
         };
         // A job of several ranks trains at the sum of its ranks' rates.
         let ranks = ctx.state.ranks_of(i);
@@ -202,15 +234,27 @@ mod tests {
     }
 
     #[test]
-    fn narrow_panes_shrink_the_bar_then_drop_the_device_before_the_name() {
-        use super::{Columns, NAME_MIN};
-        let wide = Columns::fit(100);
+    fn narrow_panes_shrink_the_bar_then_drop_the_device_then_the_bar_before_the_name() {
+        use super::{Columns, NAME_MIN, STEP_TEXT_MIN};
+        let sum = |c: &Columns| c.widths().iter().map(|c| match c { ratatui::layout::Constraint::Length(n) => *n, _ => 0 }).sum::<u16>();
+        let wide = Columns::fit(100, STEP_TEXT_MIN);
         assert_eq!((wide.bar_cells, wide.device), (8, true));
-        assert_eq!(wide.widths().iter().map(|c| match c { ratatui::layout::Constraint::Length(n) => *n, _ => 0 }).sum::<u16>() + 5, 100);
-        let mid = Columns::fit(66);
+        assert_eq!(sum(&wide) + 5, 100);
+        let mid = Columns::fit(66, STEP_TEXT_MIN);
         assert_eq!((mid.bar_cells, mid.device), (4, true));
         assert!(mid.name >= NAME_MIN);
-        let narrow = Columns::fit(50);
+        let narrow = Columns::fit(50, STEP_TEXT_MIN);
         assert_eq!((narrow.bar_cells, narrow.device), (4, false));
+        // Six-digit steps in a narrow pane: the bar goes, the digits stay.
+        let long = Columns::fit(50, "123456/150000".len() as u16);
+        assert_eq!((long.bar_cells, long.device, long.step), (0, false, 13));
+        assert_eq!(sum(&long) + 4, 50);
+    }
+
+    #[test]
+    fn steps_keep_every_digit() {
+        use super::step_number;
+        assert_eq!((step_number(1229), step_number(15000), step_number(999_999)), ("1229".into(), "15000".into(), "999999".into()));
+        assert_eq!(step_number(1_234_567), "1.23M");
     }
 }

@@ -14,7 +14,7 @@ use crate::report::progress::RATE_WINDOW;
 use crate::session::state::RankSpread;
 use crate::session::{GpuStatus, SessionState};
 use crate::ui::chart::{reduce, Transform};
-use crate::ui::layout::PaneId;
+use crate::ui::targets::PaneId;
 use crate::ui::view::{ViewState, SMOOTHING_ALPHA};
 
 /// The GPU index of a device name like `cuda:1`.

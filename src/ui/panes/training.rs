@@ -8,7 +8,7 @@ use ratatui::Frame;
 use super::{ghost_lines, series_chart, Ctx, Pane, PaneAction, Reaction, SeriesLine};
 use crate::metrics::catalog;
 use crate::report::format::value;
-use crate::ui::layout::PaneId;
+use crate::ui::targets::PaneId;
 use crate::ui::view::ViewState;
 use crate::session::SessionState;
 

@@ -253,8 +253,15 @@ impl MetricStream {
                     out.extend(head.iter().map(|l| StreamOut::Text(log_text(l))));
                     return;
                 }
-                // A metrics file: read as its best guess, bad lines counted.
-                _ if force => (all, 0),
+                // A metrics file: read as its best guess, or when that reads none of
+                // its lines, as the first other format that reads one; bad lines counted.
+                _ if force => {
+                    let reads = |format: &Format| {
+                        let mut probe = LineReader::new(format.clone(), self.default_metric.clone());
+                        head.iter().filter(|l| !l.too_long()).any(|l| matches!(probe.line(&l.bytes), Line::Metrics(_)))
+                    };
+                    (ingest::fallbacks(&all).into_iter().find(reads).unwrap_or(all), 0)
+                }
                 _ => {
                     self.head = head;
                     return;
@@ -530,6 +537,15 @@ mod tests {
         assert!(m.format().is_none());
         assert_eq!(steps(&m.line(raw(r#"{"loss": 2}"#), 2.0)), [], "the format is known; the point waits for its step to end");
         assert_eq!(m.format().map(Format::name), Some("jsonl"));
+    }
+
+    #[test]
+    fn a_followed_file_that_its_guess_reads_nothing_of_is_read_in_a_format_that_does() {
+        // Lines indented with tabs, no metric rlmon knows: `pairs`, numbered by the epoch.
+        let mut m = MetricStream::new(Path::new("logs/train.log"), None, false);
+        let out = feed(&mut m, &["Start training...", "\tEpoch: 0001 cost= 29.86", "\ttime this epoch= 1.7", "\tEpoch: 0002 cost= 7.91", "\ttime this epoch= 1.6"]);
+        assert_eq!(m.format().map(Format::name), Some("pairs"));
+        assert_eq!(steps(&out).iter().map(|p| p.0).collect::<Vec<_>>(), [1, 2], "{out:?}");
     }
 
     #[test]

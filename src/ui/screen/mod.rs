@@ -2,14 +2,18 @@
 //! drawing them. Keys go through the key table (`keys.rs`) in a fixed order: an open
 //! dialog, the source's keys, quit, closing help, the focused pane's keys, the
 //! panes' switches, then global keys.
+pub mod overlay;
+
 use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyEventKind, MouseButton, MouseEvent, MouseEventKind};
 use ratatui::layout::{Position, Rect};
 use ratatui::Frame;
 
 use super::chart::Window;
 use super::keys::{self, Action, Binding, Direction, Scope};
-use super::layout::{self, Arrangement, Areas, PaneId};
-use super::panes::{self, Ctx, PaneAction, Panes, Reaction};
+use super::layout::{self, Arrangement, Areas};
+use super::targets::PaneId;
+use super::panes::{self, Ctx, Panes, Reaction};
+use super::targets::PaneAction;
 use super::theme::Theme;
 use super::view::{step_window, AlertPlace, Confirm, Controls, Outcome, ViewState};
 use super::SourceAction;
@@ -240,7 +244,7 @@ impl Screen {
         } else if layout::is_compact(area) {
             Arrangement::Compact { shown: self.view.shown, runs: state.runs.len() as u16 }
         } else {
-            Arrangement::Grid { runs: state.runs.len() as u16 }
+            Arrangement::Grid { runs: state.runs.len() as u16, hardware: self.panes.get(PaneId::Hardware).rows(state) }
         }
     }
 
@@ -278,7 +282,7 @@ fn alert_place(i: usize, state: &SessionState) -> Option<AlertPlace> {
 pub fn draw(frame: &mut Frame, state: &SessionState, screen: &Screen, theme: &Theme) {
     let area = frame.area();
     if layout::too_small(area) {
-        panes::overlay::too_small(frame, area);
+        overlay::too_small(frame, area);
         return;
     }
     let ctx = Ctx { state, view: &screen.view, theme, acknowledged: screen.panes.acknowledged() };
@@ -288,11 +292,11 @@ pub fn draw(frame: &mut Frame, state: &SessionState, screen: &Screen, theme: &Th
         screen.panes.get(*id).render(frame, *rect, &ctx);
     }
     let compact = matches!(screen.arrangement(area, state), Arrangement::Compact { .. });
-    panes::overlay::footer(frame, areas.footer, &ctx, screen, compact);
+    overlay::footer(frame, areas.footer, &ctx, screen, compact);
     if let Some(c) = screen.view.confirm {
-        panes::overlay::confirm(frame, area, &ctx, c);
+        overlay::confirm(frame, area, &ctx, c);
     } else if screen.view.help {
-        panes::overlay::help(frame, area, &ctx, screen);
+        overlay::help(frame, area, &ctx, screen);
     } else if let Some(i) = screen.view.detail {
         panes::detail::render(frame, area, &ctx, i, compact);
     }

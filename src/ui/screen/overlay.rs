@@ -8,10 +8,10 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Clear, Paragraph, Wrap};
 use ratatui::Frame;
 
-use super::Ctx;
+use crate::ui::panes::Ctx;
 use crate::ui::keys::{self, Action, Binding, Footer, Key, Scope, KEYS, MOUSE};
 use crate::ui::layout::{MIN_HEIGHT, MIN_WIDTH};
-use crate::ui::screen::Screen;
+use super::Screen;
 use crate::ui::view::Confirm;
 
 const HELP_WIDTH: u16 = 120;
