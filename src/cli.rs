@@ -91,6 +91,20 @@ pub struct WatchArgs {
     /// a cluster-internal address: there is no authentication
     #[arg(long, value_name = "ADDR")]
     pub serve: Option<String>,
+    /// Send alerts (warn and critical, each once per level) to a webhook: rlmon's
+    /// JSON, or Slack, Discord or ntfy (told from the host, or named:
+    /// `slack+https://...`). Repeatable; `[[notify]]` in the config has more settings
+    #[arg(long, value_name = "URL")]
+    pub notify: Vec<String>,
+    /// The --notify targets also get each run's end (finished, failed, stopped)
+    #[arg(long, requires = "notify")]
+    pub notify_on_end: bool,
+    /// What to do to a run on a critical alert when its config does not say
+    /// (`on_critical`): `stop` (SIGTERM to its process group, SIGKILL after the
+    /// grace period), or a signal name (`USR1`) to send. Attached runs need
+    /// --attach-pid
+    #[arg(long, value_name = "stop|SIGNAL")]
+    pub on_critical: Option<String>,
 }
 
 /// Replay pace: a multiple of the recorded pace, or as fast as possible.

@@ -24,6 +24,7 @@ pub mod health;
 pub mod ingest;
 pub mod logging;
 pub mod metrics;
+pub mod notify;
 pub mod record;
 pub mod report;
 pub mod serve;

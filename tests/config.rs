@@ -170,3 +170,28 @@ fn a_login_nodes_config_may_hold_only_telemetry_from_prometheus() {
     assert_eq!((p.server.as_str(), p.matchers.as_str()), ("http://prom:9090", r#"job="train-42""#));
     assert_eq!((p.interval.as_secs_f64(), p.history.as_secs_f64()), (2.0, 300.0), "documented defaults");
 }
+
+#[test]
+fn notify_targets_on_critical_and_stall_settings_resolve() {
+    use rlmon::config::CriticalAction;
+    use rlmon::health::{AlertKind, Severity};
+    use rlmon::notify::{Destination, Format};
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/configs/valid/notify.toml");
+    let cfg = SessionConfig::load(&path).unwrap();
+    assert_eq!(cfg.notify.len(), 2);
+    let slack = &cfg.notify[0];
+    assert_eq!((slack.format, slack.min_severity, slack.on_end), (Format::Slack, Severity::Critical, true), "slack told from the host");
+    assert_eq!(slack.kinds.as_deref(), Some(&[AlertKind::Nonfinite, AlertKind::Stalled][..]));
+    assert_eq!(slack.cooldown.as_secs(), 60);
+    assert!(!format!("{slack:?}").contains("secret"), "the URL's path is never shown");
+    assert!(matches!(&cfg.notify[1].dest, Destination::Command(argv) if argv[0] == "notify-send"));
+    let job = cfg.runs[0].on_critical.as_ref().unwrap();
+    assert_eq!(job.action, CriticalAction::Stop);
+    assert!(job.acts_on(AlertKind::Stalled, Severity::Warn) && !job.acts_on(AlertKind::LossSpike, Severity::Critical));
+    assert_eq!(job.describe(), "stop on nonfinite, stalled");
+    let lm = cfg.runs[1].on_critical.as_ref().unwrap();
+    assert!(lm.acts_on(AlertKind::LossSpike, Severity::Critical) && !lm.acts_on(AlertKind::LossSpike, Severity::Warn));
+    let stalled = cfg.runs[0].health.get(AlertKind::Stalled);
+    assert_eq!((stalled.warn, stalled.critical), (5.0, 30.0), "k and floor_s");
+    assert_eq!(cfg.runs[1].health.get(AlertKind::Stalled).critical, 60.0, "the default floor");
+}

@@ -50,7 +50,7 @@ fn independent_corpus_is_seeded_and_spans_short_to_long_runs() {
     // Every kind has a case per magnitude, clean runs come in every family, and
     // lengths reach 200,000 steps somewhere in the list.
     let specs: Vec<_> = indep::corpus(5000..5001).collect();
-    // (rank_straggler needs several runs: not in a single-run corpus; user_alert is no detector.)
+    // (rank_straggler needs several runs, stalled a clock: not in a single-run corpus; user_alert is no detector.)
     assert_eq!(specs.iter().filter(|s| s.0.is_some()).count(), 3 * (AlertKind::ALL.len() - 2));
     assert!([Family::Pretrain, Family::Rl, Family::Moe].iter().all(|f| specs.iter().any(|s| s.0.is_none() && s.1 == *f)));
 }

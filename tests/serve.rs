@@ -139,6 +139,27 @@ fn start_prometheus(dir: &Path, job: &str, target: &str) -> (Child, String) {
     (child, addr)
 }
 
+/// The example Alertmanager rules (rlmon's alerts, stalls, silent runs) are
+/// valid Prometheus rules: checked with Debian's `promtool` where it is installed.
+#[test]
+fn the_example_alert_rules_pass_promtool() {
+    let rules = Path::new(ROOT).join("examples/prometheus/rlmon-alerts.yml");
+    let text = std::fs::read_to_string(&rules).unwrap();
+    for series in ["rlmon_alert", "rlmon_last_step_timestamp_seconds", "rlmon_run_state", "kind=\"stalled\""] {
+        assert!(text.contains(series), "the rules use {series}");
+    }
+    let out = match Command::new("promtool").arg("check").arg("rules").arg(&rules).output() {
+        Ok(out) => out,
+        Err(_) => {
+            eprintln!("skipped: promtool is not installed (Debian package `prometheus`)");
+            return;
+        }
+    };
+    let said = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert!(out.status.success(), "{said}");
+    assert!(said.contains("SUCCESS"), "{said}");
+}
+
 #[test]
 fn metrics_and_alerts_are_served_over_http() {
     let dir = tempfile::tempdir().unwrap();
@@ -152,6 +173,10 @@ fn metrics_and_alerts_are_served_over_http() {
     assert!(sample(&text, r#"rlmon_loss{run="job"}"#).is_some_and(f64::is_nan), "{text}");
     assert!(text.contains("# TYPE rlmon_tokens_per_second gauge"), "{text}");
     assert!(sample(&text, r#"rlmon_host_cpu_percent"#).is_some(), "local telemetry too: {text}");
+    // When the newest step was seen, in Unix seconds: Prometheus alerts on its age.
+    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs_f64();
+    let last = sample(&text, r#"rlmon_last_step_timestamp_seconds{run="job"}"#).unwrap_or_else(|| panic!("{text}"));
+    assert!(last <= now + 1.0 && last > now - 300.0, "{last} vs now {now}");
 
     let (status, body) = get(&addr, "/api/points?since=0").unwrap();
     assert!(status.contains("200"), "{status}");

@@ -325,7 +325,7 @@ pub fn generate(kind: Option<AlertKind>, family: Family, m: usize, seed: u64) ->
                 }
             }
             // A single run cannot show a straggler: the independent corpus has none.
-            RankStraggler | UserAlert => {}
+            RankStraggler | UserAlert | Stalled => {}
             SlowDrift => {
                 // The loss levels off and climbs back 12-50% by the end, as a ramp or
                 // in stairs; on an RL run (half the cases) the reward slides instead.
@@ -489,7 +489,7 @@ pub fn generate(kind: Option<AlertKind>, family: Family, m: usize, seed: u64) ->
 /// Cases are made one at a time: a 200,000-step run is large.
 pub fn corpus(seeds: std::ops::Range<u64>) -> impl Iterator<Item = (Option<AlertKind>, Family, usize, u64)> {
     seeds.flat_map(|seed| {
-        let faults = AlertKind::ALL.into_iter().filter(|k| !matches!(k, AlertKind::RankStraggler | AlertKind::UserAlert)).flat_map(move |k| (0..3).map(move |m| (Some(k), family_for(k), m, seed)));
+        let faults = AlertKind::ALL.into_iter().filter(|k| !matches!(k, AlertKind::RankStraggler | AlertKind::UserAlert | AlertKind::Stalled)).flat_map(move |k| (0..3).map(move |m| (Some(k), family_for(k), m, seed)));
         let clean = [Family::Pretrain, Family::Rl, Family::Moe, Family::Pretrain, Family::Rl].into_iter().enumerate().map(move |(i, f)| (None, f, i, seed));
         faults.chain(clean)
     })

@@ -393,7 +393,7 @@ pub fn generate(kind: Option<AlertKind>, family: Family, m: usize, seed: u64) ->
                     *v *= if exp_onset { (x * 4f64.ln()).exp().min(20.0) } else { 1.6 + 2.4 * x };
                 }
             }
-            RankStraggler | UserAlert => {}
+            RankStraggler | UserAlert | Stalled => {}
             SlowDrift => {
                 let span = (n - o) as f64;
                 if family == Family::Rl {
@@ -571,7 +571,7 @@ pub fn generate(kind: Option<AlertKind>, family: Family, m: usize, seed: u64) ->
 /// (two per family) for each seed.
 pub fn corpus(seeds: std::ops::Range<u64>) -> impl Iterator<Item = (Option<AlertKind>, Family, usize, u64)> {
     seeds.flat_map(|seed| {
-        let faults = AlertKind::ALL.into_iter().filter(|k| !matches!(k, AlertKind::RankStraggler | AlertKind::UserAlert)).flat_map(move |k| (0..3).map(move |m| (Some(k), family_for(k), m, seed)));
+        let faults = AlertKind::ALL.into_iter().filter(|k| !matches!(k, AlertKind::RankStraggler | AlertKind::UserAlert | AlertKind::Stalled)).flat_map(move |k| (0..3).map(move |m| (Some(k), family_for(k), m, seed)));
         let clean = [Family::Pretrain, Family::Rl, Family::Moe, Family::Pretrain, Family::Rl, Family::Moe].into_iter().enumerate().map(move |(i, f)| (None, f, i, seed));
         faults.chain(clean)
     })

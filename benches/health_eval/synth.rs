@@ -442,7 +442,7 @@ pub fn generate(kind: Option<AlertKind>, family: Family, magnitude: usize, seed:
                     *v = tokens / st[t];
                 }
             }
-            RankStraggler | UserAlert => {}
+            RankStraggler | UserAlert | Stalled => {}
             Nondeterminism | RunDivergence => {
                 // The partner agrees up to float noise (replicas) or run-to-run
                 // noise (a new run against its baseline), then drifts from the onset.
@@ -499,7 +499,7 @@ pub fn corpus(seeds: std::ops::Range<u64>) -> Vec<Case> {
     let mut cases = Vec::new();
     for seed in seeds {
         // rank_straggler compares the ranks of a job: no one run's series shows it.
-        for kind in AlertKind::ALL.into_iter().filter(|k| !matches!(k, AlertKind::RankStraggler | AlertKind::UserAlert)) {
+        for kind in AlertKind::ALL.into_iter().filter(|k| !matches!(k, AlertKind::RankStraggler | AlertKind::UserAlert | AlertKind::Stalled)) {
             for m in 0..MAGNITUDES {
                 cases.push(generate(Some(kind), family_of(kind), m, seed));
             }

@@ -22,7 +22,7 @@ const LOG_ENDINGS: &[&str] = &[".jsonl", ".csv", ".tsv", ".log", ".txt", "traine
 
 /// A session of attached runs only (no `--config`).
 pub fn session(paths: &[PathBuf], pid: Option<u32>, all: bool) -> Result<SessionConfig> {
-    let mut config = SessionConfig { name: "attach".into(), path: PathBuf::from("attach"), text: String::new(), runs: Vec::new(), baseline: None, scrape: Vec::new(), prometheus: None };
+    let mut config = SessionConfig { name: "attach".into(), path: PathBuf::from("attach"), text: String::new(), runs: Vec::new(), baseline: None, scrape: Vec::new(), prometheus: None, notify: Vec::new() };
     add_runs(&mut config, paths, pid, all)?;
     Ok(config)
 }
@@ -239,6 +239,7 @@ fn attached_run(name: String, cfg: AttachConfig) -> RunConfig {
         faults: Default::default(),
         health: Default::default(),
         price_per_hour: None,
+        on_critical: None,
     }
 }
 

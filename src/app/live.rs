@@ -9,7 +9,9 @@ use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
-use crate::config::{SessionConfig, Threads};
+use crate::config::{CriticalAction, OnCritical, SessionConfig, Threads};
+use crate::health::{AlertKind, Severity};
+use crate::notify::{Notice, Notifier};
 use crate::record::journal::{Finale, Recorder};
 use crate::record::{hardware, naming, Meta};
 use crate::report::summary::SessionSummary;
@@ -36,6 +38,27 @@ pub struct LiveSession {
     pending_snapshot: Option<std::sync::mpsc::Receiver<std::io::Result<std::path::PathBuf>>>,
     /// Snapshots for `--serve`; `None` when not serving.
     publisher: Option<crate::serve::Publisher>,
+    /// Where alerts are sent; `None` without `[[notify]]` or `--notify`.
+    notifier: Option<Notifier>,
+    /// Each run's `on_critical`, and why it was stopped, once it is.
+    armed: Vec<Option<OnCritical>>,
+    stops: Vec<workload::StopReason>,
+    /// Alerts (index, severity) a run was already signalled for.
+    signalled: std::collections::HashSet<(usize, Severity)>,
+    /// The job processes of the runs (command, attach), for stalls and signals.
+    jobs: telemetry::procs::JobPids,
+    stalls: super::stalls::StallMonitor,
+    /// The clock stalls are judged on.
+    tick: tokio::time::Interval,
+    /// Each run's step when last looked at, to time its newest step.
+    seen_steps: Vec<u64>,
+}
+
+/// How often runs are looked at for stalls.
+pub const STALL_CHECK_PERIOD: std::time::Duration = std::time::Duration::from_secs(1);
+
+fn unix_now() -> f64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0.0, |d| d.as_secs_f64())
 }
 
 impl LiveSession {
@@ -53,6 +76,18 @@ impl LiveSession {
             .collect();
         let health: Vec<_> = config.runs.iter().map(|r| r.health.clone()).collect();
         let mut hub = Hub::with_health(SessionState::new(config.name.clone(), runs), &health);
+        hub.track_alert_changes();
+        let armed: Vec<Option<OnCritical>> = config.runs.iter().map(|r| r.on_critical.clone()).collect();
+        for (r, a) in hub.state.runs.iter_mut().zip(&armed) {
+            r.armed = a.as_ref().map(OnCritical::describe);
+        }
+        let stalls = super::stalls::StallMonitor::new(&config.runs);
+        let notifier = Notifier::start(config.notify.clone(), &config.name);
+        if let Some(n) = &notifier {
+            let message = format!("alerts are sent to {}", n.describe().join(", "));
+            hub.apply(Event::Log { run: None, level: LogLevel::Info, message }, 0.0);
+        }
+        let stops: Vec<workload::StopReason> = config.runs.iter().map(|_| Default::default()).collect();
         let (tx, rx) = mpsc::channel(EVENT_CAPACITY);
         let root = CancellationToken::new();
 
@@ -69,13 +104,13 @@ impl LiveSession {
             };
             let token = root.child_token();
             run_tokens.push(token.clone());
-            tasks.push(workload::spawn(id, run, threads, tx.clone(), token, jobs.clone(), source.clone()));
+            tasks.push(workload::spawn(id, run, threads, tx.clone(), token, jobs.clone(), source.clone(), stops[id].clone()));
         }
         // Exporters on other machines (`[[telemetry.scrape]]`), read like local telemetry.
         tasks.extend(telemetry::scrape::spawn(&config.scrape, &tx, &root.child_token(), started));
         // The same figures from a central Prometheus (`[telemetry.prometheus]`).
         tasks.extend(config.prometheus.as_ref().map(|p| telemetry::prometheus::spawn(p, &tx, &root.child_token(), started)));
-        let sampler = match telemetry::spawn(tx, root.child_token(), telemetry::DEFAULT_SAMPLE_HZ, started, jobs) {
+        let sampler = match telemetry::spawn(tx, root.child_token(), telemetry::DEFAULT_SAMPLE_HZ, started, jobs.clone()) {
             Ok(handle) => Some(handle),
             Err(e) => {
                 let msg = format!("telemetry disabled: cannot start its thread: {e}");
@@ -83,7 +118,30 @@ impl LiveSession {
                 None
             }
         };
-        LiveSession { hub, rx, root, run_tokens, tasks, sampler, started, recorder: None, journal_failure_told: false, pending_snapshot: None, publisher: None }
+        let mut tick = tokio::time::interval(STALL_CHECK_PERIOD);
+        tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        let seen_steps = vec![0; hub.state.runs.len()];
+        LiveSession {
+            hub,
+            rx,
+            root,
+            run_tokens,
+            tasks,
+            sampler,
+            started,
+            recorder: None,
+            journal_failure_told: false,
+            pending_snapshot: None,
+            publisher: None,
+            notifier,
+            armed,
+            stops,
+            signalled: Default::default(),
+            jobs,
+            stalls,
+            tick,
+            seen_steps,
+        }
     }
 
     /// Starts recording into `dir`: a journal now, a snapshot at the end. Call right
@@ -151,7 +209,96 @@ impl LiveSession {
         if let Some(p) = &mut self.publisher {
             p.observe(&self.hub.state, &event);
         }
+        let ended = match &event {
+            Event::RunEnded { run, .. } => Some(*run),
+            _ => None,
+        };
         self.hub.apply(event, now);
+        if let (Some(run), Some(n)) = (ended, &mut self.notifier) {
+            if let Some(r) = self.hub.state.runs.get(run) {
+                let summary = crate::report::summary::RunSummary::of(r, &self.hub.state.alerts);
+                n.notify(&Notice::RunEnded { run: r.name.clone(), state: r.state.as_str().into(), step: r.step, summary: summary.line(), error: r.error.clone() });
+            }
+        }
+    }
+
+    /// After events are applied: the runs' newest steps timed, stalls (on the
+    /// clock's `tick`), alerts sent on and acted on, delivery failures said.
+    fn after_apply(&mut self, now: f64, tick: bool) {
+        let unix = unix_now();
+        self.seen_steps.resize(self.hub.state.runs.len(), 0);
+        for (r, seen) in self.hub.state.runs.iter_mut().zip(self.seen_steps.iter_mut()) {
+            if r.step != *seen || (r.last_step_unix.is_none() && !r.series.is_empty()) {
+                *seen = r.step;
+                r.last_step_unix = Some(unix);
+            }
+        }
+        let mut outs = self.stalls.steps(&self.hub.state, &self.hub.settings);
+        if tick {
+            outs.extend(self.stalls.check(&self.hub.state, &self.hub.settings, &self.jobs));
+        }
+        for out in outs {
+            match out {
+                super::stalls::StallOut::Alert { run, alert, .. } => self.apply(Event::Alert { run: Some(run), alert }, now),
+                super::stalls::StallOut::Cleared { run, step, message } => {
+                    if let (Some(n), Some(r)) = (&mut self.notifier, self.hub.state.runs.get(run)) {
+                        n.notify(&Notice::Cleared { run: r.name.clone(), kind: AlertKind::Stalled, step, message: message.clone() });
+                    }
+                    self.apply(Event::Log { run: Some(run), level: LogLevel::Info, message: format!("stalled cleared: {message}") }, now);
+                }
+            }
+        }
+        self.alerts_changed(now);
+        let failures = self.notifier.as_mut().map(Notifier::failures).unwrap_or_default();
+        for f in failures {
+            let message = format!("notification to {} failed: {}; later failures of this target are not shown", f.target, f.error);
+            self.apply(Event::Log { run: None, level: LogLevel::Warn, message }, now);
+        }
+    }
+
+    /// Alerts raised or escalated: sent to the notify targets, and acted on for
+    /// an armed run.
+    fn alerts_changed(&mut self, now: f64) {
+        for (run, index, escalated) in self.hub.take_alert_changes() {
+            let Some(alert) = self.hub.state.alerts.get(index).cloned() else { continue };
+            if let Some(n) = &mut self.notifier {
+                let moved = run
+                    .and_then(|i| self.hub.state.runs.get(i))
+                    .map(|r| crate::health::context::context(&r.series, &alert.metric, alert.step, &Default::default()).moved)
+                    .unwrap_or_default();
+                n.notify(&Notice::Alert { alert: alert.clone(), escalated, moved });
+            }
+            // A rank's alert is its job's to act on.
+            let Some(job) = run.map(|i| self.hub.state.runs.get(i).and_then(|r| r.rank_of).map_or(i, |(j, _)| j)) else { continue };
+            let Some(oc) = self.armed.get(job).cloned().flatten() else { continue };
+            if !oc.acts_on(alert.kind, alert.severity) || self.hub.state.runs.get(job).is_none_or(|r| r.state.is_over()) {
+                continue;
+            }
+            let what = format!("{} {} at step {}", alert.severity.as_str(), alert.kind, alert.step);
+            match oc.action {
+                CriticalAction::Stop => {
+                    let Some(stop) = self.stops.get(job) else { continue };
+                    if stop.set(what.clone()).is_err() {
+                        continue; // already stopping
+                    }
+                    self.cancel_run(job);
+                    self.apply(Event::Log { run: Some(job), level: LogLevel::Error, message: format!("stopping the run (on_critical): {what}") }, now);
+                }
+                CriticalAction::Signal(sig) => {
+                    if !self.signalled.insert((index, alert.severity)) {
+                        continue;
+                    }
+                    let name = crate::workload::command::stream::signal_name(sig).map_or_else(|| format!("signal {sig}"), str::to_owned);
+                    let pid = self.jobs.get().into_iter().find(|(r, _)| *r == job).map(|(_, p)| p);
+                    let message = match pid.map(|p| (p, crate::workload::signal_job(p, sig))) {
+                        Some((p, Ok(()))) => format!("sent {name} to process {p}'s group (on_critical): {what}"),
+                        Some((p, Err(e))) => format!("cannot send {name} to process {p} (on_critical): {e}"),
+                        None => format!("cannot send {name} (on_critical): the run has no process"),
+                    };
+                    self.apply(Event::Log { run: Some(job), level: LogLevel::Warn, message }, now);
+                }
+            }
+        }
     }
 
     fn report_snapshot(&mut self, now: f64) {
@@ -173,12 +320,22 @@ impl LiveSession {
     /// Waits for the next event and applies it, then applies whatever else is already
     /// queued. `false` once no producer is left.
     pub async fn recv_and_apply(&mut self) -> bool {
-        let Some(event) = self.rx.recv().await else { return false };
+        let event = tokio::select! {
+            event = self.rx.recv() => match event {
+                Some(event) => Some(event),
+                None => return false,
+            },
+            _ = self.tick.tick() => None,
+        };
         let now = self.elapsed_s();
-        self.apply(event, now);
+        let tick = event.is_none();
+        if let Some(event) = event {
+            self.apply(event, now);
+        }
         while let Ok(event) = self.rx.try_recv() {
             self.apply(event, now);
         }
+        self.after_apply(now, tick);
         self.report_snapshot(now);
         self.report_journal_failure(now);
         if let Some(p) = &mut self.publisher {
@@ -238,6 +395,24 @@ impl LiveSession {
         let now = self.elapsed_s();
         while let Ok(event) = self.rx.try_recv() {
             self.apply(event, now);
+        }
+        self.after_apply(now, false);
+        // The last notices (a run's end) go out before rlmon does, within a limit.
+        if let Some(n) = self.notifier.take() {
+            let dropped = n.dropped;
+            let (failures, done) = n.finish(crate::notify::FINISH_LIMIT).await;
+            for f in failures {
+                let message = format!("notification to {} failed: {}; later failures of this target are not shown", f.target, f.error);
+                crate::say!("rlmon: warning: {message}");
+                tracing::warn!("{message}");
+                self.apply(Event::Log { run: None, level: LogLevel::Warn, message }, now);
+            }
+            if !done {
+                crate::say!("rlmon: warning: some notifications were still being sent after {} s and were given up", crate::notify::FINISH_LIMIT.as_secs());
+            }
+            if dropped > 0 {
+                crate::say!("rlmon: warning: {dropped} notification(s) dropped: the queue was full");
+            }
         }
         let finale = self.finale();
         let mut summary = SessionSummary::judged_by(&self.hub.state, self.elapsed_s(), &self.hub.settings);

@@ -8,4 +8,5 @@ pub mod export;
 pub mod live;
 pub mod replay;
 pub mod signals;
+pub mod stalls;
 pub mod watch;

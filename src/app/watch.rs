@@ -28,6 +28,31 @@ pub async fn watch(args: WatchArgs) -> Result<u8> {
     if config.runs.is_empty() {
         return Err(RlmonError::Usage(format!("{}: no runs: add at least one [[run]] table, or follow runs with --attach", config.path.display())));
     }
+    for arg in &args.notify {
+        let mut target = crate::notify::Target::from_arg(arg).map_err(RlmonError::Usage)?;
+        target.on_end = args.notify_on_end;
+        config.notify.push(target);
+    }
+    if let Some(action) = &args.on_critical {
+        let action = match action.as_str() {
+            "stop" => crate::config::CriticalAction::Stop,
+            s => crate::config::CriticalAction::Signal(crate::notify::parse_signal(s).ok_or_else(|| RlmonError::Usage(format!("--on-critical {s}: expected `stop` or a signal name such as USR1")))?),
+        };
+        for run in config.runs.iter_mut().filter(|r| r.on_critical.is_none()) {
+            let builtin = matches!(run.workload, crate::config::WorkloadConfig::Lm(_) | crate::config::WorkloadConfig::Rlhf(_));
+            if builtin && action != crate::config::CriticalAction::Stop {
+                continue; // a built-in run stops itself; it takes no signal
+            }
+            // An attached run can be acted on only through its process.
+            if let crate::config::WorkloadConfig::Attach(a) = &run.workload {
+                if a.pid.is_none() || matches!(a.source, crate::config::AttachSource::Remote(_)) {
+                    crate::say!("rlmon: --on-critical: run {} is followed without --attach-pid: rlmon cannot stop it", run.name);
+                    continue;
+                }
+            }
+            run.on_critical = Some(crate::config::OnCritical { action, kinds: None });
+        }
+    }
     let path = config.path.clone();
     if let Some(max) = args.max_steps {
         config.cap_steps(max);
@@ -70,7 +95,8 @@ pub async fn watch(args: WatchArgs) -> Result<u8> {
         }
         None => None,
     };
-    let config_text = config.text.clone();
+    // Webhook URLs are secrets: the recorded config text has them redacted.
+    let config_text = crate::notify::redact_text(&config.text, &config.notify);
     let mut live = LiveSession::start(config);
     if let Some(server) = server {
         live.serve(server);

@@ -17,7 +17,7 @@ pub use resolved::command::{CommandConfig, MetricsSource};
 pub use resolved::faults;
 pub use resolved::lm::{DataSource, LmConfig, ModelConfig, MoeConfig, NdtConfig, OptimizerConfig, DEFAULT_MODEL, DEFAULT_OPTIMIZER};
 pub use resolved::rlhf::{self, KlEstimator, RewardKind, RlAlgorithm, RlhfConfig};
-pub use resolved::{DeviceRequest, PrometheusSource, Replica, RunConfig, ScrapeTarget, SessionConfig, Threads, WorkloadConfig, DEFAULT_SCRAPE_INTERVAL_S};
+pub use resolved::{CriticalAction, DeviceRequest, OnCritical, PrometheusSource, Replica, RunConfig, ScrapeTarget, SessionConfig, Threads, WorkloadConfig, DEFAULT_SCRAPE_INTERVAL_S};
 
 impl SessionConfig {
     /// Parses and checks config text; `path` is used in messages and to resolve

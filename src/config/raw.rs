@@ -17,6 +17,75 @@ pub struct RawConfig {
     pub runs: Vec<RawRun>,
     /// `[telemetry]`: figures from other machines.
     pub telemetry: Option<RawTelemetry>,
+    /// `[[notify]]`: where alerts are sent.
+    #[serde(default)]
+    pub notify: Vec<RawNotify>,
+}
+
+/// `[[notify]]`: a webhook (`url`, or `url_env` naming the variable that holds
+/// it) or a `command`, and which notices it gets.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawNotify {
+    pub url: Option<String>,
+    pub url_env: Option<String>,
+    pub command: Option<Vec<String>>,
+    /// json (default), slack, discord or ntfy.
+    pub format: Option<String>,
+    /// info, warn (default) or critical.
+    pub min_severity: Option<String>,
+    /// Only these alert kinds.
+    pub kinds: Option<Vec<String>>,
+    /// Also each run's end.
+    pub on_end: Option<bool>,
+    /// Seconds between two messages at most (critical alerts and run ends aside).
+    pub cooldown_s: Option<f64>,
+    /// Alerts within this many seconds of each other go as one message.
+    pub group_s: Option<f64>,
+}
+
+/// `on_critical = "stop"`, a list of kinds (stopped on at warn or critical), or a
+/// table `{ signal = "USR1", kinds = [...] }` / `{ stop = true, kinds = [...] }`.
+#[derive(Debug, Clone, PartialEq)]
+pub enum RawOnCritical {
+    Word(String),
+    Kinds(Vec<String>),
+    Table { signal: Option<String>, stop: Option<bool>, kinds: Option<Vec<String>> },
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawOnCriticalTable {
+    signal: Option<String>,
+    stop: Option<bool>,
+    kinds: Option<Vec<String>>,
+}
+
+impl<'de> Deserialize<'de> for RawOnCritical {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct OnCriticalVisitor;
+        impl<'de> Visitor<'de> for OnCriticalVisitor {
+            type Value = RawOnCritical;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("\"stop\", a list of alert kinds, or a table { signal = \"USR1\" }")
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<RawOnCritical, E> {
+                Ok(RawOnCritical::Word(v.to_owned()))
+            }
+            fn visit_seq<A: de::SeqAccess<'de>>(self, mut seq: A) -> Result<RawOnCritical, A::Error> {
+                let mut kinds = Vec::new();
+                while let Some(k) = seq.next_element::<String>()? {
+                    kinds.push(k);
+                }
+                Ok(RawOnCritical::Kinds(kinds))
+            }
+            fn visit_map<A: de::MapAccess<'de>>(self, map: A) -> Result<RawOnCritical, A::Error> {
+                let t = RawOnCriticalTable::deserialize(de::value::MapAccessDeserializer::new(map))?;
+                Ok(RawOnCritical::Table { signal: t.signal, stop: t.stop, kinds: t.kinds })
+            }
+        }
+        deserializer.deserialize_any(OnCriticalVisitor)
+    }
 }
 
 #[derive(Debug, Deserialize)]
@@ -101,6 +170,8 @@ pub struct RawRun {
     pub format: Option<String>,
     /// Seconds between SIGTERM and SIGKILL when the command is stopped.
     pub grace_s: Option<f64>,
+    /// What rlmon does to the run on a critical alert: off unless given.
+    pub on_critical: Option<RawOnCritical>,
 }
 
 /// `metrics = "stdout"` or `"stderr"`, `metrics = { file = "..." }`, `{ tensorboard = "dir" }`, `{ glob = "..." }`, `{ mlflow = "mlruns" }`, `{ wandb = "wandb" }` or `{ trackio = "project" }`.
@@ -232,6 +303,10 @@ pub struct RawHealthKind {
     pub window: Option<u32>,
     /// The metric the kind watches instead of its default (`val_loss` for loss_spike).
     pub metric: Option<String>,
+    /// `stalled`: the multiple of the run's usual time between new steps that is a stall (its `warn`).
+    pub k: Option<f64>,
+    /// `stalled`: the shortest silence that is a stall, in seconds (its `critical`).
+    pub floor_s: Option<f64>,
 }
 
 #[derive(Debug, Deserialize, Default)]

@@ -45,6 +45,7 @@ pub enum AlertKind {
     /// Raised by the training script itself through its tracker (`wandb.alert`,
     /// `trackio.alert`) and passed on as read.
     UserAlert,
+    Stalled,
 }
 
 impl AlertKind {
@@ -67,6 +68,7 @@ impl AlertKind {
         AlertKind::SlowDrift,
         AlertKind::RankStraggler,
         AlertKind::UserAlert,
+        AlertKind::Stalled,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -89,6 +91,7 @@ impl AlertKind {
             AlertKind::SlowDrift => "slow_drift",
             AlertKind::RankStraggler => "rank_straggler",
             AlertKind::UserAlert => "user_alert",
+            AlertKind::Stalled => "stalled",
         }
     }
 
@@ -118,6 +121,7 @@ pub const ADVICE: &[(AlertKind, &str)] = &[
     (AlertKind::SlowDrift, "usually a learning rate too high for this stage, data that changed (a new shard, a filter gone), or a reward the policy has stopped improving on; check lr, the data mix at the turn and the loss on a fixed batch"),
     (AlertKind::UserAlert, "the training script raised this itself (wandb.alert, trackio.alert): its message says why; rlmon only passes it on"),
     (AlertKind::RankStraggler, "usually one slow node or GPU (thermal throttling, a noisy neighbour, a slower link) or an uneven data shard; check that rank's host figures, its data loader and its step time before the collective"),
+    (AlertKind::Stalled, "usually a hung collective (NCCL waiting on a rank that died or diverged), a dead data-loader worker, a deadlock, or a filesystem or network mount that stopped answering; check the process with py-spy dump or gdb, the ranks' logs, and dmesg"),
 ];
 
 impl AlertKind {

@@ -89,6 +89,14 @@ pub fn defaults(kind: AlertKind) -> KindSettings {
         RankStraggler => k(0.05, 1.0, 5, 5, 20, 10, Some(catalog::TOKENS_PER_S)),
         // Not a detector: the script's own alerts, passed on as its tracker recorded them.
         UserAlert => k(0.0, 0.0, 0, 1, 0, 0, None),
+        // No new step for longer than `warn` (k) times the run's median time
+        // between new steps over the last `window` of them, and at least
+        // `critical` seconds (the floor), while its process is alive (or its
+        // attached file stopped growing); `warmup`: gaps seen before the median
+        // counts (until then the floor alone). Judged on the clock by the live
+        // session, not per point (detect/stalled.rs); critical when the GPUs the
+        // job uses are idle. Config: `[run.health.stalled] k = 10, floor_s = 60`.
+        Stalled => k(10.0, 60.0, 3, 1, 0, 32, None),
     }
 }
 

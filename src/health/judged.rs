@@ -46,8 +46,9 @@ pub fn not_judged<'a>(settings: &HealthConfig, names: impl Iterator<Item = &'a s
     let rl_run = catalog::is_rl_run(names.clone());
     let mut out = Vec::new();
     for kind in AlertKind::ALL {
-        // Judged per job over its ranks, not per run; or no detector at all.
-        if matches!(kind, AlertKind::RankStraggler | AlertKind::UserAlert) {
+        // Judged per job over its ranks, not per run; on the clock while a session
+        // runs, not from a log's points; or no detector at all.
+        if matches!(kind, AlertKind::RankStraggler | AlertKind::Stalled | AlertKind::UserAlert) {
             continue;
         }
         let s = settings.get(kind);

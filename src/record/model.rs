@@ -218,6 +218,7 @@ impl Meta {
             let outcome = match r.state {
                 RunState::Finished => Some(RunOutcome::Finished),
                 RunState::Cancelled => Some(RunOutcome::Cancelled),
+                RunState::Stopped => Some(RunOutcome::Stopped(r.error.clone().unwrap_or_default())),
                 RunState::Failed => Some(RunOutcome::Failed(r.error.clone().unwrap_or_default())),
                 RunState::Pending | RunState::Running => None,
             };
@@ -552,6 +553,7 @@ impl Recording {
                 (r.state, r.error) = match outcome {
                     RunOutcome::Finished => (RunState::Finished, None),
                     RunOutcome::Cancelled => (RunState::Cancelled, None),
+                    RunOutcome::Stopped(reason) => (RunState::Stopped, Some(reason.clone())),
                     RunOutcome::Failed(reason) => (RunState::Failed, Some(reason.clone())),
                 };
                 let (state, error, ended) = (r.state.clone(), r.error.clone(), r.ended_s);

@@ -84,6 +84,38 @@ fn finite(v: f64) -> Option<f64> {
 }
 
 impl RunSummary {
+    /// Steps, device and figures on one line: `250/600 steps on cpu, 27.1k tok/s,
+    /// final loss 0.5617, 1 alert(s)` (the summary's line of the run, after its
+    /// name and state).
+    pub fn line(&self) -> String {
+        let mut out = String::new();
+        let steps = if self.total_steps > 0 { format!("{}/{}", self.steps, self.total_steps) } else { self.steps.to_string() };
+        let _ = write!(out, "{steps} steps on {}", self.device);
+        if let Some(t) = self.tokens_per_s {
+            let _ = write!(out, ", {} tok/s", si(t));
+        }
+        if let Some(m) = self.mfu {
+            let _ = write!(out, ", MFU {:.2}%", 100.0 * m);
+        }
+        if let Some(b) = self.peak_gpu_memory_bytes {
+            let _ = write!(out, ", GPU memory peak {:.2} GiB", b / (1u64 << 30) as f64);
+        }
+        if let Some(l) = self.final_loss {
+            let _ = write!(out, ", final loss {}", value(l));
+        }
+        if let Some(c) = self.cost_per_1k_samples {
+            let _ = write!(out, ", ${c:.4}/1k samples");
+        }
+        if let Some(c) = self.cost_so_far {
+            let _ = write!(out, ", ${c:.2} so far");
+        }
+        let alarms = self.alerts.iter().filter(|a| a.severity >= crate::health::Severity::Warn).count();
+        if alarms > 0 {
+            let _ = write!(out, ", {alarms} alert(s)");
+        }
+        out
+    }
+
     /// The summary of `r`; `alerts` are the session's alerts, which `r` indexes.
     /// What was not judged is told against the default detector settings.
     pub fn of(r: &RunRecord, alerts: &[Alert]) -> Self {
@@ -178,29 +210,9 @@ impl SessionSummary {
     pub fn to_text(&self) -> String {
         let mut out = format!("session {} — {}\n", self.session, duration(self.elapsed_s));
         for r in &self.runs {
-            let steps = if r.total_steps > 0 { format!("{}/{}", r.steps, r.total_steps) } else { r.steps.to_string() };
-            let _ = write!(out, "  {:<16} {:<9} {steps} steps on {}", r.name, r.state, r.device);
-            if let Some(t) = r.tokens_per_s {
-                let _ = write!(out, ", {} tok/s", si(t));
-            }
-            if let Some(m) = r.mfu {
-                let _ = write!(out, ", MFU {:.2}%", 100.0 * m);
-            }
-            if let Some(b) = r.peak_gpu_memory_bytes {
-                let _ = write!(out, ", GPU memory peak {:.2} GiB", b / (1u64 << 30) as f64);
-            }
-            if let Some(l) = r.final_loss {
-                let _ = write!(out, ", final loss {}", value(l));
-            }
-            if let Some(c) = r.cost_per_1k_samples {
-                let _ = write!(out, ", ${c:.4}/1k samples");
-            }
-            if let Some(c) = r.cost_so_far {
-                let _ = write!(out, ", ${c:.2} so far");
-            }
+            let _ = write!(out, "  {:<16} {:<9} {}", r.name, r.state, r.line());
             let alarms: Vec<&Alert> = r.alerts.iter().filter(|a| a.severity >= crate::health::Severity::Warn).collect();
             if !alarms.is_empty() {
-                let _ = write!(out, ", {} alert(s)", alarms.len());
                 for a in alarms.iter().take(5) {
                     let _ = write!(out, "\n      {} {} at step {}: {}", a.severity.as_str(), a.kind, a.step, a.message);
                 }

@@ -33,6 +33,10 @@ pub fn render(state: &SessionState) -> String {
         let run = [("run", r.name.as_str())];
         add("rlmon_step", "Last step the run reported", labels(&run, &[]), r.step as f64);
         add("rlmon_run_state", "The run's state (1 for its current state)", labels(&[("run", &r.name), ("state", r.state.as_str())], &[]), 1.0);
+        // `time() - rlmon_last_step_timestamp_seconds` is how long the run has been silent.
+        if let Some(t) = r.last_step_unix {
+            add("rlmon_last_step_timestamp_seconds", "Unix time at which rlmon saw the run's newest step", labels(&run, &[]), t);
+        }
         for (name, series) in &r.series {
             let (Some(om), Some(value)) = (catalog::openmetric(name), series.last()) else { continue };
             add(&om.family, om.info.label, labels(&run, &om.labels), value);
@@ -107,6 +111,7 @@ mod tests {
         let mut a = RunRecord::new("ppo \"a\"".into(), "command".into(), "cpu".into(), 10);
         a.state = RunState::Running;
         a.step = 7;
+        a.last_step_unix = Some(1_800_000_000.5);
         for (name, v) in [("tokens_per_s", 1500.0), ("loss", f64::NAN), ("kl", 0.02), ("my_metric", 3.0), ("moe/L1/load/E2", 0.25)] {
             a.series.entry(name.into()).or_default().push(7, 1.0, v);
         }
@@ -130,6 +135,8 @@ mod tests {
         has(r#"rlmon_moe_load{run="ppo \"a\"",layer="1",expert="2"} 0.25"#);
         has(r#"rlmon_step{run="ppo \"a\""} 7"#);
         has(r#"rlmon_step{run="b"} 0"#);
+        has(r#"rlmon_last_step_timestamp_seconds{run="ppo \"a\""} 1800000000.5"#);
+        assert!(!text.contains(r#"rlmon_last_step_timestamp_seconds{run="b"}"#), "no step, no timestamp");
         has(r#"rlmon_run_state{run="b",state="pending"} 1"#);
         has(r#"rlmon_gpu_util_percent{gpu="0"} 87"#);
         has(r#"rlmon_host_cpu_percent{host="node7"} 12.5"#);

@@ -116,6 +116,7 @@ pub fn outcome_of(runs: &Runs, remote: &str, host: &str) -> Option<RunOutcome> {
         "finished" => Some(RunOutcome::Finished),
         "cancelled" => Some(RunOutcome::Cancelled),
         "failed" => Some(RunOutcome::Failed(format!("on {host}: {}", r.error.clone().unwrap_or_else(|| "failed".into())))),
+        "stopped" => Some(RunOutcome::Stopped(format!("on {host}: {}", r.error.clone().unwrap_or_else(|| "stopped".into())))),
         _ => None,
     }
 }
@@ -128,6 +129,8 @@ fn merge(outcomes: impl Iterator<Item = RunOutcome>) -> RunOutcome {
         merged = match (merged, o) {
             (RunOutcome::Failed(a), _) => RunOutcome::Failed(a),
             (_, RunOutcome::Failed(b)) => RunOutcome::Failed(b),
+            (RunOutcome::Stopped(a), _) => RunOutcome::Stopped(a),
+            (_, RunOutcome::Stopped(b)) => RunOutcome::Stopped(b),
             (RunOutcome::Cancelled, _) | (_, RunOutcome::Cancelled) => RunOutcome::Cancelled,
             _ => RunOutcome::Finished,
         };
@@ -264,6 +267,7 @@ fn outcome_word(o: &RunOutcome) -> String {
         RunOutcome::Finished => "finished".into(),
         RunOutcome::Cancelled => "cancelled".into(),
         RunOutcome::Failed(why) => format!("failed: {why}"),
+        RunOutcome::Stopped(why) => format!("stopped: {why}"),
     }
 }
 

@@ -52,6 +52,9 @@ pub enum RunOutcome {
     Finished,
     Failed(String),
     Cancelled,
+    /// Stopped by rlmon (`on_critical`), with the alert that stopped it. Last:
+    /// journals number the variants.
+    Stopped(String),
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

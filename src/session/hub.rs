@@ -17,6 +17,9 @@ pub struct Hub {
     pub baseline: Option<Baseline>,
     /// Where the runs' own detectors judge the points.
     judging: Judging,
+    /// Alerts raised or escalated since last taken, when tracked (a live session
+    /// sends them on and acts on them): (run, index into the alerts, escalated).
+    alert_changes: Option<Vec<(Option<RunId>, usize, bool)>>,
 }
 
 /// Where a hub's runs are judged by their detectors.
@@ -92,7 +95,7 @@ impl Hub {
         for (r, config) in state.runs.iter().zip(&settings) {
             health.add_run(&r.name, config);
         }
-        Hub { state, health, settings, baseline: None, judging: Judging::Here }
+        Hub { state, health, settings, baseline: None, judging: Judging::Here, alert_changes: None }
     }
 
     /// This hub keeps the points, the derived metrics and a baseline's check, but
@@ -114,6 +117,18 @@ impl Hub {
         let calls = self.state.runs.iter().zip(&self.settings).map(|(r, config)| HealthCall::AddRun { name: r.name.clone(), config: config.clone() }).collect();
         self.judging = Judging::Elsewhere(calls);
         self
+    }
+
+    /// Keeps, from now on, which alerts are raised or escalated (see
+    /// [`Hub::take_alert_changes`]).
+    pub fn track_alert_changes(&mut self) {
+        self.alert_changes.get_or_insert_with(Vec::new);
+    }
+
+    /// Alerts raised or escalated since the last call: (run, index into
+    /// `state.alerts`, whether it was an escalation), in order.
+    pub fn take_alert_changes(&mut self) -> Vec<(Option<RunId>, usize, bool)> {
+        self.alert_changes.as_mut().map(std::mem::take).unwrap_or_default()
     }
 
     /// What the detectors were asked since the last call, in order.
@@ -182,6 +197,11 @@ impl Hub {
                 let (state, level, msg) = match outcome {
                     RunOutcome::Finished => (RunState::Finished, LogLevel::Info, format!("finished at step {}", r.step)),
                     RunOutcome::Cancelled => (RunState::Cancelled, LogLevel::Warn, format!("cancelled at step {}", r.step)),
+                    RunOutcome::Stopped(reason) => {
+                        let msg = format!("stopped by rlmon at step {}: {reason}", r.step);
+                        r.error = Some(reason);
+                        (RunState::Stopped, LogLevel::Error, msg)
+                    }
                     RunOutcome::Failed(reason) => {
                         let msg = format!("failed at step {}: {reason}", r.step);
                         r.error = Some(reason);
@@ -418,6 +438,9 @@ impl Hub {
         }) else {
             return Some(escalation);
         };
+        if let Some(changes) = &mut self.alert_changes {
+            changes.push((run, index, true));
+        }
         let a = &mut alerts[index];
         a.severity = escalation.severity;
         a.escalated_at = escalation.escalated_at;
@@ -431,6 +454,9 @@ impl Hub {
 
     fn push_alert(&mut self, run: Option<RunId>, alert: Alert, now_s: f64) {
         let index = self.state.alerts.len();
+        if let Some(changes) = &mut self.alert_changes {
+            changes.push((run, index, false));
+        }
         if let Some(r) = run.and_then(|i| self.state.runs.get_mut(i)) {
             r.alerts.push(index);
         }
@@ -546,6 +572,31 @@ mod tests {
         let lines: Vec<&str> = h.state.log.iter().map(|l| l.message.as_str()).collect();
         assert!(lines.iter().any(|l| l.starts_with("warn loss_spike at step 60:")), "{lines:?}");
         assert!(lines.iter().any(|l| l.starts_with("loss_spike at step 60 escalated to critical at step 65:")), "{lines:?}");
+    }
+
+    #[test]
+    fn raised_and_escalated_alerts_are_handed_on_once_each_when_tracked() {
+        let mut h = hub();
+        assert!(h.take_alert_changes().is_empty(), "untracked: nothing kept");
+        h.track_alert_changes();
+        for step in 0..120u64 {
+            let base = 2.0 * (1.0 + 0.02 * (step as f64 * 1.7).sin());
+            let loss = match step {
+                60..=64 => 2.0 * base,
+                65..=80 => 6.0 * base,
+                _ => base,
+            };
+            h.apply(Event::Metrics { run: 0, step, time_s: step as f64, values: vec![("loss".into(), loss)] }, step as f64);
+        }
+        let changes = h.take_alert_changes();
+        let spike = h.state.alerts.iter().position(|a| a.kind == crate::health::AlertKind::LossSpike).unwrap();
+        let of_spike: Vec<bool> = changes.iter().filter(|(_, i, _)| *i == spike).map(|(_, _, escalated)| *escalated).collect();
+        assert_eq!(of_spike, [false, true], "raised, then escalated: {changes:?}");
+        assert!(changes.iter().all(|(run, _, _)| *run == Some(0)));
+        assert!(h.take_alert_changes().is_empty(), "taken once");
+        h.apply(Event::RunEnded { run: 0, outcome: RunOutcome::Stopped("critical nonfinite at step 3".into()) }, 200.0);
+        assert_eq!((h.state.runs[0].state.clone(), h.state.runs[0].error.as_deref()), (RunState::Stopped, Some("critical nonfinite at step 3")));
+        assert!(h.state.log.back().unwrap().message.starts_with("stopped by rlmon at step 119: critical nonfinite"));
     }
 
     #[test]

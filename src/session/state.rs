@@ -19,11 +19,13 @@ pub enum RunState {
     Finished,
     Failed,
     Cancelled,
+    /// Stopped by rlmon on an alert (`on_critical`); `error` names the alert.
+    Stopped,
 }
 
 impl RunState {
     pub fn is_over(&self) -> bool {
-        matches!(self, RunState::Finished | RunState::Failed | RunState::Cancelled)
+        matches!(self, RunState::Finished | RunState::Failed | RunState::Cancelled | RunState::Stopped)
     }
 
     pub fn as_str(&self) -> &'static str {
@@ -33,6 +35,7 @@ impl RunState {
             RunState::Finished => "finished",
             RunState::Failed => "failed",
             RunState::Cancelled => "cancelled",
+            RunState::Stopped => "stopped",
         }
     }
 }
@@ -61,6 +64,11 @@ pub struct RunRecord {
     pub price_per_hour: Option<f64>,
     /// For one rank of a job of several processes: the job's run and the rank.
     pub rank_of: Option<(RunId, u32)>,
+    /// What rlmon does to the run on a critical alert (`on_critical`), in words;
+    /// `None` when it is not armed.
+    pub armed: Option<String>,
+    /// Wall-clock time (Unix seconds) of the run's newest step, live only.
+    pub last_step_unix: Option<f64>,
 }
 
 impl RunRecord {
@@ -80,6 +88,8 @@ impl RunRecord {
             alerts: Vec::new(),
             price_per_hour: None,
             rank_of: None,
+            armed: None,
+            last_step_unix: None,
         }
     }
 

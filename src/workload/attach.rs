@@ -46,8 +46,16 @@ pub async fn run(ctx: &RunContext, cfg: &AttachConfig) -> RunOutcome {
         AttachSource::Remote(_) => None,
     };
     let mut recorded = None;
+    let mut stopped = false;
     let message = tokio::select! {
-        _ = ctx.cancel.cancelled() => format!("stopped following {path}; the job itself is not stopped"),
+        _ = ctx.cancel.cancelled() => match (ctx.stop.get(), cfg.pid) {
+            // rlmon stops the job on an alert (`on_critical`): SIGTERM, then SIGKILL.
+            (Some(_), Some(pid)) => {
+                stopped = true;
+                terminate(pid, STOP_GRACE).await
+            }
+            _ => format!("stopped following {path}; the job itself is not stopped"),
+        },
         pid = process_gone(cfg.pid) => format!("process {pid} exited: the job is over"),
         outcome = recorded_end(&mut follower) => {
             recorded = Some(outcome);
@@ -59,6 +67,9 @@ pub async fn run(ctx: &RunContext, cfg: &AttachConfig) -> RunOutcome {
         let _ = f.await;
     }
     let _ = sink.log(LogLevel::Info, message);
+    if stopped {
+        return RunOutcome::Cancelled;
+    }
     // The job's own exit status is its parent's to see, not rlmon's, unless its
     // tracker recorded it (a W&B exit record).
     recorded.unwrap_or(RunOutcome::Finished)
@@ -75,6 +86,23 @@ async fn recorded_end(follower: &mut Option<tokio::task::JoinHandle<Option<RunOu
         }
     }
     std::future::pending().await
+}
+
+/// How long an attached job stopped by rlmon gets between SIGTERM and SIGKILL.
+pub const STOP_GRACE: Duration = Duration::from_secs(10);
+
+/// Stops the attached job of process `pid`: SIGTERM to its group, SIGKILL after
+/// `grace`; says how it went.
+async fn terminate(pid: u32, grace: Duration) -> String {
+    if let Err(e) = super::signal_job(pid, libc::SIGTERM) {
+        return format!("cannot stop process {pid}: {e}");
+    }
+    if tokio::time::timeout(grace, process_gone(Some(pid))).await.is_ok() {
+        return format!("process {pid} stopped (SIGTERM)");
+    }
+    let _ = super::signal_job(pid, libc::SIGKILL);
+    let _ = tokio::time::timeout(Duration::from_secs(2), process_gone(Some(pid))).await;
+    format!("process {pid} killed (SIGKILL) after {} s", grace.as_secs())
 }
 
 /// Waits until process `pid` is gone (never, without one); returns its pid.

@@ -236,7 +236,7 @@ fn outcome(read: Read, code: Option<i32>, signal: Option<i32>, cancelled: bool, 
         None => match stream::outcome(code, signal, false) {
             RunOutcome::Failed(how) => format!("training process {how}"),
             // Exit 0 without a word: the worker's own contract broken.
-            RunOutcome::Finished | RunOutcome::Cancelled => "training process exited without reporting the run's end".into(),
+            RunOutcome::Finished | RunOutcome::Cancelled | RunOutcome::Stopped(_) => "training process exited without reporting the run's end".into(),
         },
     };
     if let Some(line) = last_error {

@@ -20,6 +20,18 @@ pub(super) fn resolve(c: &Checker, i: usize, raw: BTreeMap<String, RawHealthKind
                 return Err(c.err(&at(key), format!("health.{name}.{key} must be a finite number")));
             }
         }
+        if kind != AlertKind::Stalled {
+            for (key, v) in [("k", o.k), ("floor_s", o.floor_s)] {
+                if v.is_some() {
+                    return Err(c.err(&at(key), format!("`{key}` applies to health.stalled only")));
+                }
+            }
+        }
+        for (key, v) in [("k", o.k), ("floor_s", o.floor_s)] {
+            if v.is_some_and(|v| !(v.is_finite() && v > 0.0)) {
+                return Err(c.err(&at(key), format!("health.{name}.{key} must be a positive number")));
+            }
+        }
         if o.persistence == Some(0) {
             return Err(c.err(&at("persistence"), format!("health.{name}.persistence must be at least 1")));
         }
@@ -28,8 +40,9 @@ pub(super) fn resolve(c: &Checker, i: usize, raw: BTreeMap<String, RawHealthKind
         }
         let over = KindOverride {
             enabled: o.enabled,
-            warn: o.warn,
-            critical: o.critical,
+            // stalled: `k` is its warn, `floor_s` its critical (see health::config).
+            warn: o.k.or(o.warn),
+            critical: o.floor_s.or(o.critical),
             warmup: o.warmup,
             persistence: o.persistence,
             cooldown: o.cooldown,

@@ -5,6 +5,7 @@ mod command;
 mod faults;
 mod health;
 mod lm;
+mod notify;
 mod rlhf;
 
 use std::path::Path;
@@ -30,7 +31,7 @@ pub(super) fn session(raw: RawConfig, text: &str, path: &Path) -> Result<Session
     };
     // A login node's config may hold only other machines' telemetry: its runs come
     // with `--attach http://...` (watch refuses a session left without runs).
-    if raw.runs.is_empty() && raw.telemetry.is_none() {
+    if raw.runs.is_empty() && raw.telemetry.is_none() && raw.notify.is_empty() {
         return Err(checker.err_file("no runs: add at least one [[run]] table"));
     }
     // `rlmon watch --config x.toml` has the empty path as its parent: the current folder.
@@ -52,7 +53,8 @@ pub(super) fn session(raw: RawConfig, text: &str, path: &Path) -> Result<Session
     };
     let scrape = scrape_targets(&checker, scrape)?;
     let prometheus = prometheus.map(|p| prometheus_source(&checker, p)).transpose()?;
-    Ok(SessionConfig { name, path: path.to_path_buf(), text: text.to_owned(), runs, baseline, scrape, prometheus })
+    let notify = notify::targets(&checker, raw.notify, |var| std::env::var(var).ok())?;
+    Ok(SessionConfig { name, path: path.to_path_buf(), text: text.to_owned(), runs, baseline, scrape, prometheus, notify })
 }
 
 /// `[telemetry.prometheus]`: a plain-HTTP server, a selector in braces, a positive
@@ -154,6 +156,7 @@ fn resolve_run(c: &Checker, i: usize, mut raw: RawRun, base_dir: &Path) -> Resul
         Some(p) if !(p.is_finite() && p >= 0.0) => return Err(c.err(&at("price_per_hour"), "price_per_hour must be zero or positive")),
         p => p,
     };
+    let on_critical = notify::on_critical(c, i, raw.on_critical.take(), true)?;
     let run = RunConfig {
         name,
         device,
@@ -166,6 +169,7 @@ fn resolve_run(c: &Checker, i: usize, mut raw: RawRun, base_dir: &Path) -> Resul
         faults,
         health,
         price_per_hour,
+        on_critical,
     };
     if raw.replicas.is_none() {
         return Ok(vec![run]);
@@ -184,6 +188,7 @@ fn resolve_run(c: &Checker, i: usize, mut raw: RawRun, base_dir: &Path) -> Resul
 fn resolve_command_run(c: &Checker, i: usize, mut raw: RawRun, name: String, steps: u64, base_dir: &Path) -> Result<Vec<RunConfig>, ConfigError> {
     let at = |key: &'static str| [Seg::Key("run"), Seg::Index(i), Seg::Key(key)];
     let workload = WorkloadConfig::Command(command::resolve(c, i, &mut raw, base_dir)?);
+    let on_critical = notify::on_critical(c, i, raw.on_critical.take(), false)?;
     let health = health::resolve(c, i, raw.health.unwrap_or_default())?;
     let price_per_hour = match raw.price_per_hour {
         Some(p) if !(p.is_finite() && p >= 0.0) => return Err(c.err(&at("price_per_hour"), "price_per_hour must be zero or positive")),
@@ -201,5 +206,6 @@ fn resolve_command_run(c: &Checker, i: usize, mut raw: RawRun, name: String, ste
         faults: Default::default(),
         health,
         price_per_hour,
+        on_critical,
     }])
 }

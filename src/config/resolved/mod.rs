@@ -31,6 +31,8 @@ pub struct SessionConfig {
     pub scrape: Vec<ScrapeTarget>,
     /// `[telemetry.prometheus]`: a central Prometheus read for the same figures.
     pub prometheus: Option<PrometheusSource>,
+    /// `[[notify]]`: where alerts are sent (`--notify` adds more).
+    pub notify: Vec<crate::notify::Target>,
 }
 
 /// The telemetry settings a config resolves into are telemetry's own types.
@@ -72,6 +74,8 @@ pub struct RunConfig {
     pub health: HealthConfig,
     /// Hardware price per hour, for cost per 1,000 samples and cost so far.
     pub price_per_hour: Option<f64>,
+    /// What rlmon does to the run on a critical alert (`on_critical`); off when `None`.
+    pub on_critical: Option<OnCritical>,
 }
 
 /// This run's place among the copies of one `[[run]]`.
@@ -143,4 +147,45 @@ pub enum Threads {
     /// Chosen at start from the core count and the number of runs (see `workload::threads`).
     Auto,
     Fixed(usize),
+}
+
+/// What rlmon does to a run on an alert it is armed for (`on_critical`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct OnCritical {
+    pub action: CriticalAction,
+    /// The kinds acted on, at warn or critical; `None`: every kind, at critical.
+    pub kinds: Option<Vec<crate::health::AlertKind>>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CriticalAction {
+    /// SIGTERM to the job's process group, SIGKILL after the grace period; a
+    /// built-in run stops itself. The run ends as stopped.
+    Stop,
+    /// This signal to the job's process group (the trainer may checkpoint); the
+    /// run goes on.
+    Signal(i32),
+}
+
+impl OnCritical {
+    /// Whether an alert of this kind and severity sets the action off.
+    pub fn acts_on(&self, kind: crate::health::AlertKind, severity: crate::health::Severity) -> bool {
+        use crate::health::Severity;
+        match &self.kinds {
+            None => severity == Severity::Critical,
+            Some(kinds) => kinds.contains(&kind) && severity >= Severity::Warn,
+        }
+    }
+
+    /// `stop`, `SIGUSR1`, `stop on stalled, nonfinite`: for the header and the log.
+    pub fn describe(&self) -> String {
+        let action = match self.action {
+            CriticalAction::Stop => "stop".to_owned(),
+            CriticalAction::Signal(sig) => crate::workload::command::stream::signal_name(sig).map_or_else(|| format!("signal {sig}"), str::to_owned),
+        };
+        match &self.kinds {
+            None => action,
+            Some(k) => format!("{action} on {}", k.iter().map(|k| k.as_str()).collect::<Vec<_>>().join(", ")),
+        }
+    }
 }

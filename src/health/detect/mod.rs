@@ -8,6 +8,7 @@ pub mod nonfinite;
 pub mod rl;
 pub mod short;
 pub mod spike;
+pub mod stalled;
 pub mod straggler;
 pub mod trend;
 

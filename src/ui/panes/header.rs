@@ -35,11 +35,13 @@ pub fn render(frame: &mut Frame, area: Rect, ctx: &Ctx) {
         (RunState::Finished, t.ok),
         (RunState::Failed, t.critical),
         (RunState::Cancelled, t.warn),
+        (RunState::Stopped, t.critical),
     ];
     let mut first = true;
     for (state, color) in counts {
         let n = s.count(state.clone());
-        if narrow && n == 0 {
+        // Runs stopped by rlmon are rare: counted only when there are some.
+        if (narrow || state == RunState::Stopped) && n == 0 {
             continue;
         }
         if !first {
@@ -48,6 +50,12 @@ pub fn render(frame: &mut Frame, area: Rect, ctx: &Ctx) {
         first = false;
         let style = if n > 0 { Style::default().fg(color) } else { ctx.muted() };
         spans.push(Span::styled(format!("{n} {}", state.as_str()), style));
+    }
+    // Runs rlmon stops (or signals) on a critical alert: `armed: stop`.
+    let armed: Vec<&str> = s.runs.iter().filter(|r| r.state == RunState::Running).filter_map(|r| r.armed.as_deref()).collect();
+    if let Some(first) = armed.first() {
+        let what = if armed.iter().all(|a| a == first) { (*first).to_owned() } else { format!("{} runs", armed.len()) };
+        spans.extend([sep(), Span::styled(format!("armed: {what}"), Style::default().fg(t.warn).add_modifier(Modifier::BOLD))]);
     }
     spans.push(sep());
     // Open warn/critical alerts, coloured by the worst of them.

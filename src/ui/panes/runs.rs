@@ -115,6 +115,7 @@ fn state_cell<'a>(r: &RunRecord, ctx: &Ctx) -> Cell<'a> {
         RunState::Running => ("running".to_owned(), t.accent),
         RunState::Finished => ("finished".to_owned(), t.ok),
         RunState::Cancelled => ("cancelled".to_owned(), t.warn),
+        RunState::Stopped => ("stopped".to_owned(), t.critical),
         RunState::Failed => ("failed".to_owned(), t.critical),
     };
     let mut spans = vec![Span::styled(text, Style::default().fg(color))];
