@@ -166,7 +166,7 @@ mod tests {
         for e in -320..=308 {
             let v = 10f64.powi(e);
             for s in [times(v), percent(v), sigmas(v), times(-v)] {
-                assert!(s.len() <= 10, "{v}: {s}");
+                assert!(s.len() <= 12, "{v}: {s}");
             }
         }
     }

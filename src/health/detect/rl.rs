@@ -101,8 +101,13 @@ impl HeldOut {
         if n < HELD_OUT_MIN_EVALS {
             return None;
         }
-        let (peak_at, &(peak_step, peak, reward_at_peak)) = self.evals.iter().enumerate().max_by(|a, b| a.1 .1.total_cmp(&b.1 .1))?;
-        let &(_, now, reward_now) = self.evals.last()?;
+        // Levels, not single evaluations: each evaluation's score is the median
+        // of it and the two before (a score logged every step, or a noisy
+        // evaluation, has outliers its peak must not be).
+        let level = |i: usize| crate::health::stats::median(&self.evals[i.saturating_sub(2)..=i].iter().map(|e| e.1).collect::<Vec<_>>()).unwrap_or(f64::NAN);
+        let (peak_at, peak) = (2..n).map(|i| (i, level(i))).max_by(|a, b| a.1.total_cmp(&b.1))?;
+        let (peak_step, reward_at_peak) = (self.evals[peak_at].0, self.evals[peak_at].2);
+        let (now, reward_now) = (level(n - 1), self.evals[n - 1].2);
         // The score's noise: the spread of its changes between evaluations.
         let diffs: Vec<f64> = self.evals.windows(2).map(|w| (w[1].1 - w[0].1).abs()).collect();
         let noise = crate::health::stats::median(&diffs).unwrap_or(0.0) * MAD_TO_SIGMA / std::f64::consts::SQRT_2;

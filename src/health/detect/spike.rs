@@ -84,6 +84,8 @@ pub struct Spike {
     judged: u64,
     /// Whether a loss's series is a policy objective in this run.
     role: super::LossRoleSeen,
+    /// A gradient norm's run: the learning rate at its newest points.
+    lr: std::collections::VecDeque<f64>,
     what: &'static str,
 }
 
@@ -112,6 +114,7 @@ impl Spike {
             rises: RiseRecord::default(),
             judged: 0,
             role: Default::default(),
+            lr: Default::default(),
             what,
         }
     }
@@ -136,7 +139,16 @@ impl Spike {
         let mut j = j?;
         // A gradient norm climbing steadily: the trailing median follows a slow
         // exponential rise, so the spike rule above never sees it.
-        if self.kind == AlertKind::GradExplosion && j.severity.is_none() {
+        if self.kind == AlertKind::GradExplosion {
+            // The learning rate's newest points: a climb while it still rises
+            // (a warm-up) is the warm-up's.
+            if self.lr.len() == CLIMB_POINTS {
+                self.lr.pop_front();
+            }
+            self.lr.push_back(p.get(catalog::LR).unwrap_or(f64::NAN));
+        }
+        let lr_rising = self.lr.len() == CLIMB_POINTS && self.lr.back().zip(self.lr.front()).is_some_and(|(now, then)| *now > 1.01 * *then);
+        if self.kind == AlertKind::GradExplosion && j.severity.is_none() && !lr_rising {
             if let Some((severity, climb)) = self.climb() {
                 j.severity = Some(severity);
                 j.base = climb.base;
@@ -278,6 +290,15 @@ impl Spike {
             return None;
         }
         let (base, mad) = sorted_median_mad(&self.window.logs.sorted_range(0, n - CLIMB_POINTS))?;
+        // The climb is the run's own noise around a steady line, not a jump
+        // between two levels (a GRPO grad norm, tiny on steps whose rewards
+        // tied): its points' spread around the line is at most
+        // [`CLIMB_NOISE_MULTIPLE`] times the spread before it.
+        let residuals = sorted_copy(newest.iter().enumerate().map(|(i, y)| y - rate * i as f64));
+        let (_, around) = sorted_median_mad(&residuals)?;
+        if around > CLIMB_NOISE_MULTIPLE * mad.max(MIN_LOG_SIGMA) {
+            return None;
+        }
         let level = sorted_median(&sorted_copy(newest[CLIMB_POINTS - CLIMB_LEVEL_POINTS..].iter().copied()))?;
         let sigma = (MAD_TO_SIGMA * mad).max(self.record_sigma()).max(MIN_LOG_SIGMA);
         let rise = level - base;
@@ -448,6 +469,9 @@ pub const CLIMB_RISING: f64 = 0.8;
 /// median) must stand.
 pub const CLIMB_WARN: f64 = 2.0;
 const CLIMB_LEVEL_POINTS: usize = 5;
+/// The climb's spread around its line, at most this many times the window's
+/// spread before it.
+const CLIMB_NOISE_MULTIPLE: f64 = 2.0;
 
 /// A climb as the message tells it.
 #[derive(Debug, Clone, Copy)]
