@@ -18,7 +18,11 @@
 //! The conformance corpus (`health_eval::conform`, seeds 17000..17003): events
 //! just past and just under each kind's README definitions.
 //!
-//! cargo bench --bench health_accuracy [-- tune|test|both|indep|indep2|indep3|indep4|indep5|drift|drift2|real|cost|conform]
+//! The unseen-classes study corpus (`health_eval::unseen`, seeds 28000..28010):
+//! slow grad-norm explosions, GRPO runs with zero-inflated losses, KLs from
+//! exactly zero, held-out scores that fall while the training reward holds.
+//!
+//! cargo bench --bench health_accuracy [-- tune|test|both|indep|indep2|indep3|indep4|indep5|drift|drift2|real|cost|conform|unseen]
 mod health_eval;
 
 use health_eval::synth::Case;
@@ -297,6 +301,7 @@ fn main() {
         "real" => return real_logs(),
         "cost" => return drift_cost(),
         "conform" => return conformance(17000..17003),
+        "unseen" => return unseen(28000..28010),
         _ => {}
     }
     let splits: &[(&str, std::ops::Range<u64>)] = match which.as_str() {
@@ -495,4 +500,21 @@ fn conformance(seeds: std::ops::Range<u64>) {
         println!("\n{}", notes.iter().map(|n| format!("- {n}")).collect::<Vec<_>>().join("\n"));
     }
     println!("\nrlmon detectors: {points} points in {elapsed:.2} s ({:.1} µs per point)", elapsed * 1e6 / points.max(1) as f64);
+}
+
+/// The unseen-classes study corpus (`unseen`), case by case.
+fn unseen(seeds: std::ops::Range<u64>) {
+    use health_eval::unseen;
+    println!("\n## unseen-classes study corpus v{}: seeds {seeds:?}", unseen::UNSEEN_VERSION);
+    let trace = std::env::var("UNSEEN_TRACE").ok();
+    let cases = unseen::corpus(seeds).map(move |(class, m, seed)| {
+        let c = unseen::generate(class, m, seed);
+        if trace.as_deref().is_some_and(|w| c.case.name.contains(w)) {
+            let raised = run_rlmon_logged(&c.case, None, Some(&c.logged));
+            println!("trace {}", c.case.name);
+            raised.iter().for_each(|(at, a)| println!("  alert at {at}: {} {} step {}: {}", a.severity.as_str(), a.kind, a.step, a.message));
+        }
+        (c.case, None, Some(c.logged))
+    });
+    scored_one_by_one(cases, true);
 }

@@ -15,3 +15,4 @@ pub mod score;
 pub mod synth;
 pub mod drift_study2;
 pub mod conform;
+pub mod unseen;

@@ -307,8 +307,15 @@ pub fn table(title: &str, s: &Scores) -> String {
     for (kind, k) in &s.kinds {
         out.push_str(&format!("| {kind} | {} | {} | {} | {} | {} | {} |\n", k.cases, fmt(k.recall()), fmt(k.precision()), q(k, 0.5), q(k, 0.9), k.false_alarms));
     }
+    // Every kind's latencies together, next to the per-kind rows.
+    let all = KindScore { latencies: s.kinds.values().flat_map(|k| k.latencies.iter().copied()).collect(), ..Default::default() };
+    let spikes = KindScore {
+        latencies: s.kinds.iter().filter(|(k, _)| matches!(k, AlertKind::LossSpike | AlertKind::GradExplosion | AlertKind::KlSpike)).flat_map(|(_, k)| k.latencies.iter().copied()).collect(),
+        ..Default::default()
+    };
+    out.push_str(&format!("\nlatency (steps from onset), all kinds: median {} p90 {}; spikes and explosions (loss_spike, grad_explosion, kl_spike): median {} p90 {}\n", q(&all, 0.5), q(&all, 0.9), q(&spikes, 0.5), q(&spikes, 0.9)));
     out.push_str(&format!(
-        "\nclean steps {}, false warn/critical alarms {} = {:.3} per 1,000 clean steps; collateral alarms {}; info alerts {}; escalations (not counted as alarms) {}\n",
+        "clean steps {}, false warn/critical alarms {} = {:.3} per 1,000 clean steps; collateral alarms {}; info alerts {}; escalations (not counted as alarms) {}\n",
         s.clean_steps,
         s.false_alarms,
         s.false_per_1k(),

@@ -49,7 +49,7 @@ pub enum AlertKind {
 }
 
 impl AlertKind {
-    pub const ALL: [AlertKind; 18] = [
+    pub const ALL: [AlertKind; 19] = [
         AlertKind::LossSpike,
         AlertKind::LossDivergence,
         AlertKind::Nonfinite,

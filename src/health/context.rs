@@ -69,15 +69,22 @@ pub enum Change {
     NonFinite,
 }
 
+use crate::report::format::RATIO_CAP;
+
 impl Change {
     /// Short form: `x40`, `x1.5`, `÷50`, `→0`, `z 12`, `NaN`.
     pub fn label(self) -> String {
         match self {
             Change::Factor(f) if f == 0.0 => "→0".into(),
+            // Capped as every alert number is (`report::format::times`): a factor
+            // over a base near zero is no number to read.
+            Change::Factor(f) if f > RATIO_CAP => format!("x>{RATIO_CAP:.0}"),
             Change::Factor(f) if f >= 10.0 => format!("x{f:.0}"),
             Change::Factor(f) if f >= 0.1 => format!("x{f:.1}"),
+            Change::Factor(f) if f > 0.0 && 1.0 / f > RATIO_CAP => format!("÷>{RATIO_CAP:.0}"),
             Change::Factor(f) if f > 0.0 => format!("÷{:.0}", 1.0 / f),
             Change::Factor(f) => format!("x{}", crate::report::format::compact(f)),
+            Change::Z(z) if z.abs() > RATIO_CAP => format!("z {}", crate::report::format::sigmas(z)),
             Change::Z(z) => format!("z {z:.0}"),
             Change::NonFinite => "NaN".into(),
         }

@@ -255,6 +255,20 @@ pub fn sorted_median_mad(sorted: &[f64]) -> Option<(f64, f64)> {
     Some((m, if n % 2 == 1 { upper } else { 0.5 * (kth_deviation(sorted, split, m, n / 2 - 1) + upper) }))
 }
 
+/// A robust sigma of values already in `total_cmp` order around their median
+/// `m` whose MAD is `mad`: `MAD_TO_SIGMA * mad`, or, where half the values or
+/// more tie at the median (MAD zero: a GRPO policy loss that is exactly 0 on
+/// most steps), the same of the values off the median, which are the series'
+/// moves. A scale of zero makes no sigma: `None` when every value ties.
+pub fn sorted_sigma(sorted: &[f64], m: f64, mad: f64) -> Option<f64> {
+    if mad > 0.0 {
+        return Some(MAD_TO_SIGMA * mad);
+    }
+    let mut off: Vec<f64> = sorted.iter().filter(|v| **v != m).map(|v| (v - m).abs()).collect();
+    off.sort_unstable_by(f64::total_cmp);
+    sorted_median(&off).filter(|d| *d > 0.0).map(|d| MAD_TO_SIGMA * d)
+}
+
 /// The `k`-th smallest (0-based) of |v - m| over `sorted`, where the values below
 /// `split` are under m: two runs of deviations, rising leftwards from `split` and
 /// rightwards from it. A binary search for how many of the k + 1 smallest come
@@ -451,6 +465,21 @@ impl Cooldown {
 mod tests {
     use super::*;
     use crate::health::Severity;
+
+    #[test]
+    fn a_scale_of_zero_makes_no_sigma() {
+        // Zero on most steps, signed otherwise: the moves' spread, not zero.
+        let mut v: Vec<f64> = (0..40).map(|i| if i % 4 == 0 { 0.05 * if i % 8 == 0 { 1.0 } else { -1.0 } } else { 0.0 }).collect();
+        v.sort_by(f64::total_cmp);
+        let (m, mad) = sorted_median_mad(&v).unwrap();
+        assert_eq!((m, mad), (0.0, 0.0));
+        let sigma = sorted_sigma(&v, m, mad).unwrap();
+        assert!((sigma - MAD_TO_SIGMA * 0.05).abs() < 1e-12, "{sigma}");
+        // Every value tied: no sigma at all.
+        assert_eq!(sorted_sigma(&[0.0; 20], 0.0, 0.0), None);
+        // A MAD of its own is used as it is.
+        assert_eq!(sorted_sigma(&[1.0, 2.0, 3.0], 2.0, 1.0), Some(MAD_TO_SIGMA));
+    }
 
     #[test]
     fn median_by_selection_equals_median_by_sorting() {

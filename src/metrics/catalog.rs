@@ -337,7 +337,7 @@ pub const CATALOG: &[MetricInfo] = &[
     entry(MODEL_FLOPS, "model FLOPs", Unit::Count, Neither, PerStep, P::None),
     // RL health, in the order the RL pane cycles them.
     entry(REWARD, "reward", Unit::Ratio, Higher, PerStep, P::Rl).agree().signed().aliases(&["objective/scores", "reward_mean", "rewards", "critic/score/mean", "env/reward_mean", "ppo/mean_scores", "rollout/ep_rew_mean", "mean_reward", "avg_reward", "reward/mean", "episodic_return", "average_reward_score", "episode_reward_mean", "env_runners/episode_return_mean"]),
-    entry(KL, "KL", Unit::Ratio, Lower, PerStep, P::Rl).agree().signed().aliases(&["objective/kl", "kl_mean", "actor/kl_loss", "actor/reward_kl_penalty", "kl_penalty", "kl_divergence", "kl_div"]),
+    entry(KL, "KL", Unit::Ratio, Lower, PerStep, P::Rl).agree().signed().aliases(&["objective/kl", "kl_mean", "actor/kl_loss", "kl_loss", "critic/kl", "ref_kl", "kl_ref", "actor/reward_kl_penalty", "kl_penalty", "kl_divergence", "kl_div"]),
     entry(ENTROPY, "entropy", Unit::Ratio, Neither, PerStep, P::Rl).agree().aliases(&["policy/entropy_avg", "ppo/policy/entropy", "actor/entropy", "entropy_mean", "entropy_loss", "approx_entropy", "objective/entropy", "policy_entropy"]),
     entry(CLIP_FRAC, "clip frac", Unit::Ratio, Lower, PerStep, P::Rl).aliases(&["policy/clipfrac_avg", "clip_ratio/region_mean", "clip_ratio", "actor/pg_clipfrac", "ppo_clip_ratio", "ppo/policy/clipfrac", "clip_fraction", "policy/clipfrac"]),
     entry(RESPONSE_LEN, "response len", Unit::Ratio, Neither, PerStep, P::Rl).aliases(&["completions/mean_length", "completion_length", "response_length/mean", "response_length", "tokens/responses_len_mean", "mean_gen_tokens_per_sample"]),
@@ -521,6 +521,68 @@ pub fn stand_ins(name: &str) -> &'static [&'static str] {
 /// Whether a run with these metric names is an RL fine-tuning run.
 pub fn is_rl_run<'a>(mut names: impl Iterator<Item = &'a str>) -> bool {
     names.any(|n| n == KL || n == REWARD)
+}
+
+// ---------------------------------------------------------------- roles in a run
+/// What a loss of a run is to the detectors that judge losses for spikes,
+/// divergence and drift (loss_spike, loss_divergence, slow_drift).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LossRole {
+    /// A loss to judge: a language model's loss, a validation loss, a value
+    /// (critic) loss, an auxiliary loss.
+    Loss,
+    /// A policy objective: signed, zero-inflated or clipped by design (the
+    /// policy or actor loss of PPO and GRPO). Its spikes and drifts are no fault
+    /// on their own; the KL, reward and entropy kinds judge the policy.
+    PolicyObjective,
+}
+
+/// The role of `name` in a run that logs a KL or a reward (`rl_run`), given
+/// whether it has been seen at or below zero: a policy loss is always a policy
+/// objective, and so is an RL run's `loss` once it reaches zero or below (a
+/// cross-entropy never does; GRPO trainers log the policy loss as `loss`,
+/// exactly 0 whenever a group's rewards tie). Everything else is a loss.
+pub fn loss_role(name: &str, rl_run: bool, reached_zero: bool) -> LossRole {
+    match name {
+        POLICY_LOSS => LossRole::PolicyObjective,
+        LOSS if rl_run && reached_zero => LossRole::PolicyObjective,
+        _ => LossRole::Loss,
+    }
+}
+
+/// Words that make a name a score (higher is better)...
+const SCORE_WORDS: &[&str] = &["acc", "accuracy", "score", "reward", "f1", "em", "exact", "correct", "solved", "solve_rate", "win_rate", "winrate"];
+/// ...a score of held-out data (an evaluation, a benchmark, a gold reward)...
+const HELD_OUT_WORDS: &[&str] = &["eval", "evaluation", "val", "valid", "validation", "test", "heldout", "holdout", "held", "gold", "benchmark"];
+/// ...and benchmarks, as a name's word or the start of one (`gsm8k`, `math500`).
+const BENCHMARKS: &[&str] = &["gsm8k", "math", "humaneval", "mbpp", "mmlu", "aime", "arc", "hellaswag", "truthfulqa", "gpqa", "livecodebench"];
+/// Words that make a name no held-out score whatever else it says.
+const NOT_HELD_OUT: &[&str] = &["train", "training", "loss", "std", "min", "max", "time", "count", "num", "len", "length", "lr", "kl", "entropy", "tokens"];
+
+/// Whether `name` is a held-out score, higher is better: an evaluation on data
+/// the policy is not trained on, or the gold reward. Reward hacking compares
+/// the training reward against it. Told by the name's words: a score word
+/// (`acc`, `accuracy`, `score`, `reward`, `pass@k`) with a held-out word
+/// (`eval`, `val`, `test`, `gold`) or a benchmark's name (`gsm8k`, `math`), or
+/// an accuracy or pass@k with no training word (`accuracy`, `pass@1`): a
+/// reward alone is the training reward (`rewards/accuracy_reward` too).
+pub fn is_held_out_score(name: &str) -> bool {
+    if name == REWARD_GOLD {
+        return true;
+    }
+    if info(name).is_some() {
+        return false;
+    }
+    let lower = name.to_ascii_lowercase();
+    let words: Vec<&str> = lower.split(|c: char| !(c.is_ascii_alphanumeric() || c == '@')).filter(|w| !w.is_empty()).collect();
+    let has = |set: &[&str]| words.iter().any(|w| set.contains(w));
+    let pass_at = words.iter().any(|w| w.strip_prefix("pass@").is_some_and(|k| !k.is_empty() && k.chars().all(|c| c.is_ascii_digit())));
+    if has(NOT_HELD_OUT) || !(pass_at || has(SCORE_WORDS)) {
+        return false;
+    }
+    let held_out = has(HELD_OUT_WORDS) || words.iter().any(|w| BENCHMARKS.iter().any(|b| w.starts_with(b) && w[b.len()..].chars().all(|c| c.is_ascii_digit())));
+    let accuracy = pass_at || has(&["acc", "accuracy", "exact", "correct", "solved", "solve_rate"]);
+    held_out || accuracy && !has(&["reward", "rewards"])
 }
 
 // ---------------------------------------------------------------- input names
@@ -886,6 +948,10 @@ mod tests {
         assert_eq!(conversion("gpu_memory_gb"), Some(Conversion::Scale(MEM_GPU_BYTES, GIB)));
         assert_eq!(conversion("max_memory_allocated"), None, "a peak is not the memory in use");
         assert_eq!(conversion("kl_divergence"), Some(Conversion::Rename(KL)));
+        // The names RL trainers log a KL to the reference under (verl, OpenRLHF).
+        for kl in ["kl_loss", "actor/kl_loss", "train/kl_loss", "critic/kl", "objective/kl"] {
+            assert_eq!(conversion(kl), Some(Conversion::Rename(KL)), "{kl}");
+        }
         assert_eq!(conversion("num_tokens"), Some(Conversion::Cumulative("tokens")));
         assert_eq!(conversion("beta"), Some(Conversion::Rename("kl_coef")));
         assert_eq!(conversion("loss"), None);
@@ -948,5 +1014,22 @@ mod tests {
         assert!(is_signed(POLICY_LOSS) && !is_signed(LOSS));
         assert_eq!(in_pane(PaneHint::Rl).collect::<Vec<_>>(), vec![REWARD, KL, ENTROPY, CLIP_FRAC, RESPONSE_LEN]);
         assert!(is_rl_run([LOSS, KL].into_iter()) && !is_rl_run([LOSS].into_iter()));
+    }
+
+    #[test]
+    fn the_catalog_says_which_rl_metrics_are_objectives_and_which_are_held_out_scores() {
+        // A policy loss is an objective; an RL run's `loss` once it reaches zero.
+        assert_eq!(loss_role(POLICY_LOSS, false, false), LossRole::PolicyObjective);
+        assert_eq!(loss_role(canonical("actor/pg_loss"), true, false), LossRole::PolicyObjective);
+        assert_eq!(loss_role(LOSS, true, true), LossRole::PolicyObjective);
+        assert_eq!(loss_role(LOSS, true, false), LossRole::Loss);
+        assert_eq!(loss_role(LOSS, false, true), LossRole::Loss, "a signed loss outside RL is still a loss");
+        assert_eq!(loss_role(VALUE_LOSS, true, false), LossRole::Loss);
+        for held_out in ["eval_acc", "eval_accuracy", "val_acc", "valid/accuracy", "pass@1", "eval/pass@8", "accuracy", "eval/reward", "eval_reward_mean", "test/score", "gsm8k/accuracy", "math_score", "math500/acc", "reward_gold", "heldout_f1"] {
+            assert!(is_held_out_score(held_out), "{held_out}");
+        }
+        for not in ["reward", "rewards/accuracy_reward", "train_acc", "train/accuracy", "eval_loss", "val_loss", "eval/reward_std", "interval_score_len", "kl", "passage", "pass@", "accumulated", "mathematics_loss"] {
+            assert!(!is_held_out_score(not), "{not}");
+        }
     }
 }

@@ -67,6 +67,45 @@ pub fn compact(v: f64) -> String {
     }
 }
 
+/// Past this, a ratio says more about its base (at or near zero) than about the
+/// value: alert messages write it capped, never as a number no one can read.
+pub const RATIO_CAP: f64 = 1000.0;
+/// The same cap for a share written in percent and for a distance in sigmas.
+pub const PERCENT_CAP: f64 = 100.0 * RATIO_CAP;
+pub const SIGMAS_CAP: f64 = RATIO_CAP;
+
+/// A ratio for an alert message, the one way every detector writes one:
+/// "3.2x", and ">1000x" past [`RATIO_CAP`] (a ratio over a base at or near
+/// zero, or an infinite one).
+pub fn times(ratio: f64) -> String {
+    capped(ratio, RATIO_CAP, "x")
+}
+
+/// A share (0.42) for an alert message in percent: "42%", ">100000%" past
+/// [`PERCENT_CAP`] (a share of an improvement that hardly exists).
+pub fn percent(share: f64) -> String {
+    capped(100.0 * share, PERCENT_CAP, "%")
+}
+
+/// A distance in (robust or noise) sigmas for an alert message: "9.5",
+/// ">1000" past [`SIGMAS_CAP`] (a spread at or near zero).
+pub fn sigmas(z: f64) -> String {
+    capped(z, SIGMAS_CAP, "")
+}
+
+/// `v` as [`compact`] writes it with `unit`, or ">cap" when its size is past
+/// `cap` (an infinity included); NaN stays "NaN".
+fn capped(v: f64, cap: f64, unit: &str) -> String {
+    if v.is_nan() {
+        return format!("NaN{unit}");
+    }
+    if v.abs() > cap {
+        let sign = if v < 0.0 { "<-" } else { ">" };
+        return format!("{sign}{}{unit}", compact(cap));
+    }
+    format!("{}{unit}", compact(v))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -106,6 +145,28 @@ mod tests {
             for m in [1.0, -9.99999, 5.5] {
                 let v = m * 10f64.powi(e);
                 assert!(compact(v).len() <= 10, "{v}: {}", compact(v));
+            }
+        }
+    }
+
+    #[test]
+    fn ratios_shares_and_sigmas_are_capped_for_messages() {
+        assert_eq!(times(3.2), "3.200x");
+        assert_eq!(times(999.0), "999.0x");
+        assert_eq!(times(1000.0), "1000x");
+        // A ratio over a base at or near zero: 2.1 / 1e-300, or over exactly zero.
+        assert_eq!(times(2.1 / 1e-300), ">1000x");
+        assert_eq!(times(2.1 / 0.0), ">1000x");
+        assert_eq!(times(f64::NAN), "NaNx");
+        assert_eq!(percent(0.42), "42.00%");
+        assert_eq!(percent(3.0e8), ">100000%");
+        assert_eq!(percent(-3.0e8), "<-100000%");
+        assert_eq!(sigmas(9.5), "9.500");
+        assert_eq!(sigmas(1e12), ">1000");
+        for e in -320..=308 {
+            let v = 10f64.powi(e);
+            for s in [times(v), percent(v), sigmas(v), times(-v)] {
+                assert!(s.len() <= 12, "{v}: {s}");
             }
         }
     }

@@ -33,7 +33,7 @@ use crate::health::config::KindSettings;
 use crate::health::stats::{half_lag_slope, median, Window, MAD_TO_SIGMA};
 use crate::health::Severity;
 use crate::metrics::catalog::{self, Better};
-use crate::report::format::compact;
+use crate::report::format::{compact, percent, sigmas};
 
 /// Points of a block at the start of a run.
 pub const MIN_BLOCK: usize = 10;
@@ -153,6 +153,8 @@ struct Track {
     /// only while the points are independent at that block length; dropped
     /// once its blocks would merge (the run is no longer short).
     short: Option<Box<Track>>,
+    /// Whether the series is a policy objective in this run (not judged).
+    role: super::LossRoleSeen,
 }
 
 impl Track {
@@ -183,6 +185,7 @@ impl Track {
             gate: Gate::new(s, worse),
             first_block,
             short: None,
+            role: Default::default(),
             metric,
         }
     }
@@ -207,7 +210,8 @@ impl Track {
 
     fn observe(&mut self, p: &Point) -> Option<Raised> {
         let x = p.get(&self.metric)?;
-        if !x.is_finite() {
+        // A policy objective does not drift as a loss does (the catalog's roles).
+        if !x.is_finite() || self.role.objective(p, &self.metric, x) {
             return None;
         }
         let warming = self.gate.warming();
@@ -229,10 +233,10 @@ impl Track {
         let v = self.gate.pass(verdict, p.step, x)?;
         let (best_step, best, now, rise, in_sigmas) = detail?;
         let how = match scale {
-            _ if in_sigmas => format!("{} noise sigmas {} from", compact(rise), if scale == (Scale::Linear { higher_is_better: true }) { "down" } else { "up" }),
-            Scale::Log => format!("{}% above", compact(100.0 * rise)),
-            Scale::Linear { higher_is_better: true } => format!("{}% of its gain lost from", compact(100.0 * rise)),
-            Scale::Linear { higher_is_better: false } => format!("{}% of its improvement undone from", compact(100.0 * rise)),
+            _ if in_sigmas => format!("{} noise sigmas {} from", sigmas(rise), if scale == (Scale::Linear { higher_is_better: true }) { "down" } else { "up" }),
+            Scale::Log => format!("{} above", percent(rise)),
+            Scale::Linear { higher_is_better: true } => format!("{} of its gain lost from", percent(rise)),
+            Scale::Linear { higher_is_better: false } => format!("{} of its improvement undone from", percent(rise)),
         };
         let message = format!(
             "{} drifting from step {} ({} there): level {} is {how} its best {} (around step {best_step}) over {span} steps",
@@ -338,6 +342,13 @@ impl Track {
         // own turns are its noise.
         let independent = self.memory.independent_over(self.block_len);
         let sigma = if independent { level_noise_around(&y, best_at)? } else { level_noise(&y)? };
+        // Levels read linearly that never move (a zero-inflated series: its
+        // block medians tie at zero) have no noise scale: a scale of zero makes
+        // no sigma and no share of an improvement that is not there.
+        if sigma <= 0.0 && self.scale != Some(Scale::Log) {
+            self.detail = None;
+            return None;
+        }
         let initial = y[0];
         let now = self.recent.median()?;
         let rise = now - best;

@@ -60,6 +60,30 @@ impl Watched {
     }
 }
 
+/// Whether a loss detector's series is, in this run, a policy objective
+/// rather than a loss ([`catalog::loss_role`]): learned from the points (the
+/// run logs a KL or a reward; the series reached zero or below), and kept for
+/// the rest of the run once it is one.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct LossRoleSeen {
+    rl_run: bool,
+    reached_zero: bool,
+    objective: bool,
+}
+
+impl LossRoleSeen {
+    /// Whether `metric`, at `x` at this point, is a policy objective (not to
+    /// be judged as a loss).
+    pub(crate) fn objective(&mut self, p: &Point, metric: &str, x: f64) -> bool {
+        if !self.objective {
+            self.rl_run = self.rl_run || p.get(catalog::KL).is_some() || p.get(catalog::REWARD).is_some();
+            self.reached_zero |= x <= 0.0;
+            self.objective = catalog::loss_role(metric, self.rl_run, self.reached_zero) == catalog::LossRole::PolicyObjective;
+        }
+        self.objective
+    }
+}
+
 /// One alert kind's detector for one run.
 pub trait Detector: std::fmt::Debug + Send {
     fn kind(&self) -> AlertKind;
@@ -465,6 +489,133 @@ mod tests {
                 let worse_or_same = if r.metric == catalog::TOKENS_PER_S { peak.value <= r.value } else { peak.value >= r.value };
                 assert!(worse_or_same, "{faulty} {kind}: {r:?}");
             }
+        }
+    }
+
+    /// Every detector of a run over `rows` (point `i` at step `i`): (kind, alert).
+    fn run_all(rows: &[Vec<(MetricName, f64)>]) -> Vec<(AlertKind, Raised)> {
+        let mut dets = for_run(&HealthConfig::default());
+        let mut raised = Vec::new();
+        for (i, values) in rows.iter().enumerate() {
+            let p = Point { step: i as u64, time_s: i as f64, values };
+            for d in &mut dets {
+                raised.extend(d.observe(&p).into_iter().map(|r| (d.kind(), r)));
+            }
+        }
+        raised
+    }
+
+    /// A standard normal draw (Box-Muller) from a seeded source.
+    fn normal(rng: &mut crate::workload::rng::SplitMix64) -> f64 {
+        let (u, v) = (rng.unit().max(1e-12), rng.unit());
+        (-2.0 * u.ln()).sqrt() * (std::f64::consts::TAU * v).cos()
+    }
+
+    /// Should not raise (issue 28): a healthy GRPO run whose `loss` is exactly
+    /// 0 on most steps (a group's rewards tied) and signed otherwise, whose KL
+    /// starts at exactly 0; and a PPO run whose KL is 0 at its first step and
+    /// at its working level (2-6) from the second. Before: a critical
+    /// loss_spike and slow_drift over a zero scale, a critical kl_spike with a
+    /// ratio over zero.
+    #[test]
+    fn a_zero_inflated_policy_loss_and_a_kl_from_zero_raise_nothing() {
+        use crate::metrics::catalog;
+        for seed in 0..4u64 {
+            let mut rng = crate::workload::rng::SplitMix64::new(seed);
+            let grpo: Vec<Vec<(MetricName, f64)>> = (0..1500)
+                .map(|i| {
+                    let t = i as f64;
+                    let loss = if rng.unit() < 0.7 { 0.0 } else { 0.05 * normal(&mut rng) };
+                    let kl = if i == 0 { 0.0 } else { 0.02 * (t / 200.0).min(1.0) * (0.2 * normal(&mut rng)).exp() };
+                    let reward = 0.2 + 0.5 * (1.0 - (-t / 400.0).exp()) + 0.08 * normal(&mut rng);
+                    vec![(catalog::LOSS.into(), loss), (catalog::KL.into(), kl), (catalog::REWARD.into(), reward)]
+                })
+                .collect();
+            let ppo: Vec<Vec<(MetricName, f64)>> = (0..300)
+                .map(|i| {
+                    let t = i as f64;
+                    let kl = if i == 0 { 0.0 } else { (2.1 + 4.0 * (t / 10.0).min(1.0)) * (0.1 * normal(&mut rng)).exp() };
+                    let reward = 0.15 + 0.09 * (t / 300.0) + 0.01 * normal(&mut rng);
+                    vec![(catalog::KL.into(), kl), (catalog::REWARD.into(), reward), (catalog::POLICY_LOSS.into(), 0.02 * normal(&mut rng))]
+                })
+                .collect();
+            for (what, rows) in [("grpo", grpo), ("ppo", ppo)] {
+                let raised = run_all(&rows);
+                let warned: Vec<_> = raised.iter().filter(|(_, r)| r.severity >= Severity::Warn).collect();
+                assert!(warned.is_empty(), "{what} seed {seed}: {warned:?}");
+                assert!(raised.iter().all(|(_, r)| r.message.len() < 300), "{what} seed {seed}: {raised:?}");
+            }
+        }
+    }
+
+    /// Should raise / should not (issue 28): a gradient norm that climbs a few
+    /// percent a step from its level (a trailing median follows it, so the
+    /// spike rule alone never saw it) is an explosion within 25 steps of its
+    /// onset; one that rises 3x over an LR warm-up of 150 steps, or 2x over
+    /// the second half of the run, is not.
+    #[test]
+    fn a_slow_steady_climb_of_the_grad_norm_is_an_explosion() {
+        use crate::metrics::catalog;
+        let onset = 400usize;
+        // (what, grad norm at point i given a unit noise factor, whether it must raise)
+        type Shape = Box<dyn Fn(usize) -> f64>;
+        let table: Vec<(&str, Shape, bool)> = vec![
+            ("3% a step from step 400", Box::new(move |i| if i >= onset { (0.03 * (i - onset) as f64).min(11.0).exp() } else { 1.0 }), true),
+            ("5% a step from step 400", Box::new(move |i| if i >= onset { (0.05 * (i - onset) as f64).min(11.0).exp() } else { 1.0 }), true),
+            ("3x over a 150-step warm-up", Box::new(|i| 1.0 + 2.0 * (i as f64 / 150.0).min(1.0)), false),
+            ("2x over the second half", Box::new(|i| if i > 400 { 1.0 + (i - 400) as f64 / 400.0 } else { 1.0 }), false),
+        ];
+        for seed in 0..3u64 {
+            for (what, shape, must) in &table {
+                let mut rng = crate::workload::rng::SplitMix64::new(seed);
+                let rows: Vec<Vec<(MetricName, f64)>> = (0..800)
+                    .map(|i| vec![(catalog::LOSS.into(), 2.0 + 3.0 * (-(i as f64) / 150.0).exp()), (catalog::GRAD_NORM.into(), 0.8 * shape(i) * (0.15 * normal(&mut rng)).exp())])
+                    .collect();
+                let raised = run_all(&rows);
+                let explosion = raised.iter().find(|(k, r)| *k == AlertKind::GradExplosion && r.severity >= Severity::Warn);
+                if *must {
+                    let (_, r) = explosion.unwrap_or_else(|| panic!("{what} seed {seed}: {raised:?}"));
+                    // Raised at most 30 steps in (3% a step: 2x by step 23, its
+                    // newest level a median of 5 points, two steps in a row).
+                    assert!(r.step >= onset as u64 && r.step <= onset as u64 + 30, "{what} seed {seed}: {r:?}");
+                } else {
+                    assert!(explosion.is_none(), "{what} seed {seed}: {raised:?}");
+                }
+            }
+        }
+    }
+
+    /// Should raise / should not (issue 28): a training reward that holds near
+    /// its high while a held-out score logged every 50 steps (`eval_acc`,
+    /// `pass@1`) falls to a third of its peak is reward hacking, without any
+    /// response length; the same score on a plateau is not.
+    #[test]
+    fn a_held_out_score_that_falls_while_the_reward_holds_is_reward_hacking() {
+        for (name, falls) in [("eval_acc", true), ("pass@1", true), ("gsm8k/accuracy", true), ("eval_acc", false)] {
+            let mut rng = crate::workload::rng::SplitMix64::new(7);
+            let rows: Vec<Vec<(MetricName, f64)>> = (0..1000)
+                .map(|i| {
+                    let t = i as f64;
+                    let mut row: Vec<(MetricName, f64)> = vec![(crate::metrics::catalog::REWARD.into(), 1.0 - 0.8 * (-t / 150.0).exp() + 0.05 * normal(&mut rng))];
+                    if i % 50 == 0 {
+                        let mut score = 0.6 - 0.4 * (-t / 150.0).exp();
+                        if falls && i >= 600 {
+                            score *= 1.0 - 0.65 * ((i - 600) as f64 / 150.0).min(1.0);
+                        }
+                        row.push((name.to_owned().into(), score + 0.01 * normal(&mut rng)));
+                    }
+                    row
+                })
+                .collect();
+            let raised = run_all(&rows);
+            let hacking = raised.iter().find(|(k, r)| *k == AlertKind::RewardHacking && r.severity >= Severity::Warn);
+            assert_eq!(hacking.is_some(), falls, "{name} falls {falls}: {raised:?}");
+            if let Some((_, r)) = hacking {
+                assert_eq!(r.metric, name);
+                assert!(r.step >= 600 && r.message.contains("likely reward hacking"), "{r:?}");
+            }
+            let others: Vec<_> = raised.iter().filter(|(k, r)| *k != AlertKind::RewardHacking && r.severity >= Severity::Warn).collect();
+            assert!(others.is_empty(), "{name}: {others:?}");
         }
     }
 }

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use super::{grade, Detector, Gate, Point, Raised, Worse, COLLAPSE_PERSISTS};
 use crate::health::config::KindSettings;
 use crate::health::{AlertKind, Severity};
-use crate::report::format::compact;
+use crate::report::format::percent;
 use crate::metrics::catalog::{self, MoeLayer};
 
 /// Dropped-token fraction that is a warning on its own.
@@ -127,13 +127,13 @@ impl ExpertCollapse {
             }
             let mut message = format!("layer {l} routing collapsed from step {}", v.step);
             if bal.is_some() {
-                message.push_str(&format!(": {}% effective experts there", compact(100.0 * v.value)));
+                message.push_str(&format!(": {} effective experts there", percent(v.value)));
             }
             if let Some(b) = summary.filter(|b| b.dead > 0) {
                 message.push_str(&format!(", {}/{} experts dead", b.dead, b.experts));
             }
             if let Some(d) = dropped {
-                message.push_str(&format!(", {}% tokens dropped", compact(100.0 * d)));
+                message.push_str(&format!(", {} tokens dropped", percent(d)));
             }
             if persists {
                 message.push_str(&format!("; not recovered for {COLLAPSE_PERSISTS} steps"));

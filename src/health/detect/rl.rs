@@ -2,9 +2,9 @@
 use super::levels::RunLevels;
 use super::{grade, Gate, Point, Raised, Worse, COLLAPSE_PERSISTS};
 use crate::health::config::KindSettings;
-use crate::health::stats::{index_slope, mean, sorted_median, std_dev, SortedSeries, Window};
+use crate::health::stats::{index_slope, mean, sorted_median, std_dev, SortedSeries, Window, MAD_TO_SIGMA};
 use crate::health::Severity;
-use crate::report::format::compact;
+use crate::report::format::{compact, times, percent};
 use crate::metrics::catalog;
 
 /// Means of the older and newer halves of a window.
@@ -23,7 +23,110 @@ fn halves(w: &Window) -> Option<(Vec<f64>, Vec<f64>)> {
 pub struct RewardHacking {
     s: KindSettings,
     scales: [HackSigns; 2],
+    held_out: HeldOut,
     gate: Gate,
+    /// The held-out rule's own gate (lower is worse there).
+    held_out_gate: Gate,
+}
+
+/// A held-out score at or below this share of its peak, while the training
+/// reward holds near its high, is reward hacking (warn)...
+pub const HELD_OUT_KEPT_WARN: f64 = 0.7;
+/// ...and at or below this share, critical.
+pub const HELD_OUT_KEPT_CRITICAL: f64 = 0.4;
+/// The fall must also be this many times the score's own noise between
+/// evaluations (a small evaluation set's accuracy wanders).
+pub const HELD_OUT_NOISES: f64 = 4.0;
+/// Evaluations needed before the score is judged, and consecutive ones below
+/// the line that make a fall (one bad evaluation is not one).
+pub const HELD_OUT_MIN_EVALS: usize = 4;
+pub const HELD_OUT_FALLS: u32 = 2;
+/// The training reward is "near its high" while it keeps this share of the
+/// gain it had made by its best evaluation.
+pub const REWARD_KEPT: f64 = 0.75;
+
+/// The training reward judged against a held-out score the run logs beside it
+/// (the catalog's [`catalog::is_held_out_score`]: an evaluation accuracy, a
+/// pass@k, a benchmark's score, the gold reward), however sparsely: a proxy
+/// reward at or near its high while the held-out score falls to a fraction of
+/// its peak is the policy pleasing the reward, not solving the task.
+#[derive(Debug, Clone)]
+struct HeldOut {
+    /// The held-out score's name, once a point carries one, and the number of
+    /// values of the last point searched for one (a search runs only when a
+    /// point carries more values than the last searched).
+    name: Option<String>,
+    searched: usize,
+    /// The training reward's newest window.
+    reward: Window,
+    /// The reward's level (window mean) at the first evaluation with a full
+    /// window, and at the evaluation where the score peaked.
+    reward_first: Option<f64>,
+    /// Evaluations: (step, score, reward level then).
+    evals: Vec<(u64, f64, f64)>,
+    /// Consecutive evaluations below the line, and the verdict they hold.
+    below: u32,
+    verdict: Option<Severity>,
+    /// What the message says: (peak step, peak, reward level at the peak, now).
+    detail: Option<(u64, f64, f64, f64)>,
+}
+
+impl HeldOut {
+    fn new(w: usize) -> Self {
+        HeldOut { name: None, searched: 0, reward: Window::new(w), reward_first: None, evals: Vec::new(), below: 0, verdict: None, detail: None }
+    }
+
+    /// One point: the reward, and the held-out score when the point carries it.
+    fn push(&mut self, p: &Point, reward: f64) {
+        if reward.is_finite() {
+            self.reward.push(reward);
+        }
+        if self.name.is_none() && p.values.len() > self.searched {
+            self.searched = p.values.len();
+            self.name = p.values.iter().find(|(n, _)| catalog::is_held_out_score(n)).map(|(n, _)| n.to_string());
+        }
+        let Some(score) = self.name.as_deref().and_then(|n| p.get(n)).filter(|v| v.is_finite()) else { return };
+        if !self.reward.is_full() {
+            return;
+        }
+        let level = self.reward.mean_of(0, self.reward.len()).unwrap_or(f64::NAN);
+        let first = *self.reward_first.get_or_insert(level);
+        self.evals.push((p.step, score, level));
+        self.verdict = self.judge(first);
+    }
+
+    /// The verdict after the newest evaluation.
+    fn judge(&mut self, first: f64) -> Option<Severity> {
+        let n = self.evals.len();
+        if n < HELD_OUT_MIN_EVALS {
+            return None;
+        }
+        // Levels, not single evaluations: each evaluation's score is the median
+        // of it and the two before (a score logged every step, or a noisy
+        // evaluation, has outliers its peak must not be).
+        let level = |i: usize| crate::health::stats::median(&self.evals[i.saturating_sub(2)..=i].iter().map(|e| e.1).collect::<Vec<_>>()).unwrap_or(f64::NAN);
+        let (peak_at, peak) = (2..n).map(|i| (i, level(i))).max_by(|a, b| a.1.total_cmp(&b.1))?;
+        let (peak_step, reward_at_peak) = (self.evals[peak_at].0, self.evals[peak_at].2);
+        let (now, reward_now) = (level(n - 1), self.evals[n - 1].2);
+        // The score's noise: the spread of its changes between evaluations.
+        let diffs: Vec<f64> = self.evals.windows(2).map(|w| (w[1].1 - w[0].1).abs()).collect();
+        let noise = crate::health::stats::median(&diffs).unwrap_or(0.0) * MAD_TO_SIGMA / std::f64::consts::SQRT_2;
+        // A share of the peak for a score that never goes below zero; else of
+        // the rise to the peak from the lowest score before it.
+        let lowest_before = self.evals[..=peak_at].iter().map(|e| e.1).fold(f64::INFINITY, f64::min);
+        let scale = if self.evals.iter().all(|e| e.1 >= 0.0) { peak } else { peak - lowest_before };
+        let kept = if scale > 0.0 { 1.0 - (peak - now) / scale } else { 1.0 };
+        let reward_gain = reward_at_peak.max(reward_now) - first;
+        let reward_holds = reward_gain > 0.0 && reward_now - first >= REWARD_KEPT * (reward_at_peak - first).max(0.0) && reward_now >= first;
+        let fell = peak_at + 1 < n && peak - now >= HELD_OUT_NOISES * noise && grade(kept, HELD_OUT_KEPT_WARN, HELD_OUT_KEPT_CRITICAL, true).is_some() && reward_holds;
+        self.below = if fell { self.below + 1 } else { 0 };
+        if self.below < HELD_OUT_FALLS {
+            self.detail = None;
+            return None;
+        }
+        self.detail = Some((peak_step, peak, reward_now, now));
+        grade(kept, HELD_OUT_KEPT_WARN, HELD_OUT_KEPT_CRITICAL, true)
+    }
 }
 
 /// How many times the configured window the long scale spans; its thresholds
@@ -116,11 +219,22 @@ impl HackSigns {
 impl RewardHacking {
     pub fn new(s: KindSettings) -> Self {
         let w = s.window.max(12);
-        RewardHacking { scales: [HackSigns::new(w), HackSigns::new(LONG_SCALE * w)], gate: Gate::new(&s, Worse::Higher), s }
+        RewardHacking { scales: [HackSigns::new(w), HackSigns::new(LONG_SCALE * w)], held_out: HeldOut::new(w), gate: Gate::new(&s, Worse::Higher), held_out_gate: Gate::new(&s, Worse::Lower), s }
     }
 
+    /// The response-length rule's alert at this point, and the held-out rule's.
+    pub fn check_both(&mut self, p: &Point) -> [Option<Raised>; 2] {
+        let Some(reward) = p.get(self.s.metric.as_deref().unwrap_or(catalog::REWARD)) else { return [None, None] };
+        self.held_out.push(p, reward);
+        [self.check_length(p, reward), self.check_held_out(p)]
+    }
+
+    /// The first of [`Self::check_both`]'s alerts.
     pub fn check(&mut self, p: &Point) -> Option<Raised> {
-        let reward = p.get(self.s.metric.as_deref().unwrap_or(catalog::REWARD))?;
+        self.check_both(p).into_iter().flatten().next()
+    }
+
+    fn check_length(&mut self, p: &Point, reward: f64) -> Option<Raised> {
         let length = p.get(catalog::RESPONSE_LEN)?;
         let entropy = p.get(catalog::ENTROPY);
         let kl = p.get(catalog::KL);
@@ -146,8 +260,8 @@ impl RewardHacking {
         let (severity, r, span) = judged?;
         let v = self.gate.pass(severity, p.step, length)?;
         let message = format!(
-            "reward rising while responses grow {}x over {} steps ({} {} at step {}){}{}{}: likely reward hacking",
-            compact(r.growth),
+            "reward rising while responses grow {} over {} steps ({} {} at step {}){}{}{}: likely reward hacking",
+            times(r.growth),
             span,
             catalog::RESPONSE_LEN,
             compact(v.value),
@@ -157,6 +271,25 @@ impl RewardHacking {
             if r.gold_falls == Some(true) { ", gold reward falls" } else { "" }
         );
         Some(v.raise(catalog::RESPONSE_LEN, message))
+    }
+
+    /// The held-out verdict through its gate (held between evaluations).
+    fn check_held_out(&mut self, p: &Point) -> Option<Raised> {
+        if self.held_out_gate.warming() {
+            return None;
+        }
+        let name = self.held_out.name.clone()?;
+        let value = self.held_out.evals.last().map_or(f64::NAN, |e| e.1);
+        let v = self.held_out_gate.pass(self.held_out.verdict, p.step, value)?;
+        let (peak_step, peak, reward_now, _) = self.held_out.detail?;
+        let kept = if peak > 0.0 { format!(", {} of its peak {}", percent(v.value / peak), compact(peak)) } else { format!(" from its peak {}", compact(peak)) };
+        let message = format!(
+            "held-out {name} fell to {} at step {}{kept} (step {peak_step}) while the training reward holds near its high ({} now): likely reward hacking",
+            compact(v.value),
+            v.step,
+            compact(reward_now)
+        );
+        Some(v.raise(name, message))
     }
 }
 
@@ -230,7 +363,7 @@ impl RewardSaturation {
         let at_ceiling = reward >= quantile(0.9) - slack;
         let ratio = if past > 0.0 { recent / past } else { 1.0 };
         let v = self.gate.pass(grade(ratio, self.s.warn, self.s.critical, true).filter(|_| at_ceiling), p.step, reward)?;
-        let message = format!("{} saturated at {} from step {}: spread fell to {}% of its past level", self.metric, compact(v.value), v.step, compact(100.0 * ratio));
+        let message = format!("{} saturated at {} from step {}: spread fell to {} of its past level", self.metric, compact(v.value), v.step, percent(ratio));
         Some(v.raise(self.metric.clone(), message))
     }
 }
@@ -286,12 +419,12 @@ impl EntropyCollapse {
         }
         let v = self.gate.pass(severity, p.step, x)?;
         let message = format!(
-            "{} collapsed to {} at step {}: recent level {}, {}% of its earlier {}{}",
+            "{} collapsed to {} at step {}: recent level {}, {} of its earlier {}{}",
             self.metric,
             compact(v.value),
             v.step,
             compact(level),
-            compact(100.0 * ratio),
+            percent(ratio),
             compact(reference),
             if persists { format!("; not recovered for {COLLAPSE_PERSISTS} steps") } else { String::new() }
         );
@@ -299,7 +432,17 @@ impl EntropyCollapse {
     }
 }
 
-super::one_alert_detectors!(RewardHacking => RewardHacking, RewardSaturation => RewardSaturation, EntropyCollapse => EntropyCollapse);
+super::one_alert_detectors!(RewardSaturation => RewardSaturation, EntropyCollapse => EntropyCollapse);
+
+impl super::Detector for RewardHacking {
+    fn kind(&self) -> crate::health::AlertKind {
+        crate::health::AlertKind::RewardHacking
+    }
+
+    fn observe(&mut self, p: &Point) -> Vec<Raised> {
+        self.check_both(p).into_iter().flatten().collect()
+    }
+}
 
 #[cfg(test)]
 mod tests {

@@ -21,7 +21,7 @@ use super::{Point, Raised};
 use crate::health::config::KindSettings;
 use crate::health::{AlertKind, Peak, Severity};
 use crate::metrics::catalog;
-use crate::report::format::compact;
+use crate::report::format::{compact, times};
 
 /// A loss point counts as a blow-up when it is at least this many times the
 /// highest earlier value. Per-batch noise of a healthy loss stays well below
@@ -114,6 +114,7 @@ pub struct ShortJudge {
     raised: Option<Severity>,
     /// The run logs a KL or a reward: its loss is a policy objective.
     rl_run: bool,
+    role: super::LossRoleSeen,
     done: bool,
 }
 
@@ -123,7 +124,7 @@ impl ShortJudge {
         let rule = rule_for(kind)?;
         let metric = s.metric.clone()?;
         let span = s.warmup as usize + s.persistence.max(1) as usize;
-        Some(ShortJudge { kind, rule, watched: super::Watched::new(&metric), metric, span, points: 0, before: Vec::new(), streak: None, streak_values: Vec::new(), raised: None, rl_run: false, done: false })
+        Some(ShortJudge { kind, rule, watched: super::Watched::new(&metric), metric, span, points: 0, before: Vec::new(), streak: None, streak_values: Vec::new(), raised: None, rl_run: false, role: Default::default(), done: false })
     }
 
     /// Whether the loss has fallen from its first value (a blow-up is then
@@ -170,16 +171,19 @@ impl ShortJudge {
     }
 
     /// The level an outlier is measured against: the median of the earlier
-    /// points, floored for a KL; `None` when it is not positive.
+    /// points; `None` when it is not positive, or for a KL when it is not above
+    /// the KL floor.
     fn reference(&self) -> Option<f64> {
-        // A KL starts at zero (and its estimate may dip below): its floor
-        // keeps the first growth from counting as infinitely many times.
         if self.before.is_empty() {
             return None;
         }
+        // A KL to a reference policy starts at exactly zero (the policy is the
+        // reference) and its estimate may dip below: earlier points at or under
+        // the floor are no level yet, and its growth to its working level is
+        // no multiple of one.
         let floor = if self.kind == AlertKind::KlSpike { super::KL_FLOOR } else { 0.0 };
-        let reference = median(&self.before).max(floor);
-        (reference > 0.0).then_some(reference)
+        let reference = median(&self.before);
+        (reference > floor).then_some(reference)
     }
 
     pub fn check(&mut self, p: &Point) -> Option<Raised> {
@@ -188,6 +192,10 @@ impl ShortJudge {
         }
         let v = self.watched.read(p, &mut self.metric)?;
         self.rl_run = self.rl_run || p.get(catalog::KL).is_some() || p.get(catalog::REWARD).is_some();
+        // A policy objective is no loss to blow up (the catalog's roles).
+        if self.rule == Rule::Blowup && v.is_finite() && self.role.objective(p, &self.metric, v) {
+            return None;
+        }
         self.points += 1;
         if self.points > self.span {
             self.done = true;
@@ -229,30 +237,30 @@ impl ShortJudge {
         self.raised = Some(severity);
         let message = match self.rule {
             Rule::Blowup if self.fallen() => format!(
-                "{} diverged: {} at step {onset_step}, {:.1}x the highest of its {} and above its first ({}), peak {} at step {}",
+                "{} diverged: {} at step {onset_step}, {} the highest of its {} and above its first ({}), peak {} at step {}",
                 self.metric,
                 compact(onset),
-                onset / self.before.iter().copied().fold(f64::MIN, f64::max),
+                times(onset / self.before.iter().copied().fold(f64::MIN, f64::max)),
                 earlier_points(self.before.len()),
                 compact(self.before[0]),
                 compact(peak.value),
                 peak.step
             ),
             Rule::Blowup => format!(
-                "{} diverged: {} at step {onset_step}, {:.1}x the highest of its {} ({}) and {len} points in a row that far up, peak {} at step {}",
+                "{} diverged: {} at step {onset_step}, {} the highest of its {} ({}) and {len} points in a row that far up, peak {} at step {}",
                 self.metric,
                 compact(onset),
-                onset / self.before.iter().copied().fold(f64::MIN, f64::max),
+                times(onset / self.before.iter().copied().fold(f64::MIN, f64::max)),
                 earlier_points(self.before.len()),
                 compact(self.before.iter().copied().fold(f64::MIN, f64::max)),
                 compact(peak.value),
                 peak.step
             ),
             Rule::Outlier => format!(
-                "{} exploded: {} at step {onset_step}, {:.0}x the median of its {}{}",
+                "{} exploded: {} at step {onset_step}, {} the median of its {}{}",
                 self.metric,
                 compact(onset),
-                onset / median(&self.before).max(f64::MIN_POSITIVE),
+                times(onset / median(&self.before)),
                 earlier_points(self.before.len()),
                 if len > 1 { format!(", {len} points in a row") } else { String::new() }
             ),
@@ -376,7 +384,12 @@ mod tests {
             (AlertKind::GradExplosion, &[0.0696, 0.1102, 0.00052, 0.00073, 0.00069, 0.00087, 0.0006, 0.00114, 0.0846, 0.0954, 0.0838], &[], 0),
             // KL from zero: its floor keeps early growth from looking infinite.
             (AlertKind::KlSpike, &[0.0, 0.0001, 0.0002, 0.0004, 0.003, 0.01, 0.02], &[], 0),
-            (AlertKind::KlSpike, &[0.0, 0.0, -0.001, 0.0, 0.002, 0.05, 3.0], &[Severity::Warn], 7),
+            // A KL leaving zero (the policy was the reference) for its working
+            // level has no earlier level to be a multiple of: PPO's KL of 0 at
+            // its first step and 2.1 at its second (workloads/rlhf.toml).
+            (AlertKind::KlSpike, &[0.0, 0.0, -0.001, 0.0, 0.002, 0.05, 3.0], &[], 0),
+            (AlertKind::KlSpike, &[0.0, 2.1, 3.9, 5.2, 6.1, 5.8], &[], 0),
+            (AlertKind::KlSpike, &[0.0, 0.004, 0.008, 0.009, 0.006, 2.5, 3.0], &[], 0),
             // A gradient that was zero has no level to be hundreds of times.
             (AlertKind::GradExplosion, &[0.0, 0.0, 0.0, 0.0, 0.0, 1.0], &[], 0),
             (AlertKind::KlSpike, &[0.01, 0.012, 0.011, 0.013, 0.012, 2.5], &[Severity::Warn], 6),
@@ -387,6 +400,8 @@ mod tests {
             assert_eq!(&sev, want, "{kind:?} {series:?}: {got:?}");
             assert!(got.iter().all(|r| r.step == *step && r.value == series[*step as usize - 1]), "{got:?}");
             assert!(got.iter().skip(1).all(|r| r.escalated_at.is_some()), "{got:?}");
+            // No message holds a number no one can read (a ratio over zero).
+            assert!(got.iter().all(|r| r.message.len() < 160), "{got:?}");
         }
     }
 

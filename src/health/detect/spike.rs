@@ -6,10 +6,10 @@
 //! of the robust spread instead: a ratio to a median near zero is meaningless.
 use super::{grade, Detector, Excursions, Gate, Point, Raised, Worse, FAMILIAR_EXCURSIONS};
 use crate::health::config::KindSettings;
-use crate::health::stats::{half_lag_slope, sorted_copy, sorted_median, sorted_median_mad, SortedSeries, StartLevel, MAD_TO_SIGMA};
+use crate::health::stats::{half_lag_slope, sorted_copy, sorted_median, sorted_median_mad, sorted_sigma, SortedSeries, StartLevel, MAD_TO_SIGMA};
 use crate::health::{AlertKind, Severity};
 use crate::metrics::catalog;
-use crate::report::format::compact;
+use crate::report::format::{compact, times, percent, sigmas};
 
 /// Robust z-score needed on top of the ratio threshold.
 pub const SPIKE_Z: f64 = 4.0;
@@ -82,6 +82,10 @@ pub struct Spike {
     rises: RiseRecord,
     /// Points judged (past the warm-up).
     judged: u64,
+    /// Whether a loss's series is a policy objective in this run.
+    role: super::LossRoleSeen,
+    /// A gradient norm's run: the learning rate at its newest points.
+    lr: std::collections::VecDeque<f64>,
     what: &'static str,
 }
 
@@ -109,6 +113,8 @@ impl Spike {
             excursions: Excursions::default(),
             rises: RiseRecord::default(),
             judged: 0,
+            role: Default::default(),
+            lr: Default::default(),
             what,
         }
     }
@@ -116,6 +122,10 @@ impl Spike {
     pub fn check(&mut self, p: &Point) -> Option<Raised> {
         let x = self.watched.read(p, &mut self.metric)?;
         if !x.is_finite() {
+            return None;
+        }
+        // A policy objective's jumps are no loss spike (the catalog's roles).
+        if self.kind == AlertKind::LossSpike && self.role.objective(p, &self.metric, x) {
             return None;
         }
         self.start.push(x);
@@ -127,6 +137,24 @@ impl Spike {
         let j = self.judge(x, self.gate.streak.count as usize);
         self.push(x);
         let mut j = j?;
+        // A gradient norm climbing steadily: the trailing median follows a slow
+        // exponential rise, so the spike rule above never sees it.
+        if self.kind == AlertKind::GradExplosion {
+            // The learning rate's newest points: a climb while it still rises
+            // (a warm-up) is the warm-up's.
+            if self.lr.len() == CLIMB_POINTS {
+                self.lr.pop_front();
+            }
+            self.lr.push_back(p.get(catalog::LR).unwrap_or(f64::NAN));
+        }
+        let lr_rising = self.lr.len() == CLIMB_POINTS && self.lr.back().zip(self.lr.front()).is_some_and(|(now, then)| *now > 1.01 * *then);
+        if self.kind == AlertKind::GradExplosion && j.severity.is_none() && !lr_rising {
+            if let Some((severity, climb)) = self.climb() {
+                j.severity = Some(severity);
+                j.base = climb.base;
+                j.distance = Distance::Climb(climb.rate, climb.times);
+            }
+        }
         // The run's tail is what a gradient norm does outside an alarm, after its
         // start (see `RiseRecord::after_the_start`): an explosion under way does
         // not become its own record. (A KL's spikes are judged by the window:
@@ -167,15 +195,15 @@ impl Spike {
             format!("{m} bump to {value} at step {} recovered (trailing median {base})", v.step)
         } else if v.severity == Severity::Info {
             format!(
-                "{m} rose to {value} at step {}, {} its trailing median {base}; the run recovered on its own from {} rises of this order before",
+                "{m} rose to {value} at step {}, {}; the run recovered on its own from {} rises of this order before",
                 v.step,
-                self.onset.distance.text(),
+                self.onset.distance.against(&base),
                 like
             )
         } else {
             let peak = v.peak.map_or(String::new(), |pk| format!(", worst {} at step {}", compact(pk.value), pk.step));
             let harm = harm.map_or(String::new(), |h| format!("; {h}"));
-            format!("{m} {} to {value} at step {}, {} its trailing median {base}; {} steps so far{peak}{harm}", self.what, v.step, self.onset.distance.text(), self.gate.streak.count)
+            format!("{m} {} to {value} at step {}, {}; {} steps so far{peak}{harm}", self.what, v.step, self.onset.distance.against(&base), self.gate.streak.count)
         };
         let message = message + &self.watched.note(&self.metric);
         Some(v.raise(self.metric.clone(), message))
@@ -195,7 +223,7 @@ impl Spike {
                 // The loss must have come down materially for "back up" to mean anything.
                 let material = if j.ratio.is_some() { gap >= 0.1 * initial.abs() } else { gap >= SIGNED_WARN_Z * j.spread };
                 let back = self.best + HARM_FRACTION * gap;
-                (material && x >= back).then(|| format!("back {}% of the way to its initial {}", compact(100.0 * (x - self.best) / gap), compact(initial)))
+                (material && x >= back).then(|| format!("back {} of the way to its initial {}", percent((x - self.best) / gap), compact(initial)))
             }
             AlertKind::GradExplosion | AlertKind::KlSpike => {
                 (self.sustained >= SUSTAINED_STEPS).then(|| format!("{}x its level or more for {} steps", compact(SUSTAINED_RATIO), self.sustained))
@@ -238,6 +266,47 @@ impl Spike {
             return 0.0;
         }
         self.rises.sigma()
+    }
+
+    /// A steady climb on the log scale ([`CLIMB_POINTS`] points, the newest
+    /// included): the severity, and the rate and rise for the message. The
+    /// climb's pairs half its span apart rise in [`CLIMB_RISING`] of cases at
+    /// [`CLIMB_RATE`] a point or more, and its newest level stands
+    /// [`CLIMB_WARN`] times over the window's level before it, and
+    /// [`SPIKE_Z`] sigmas of that level's noise (and of the run's own rise
+    /// record) over it: critical at the kind's critical ratio.
+    fn climb(&self) -> Option<(Severity, Climb)> {
+        let n = self.window.len();
+        if n < CLIMB_POINTS + CLIMB_BEFORE || self.window.nonpositive > 0 {
+            return None;
+        }
+        let logs = self.window.logs.values();
+        let newest: Vec<f64> = logs.range(n - CLIMB_POINTS..).copied().collect();
+        if newest[CLIMB_POINTS - 1] <= newest[0] {
+            return None;
+        }
+        let (rate, rising) = half_lag_slope(&newest)?;
+        if rate < CLIMB_RATE || rising < CLIMB_RISING {
+            return None;
+        }
+        let (base, mad) = sorted_median_mad(&self.window.logs.sorted_range(0, n - CLIMB_POINTS))?;
+        // The climb is the run's own noise around a steady line, not a jump
+        // between two levels (a GRPO grad norm, tiny on steps whose rewards
+        // tied): its points' spread around the line is at most
+        // [`CLIMB_NOISE_MULTIPLE`] times the spread before it.
+        let residuals = sorted_copy(newest.iter().enumerate().map(|(i, y)| y - rate * i as f64));
+        let (_, around) = sorted_median_mad(&residuals)?;
+        if around > CLIMB_NOISE_MULTIPLE * mad.max(MIN_LOG_SIGMA) {
+            return None;
+        }
+        let level = sorted_median(&sorted_copy(newest[CLIMB_POINTS - CLIMB_LEVEL_POINTS..].iter().copied()))?;
+        let sigma = (MAD_TO_SIGMA * mad).max(self.record_sigma()).max(MIN_LOG_SIGMA);
+        let rise = level - base;
+        if rise < CLIMB_WARN.ln().max(SPIKE_Z * sigma) {
+            return None;
+        }
+        let severity = if rise >= self.settings.critical.ln() { Severity::Critical } else { Severity::Warn };
+        Some((severity, Climb { rate: rate.exp_m1(), times: rise.exp(), base: base.exp() - self.floor }))
     }
 
     /// Adds a point to the reference window, with its log.
@@ -369,8 +438,13 @@ impl Spike {
                 return Some(Judgement { severity, base, distance: Distance::Times(times), ratio: Some(times), spread: f64::NAN });
             }
         }
-        let (med, mad) = sorted_median_mad(&raw().sorted_range(0, n))?;
-        let spread = MAD_TO_SIGMA * mad;
+        let sorted = raw().sorted_range(0, n);
+        let (med, mad) = sorted_median_mad(&sorted)?;
+        // A window tied at its median (a zero-inflated series) is measured by the
+        // spread of its moves; one that never moves has no scale to judge by.
+        let Some(spread) = sorted_sigma(&sorted, med, mad) else {
+            return Some(Judgement { severity: None, base: med, distance: Distance::Sigmas(0.0, "above"), ratio: None, spread: 0.0 });
+        };
         // The same tail check as on the log scale, in the metric's unit: a KL (signed,
         // as some estimators go negative) has a heavy upper tail.
         let tail = if lower { 0.0 } else { tail_sigma(raw(), streak) * SPIKE_Z / SIGNED_WARN_Z };
@@ -380,6 +454,32 @@ impl Spike {
         let side = if lower { "below" } else { "above" };
         Some(Judgement { severity, base: med, distance: Distance::Sigmas(z, side), ratio: None, spread })
     }
+}
+
+/// A gradient norm's steady climb (see `Spike::climb`): the newest points it
+/// is read over, the window's points before them it needs at least...
+pub const CLIMB_POINTS: usize = 20;
+const CLIMB_BEFORE: usize = 20;
+/// ...the least rate per point on the log scale (1.5% a point: 4.4x in 100
+/// points; a healthy run's early rise, or its slow late one, is slower)...
+pub const CLIMB_RATE: f64 = 0.015;
+/// ...the share of its half-lag pairs that rise...
+pub const CLIMB_RISING: f64 = 0.8;
+/// ...and how many times its earlier level the newest points' level (their
+/// median) must stand.
+pub const CLIMB_WARN: f64 = 2.0;
+const CLIMB_LEVEL_POINTS: usize = 5;
+/// The climb's spread around its line, at most this many times the window's
+/// spread before it.
+const CLIMB_NOISE_MULTIPLE: f64 = 2.0;
+
+/// A climb as the message tells it.
+#[derive(Debug, Clone, Copy)]
+struct Climb {
+    /// Growth per point (0.035: 3.5% a point).
+    rate: f64,
+    times: f64,
+    base: f64,
 }
 
 /// Upper quantile of the reference whose distance from the
@@ -646,13 +746,18 @@ enum Distance {
     Times(f64),
     /// Robust sigmas above or below the median.
     Sigmas(f64, &'static str),
+    /// A steady climb: its growth per point and its rise ("climbing 3.5% a
+    /// point to 2.1x").
+    Climb(f64, f64),
 }
 
 impl Distance {
-    fn text(self) -> String {
+    /// The distance from `base` as the message says it.
+    fn against(self, base: &str) -> String {
         match self {
-            Distance::Times(t) => format!("{}x", compact(t)),
-            Distance::Sigmas(z, side) => format!("{} robust sigmas {side}", compact(z)),
+            Distance::Times(t) => format!("{} its trailing median {base}", times(t)),
+            Distance::Climb(rate, t) => format!("climbing {} a step to {} its earlier level {base}", percent(rate), times(t)),
+            Distance::Sigmas(z, side) => format!("{} robust sigmas {side} its trailing median {base}", sigmas(z)),
         }
     }
 }

@@ -10,7 +10,7 @@ use super::{grade, Gate, Raised, Worse};
 use crate::health::config::KindSettings;
 use crate::health::stats::Window;
 use crate::metrics::catalog;
-use crate::report::format::compact;
+use crate::report::format::{compact, percent};
 
 /// Points of each rank needed before ranks are compared.
 const MIN_POINTS: usize = 3;
@@ -75,9 +75,9 @@ impl RankStraggler {
             Measure::StepTime => (catalog::STEP_TIME_S, 1.0 / spread.slow.1, 1.0 / spread.fast.1),
         };
         let message = format!(
-            "rank {} is {}% slower than rank {} since step {} (median {metric} {} vs {} over the last {window} steps)",
+            "rank {} is {} slower than rank {} since step {} (median {metric} {} vs {} over the last {window} steps)",
             spread.slow.0,
-            compact(100.0 * spread.fraction),
+            percent(spread.fraction),
             spread.fast.0,
             v.step,
             compact(slow),

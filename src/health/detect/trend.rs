@@ -4,10 +4,10 @@ use super::levels::RunLevels;
 use super::{grade, Excursions, Gate, Point, Raised, Worse, FAMILIAR_EXCURSIONS};
 use crate::health::config::KindSettings;
 use super::spike::{RiseRecord, HARM_FRACTION, NEAR_ZERO_SPREADS, SIGNED_CRITICAL_Z, SIGNED_WARN_Z, SUSTAINED_RATIO, SUSTAINED_STEPS};
-use crate::health::stats::{half_lag_slope, index_slope, median, sorted_median, sorted_median_mad, SortedSeries, StartLevel, Window, MAD_TO_SIGMA};
+use crate::health::stats::{half_lag_slope, index_slope, median, sorted_median, sorted_median_mad, sorted_sigma, SortedSeries, StartLevel, Window, MAD_TO_SIGMA};
 use crate::health::Severity;
 use crate::metrics::catalog;
-use crate::report::format::compact;
+use crate::report::format::{compact, times, percent, sigmas};
 
 /// KL below this (nats) is noise around a fresh policy, whatever its ratio.
 pub const KL_FLOOR: f64 = 0.01;
@@ -34,6 +34,8 @@ pub struct LossDivergence {
     /// way from its best to it is critical.
     start: StartLevel,
     gate: Gate,
+    /// Whether the series is a policy objective in this run (not judged).
+    role: super::LossRoleSeen,
 }
 
 impl LossDivergence {
@@ -48,13 +50,14 @@ impl LossDivergence {
             best: None,
             start: StartLevel::default(),
             gate: Gate::new(&s, Worse::Higher),
+            role: Default::default(),
             s,
         }
     }
 
     pub fn check(&mut self, p: &Point) -> Option<Raised> {
         let x = p.get(&self.metric)?;
-        if !x.is_finite() {
+        if !x.is_finite() || self.role.objective(p, &self.metric, x) {
             return None;
         }
         self.start.push(x);
@@ -70,8 +73,10 @@ impl LossDivergence {
         if !self.recent.is_full() {
             return None;
         }
-        let (level, mad) = sorted_median_mad(&self.recent.sorted_range(0, self.recent.len()))?;
-        let spread = MAD_TO_SIGMA * mad;
+        let sorted = self.recent.sorted_range(0, self.recent.len());
+        let (level, mad) = sorted_median_mad(&sorted)?;
+        // Zero when every point ties (no scale: a signed level is then not judged).
+        let spread = sorted_sigma(&sorted, level, mad).unwrap_or(0.0);
         if warming {
             return None;
         }
@@ -91,6 +96,9 @@ impl LossDivergence {
         // crosses zero, or starts at a plateau, is still judged.)
         let from_zero = self.lowest >= 0.0 && initial <= NEAR_ZERO_SPREADS * best_spread.max(spread);
         let (severity, distance) = if from_zero {
+            (None, f64::NAN)
+        } else if signed && best_spread.max(spread) <= 0.0 {
+            // A scale of zero makes no sigma.
             (None, f64::NAN)
         } else if signed {
             let sigma = best_spread.max(spread).max(1e-12 * best.abs().max(1.0));
@@ -117,11 +125,11 @@ impl LossDivergence {
         let severity = severity.map(|s| if harmed { Severity::Critical } else { s });
         let v = self.gate.pass(severity, p.step, x)?;
         let detail = if signed {
-            format!("smoothed {} is {} robust sigmas above its best {} and rising", compact(level), compact(distance), compact(best))
+            format!("smoothed {} is {} robust sigmas above its best {} and rising", compact(level), sigmas(distance), compact(best))
         } else {
-            format!("smoothed {} is {}x its best {} and rising", compact(level), compact(distance), compact(best))
+            format!("smoothed {} is {} its best {} and rising", compact(level), times(distance), compact(best))
         };
-        let harm = if harmed { format!("; back {}% of the way to its initial {}", compact(100.0 * (level - best) / gap), compact(initial)) } else { String::new() };
+        let harm = if harmed { format!("; back {} of the way to its initial {}", percent((level - best) / gap), compact(initial)) } else { String::new() };
         let message = format!("{} diverging from step {} ({} there): {detail}{harm}", self.metric, v.step, compact(v.value));
         Some(v.raise(self.metric.clone(), message))
     }
@@ -280,7 +288,7 @@ impl KlRunaway {
         }
         let v = self.gate.pass(severity, p.step, x)?;
         let over = if slow_climb { "the run's settled level".to_owned() } else { format!("its median over the last {n} steps") };
-        let mut message = format!("{} running away from step {} ({} there): recent level {}, {}x {over} ({})", self.metric, v.step, compact(v.value), compact(level), compact(growth), compact(reference));
+        let mut message = format!("{} running away from step {} ({} there): recent level {}, {} {over} ({})", self.metric, v.step, compact(v.value), compact(level), times(growth), compact(reference));
         if sustained {
             message.push_str(&format!("; {}x its median or more for {} steps", compact(SUSTAINED_RATIO), self.sustained));
         } else if v.severity == Severity::Info {
@@ -481,10 +489,10 @@ impl MemoryLeak {
                 compact(((t - now) / slope).max(0.0).round())
             ),
             None => format!(
-                "{} growing {per_sample} MiB per sample {since}, now {} GiB: +{}% over the next {} samples at this rate",
+                "{} growing {per_sample} MiB per sample {since}, now {} GiB: +{} over the next {} samples at this rate",
                 self.metric,
                 compact(gib(now)),
-                compact(100.0 * slope * self.horizon() / now.max(1.0)),
+                percent(slope * self.horizon() / now.max(1.0)),
                 self.horizon()
             ),
         };
@@ -634,13 +642,13 @@ impl ThroughputRegression {
         let v = self.gate.pass(grade(ratio, self.s.warn, self.s.critical, true).filter(|_| still_low), p.step, logged)?;
         let metric = source.metric().to_owned();
         let message = match source {
-            SpeedSource::Rate(_) => format!("{metric} fell to {} at step {}: recent median {}, {}% of its past {}", compact(v.value), v.step, compact(recent), compact(100.0 * ratio), compact(reference)),
+            SpeedSource::Rate(_) => format!("{metric} fell to {} at step {}: recent median {}, {} of its past {}", compact(v.value), v.step, compact(recent), percent(ratio), compact(reference)),
             SpeedSource::StepTime => format!(
-                "{metric} rose to {} at step {}: recent median {}, a speed {}% of its past (median {})",
+                "{metric} rose to {} at step {}: recent median {}, a speed {} of its past (median {})",
                 compact(v.value),
                 v.step,
                 compact(1.0 / recent),
-                compact(100.0 * ratio),
+                percent(ratio),
                 compact(1.0 / reference)
             ),
         };
