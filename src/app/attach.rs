@@ -3,7 +3,8 @@
 //! own). Each path is looked at once, here: a file is one run (its format detected
 //! as it is read), a folder of TensorBoard event files one run, MLflow's runs
 //! (a run folder, an experiment or `mlruns`) one run each, named by their
-//! `mlflow.runName`, a folder of log files one run per file. An `http://` address is an rlmon serving on another
+//! `mlflow.runName`, a run folder of rlmon's Python client one run (named as
+//! `rlmon.init` named it) and a folder of them one run each, a folder of log files one run per file. An `http://` address is an rlmon serving on another
 //! machine (`--serve`): one run per run it has, named `host:run`; a run of the same
 //! name on several machines is one job whose ranks run there (named `run`).
 use std::path::{Path, PathBuf};
@@ -12,6 +13,7 @@ use crate::config::{AttachConfig, AttachSource, DeviceRequest, MetricsSource, Re
 use crate::error::{Result, RlmonError};
 use crate::ingest::tensorboard;
 use crate::workload::attach::{process_alive, run_name};
+use crate::workload::client_run;
 use crate::workload::command::{events_dir, mlflow_dir};
 
 /// File names of a folder's log files, by ending.
@@ -22,6 +24,25 @@ pub fn session(paths: &[PathBuf], pid: Option<u32>) -> Result<SessionConfig> {
     let mut config = SessionConfig { name: "attach".into(), path: PathBuf::from("attach"), text: String::new(), runs: Vec::new(), baseline: None, scrape: Vec::new(), prometheus: None };
     add_runs(&mut config, paths, pid)?;
     Ok(config)
+}
+
+/// The session of a plain `rlmon watch` (no config, nothing attached): the recent
+/// runs of the Python client under `root` (`RLMON_DIR`, else ./rlmon-runs). None
+/// there is a usage error that says what `watch` takes.
+pub fn recent_client_runs(root: &Path) -> Result<SessionConfig> {
+    let runs = client_run::recent(root, std::time::SystemTime::now());
+    if runs.is_empty() {
+        return Err(RlmonError::Usage(no_recent_runs(root)));
+    }
+    session(&runs, None)
+}
+
+pub fn no_recent_runs(root: &Path) -> String {
+    format!(
+        "nothing to watch: no recent run of rlmon's Python client under {} (rlmon.init in a script writes one); \
+         give a session config (--config FILE) or what a job writes (--attach PATH)",
+        root.display()
+    )
 }
 
 /// Adds one run per attached source to `config` (names made unique); a path that
@@ -48,6 +69,7 @@ pub fn add_runs(config: &mut SessionConfig, paths: &[PathBuf], pid: Option<u32>)
         for source in sources(path)? {
             let base = match &source {
                 AttachSource::Stream(MetricsSource::MlFlow(run)) => mlflow_dir::run_name(run),
+                AttachSource::Client(dir) => client_run::start(dir).map_or_else(|| run_name(dir), |s| s.name),
                 _ => run_name(source.path()),
             };
             let name = unique_name(&base, config);
@@ -118,6 +140,11 @@ pub fn sources(path: &Path) -> Result<Vec<AttachSource>> {
     let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
     if meta.is_file() {
         return Ok(vec![file_source(path, &name)]);
+    }
+    // Runs of rlmon's Python client: a run folder, or the folder of runs (rlmon-runs).
+    let client_runs = client_run::runs_under(path);
+    if !client_runs.is_empty() {
+        return Ok(client_runs.into_iter().map(AttachSource::Client).collect());
     }
     if !events_dir::event_files(path).is_empty() {
         return Ok(vec![AttachSource::Stream(MetricsSource::TensorBoard(path.to_path_buf()))]);

@@ -42,9 +42,13 @@ pub enum AlertKind {
     RunDivergence,
     SlowDrift,
     RankStraggler,
+    /// Raised by the training script itself (`rlmon.alert` in the Python client),
+    /// not by a detector: not in [`AlertKind::ALL`], which lists the detectors' kinds.
+    Script,
 }
 
 impl AlertKind {
+    /// The detectors' kinds (each has settings and a detector).
     pub const ALL: [AlertKind; 17] = [
         AlertKind::LossSpike,
         AlertKind::LossDivergence,
@@ -84,11 +88,12 @@ impl AlertKind {
             AlertKind::RunDivergence => "run_divergence",
             AlertKind::SlowDrift => "slow_drift",
             AlertKind::RankStraggler => "rank_straggler",
+            AlertKind::Script => "script",
         }
     }
 
     pub fn parse(s: &str) -> Option<AlertKind> {
-        AlertKind::ALL.into_iter().find(|k| k.as_str() == s)
+        AlertKind::ALL.into_iter().chain([AlertKind::Script]).find(|k| k.as_str() == s)
     }
 }
 
@@ -111,6 +116,7 @@ pub const ADVICE: &[(AlertKind, &str)] = &[
     (AlertKind::Nondeterminism, "usually non-deterministic kernels, unseeded data order or threads; check the seeds, deterministic flags and the thread count"),
     (AlertKind::RunDivergence, "usually a changed setting or code path between the runs; check their configs and the first differing metric"),
     (AlertKind::SlowDrift, "usually a learning rate too high for this stage, data that changed (a new shard, a filter gone), or a reward the policy has stopped improving on; check lr, the data mix at the turn and the loss on a fixed batch"),
+    (AlertKind::Script, "raised by the training script itself (rlmon.alert): its message is the script's title and text"),
     (AlertKind::RankStraggler, "usually one slow node or GPU (thermal throttling, a noisy neighbour, a slower link) or an uneven data shard; check that rank's host figures, its data loader and its step time before the collective"),
 ];
 
@@ -202,6 +208,8 @@ mod tests {
         let back: Alert = serde_json::from_str(&json).unwrap();
         assert!(back.value.is_nan() && back.kind == AlertKind::KlSpike && back.message == "kl jumped");
         assert!(AlertKind::ALL.iter().all(|k| AlertKind::parse(k.as_str()) == Some(*k)));
+        assert_eq!(AlertKind::parse("script"), Some(AlertKind::Script), "a script's alerts read back from a recording");
+        assert!(!AlertKind::Script.advice().is_empty());
         assert!(AlertKind::ALL.iter().all(|k| !k.advice().is_empty()), "every kind has its advice line");
         let with_peak = Alert { value: 0.5, peak: Some(Peak { step: 14, value: 2.5 }), escalated_at: Some(15), ..a };
         let json = serde_json::to_string(&with_peak).unwrap();

@@ -87,6 +87,8 @@ pub fn defaults(kind: AlertKind) -> KindSettings {
         // of their median speeds over `window` points), judged per step all ranks
         // logged; a straggler is a warning (`critical` 1.0: never reached).
         RankStraggler => k(0.05, 1.0, 5, 5, 20, 10, Some(catalog::TOKENS_PER_S)),
+        // Not a detector: the script's own alerts, raised as the script says.
+        Script => k(0.0, 0.0, 0, 1, 0, 0, None),
     }
 }
 
