@@ -27,7 +27,11 @@ t0=$(date +%s)
 (cd "$src" && cargo build --release -p rlmon)
 t1=$(date +%s)
 say "monitor built in $((t1 - t0)) s"
-rlmon="$CARGO_TARGET_DIR/release/rlmon"
+# Installed alone, as `cargo install --path .` does (a target folder may also hold a
+# worker built earlier, which rlmon would find beside it).
+mkdir -p "$work/bin"
+cp "$CARGO_TARGET_DIR/release/rlmon" "$work/bin/rlmon"
+rlmon="$work/bin/rlmon"
 "$rlmon" --version
 fixture="$src/tests/fixtures/logs/nanogpt.log"
 set +e
