@@ -6,11 +6,20 @@ use std::process::{Command, Stdio};
 
 use rlmon::workload::protocol::Probe;
 
+/// `target/<profile>/rlmon-train`, beside this test's `deps/` folder.
+fn worker() -> std::path::PathBuf {
+    let exe = std::env::current_exe().unwrap();
+    let profile = exe.parent().and_then(|deps| deps.parent()).unwrap();
+    let path = profile.join("rlmon-train");
+    assert!(path.is_file(), "{} is not built", path.display());
+    path
+}
+
 /// `rlmon-train probe` loads libtorch through its runpath (no LD_LIBRARY_PATH) and
 /// says which one, for `rlmon doctor`.
 #[test]
 fn the_worker_finds_libtorch_through_its_runpath() {
-    let out = Command::new(env!("CARGO_BIN_EXE_rlmon-train")).arg("probe").env_remove("LD_LIBRARY_PATH").output().unwrap();
+    let out = Command::new(worker()).arg("probe").env_remove("LD_LIBRARY_PATH").output().unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let probe: Probe = serde_json::from_slice(&out.stdout).unwrap();
     let path = probe.path.expect("libtorch_cpu.so is loaded");
@@ -22,7 +31,7 @@ fn the_worker_finds_libtorch_through_its_runpath() {
 /// A job line that is not a job is refused with a message, not a crash.
 #[test]
 fn a_bad_job_is_refused_with_a_message() {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_rlmon-train"))
+    let mut child = Command::new(worker())
         .arg("run")
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
