@@ -30,7 +30,7 @@ pub fn session(paths: &[PathBuf], pid: Option<u32>) -> Result<SessionConfig> {
 /// runs of the Python client under `root` (`RLMON_DIR`, else ./rlmon-runs). None
 /// there is a usage error that says what `watch` takes.
 pub fn recent_client_runs(root: &Path) -> Result<SessionConfig> {
-    let runs = client_run::recent(root, std::time::SystemTime::now());
+    let runs = client_run::recent(root, std::time::SystemTime::now(), process_alive);
     if runs.is_empty() {
         return Err(RlmonError::Usage(no_recent_runs(root)));
     }

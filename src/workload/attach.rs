@@ -65,7 +65,7 @@ pub async fn run(ctx: &RunContext, cfg: &AttachConfig) -> RunOutcome {
 async fn follow_client(ctx: &RunContext, dir: &Path, pid: Option<u32>, mut sink: Sink) -> RunOutcome {
     use crate::ingest::client::{self as records, Ended};
     use crate::workload::client_run;
-    let pid = pid.or_else(|| client_run::live_pid(dir));
+    let pid = pid.or_else(|| client_run::live_pid(dir, process_alive));
     if let Some(pid) = pid {
         ctx.jobs.set(ctx.id, pid);
     }

@@ -1,7 +1,7 @@
 //! Runs written by rlmon's Python client (`rlmon.init` ... `rlmon.finish`; the
 //! records are read by ingest::client): finding them on disk, and following one
 //! run's alerts and finish record while its metrics file is followed like any
-//! other (workload::attach).
+//! other (by the attached run that follows it).
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
@@ -49,8 +49,9 @@ pub fn default_root() -> PathBuf {
 }
 
 /// The runs under `root` that a plain `rlmon watch` follows: written to within
-/// [`RECENT`] of `now`, or not finished with their process alive here.
-pub fn recent(root: &Path, now: SystemTime) -> Vec<PathBuf> {
+/// [`RECENT`] of `now`, or not finished with their process alive here (`alive`
+/// tells whether a pid is a running process).
+pub fn recent(root: &Path, now: SystemTime, alive: impl Fn(u32) -> bool) -> Vec<PathBuf> {
     runs_under(root)
         .into_iter()
         .filter(|dir| {
@@ -59,19 +60,19 @@ pub fn recent(root: &Path, now: SystemTime) -> Vec<PathBuf> {
                 .filter_map(|f| std::fs::metadata(dir.join(f)).and_then(|m| m.modified()).ok())
                 .max();
             let fresh = written.is_some_and(|w| now.duration_since(w).map_or(true, |age| age <= RECENT));
-            fresh || (finish(dir).is_none() && live_pid(dir).is_some())
+            fresh || (finish(dir).is_none() && live_pid(dir, &alive).is_some())
         })
         .collect()
 }
 
 /// The run's process, when it was started on this machine and is still running.
-pub fn live_pid(dir: &Path) -> Option<u32> {
+pub fn live_pid(dir: &Path, alive: impl Fn(u32) -> bool) -> Option<u32> {
     let s = start(dir)?;
     let here = hostname();
     if s.host.is_some_and(|h| here.as_deref().is_some_and(|here| here != h)) {
         return None;
     }
-    s.pid.filter(|&pid| pid != 0 && super::attach::process_alive(pid))
+    s.pid.filter(|&pid| pid != 0 && alive(pid))
 }
 
 fn hostname() -> Option<String> {
@@ -141,8 +142,8 @@ mod tests {
         assert_eq!(runs_under(&b), vec![b.clone()]);
         assert_eq!(start(&a).unwrap().name, "a");
         // Just written: recent. Looked at from an hour later, with no process: not.
-        assert_eq!(recent(root.path(), SystemTime::now()), vec![a.clone(), b.clone()]);
-        assert!(recent(root.path(), SystemTime::now() + Duration::from_secs(3600)).is_empty());
+        assert_eq!(recent(root.path(), SystemTime::now(), |_| false), vec![a.clone(), b.clone()]);
+        assert!(recent(root.path(), SystemTime::now() + Duration::from_secs(3600), |_| true).is_empty(), "pid 0 is no process");
         assert!(finish(&a).is_none());
         std::fs::write(a.join(client::FINISH_FILE), r#"{"state": "finished", "exit_code": 0}"#).unwrap();
         assert_eq!(finish(&a).unwrap().state, "finished");
