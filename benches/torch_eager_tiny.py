@@ -8,7 +8,7 @@ chosen layers use the same top-k routed mixture of experts as src/workload/commo
 (capacity, drops, Switch aux loss, z-loss, aux-loss-free bias balancing). As in rlmon, the loss and the gradient
 norm are read back every step, and for MoE the mean aux loss and each layer's
 per-expert loads and dropped fraction. The data are rlmon's own synthetic text
-(src/train/common/data.rs, ported below with its random source): a dense model's
+(train/src/common/data.rs, ported below with its random source): a dense model's
 throughput does not depend on the text, but an MoE layer's does, since routing decides
 how many tokens each expert processes and how many capacity drops (random bytes make
 the router drop about 40% of the choices, rlmon's text none). Prints one JSON object:
@@ -57,7 +57,7 @@ PREPOSITIONS = ["near", "under", "beside", "behind", "above", "with"]
 
 
 def synthetic_text(seed, length):
-    """src/train/common/data.rs `synthetic_text`: the same generator and random source."""
+    """train/src/common/data.rs `synthetic_text`: the same generator and random source."""
     rng = SplitMix64(seed ^ 0x726C6D6F6E000001)
     parts, size = [], 0
     while size < length:

@@ -5,6 +5,8 @@
 #   - tensorboard==2.21.0 there too, for torch.utils.tensorboard (examples/train_tensorboard.py);
 #   - wandb==0.31.0 and trackio==0.43.0 there too: tests/trackers.rs writes offline W&B runs
 #     and trackio projects with them (rlmon itself needs neither);
+#   - transformers==5.23.0 and accelerate==1.15.0 (about 160 MB), for the Hugging Face
+#     Trainer example of the Python client (examples/client_hf_trainer.py);
 #   - the link .venv/libtorch -> that libtorch, which .cargo/config.toml and build.rs use.
 # Safe to run any number of times.
 set -euo pipefail
@@ -13,6 +15,8 @@ TORCH_VERSION="2.11.0"
 TENSORBOARD_VERSION="2.21.0"
 WANDB_VERSION="0.31.0"
 TRACKIO_VERSION="0.43.0"
+TRANSFORMERS_VERSION="5.23.0"
+ACCELERATE_VERSION="1.15.0"
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 venv="$root/.venv"
 say() { printf 'setup: %s\n' "$*" >&2; }
@@ -50,6 +54,11 @@ for pkg in "wandb==$WANDB_VERSION" "trackio==$TRACKIO_VERSION"; do
     "$venv/bin/python" -m pip install --quiet --disable-pip-version-check "$pkg"
   fi
 done
+# The Trainer example's test: transformers' Trainer needs accelerate with torch.
+if [ "$("$venv/bin/python" -c 'import transformers, accelerate; print(transformers.__version__, accelerate.__version__)' 2>/dev/null || true)" != "$TRANSFORMERS_VERSION $ACCELERATE_VERSION" ]; then
+  say "installing transformers==$TRANSFORMERS_VERSION accelerate==$ACCELERATE_VERSION into $venv"
+  "$venv/bin/python" -m pip install --quiet --disable-pip-version-check "transformers==$TRANSFORMERS_VERSION" "accelerate==$ACCELERATE_VERSION"
+fi
 
 torch_dir="$("$venv/bin/python" -c 'import os, torch; print(os.path.dirname(torch.__file__))' 2>/dev/null)"
 if [ "$(readlink "$venv/libtorch" 2>/dev/null || true)" != "$torch_dir" ]; then

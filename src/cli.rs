@@ -43,8 +43,9 @@ pub enum Command {
 #[derive(Debug, Args)]
 pub struct WatchArgs {
     /// Session config (TOML). Looked up as given, then under workloads/.
-    /// Not needed with --attach
-    #[arg(short, long, value_name = "FILE", required_unless_present = "attach")]
+    /// Not needed with --attach. With neither, the recent runs of rlmon's Python
+    /// client under ./rlmon-runs (or RLMON_DIR) are followed
+    #[arg(short, long, value_name = "FILE")]
     pub config: Option<PathBuf>,
     /// Follow a job rlmon did not start: each PATH a metrics file (JSONL, CSV, text
     /// log, trainer_state.json; the format is detected), a folder (TensorBoard event

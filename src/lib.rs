@@ -3,7 +3,7 @@
 //! Layout, by concern:
 //! - `cli`, `config`: what the user asked for;
 //! - `workload`: what trains: each run's supervisor (the training loops run in the
-//!   worker executable `rlmon-train`, built from `src/train/`; rlmon itself does not
+//!   worker executable `rlmon-train`, built from `train/src/`; rlmon itself does not
 //!   link libtorch);
 //! - `telemetry`: GPU and host sampling;
 //! - `session`: events, the hub and the state views read;

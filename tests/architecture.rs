@@ -1,6 +1,6 @@
 //! The code's shape, checked: metric names are spelled only in the metric catalog,
 //! the display, the recorder, the detectors and the session know no command, and
-//! only the training worker (src/train/) uses libtorch.
+//! only the training worker (train/, a crate of its own) uses libtorch.
 use std::path::{Path, PathBuf};
 
 use rlmon::metrics::catalog::{self, CATALOG};
@@ -129,23 +129,30 @@ fn no_shell_and_no_listening_socket() {
 
 /// libtorch is the training worker's alone: `rlmon` itself must start without
 /// loading it (`--version`, `check`, `replay` in milliseconds; an abort in libtorch
-/// ends one worker, not the monitor). Only src/train/ may name `tch`.
+/// ends one worker, not the monitor), and must build without it (`cargo install
+/// --path .`, the wheel). The monitor's package does not depend on tch, and none of
+/// its code names it; the worker is the crate in train/.
 #[test]
 fn only_the_training_worker_uses_libtorch() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let manifest: toml::Table = toml::from_str(&std::fs::read_to_string(root.join("Cargo.toml")).unwrap()).unwrap();
+    for table in ["dependencies", "build-dependencies"] {
+        let deps = manifest.get(table).and_then(|t| t.as_table());
+        assert!(!deps.is_some_and(|d| d.contains_key("tch") || d.contains_key("torch-sys")), "the monitor's [{table}] names tch");
+    }
+    assert!(!root.join("build.rs").exists(), "the monitor needs no build script: libtorch's link facts are train/build.rs's");
     let mut files = Vec::new();
-    rust_files(Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/src")), &mut files);
-    let train = Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/src/train"));
+    rust_files(&root.join("src"), &mut files);
     let tch = regex::Regex::new(r"(^|[^A-Za-z0-9_])tch::|use tch\b").unwrap();
     let offenders: Vec<String> = files
         .iter()
-        .filter(|f| !f.starts_with(train))
         .filter(|f| {
             let text = std::fs::read_to_string(f).unwrap();
             text.lines().filter(|l| !l.trim_start().starts_with("//")).any(|l| tch.is_match(l))
         })
         .map(|f| f.display().to_string())
         .collect();
-    assert!(offenders.is_empty(), "tch used outside src/train/:\n{}", offenders.join("\n"));
+    assert!(offenders.is_empty(), "tch used in the monitor (only train/ may):\n{}", offenders.join("\n"));
     // And the executable: no torch library among what `rlmon` links.
     let exe = assert_cmd::cargo::cargo_bin("rlmon");
     if let Ok(out) = std::process::Command::new("ldd").arg(&exe).output() {

@@ -168,20 +168,32 @@ fn a_failing_run_fails_alone_and_exits_1() {
     assert!(runs[1]["error"].as_str().unwrap().contains("CUDA is not available"), "{}", runs[1]["error"]);
 }
 
-/// Without the training worker, built-in runs fail saying how to get it; command
-/// runs and the rest of the session are unaffected.
+/// Without the training worker (a monitor-only install: pip, `cargo install --path .`),
+/// a config with a built-in run is refused before anything starts, saying what is
+/// missing and how to get it; a config of command runs needs no worker.
 #[test]
-fn a_missing_training_worker_fails_built_in_runs_with_the_fix() {
+fn a_missing_training_worker_is_refused_before_anything_starts() {
     let dir = tempfile::tempdir().unwrap();
-    let text = format!("{SMALL_RUN}\n[[run]]\nname = \"cmd\"\nworkload = \"command\"\ncommand = [\"python3\", \"-c\", \"print('{{\\\"step\\\": 1, \\\"loss\\\": 1.0}}')\"]\n");
-    let path = write_config(dir.path(), &text);
-    let out = rlmon(dir.path()).args(["watch", "--headless", "--json", "--config"]).arg(&path).env("RLMON_TRAIN_BIN", dir.path().join("nowhere")).output().unwrap();
-    assert_eq!(out.status.code(), Some(1), "{}", String::from_utf8_lossy(&out.stderr));
-    let summary: Value = serde_json::from_slice(&out.stdout).unwrap();
-    let runs = summary["runs"].as_array().unwrap();
-    assert_eq!(runs[0]["state"], "failed");
-    assert!(runs[0]["error"].as_str().unwrap().contains("RLMON_TRAIN_BIN="), "{}", runs[0]["error"]);
-    assert_eq!(runs[1]["state"], "finished", "{}", runs[1]);
+    let command_run = "[[run]]\nname = \"cmd\"\nworkload = \"command\"\ncommand = [\"python3\", \"-c\", \"print('{\\\"step\\\": 1, \\\"loss\\\": 1.0}')\"]\n";
+    let path = write_config(dir.path(), &format!("{SMALL_RUN}\n{command_run}"));
+    let sessions = dir.path().join("sessions");
+    let out = rlmon(dir.path())
+        .args(["watch", "--headless", "--json", "--session-dir"])
+        .arg(&sessions)
+        .arg("--config")
+        .arg(&path)
+        .env("RLMON_TRAIN_BIN", dir.path().join("nowhere"))
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("RLMON_TRAIN_BIN=") && stderr.contains("workload = \"lm\""), "{stderr}");
+    assert!(out.stdout.is_empty(), "no summary: nothing ran");
+    assert!(!sessions.exists(), "nothing started, nothing recorded");
+
+    let only_command = write_config(dir.path(), command_run);
+    let out = rlmon(dir.path()).args(["watch", "--headless", "--json", "--config"]).arg(&only_command).env("RLMON_TRAIN_BIN", dir.path().join("nowhere")).output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
 }
 
 #[test]

@@ -1,7 +1,7 @@
 //! The CUDA path for real where a GPU exists, through the binaries a user runs:
 //! the worker's probe, then `rlmon watch` training an lm run with MoE on cuda:0.
 //! Elsewhere each test says it skipped. (The trainer-level CUDA test is in
-//! src/train/lm.)
+//! train/src/lm.)
 use std::process::Command;
 
 use serde_json::Value;

@@ -6,7 +6,8 @@
 //! `mlflow.runName`, a W&B run (its folder or `.wandb` file; a `wandb` folder: its
 //! newest run, or every run with `--all`) one run named by its display name, a
 //! trackio project (its `.db`, or `trackio:PROJECT`; `#RUN` for one run) one run
-//! per run, a folder of log files one run per file. An `http://` address is an rlmon serving on another
+//! per run, a run folder of rlmon's Python client one run (named as `rlmon.init`
+//! named it) and a folder of them one run each, a folder of log files one run per file. An `http://` address is an rlmon serving on another
 //! machine (`--serve`): one run per run it has, named `host:run`; a run of the same
 //! name on several machines is one job whose ranks run there (named `run`).
 use std::path::{Path, PathBuf};
@@ -16,6 +17,7 @@ use crate::error::{Result, RlmonError};
 use crate::ingest::tensorboard;
 use crate::workload::attach::{process_alive, run_name};
 use crate::workload::command::{events_dir, mlflow_dir, trackio_db, wandb_dir};
+use crate::workload::client_run;
 
 /// File names of a folder's log files, by ending.
 const LOG_ENDINGS: &[&str] = &[".jsonl", ".csv", ".tsv", ".log", ".txt", "trainer_state.json"];
@@ -25,6 +27,25 @@ pub fn session(paths: &[PathBuf], pid: Option<u32>, all: bool) -> Result<Session
     let mut config = SessionConfig { name: "attach".into(), path: PathBuf::from("attach"), text: String::new(), runs: Vec::new(), baseline: None, scrape: Vec::new(), prometheus: None, notify: Vec::new() };
     add_runs(&mut config, paths, pid, all)?;
     Ok(config)
+}
+
+/// The session of a plain `rlmon watch` (no config, nothing attached): the recent
+/// runs of the Python client under `root` (`RLMON_DIR`, else ./rlmon-runs). None
+/// there is a usage error that says what `watch` takes.
+pub fn recent_client_runs(root: &Path) -> Result<SessionConfig> {
+    let runs = client_run::recent(root, std::time::SystemTime::now(), process_alive);
+    if runs.is_empty() {
+        return Err(RlmonError::Usage(no_recent_runs(root)));
+    }
+    session(&runs, None)
+}
+
+pub fn no_recent_runs(root: &Path) -> String {
+    format!(
+        "nothing to watch: no recent run of rlmon's Python client under {} (rlmon.init in a script writes one); \
+         give a session config (--config FILE) or what a job writes (--attach PATH)",
+        root.display()
+    )
 }
 
 /// Adds one run per attached source to `config` (names made unique); a path that
@@ -55,6 +76,7 @@ pub fn add_runs(config: &mut SessionConfig, paths: &[PathBuf], pid: Option<u32>,
                 AttachSource::Stream(MetricsSource::Wandb(run)) => wandb_dir::run_name(run),
                 AttachSource::Stream(MetricsSource::WandbDir(_)) => "wandb".into(),
                 AttachSource::Stream(MetricsSource::Trackio { run: Some(run), .. }) => run.clone(),
+                AttachSource::Client(dir) => client_run::start(dir).map_or_else(|| run_name(dir), |s| s.name),
                 _ => run_name(source.path()),
             };
             let name = unique_name(&base, config);
@@ -164,6 +186,11 @@ pub fn sources_of(path: &Path, all: bool) -> Result<Vec<AttachSource>> {
             return trackio_sources(path, None);
         }
         return Ok(vec![file_source(path, &name)]);
+    }
+    // Runs of rlmon's Python client: a run folder, or the folder of runs (rlmon-runs).
+    let client_runs = client_run::runs_under(path);
+    if !client_runs.is_empty() {
+        return Ok(client_runs.into_iter().map(AttachSource::Client).collect());
     }
     if !events_dir::event_files(path).is_empty() {
         return Ok(vec![AttachSource::Stream(MetricsSource::TensorBoard(path.to_path_buf()))]);

@@ -781,6 +781,35 @@ fn recording_report(meta: &crate::record::Meta, state: crate::session::SessionSt
     CheckReport { format: "snapshot".into(), tried: Vec::new(), runs, alerts: with_context(&state), points, skipped_lines: 0, skipped: BTreeMap::new(), first_skipped: None }
 }
 
+/// A run folder of rlmon's Python client: its metrics file through the detectors,
+/// under the run's name, and the alerts the script raised itself (`rlmon.alert`)
+/// beside theirs.
+fn analyse_client_run(dir: &Path) -> Result<CheckReport> {
+    use crate::ingest::client;
+    let name = crate::workload::client_run::start(dir).map_or_else(|| "run".to_owned(), |s| s.name);
+    let metrics = dir.join(client::METRICS_FILE);
+    if !metrics.is_file() {
+        return Err(RlmonError::Usage(format!("{}: the run has logged nothing yet (no {})", dir.display(), client::METRICS_FILE)));
+    }
+    let mut report = analyse_file(&metrics, Format::Jsonl, &name, None).map_err(|e| RlmonError::Usage(format!("{}: {e}", metrics.display())))?;
+    let text = std::fs::read_to_string(dir.join(client::ALERTS_FILE)).unwrap_or_default();
+    let (alerts, bad) = client::alerts(&text);
+    for (line, why) in bad {
+        crate::say!("rlmon: {}:{line}: {why} (skipped)", dir.join(client::ALERTS_FILE).display());
+    }
+    for a in alerts {
+        let alert = a.to_alert(&name, 0.0);
+        if let Some(run) = report.runs.iter_mut().find(|r| r.name == name) {
+            run.alerts += 1;
+            run.worst = run.worst.max(Some(alert.severity));
+        }
+        report.alerts.push(CheckedAlert { alert, moved: Vec::new() });
+    }
+    report.alerts.sort_by_key(|a| a.step);
+    report.format = "rlmon-client".into();
+    Ok(report)
+}
+
 pub fn check(args: CheckArgs) -> Result<u8> {
     let path = &args.file;
     let event_files = if path.is_dir() { tensorboard_files(path) } else { Vec::new() };
@@ -795,7 +824,10 @@ pub fn check(args: CheckArgs) -> Result<u8> {
         }
     };
     let trackio = if wandb_runs.is_empty() && event_files.is_empty() && mlflow_runs.is_empty() { trackio_inputs(path)? } else { None };
-    let report = if !event_files.is_empty() {
+    let client_run = path.is_dir() && crate::workload::client_run::is_run(path);
+    let report = if client_run {
+        analyse_client_run(path)?
+    } else if !event_files.is_empty() {
         analyse_tensorboard(path, &event_files)?
     } else if !mlflow_runs.is_empty() {
         analyse_mlflow(path, &mlflow_runs)?

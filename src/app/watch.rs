@@ -6,12 +6,46 @@ use std::time::Duration;
 use super::live::LiveSession;
 use super::signals::Signals;
 use crate::cli::WatchArgs;
-use crate::config::{find_config, SessionConfig};
+use crate::config::{find_config, SessionConfig, WorkloadConfig};
 use crate::error::{Result, RlmonError, EXIT_FAILURE};
 use crate::report::progress::progress_line;
 use crate::session::baseline::DEFAULT_TOLERANCE;
 use crate::session::{LogLevel, RunState, SessionState};
 use crate::ui::theme::Theme;
+
+/// `rlmon watch` alone: the recent runs of the Python client (`rlmon.init`) under
+/// ./rlmon-runs or `RLMON_DIR`. On a terminal with none yet, it waits for the
+/// first one to start (Ctrl-C stops waiting); headless, none is a usage error.
+async fn client_runs() -> Result<SessionConfig> {
+    let root = crate::workload::client_run::default_root();
+    let interactive = std::io::stdout().is_terminal() && std::io::stdin().is_terminal();
+    let recent = super::attach::recent_client_runs(&root);
+    if recent.is_ok() || !interactive {
+        return recent;
+    }
+    crate::say!("rlmon: waiting for a run under {} (rlmon.init in your script starts one; Ctrl-C stops)", root.display());
+    loop {
+        tokio::select! {
+            _ = tokio::signal::ctrl_c() => return Err(RlmonError::Usage(super::attach::no_recent_runs(&root))),
+            _ = tokio::time::sleep(Duration::from_millis(500)) => {}
+        }
+        if let Ok(config) = super::attach::recent_client_runs(&root) {
+            return Ok(config);
+        }
+    }
+}
+
+/// A built-in run (`workload = "lm"` or `"rlhf"`) trains in `rlmon-train`: an
+/// install without it (pip, `cargo install --path .`: the monitor alone) is told so,
+/// with how to get it, before anything starts (exit 2), not by a run failing later.
+fn require_worker(config: &SessionConfig) -> Result<()> {
+    let Some(run) = config.runs.iter().find(|r| matches!(r.workload, WorkloadConfig::Lm(_) | WorkloadConfig::Rlhf(_))) else {
+        return Ok(());
+    };
+    crate::workload::builtin::locate_worker()
+        .map(drop)
+        .map_err(|e| RlmonError::Usage(format!("{}: run {:?} (workload = \"{}\"): {e}", config.path.display(), run.name, run.workload.kind())))
+}
 
 /// How often headless mode prints a progress line per run.
 pub const PROGRESS_PERIOD: Duration = Duration::from_secs(5);
@@ -23,11 +57,13 @@ pub async fn watch(args: WatchArgs) -> Result<u8> {
             super::attach::add_runs(&mut config, &args.attach, args.attach_pid, args.all)?;
             config
         }
+        None if args.attach.is_empty() => client_runs().await?,
         None => super::attach::session(&args.attach, args.attach_pid, args.all)?,
     };
     if config.runs.is_empty() {
         return Err(RlmonError::Usage(format!("{}: no runs: add at least one [[run]] table, or follow runs with --attach", config.path.display())));
     }
+    require_worker(&config)?;
     for arg in &args.notify {
         let mut target = crate::notify::Target::from_arg(arg).map_err(RlmonError::Usage)?;
         target.on_end = args.notify_on_end;

@@ -8,6 +8,7 @@
 //! out (metrics, plain text, or a line skipped with its reason). Reading files,
 //! tailing and retries live with the callers; what each stream read and ignored is
 //! counted by [`normalize::Normalizer`].
+pub mod client;
 pub mod csv;
 pub mod hf;
 pub mod jsonl;

@@ -459,7 +459,8 @@ impl Timeline {
 
     /// Drops the recorded baseline alerts (a replay that checks the baseline again).
     pub fn drop_alerts(&mut self) {
-        self.entries.retain(|(_, e)| !matches!(e, Entry::Event(Event::Alert { .. })));
+        // A script's own alerts (`rlmon.alert`) are not the baseline's: they stay.
+        self.entries.retain(|(_, e)| !matches!(e, Entry::Event(Event::Alert { alert, .. }) if alert.kind != crate::health::AlertKind::UserAlert));
     }
 
     fn point(&self, k: usize) -> usize {

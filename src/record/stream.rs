@@ -182,7 +182,8 @@ impl Playback {
             Playback::Held { timeline, .. } => timeline.drop_alerts(),
             Playback::Streamed(s) => {
                 let events = &s.events;
-                s.entries.retain(|e| !matches!(e.get(), Entry::Event(k) if matches!(events[k as usize].1, Event::Alert { .. })));
+                // A script's own alerts (`rlmon.alert`) are not the baseline's: they stay.
+                s.entries.retain(|e| !matches!(e.get(), Entry::Event(k) if matches!(&events[k as usize].1, Event::Alert { alert, .. } if alert.kind != crate::health::AlertKind::UserAlert)));
             }
         }
     }

@@ -33,6 +33,9 @@ pub async fn run(ctx: &RunContext, cfg: &AttachConfig) -> RunOutcome {
     if let Some(pid) = cfg.pid {
         ctx.jobs.set(ctx.id, pid);
     }
+    if let AttachSource::Client(dir) = &cfg.source {
+        return follow_client(ctx, dir, cfg.pid, sink).await;
+    }
     let stop = CancellationToken::new();
     let mut follower = match &cfg.source {
         AttachSource::Stream(source) => command::follow(source, None, Sink::new(ctx), stop.clone()),
@@ -43,7 +46,7 @@ pub async fn run(ctx: &RunContext, cfg: &AttachConfig) -> RunOutcome {
                 None
             }))
         }
-        AttachSource::Remote(_) => None,
+        AttachSource::Remote(_) | AttachSource::Client(_) => None,
     };
     let mut recorded = None;
     let mut stopped = false;
@@ -103,6 +106,79 @@ async fn terminate(pid: u32, grace: Duration) -> String {
     let _ = super::signal_job(pid, libc::SIGKILL);
     let _ = tokio::time::timeout(Duration::from_secs(2), process_gone(Some(pid))).await;
     format!("process {pid} killed (SIGKILL) after {} s", grace.as_secs())
+}
+
+/// Follows a run of rlmon's Python client: its metrics file as a JSONL file, its
+/// alerts (raised in the session as they are written, beside rlmon's own), and its
+/// finish record, which ends the run with the script's outcome. The script's
+/// process (from its start record, when it runs here, or `--attach-pid`) is the
+/// run's: its GPU memory is shown, and its end without a finish record fails the run.
+async fn follow_client(ctx: &RunContext, dir: &Path, pid: Option<u32>, mut sink: Sink) -> RunOutcome {
+    use crate::ingest::client::{self as records, Ended};
+    use crate::workload::client_run;
+    let pid = pid.or_else(|| client_run::live_pid(dir, process_alive));
+    if let Some(pid) = pid {
+        ctx.jobs.set(ctx.id, pid);
+    }
+    let stop = CancellationToken::new();
+    let metrics = crate::config::MetricsSource::File(dir.join(records::METRICS_FILE));
+    let follower = command::follow(&metrics, Some(Format::Jsonl), Sink::new(ctx), stop.clone());
+    let alerts_path = dir.join(records::ALERTS_FILE);
+    let mut offset = 0;
+    let run_name = ctx.config.name.clone();
+    let raise = |sink: &mut Sink, offset: &mut u64| {
+        let (alerts, bad) = client_run::alerts_of(&client_run::new_lines(&alerts_path, offset));
+        let now = sink.now_s();
+        let events: Vec<Event> = alerts.iter().map(|a| Event::Alert { run: Some(sink.run()), alert: a.to_alert(&run_name, now) }).collect();
+        for message in bad {
+            let _ = sink.log(LogLevel::Warn, message);
+        }
+        events
+    };
+    let ended = loop {
+        for event in raise(&mut sink, &mut offset) {
+            if sink.send(event).await.is_err() {
+                return RunOutcome::Cancelled;
+            }
+        }
+        if let Some(finish) = client_run::finish(dir) {
+            break Some(finish);
+        }
+        tokio::select! {
+            _ = ctx.cancel.cancelled() => break None,
+            gone = process_gone(pid) => {
+                // The finish record may have been written just before the exit.
+                match client_run::finish(dir) {
+                    Some(finish) => break Some(finish),
+                    None => {
+                        stop.cancel();
+                        if let Some(f) = follower {
+                            let _ = f.await;
+                        }
+                        return RunOutcome::Failed(format!("the script (process {gone}) ended without finishing its run (killed, or rlmon.finish never ran)"));
+                    }
+                }
+            }
+            _ = tokio::time::sleep(POLL_PERIOD) => {}
+        }
+    };
+    // What was written before the finish record is read before the run ends.
+    stop.cancel();
+    if let Some(f) = follower {
+        let _ = f.await;
+    }
+    for event in raise(&mut sink, &mut offset) {
+        let _ = sink.send(event).await;
+    }
+    match ended.map(|f| f.ended()) {
+        None => {
+            let _ = sink.log(LogLevel::Info, format!("stopped following {}; the script itself is not stopped", dir.display()));
+            RunOutcome::Finished
+        }
+        Some(Ended::Finished) => RunOutcome::Finished,
+        Some(Ended::Cancelled) => RunOutcome::Cancelled,
+        Some(Ended::Failed(why)) => RunOutcome::Failed(why),
+    }
 }
 
 /// Waits until process `pid` is gone (never, without one); returns its pid.

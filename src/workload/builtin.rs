@@ -1,5 +1,5 @@
 //! A built-in run (`workload = "lm"` or `"rlhf"`) as rlmon supervises it: the
-//! training worker `rlmon-train` (src/train/) started for this run alone, in its own
+//! training worker `rlmon-train` (train/src/) started for this run alone, in its own
 //! process group, told what to train on stdin and read on stdout (see `protocol`).
 //! libtorch aborting, a segfault, or an out-of-memory kill end this one process:
 //! the run is marked failed with what the worker last said, and the display, the
@@ -261,7 +261,11 @@ pub fn locate_worker() -> Result<PathBuf, String> {
     }
     candidates.iter().find(|p| p.is_file()).cloned().ok_or_else(|| {
         format!(
-            "built-in workloads train in `{WORKER_EXE}`, which is not installed beside rlmon (looked for {}); build it with `cargo build --release`, or set {WORKER_ENV}",
+            "built-in workloads train in `{WORKER_EXE}`, which is not installed beside rlmon (looked for {}): \
+             this rlmon is the monitor alone (as `pip install` and `cargo install --path .` give it). \
+             Get the worker from a checkout of rlmon with `./scripts/setup.sh && cargo build --release` \
+             (installs torch, about 4.7 GB), then run that target/release/rlmon, or set {WORKER_ENV} to its rlmon-train. \
+             Your own program (`workload = \"command\"`) and `--attach` need no worker",
             candidates[0].display()
         )
     })

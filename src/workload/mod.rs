@@ -3,10 +3,11 @@
 //! own speaking `protocol`), the user's own program (`command`), or a job rlmon did
 //! not start (`attach`). A failure inside a run (an error, NaN loss, an abort or a
 //! crash of its process) ends that run as failed with the reason; other runs and
-//! rlmon go on. The training loops themselves live in `src/train/`, the worker's
+//! rlmon go on. The training loops themselves live in `train/src/`, the worker's
 //! crate: rlmon does not link libtorch.
 pub mod attach;
 pub mod builtin;
+pub mod client_run;
 pub mod command;
 pub mod protocol;
 pub mod rng;

@@ -1,4 +1,4 @@
-//! What rlmon and its training worker (`rlmon-train`, see `src/train/`) say to each
+//! What rlmon and its training worker (`rlmon-train`, see `train/src/`) say to each
 //! other. A built-in run trains in a process of its own, so that libtorch aborting
 //! or crashing ends that run only, and so that commands which never train do not
 //! load libtorch at all.

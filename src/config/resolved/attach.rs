@@ -19,6 +19,9 @@ pub enum AttachSource {
     Stream(MetricsSource),
     /// A document rewritten whole as the job goes (Hugging Face `trainer_state.json`).
     TrainerState(PathBuf),
+    /// A run folder of rlmon's Python client (`rlmon.init`): its metrics, its
+    /// alerts, and the finish record that ends the run.
+    Client(PathBuf),
     /// Runs of headless rlmons on other machines (`--attach http://node3:9464/`),
     /// read from their `--serve` feed: one run, or one job whose ranks run on
     /// several machines.
@@ -42,7 +45,7 @@ impl AttachSource {
     /// The path followed.
     pub fn path(&self) -> &std::path::Path {
         match self {
-            AttachSource::Stream(MetricsSource::File(p) | MetricsSource::TensorBoard(p) | MetricsSource::Glob(p) | MetricsSource::MlFlow(p) | MetricsSource::MlFlowStore(p) | MetricsSource::Wandb(p) | MetricsSource::WandbDir(p) | MetricsSource::Trackio { db: p, .. }) | AttachSource::TrainerState(p) => p,
+            AttachSource::Stream(MetricsSource::File(p) | MetricsSource::TensorBoard(p) | MetricsSource::Glob(p) | MetricsSource::MlFlow(p) | MetricsSource::MlFlowStore(p) | MetricsSource::Wandb(p) | MetricsSource::WandbDir(p) | MetricsSource::Trackio { db: p, .. }) | AttachSource::TrainerState(p) | AttachSource::Client(p) => p,
             AttachSource::Stream(MetricsSource::Stdout) => std::path::Path::new("stdout"),
             AttachSource::Stream(MetricsSource::Stderr) => std::path::Path::new("stderr"),
             AttachSource::Remote(remotes) => std::path::Path::new(remotes.first().map_or("remote", |r| r.url.as_str())),

@@ -1,5 +1,5 @@
 //! Link-time facts about libtorch that the `tch` crate leaves to the final binary:
-//! a runpath so that `target/release/rlmon-train` and the test binaries find libtorch
+//! a runpath so that `target/release/rlmon-train` and the worker's test binaries find libtorch
 //! without LD_LIBRARY_PATH, and an explicit, not-as-needed link to libtorch_cuda.so
 //! so that CUDA kernels are registered even though no symbol of that library is used
 //! directly (linkers defaulting to --as-needed would drop it, and CUDA would then be
@@ -7,18 +7,16 @@
 use std::env;
 use std::path::PathBuf;
 
-/// The executable that trains (src/train/main.rs): the only one linking libtorch.
-const WORKER: &str = "rlmon-train";
-
-const SETUP_HINT: &str = "run ./scripts/setup.sh first (it installs torch==2.11.0 into .venv)";
+const SETUP_HINT: &str = "run ./scripts/setup.sh first (it installs torch==2.11.0 into .venv), \
+     or build the monitor alone, without libtorch: cargo build --release -p rlmon";
 
 fn main() {
     println!("cargo:rerun-if-env-changed=LIBTORCH");
     println!("cargo:rerun-if-changed=build.rs");
+    // This crate is train/ in the workspace; the virtualenv is at the workspace root.
     let manifest_dir = PathBuf::from(env::var("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR"));
-    let libtorch = env::var_os("LIBTORCH")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| manifest_dir.join(".venv/libtorch"));
+    let root = manifest_dir.parent().unwrap_or(&manifest_dir);
+    let libtorch = env::var_os("LIBTORCH").map(PathBuf::from).unwrap_or_else(|| root.join(".venv/libtorch"));
     let lib_dir = libtorch.join("lib");
     println!("cargo:rerun-if-changed={}", lib_dir.display());
 
@@ -41,9 +39,10 @@ fn main() {
     }
     if lib_dir.join("libtorch_cuda.so").exists() {
         println!("cargo:rustc-link-search=native={}", lib_dir.display());
-        // Only the training worker: rlmon itself must not load libtorch.
-        println!("cargo:rustc-link-arg-bin={WORKER}=-Wl,--no-as-needed");
-        println!("cargo:rustc-link-arg-bin={WORKER}=-ltorch_cuda");
-        println!("cargo:rustc-link-arg-bin={WORKER}=-Wl,--as-needed");
+        // The worker executable (this package's one binary); rlmon itself, another
+        // package, never sees these arguments and does not load libtorch.
+        println!("cargo:rustc-link-arg-bins=-Wl,--no-as-needed");
+        println!("cargo:rustc-link-arg-bins=-ltorch_cuda");
+        println!("cargo:rustc-link-arg-bins=-Wl,--as-needed");
     }
 }
