@@ -37,7 +37,7 @@ pub fn recent_client_runs(root: &Path) -> Result<SessionConfig> {
     if runs.is_empty() {
         return Err(RlmonError::Usage(no_recent_runs(root)));
     }
-    session(&runs, None)
+    session(&runs, None, false)
 }
 
 pub fn no_recent_runs(root: &Path) -> String {

@@ -96,7 +96,7 @@ impl AlertKind {
     }
 
     pub fn parse(s: &str) -> Option<AlertKind> {
-        AlertKind::ALL.into_iter().chain([AlertKind::Script]).find(|k| k.as_str() == s)
+        AlertKind::ALL.into_iter().find(|k| k.as_str() == s)
     }
 }
 
@@ -221,8 +221,7 @@ mod tests {
         let back: Alert = serde_json::from_str(&json).unwrap();
         assert!(back.value.is_nan() && back.kind == AlertKind::KlSpike && back.message == "kl jumped");
         assert!(AlertKind::ALL.iter().all(|k| AlertKind::parse(k.as_str()) == Some(*k)));
-        assert_eq!(AlertKind::parse("script"), Some(AlertKind::Script), "a script's alerts read back from a recording");
-        assert!(!AlertKind::Script.advice().is_empty());
+        assert_eq!(AlertKind::parse("user_alert"), Some(AlertKind::UserAlert), "a script's alerts read back from a recording");
         assert!(AlertKind::ALL.iter().all(|k| !k.advice().is_empty()), "every kind has its advice line");
         let with_peak = Alert { value: 0.5, peak: Some(Peak { step: 14, value: 2.5 }), escalated_at: Some(15), ..a };
         let json = serde_json::to_string(&with_peak).unwrap();
