@@ -104,7 +104,7 @@ fn main() {
     let theme = Theme::built_in("default").unwrap();
     let grid = frame_ms(&hub.state, &Screen::default(), &theme);
     let mut zoomed = Screen::default();
-    zoomed.view.focus = rlmon::ui::layout::PaneId::Hardware;
+    zoomed.view.focus = rlmon::ui::targets::PaneId::Hardware;
     zoomed.view.zoomed = true;
     let hardware = frame_ms(&hub.state, &zoomed, &theme);
     let series: usize = hub.state.runs.iter().map(|r| r.series.len()).sum::<usize>() + hub.state.telemetry.len();
