@@ -549,9 +549,8 @@ mod tests {
         assert!(line.message.starts_with("critical nonfinite at step 3: loss is NaN"), "{}", line.message);
     }
 
-    #[test]
-    fn an_escalation_raises_the_severity_of_the_alert_it_escalates() {
-        let mut h = hub();
+    /// A loss spike to 2x from step 60 (warn), worse from step 65 (critical), over 120 steps.
+    fn feed_escalating_spike(h: &mut Hub) {
         for step in 0..120u64 {
             let base = 2.0 * (1.0 + 0.02 * (step as f64 * 1.7).sin());
             // A spike to 2x from step 60 (warn), worse from step 65 (critical).
@@ -562,6 +561,12 @@ mod tests {
             };
             h.apply(Event::Metrics { run: 0, step, time_s: step as f64, values: vec![("loss".into(), loss)] }, step as f64);
         }
+    }
+
+    #[test]
+    fn an_escalation_raises_the_severity_of_the_alert_it_escalates() {
+        let mut h = hub();
+        feed_escalating_spike(&mut h);
         let spikes: Vec<&Alert> = h.state.alerts.iter().filter(|a| a.kind == crate::health::AlertKind::LossSpike).collect();
         assert_eq!(spikes.len(), 1, "{:?}", h.state.alerts);
         let a = spikes[0];
@@ -579,15 +584,7 @@ mod tests {
         let mut h = hub();
         assert!(h.take_alert_changes().is_empty(), "untracked: nothing kept");
         h.track_alert_changes();
-        for step in 0..120u64 {
-            let base = 2.0 * (1.0 + 0.02 * (step as f64 * 1.7).sin());
-            let loss = match step {
-                60..=64 => 2.0 * base,
-                65..=80 => 6.0 * base,
-                _ => base,
-            };
-            h.apply(Event::Metrics { run: 0, step, time_s: step as f64, values: vec![("loss".into(), loss)] }, step as f64);
-        }
+        feed_escalating_spike(&mut h);
         let changes = h.take_alert_changes();
         let spike = h.state.alerts.iter().position(|a| a.kind == crate::health::AlertKind::LossSpike).unwrap();
         let of_spike: Vec<bool> = changes.iter().filter(|(_, i, _)| *i == spike).map(|(_, _, escalated)| *escalated).collect();
