@@ -129,7 +129,7 @@ class MoeMlp(nn.Module):
             gate = (gates * mine.float()).sum(-1).index_select(0, idx)
             h = fc_out(F.gelu(fc_in(x.index_select(0, idx)), approximate="tanh"))
             h = h * gate.unsqueeze(1).to(h.dtype)
-            out = out + torch.zeros(s, d, dtype=h.dtype).index_copy(0, idx, h)
+            out = out + torch.zeros(s, d, dtype=h.dtype, device=x.device).index_copy(0, idx, h)
         return out, (loads, dropped_frac, aux_loss, z_loss)
 
     @torch.no_grad()
@@ -185,7 +185,7 @@ class Lm(nn.Module):
         self.ln_f = nn.LayerNorm(d)
 
     def forward(self, idx):
-        pos = torch.arange(idx.shape[1])
+        pos = torch.arange(idx.shape[1], device=idx.device)
         x = self.wte(idx) + self.wpe(pos)
         routing = []
         for block in self.blocks:
@@ -210,6 +210,7 @@ def main():
     ap.add_argument("--config", required=True)
     ap.add_argument("--steps", type=int, required=True)
     ap.add_argument("--threads", type=int, required=True)
+    ap.add_argument("--device", default="cpu", help="cpu or cuda:N (fp32, TF32 off, as rlmon's worker)")
     args = ap.parse_args()
     with open(args.config, "rb") as f:
         run = tomllib.load(f)["run"][0]
@@ -228,6 +229,11 @@ def main():
     torch.set_num_threads(args.threads)
     torch.manual_seed(run.get("seed", 0))
     model = Lm(layers, d, heads, seq_len, vocab, moe)
+    device = torch.device(args.device)
+    if device.type == "cuda":
+        torch.backends.cuda.matmul.allow_tf32 = False
+        torch.backends.cudnn.allow_tf32 = False
+    model.to(device)
     decay = [p for p in model.parameters() if p.dim() >= 2]
     no_decay = [p for p in model.parameters() if p.dim() < 2]
     opt = torch.optim.AdamW([{"params": decay, "weight_decay": wd}, {"params": no_decay, "weight_decay": 0.0}],
@@ -243,6 +249,7 @@ def main():
             g["lr"] = lr_at(lr, warmup, min_ratio, step, args.steps)
         starts = [data_rng.below(corpus.numel() - seq_len) for _ in range(batch)]
         windows = torch.stack([corpus[s:s + seq_len + 1] for s in starts])
+        windows = windows.to(device)
         x, y = windows[:, :-1], windows[:, 1:]
         logits, routing = model(x)
         loss = F.cross_entropy(logits.reshape(-1, vocab), y.reshape(-1))
@@ -270,7 +277,7 @@ def main():
     skip = min(len(step_times) // 10, 10)
     kept = step_times[skip:]
     print(json.dumps({"tokens_per_s": batch * seq_len * len(kept) / sum(kept),
-                      "steps": args.steps, "threads": args.threads}))
+                      "steps": args.steps, "threads": args.threads, "device": str(device)}))
 
 
 if __name__ == "__main__":

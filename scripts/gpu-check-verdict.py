@@ -13,6 +13,7 @@ then detail lines for the report. It exits 0 whatever the verdict.
   live    SCREEN_TXT GPU
 """
 import json
+import re
 import sys
 
 GIB = float(1 << 30)
@@ -99,6 +100,12 @@ def summary(path, gpu, name=None):
         missing += [k for k in ("mfu",) if r.get(k) is None]
     if missing:
         return "FAIL", "summary lacks " + ", ".join(missing), lines
+    # The shipped workloads are clean runs: any warn or critical alert is a false one.
+    loud = [a for a in r.get("alerts", []) if a.get("severity") in ("warn", "critical")]
+    for a in r.get("alerts", []):
+        lines.append(f"alert: {a.get('severity')} {a.get('kind')} @{a.get('step')}: {a.get('message')}")
+    if loud:
+        return "FAIL", f"a clean run raised {len(loud)} warn/critical alert(s): " + ", ".join(sorted({a['kind'] for a in loud})), lines
     if gpu:
         # The worker's GPU memory needs NVML to list its pid: the attach step judges
         # that mechanism; here its absence is said, not failed.
@@ -198,13 +205,15 @@ def nvml(metrics_path, smi_path, gpu):
         ("utilization %", "rlmon_gpu_util_percent", 1, "utilization.gpu [%]", 0.0, 35),
         ("power W", "rlmon_gpu_power_watts", 1, "power.draw [W]", 0.25, 20),
         ("temperature C", "rlmon_gpu_temp_celsius", 1, "temperature.gpu", 0.0, 3),
-        ("SM clock MHz", "rlmon_gpu_sm_clock_mhz", 1, "clocks.sm [MHz]", 0.2, 50),
+        # `--query-gpu=clocks.sm` comes back headed `clocks.current.sm [MHz]`.
+        ("SM clock MHz", "rlmon_gpu_sm_clock_mhz", 1, ("clocks.current.sm [MHz]", "clocks.sm [MHz]"), 0.2, 50),
     ]
     lines = [f"{'figure':<18} {'rlmon (NVML)':>14} {'nvidia-smi':>12}  agree"]
     bad, missing = [], []
     for what, family, scale, column, rel, absolute in checks:
         mine = rlmon.get(family)
-        theirs = number(smi.get(column, ""))
+        columns = column if isinstance(column, tuple) else (column,)
+        theirs = next((number(smi[c]) for c in columns if c in smi), None)
         if mine is None or theirs is None:
             lines.append(f"{what:<18} {fmt(None if mine is None else mine * scale):>14} {fmt(theirs):>12}  n/a")
             missing.append(what)
@@ -237,10 +246,27 @@ def live(screen_path, gpu):
         if rows:
             return "FAIL", "GPU rows missing from the hardware pane: " + ", ".join(rows), []
         jobs = "jobs" in screen
+        # The live run is the clean tiny workload: a WARN or CRIT on screen is a false alert.
+        loud = [l.strip() for l in screen.splitlines() if re.search(r"(?<![A-Za-z])(WARN|CRIT)(?![A-Za-z])", l)]
+        if loud:
+            return "FAIL", f"the clean tiny run shows warn/critical alerts ({len(loud)} line(s) on screen)", loud[:6]
         return "PASS", "hardware pane shows gpu0 util, VRAM, power, temp, SM" + (" and the run's GPU memory (jobs line)" if jobs else "; no jobs line (the worker's GPU memory not shown)"), []
     if "NO GPU" in screen or "none:" in screen:
         return "PASS", "no GPU: the display ran and says NO GPU with the reason", []
     return "FAIL", "no GPU here, but the display does not say so", []
+
+
+def eager(summary_path, eager_path, name):
+    """rlmon's tch loop against the same model and step in PyTorch eager on the same GPU."""
+    s, e = load(summary_path), load(eager_path)
+    if isinstance(e, Exception):
+        return "FAIL", f"the eager script gave no result: {e}", []
+    runs = [] if isinstance(s, Exception) else [r for r in s.get("runs", []) if r.get("tokens_per_s")]
+    if not runs:
+        return "FAIL", f"no rlmon {name} run to compare with", [f"eager: {json.dumps(e)}"]
+    ours, theirs = runs[0]["tokens_per_s"], e["tokens_per_s"]
+    lines = [f"rlmon (tch) {ours:.0f} tok/s over {runs[0]['steps']} steps; eager {theirs:.0f} tok/s over {e['steps']} steps on {e.get('device')}"]
+    return "PASS", f"{name}: rlmon {ours:.0f} tok/s, eager PyTorch {theirs:.0f} tok/s, ratio {ours / theirs:.2f}", lines
 
 
 def main():
@@ -256,6 +282,8 @@ def main():
         result = attach(args[0], args[1], args[2], gpu_flag(args[3]))
     elif cmd == "nvml":
         result = nvml(args[0], args[1], gpu_flag(args[2]))
+    elif cmd == "eager":
+        result = eager(args[0], args[1], args[2])
     elif cmd == "live":
         result = live(args[0], gpu_flag(args[1]))
     else:

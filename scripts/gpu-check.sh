@@ -8,7 +8,7 @@
 # WHAT THE RUN NEEDS on the GPU machine (nothing is built there):
 #   - this working tree (scripts/, workloads/ are tracked files);
 #   - .gpu/ made here by scripts/gpu-pack.sh (ignored by git, so it travels only
-#     when named in the device tool's `carry`), 37 MiB as packed on 2026-11-27
+#     when named in the device tool's `carry`), 42 MiB as packed on 2026-11-27
 #     (the tracked tree adds about 3 MiB; the tool carries 64 MiB in all):
 #       .gpu/rlmon, .gpu/rlmon-train      release binaries, debug info stripped
 #       .gpu/deps/cuda                    tests/cuda.rs's test binary
@@ -287,9 +287,31 @@ workload() { # NAME MAX_STEPS LIMIT
   if [ $rc -ne 0 ] && [ ! -s "$WORK/$name.json" ]; then verdict "$name" FAIL "rlmon watch: $(why $rc)"; return; fi
   judge "$name" summary "$WORK/$name.json" 1
 }
-workload tiny 300 45
+# tiny runs about 45 s on an H100 (4 ms a step): long enough for the throughput
+# detector, which judges fast steps a second at a time, to have judged it.
+workload tiny 10000 90
 workload moe 200 45
 workload rlhf 20 55
+# The same model and step in PyTorch eager (benches/torch_eager_tiny.py) on the same
+# GPU, for tokens/s side by side with the tch loop's.
+eager() { # NAME STEPS LIMIT
+  local name="$1"
+  if [ $GPU = 0 ] || [ -z "$PY_TORCH" ]; then
+    verdict "eager-$name" SKIP "no GPU: the eager comparison needs one"
+    return
+  fi
+  # rlmon's worker takes all cores but one by default; eager gets as many.
+  local threads=$(($(nproc) > 1 ? $(nproc) - 1 : 1))
+  step "eager-$name" "$(limit "$3")" "$WORK/eager-$name.json" "$PY_TORCH" benches/torch_eager_tiny.py --config "workloads/$name.toml" --steps "$2" --threads "$threads" --device cuda:0
+  local rc=$?
+  if [ $rc -ne 0 ]; then
+    verdict "eager-$name" FAIL "benches/torch_eager_tiny.py: $(why $rc)"
+    return
+  fi
+  judge "eager-$name" eager "$WORK/$name.json" "$WORK/eager-$name.json" "$name"
+}
+eager tiny 3000 60
+eager moe 200 45
 if [ $GPU = 0 ]; then
   # What can run here: the same summary fields from a short run on the CPU.
   step summary-cpu "$(limit 60)" "$WORK/cpu.json" "$RLMON" watch --config "$(on_device tiny cpu)" --headless --json --max-steps 20 --session-dir "$WORK/sessions"

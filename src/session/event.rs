@@ -11,6 +11,12 @@ pub type RunId = usize;
 /// follows but did not start, local (`--attach PATH`) or remote (`--attach http://`).
 pub const ATTACHED_DEVICE: &str = "attached";
 
+/// Whether `device` is one rlmon's own worker trains on (`cpu`, `cuda:0`, `mps`),
+/// as opposed to a job it follows (`external`, `attached`).
+pub fn is_torch_device(device: &str) -> bool {
+    device == "cpu" || device == "mps" || device == "cuda" || device.starts_with("cuda:")
+}
+
 /// Serializable so the recorder can journal every event as it arrives.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub enum Event {

@@ -7,6 +7,6 @@ pub mod event;
 pub mod hub;
 pub mod state;
 
-pub use event::{Event, ATTACHED_DEVICE, GpuInfo, GpuStatus, LogLevel, RunId, RunOutcome};
+pub use event::{is_torch_device, Event, ATTACHED_DEVICE, GpuInfo, GpuStatus, LogLevel, RunId, RunOutcome};
 pub use hub::Hub;
 pub use state::{RunRecord, RunState, SessionState};

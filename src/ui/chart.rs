@@ -228,17 +228,22 @@ pub fn column_means(series: &Series, window: Window, columns: usize) -> (Vec<Opt
     (means, series.step_at(start).zip(series.step_at(end - 1)))
 }
 
-/// Y bounds with a little headroom, never empty.
+/// Y bounds with a little headroom, never empty. The headroom never crosses
+/// zero: a series that never goes negative (a rate, a memory) is not drawn on an
+/// axis that says it could.
 pub fn pad_bounds(lo: f64, hi: f64) -> [f64; 2] {
     if !(lo.is_finite() && hi.is_finite()) {
         return [0.0, 1.0];
     }
     let span = hi - lo;
-    if span <= f64::EPSILON * hi.abs().max(1.0) {
-        let d = if lo == 0.0 { 1.0 } else { lo.abs() * 0.05 };
-        return [lo - d, hi + d];
-    }
-    [lo - span * 0.05, hi + span * 0.05]
+    let d = if span <= f64::EPSILON * hi.abs().max(1.0) {
+        if lo == 0.0 { 1.0 } else { lo.abs() * 0.05 }
+    } else {
+        span * 0.05
+    };
+    let below = if lo > 0.0 && lo - d < 0.0 { 0.0 } else { lo - d };
+    let above = if hi < 0.0 && hi + d > 0.0 { 0.0 } else { hi + d };
+    [below, above]
 }
 
 #[cfg(test)]
@@ -251,6 +256,16 @@ mod tests {
             s.push(i, i as f64, f(i));
         }
         s
+    }
+
+    #[test]
+    fn headroom_does_not_cross_zero() {
+        assert_eq!(pad_bounds(10.0, 200.0), [0.5, 209.5]);
+        assert_eq!(pad_bounds(1.0, 200.0)[0], 0.0);
+        assert_eq!(pad_bounds(-200.0, -1.0)[1], 0.0);
+        assert_eq!(pad_bounds(-1.0, 1.0), [-1.1, 1.1]);
+        // A constant zero still gets a visible band.
+        assert_eq!(pad_bounds(0.0, 0.0), [-1.0, 1.0]);
     }
 
     #[test]

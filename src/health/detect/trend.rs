@@ -561,6 +561,42 @@ pub struct ThroughputRegression {
     /// The speeds: the newest [`RECENT_POINTS`] and the ones before them kept sorted.
     window: SortedSeries,
     gate: Gate,
+    /// Points not yet judged: those of the last [`BUCKET_S`] of wall time.
+    bucket: Bucket,
+}
+
+/// Points that came within [`BUCKET_S`] of each other, judged as one: the speeds
+/// and logged values, and the time the bucket before them closed.
+#[derive(Debug, Clone, Default)]
+struct Bucket {
+    speeds: Vec<f64>,
+    logged: Vec<f64>,
+    closed_at_s: Option<f64>,
+}
+
+impl Bucket {
+    /// Adds a point; the bucket's (median logged value, median speed) once it
+    /// spans [`BUCKET_S`], or at once for a point without a clock (a time that
+    /// does not move on from the last bucket's).
+    fn add(&mut self, time_s: f64, logged: f64, speed: f64) -> Option<(f64, f64)> {
+        self.speeds.push(speed);
+        self.logged.push(logged);
+        let since = self.closed_at_s.map_or(f64::INFINITY, |t| time_s - t);
+        if since > 0.0 && since < BUCKET_S && self.speeds.len() < BUCKET_POINTS {
+            return None;
+        }
+        self.closed_at_s = Some(time_s);
+        let closed = (median_of(&mut self.logged), median_of(&mut self.speeds));
+        self.speeds.clear();
+        self.logged.clear();
+        Some(closed)
+    }
+}
+
+fn median_of(v: &mut [f64]) -> f64 {
+    v.sort_unstable_by(f64::total_cmp);
+    let n = v.len();
+    if n % 2 == 1 { v[n / 2] } else { (v[n / 2 - 1] + v[n / 2]) / 2.0 }
 }
 
 /// Where a run's speed comes from. Many logs carry no tokens/s: nanoGPT prints a
@@ -603,6 +639,16 @@ impl SpeedSource {
 /// within a few steps, and a median, so one slow step (a checkpoint) does not.
 const RECENT_POINTS: usize = 5;
 
+/// Points closer together than this much wall time are judged as one (their
+/// median), so that the windows span seconds whatever the step time: at 4 ms a
+/// step (a small model on a GPU) five points are 20 ms, and a collector pass, a
+/// checkpoint or another process's kernel slows that many in a row. A run of a
+/// step a second or slower, or a log without a clock, is judged point by point.
+const BUCKET_S: f64 = 1.0;
+
+/// At most this many points make one bucket (a clock far finer than the steps).
+const BUCKET_POINTS: usize = 10_000;
+
 impl ThroughputRegression {
     pub fn new(s: KindSettings) -> Self {
         ThroughputRegression {
@@ -610,6 +656,7 @@ impl ThroughputRegression {
             source: None,
             window: SortedSeries::new(s.window.max(20) + RECENT_POINTS, &[(RECENT_POINTS, 0), (s.window.max(20), RECENT_POINTS)]),
             gate: Gate::new(&s, Worse::Lower),
+            bucket: Bucket::default(),
             s,
         }
     }
@@ -624,8 +671,11 @@ impl ThroughputRegression {
         }
         let source = self.source.as_ref()?;
         let (logged, x) = source.read(p)?;
+        // The warm-up counts points (the erratic first steps); the windows, buckets.
+        let warming = self.gate.warming();
+        let (logged, x) = self.bucket.add(p.time_s, logged, x)?;
         self.window.push(x);
-        if self.gate.warming() || self.window.len() < 2 * RECENT_POINTS + 10 {
+        if warming || self.window.len() < 2 * RECENT_POINTS + 10 {
             return None;
         }
         let n = self.window.len();
@@ -1043,5 +1093,23 @@ mod tests {
         let alerts = feed(series, |p| d.check(p));
         assert_eq!(alerts.len(), 1, "{alerts:?}");
         assert!(alerts[0].0 >= 201 && alerts[0].0 <= 205, "{alerts:?}");
+    }
+
+    #[test]
+    fn throughput_regression_of_fast_steps_is_judged_per_second() {
+        // 4 ms steps (a small model on a GPU): slowdowns of 100 and 300 steps
+        // (0.4 s, 1.2 s) are hiccups; one from step 12,000 that lasts is a
+        // regression, raised within a few seconds.
+        let mut d = ThroughputRegression::new(defaults(AlertKind::ThroughputRegression));
+        let slow = |i: usize| (6000..6100).contains(&i) || (8000..8300).contains(&i) || i >= 12_000;
+        let alerts: Vec<_> = (0..16_000usize)
+            .filter_map(|i| {
+                let v = 250_000.0 * wiggle(i) * if slow(i) { 0.5 } else { 1.0 };
+                d.check(&Point { step: i as u64, time_s: i as f64 * 0.004, values: &[("tokens_per_s".into(), v)] }).map(|r| (i, r))
+            })
+            .collect();
+        assert_eq!(alerts.len(), 1, "{alerts:?}");
+        let (at, r) = &alerts[0];
+        assert!((12_500..13_500).contains(at) && r.step >= 12_000, "{alerts:?}");
     }
 }

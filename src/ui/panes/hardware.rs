@@ -21,7 +21,7 @@ fn last(ctx: &Ctx, key: &str) -> Option<f64> {
     ctx.state.telemetry.get(key).and_then(Series::last)
 }
 
-fn gib(v: f64) -> String {
+pub(super) fn gib(v: f64) -> String {
     format!("{:.1}", v / GIB)
 }
 
@@ -185,12 +185,31 @@ mod tests {
         let text: String = terminal.backend().buffer().content().iter().map(|c| c.symbol()).collect();
         assert!(text.contains("jobs   job 6.0 GiB  other 4.0 GiB"), "hardware pane");
         let row = text.split("1  ").nth(1).unwrap_or("").chars().take(60).collect::<String>();
-        assert!(row.starts_with("job (attach)") && row.contains(" 6.44GB "), "runs list, device column: {row}");
+        // The runs list's device column: a job rlmon did not start shows its GPU
+        // memory, in the hardware pane's unit.
+        assert!(row.starts_with("job (attach)") && row.contains(" 6.0 GiB "), "runs list, device column: {row}");
         // The job left the GPU: its last sample is stale, nothing is attributed.
         hub.apply(Event::Telemetry { time_s: 2.0, values: vec![(gpu.mem_used_bytes().into(), 1.0)] }, 2.0);
         terminal.draw(|f| crate::ui::draw(f, &hub.state, &Screen::default(), &Theme::built_in("default").unwrap())).unwrap();
         let text: String = terminal.backend().buffer().content().iter().map(|c| c.symbol()).collect();
         assert!(!text.contains("jobs   job"));
+    }
+
+    #[test]
+    fn a_run_rlmon_trains_keeps_its_device_in_the_runs_list() {
+        let runs = vec![RunRecord::new("tiny".into(), "lm".into(), "cuda:0".into(), 100)];
+        let mut hub = Hub::new(SessionState::new("s".into(), runs));
+        let gpus = vec![GpuInfo { index: 0, name: "H100".into(), mem_total_bytes: 80 << 30 }];
+        hub.apply(Event::GpuStatus(GpuStatus::Available { driver: "550".into(), gpus }), 0.0);
+        let gpu = catalog::gpu(0);
+        let values = vec![(gpu.mem_used_bytes().into(), (1u64 << 30) as f64), (gpu.run_mem_bytes(0).into(), (885u64 << 20) as f64)];
+        hub.apply(Event::Telemetry { time_s: 1.0, values }, 1.0);
+        let mut terminal = Terminal::new(TestBackend::new(160, 48)).unwrap();
+        terminal.draw(|f| crate::ui::draw(f, &hub.state, &Screen::default(), &Theme::built_in("default").unwrap())).unwrap();
+        let text: String = terminal.backend().buffer().content().iter().map(|c| c.symbol()).collect();
+        let row = text.split("1  ").nth(1).unwrap_or("").chars().take(60).collect::<String>();
+        assert!(row.starts_with("tiny (lm)") && row.contains(" cuda:0 "), "runs list, device column: {row}");
+        assert!(text.contains("jobs   tiny 0.9 GiB"), "the hardware pane still has its memory");
     }
 
     #[test]

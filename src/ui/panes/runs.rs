@@ -125,11 +125,13 @@ fn state_cell<'a>(r: &RunRecord, ctx: &Ctx) -> Cell<'a> {
     Cell::from(Line::from(spans))
 }
 
-/// The run's device; for a job rlmon did not build (a command, an attached job),
-/// the GPU memory of its process tree where NVML attributes some.
+/// The run's device (`cuda:0`, `cpu`); for a job rlmon did not build (a command,
+/// an attached job), which has no device of rlmon's to name, the GPU memory of its
+/// process tree where NVML attributes some, in the hardware pane's unit.
 fn device_cell<'a>(r: &RunRecord, run: usize, ctx: &Ctx) -> Cell<'a> {
-    match super::hardware::job_gpu_memory(ctx, run) {
-        Some(bytes) => Cell::from(Span::styled(format!("{}B", si(bytes)), Style::default().fg(ctx.theme.accent))),
+    let built = crate::session::is_torch_device(&r.device);
+    match super::hardware::job_gpu_memory(ctx, run).filter(|_| !built) {
+        Some(bytes) => Cell::from(Span::styled(format!("{} GiB", super::hardware::gib(bytes)), Style::default().fg(ctx.theme.accent))),
         None => Cell::from(r.device.clone()),
     }
 }
