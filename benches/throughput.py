@@ -10,7 +10,9 @@ import tempfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CONFIG = os.path.join(ROOT, "workloads", "tiny.toml")
-RLMON = os.path.join(ROOT, "target", "release", "rlmon")
+# RLMON_BIN: another build (a packed one on a lent machine); the worker is found
+# beside it or by RLMON_TRAIN_BIN.
+RLMON = os.environ.get("RLMON_BIN") or os.path.join(ROOT, "target", "release", "rlmon")
 
 
 def rlmon_run(config, steps, session_dir):
@@ -22,9 +24,10 @@ def rlmon_run(config, steps, session_dir):
     return run["tokens_per_s"], run["intra_op_threads"], run["device"]
 
 
-def eager_run(config, steps, threads):
+def eager_run(config, steps, threads, device="cpu"):
     out = subprocess.run([sys.executable, os.path.join(ROOT, "benches", "torch_eager_tiny.py"),
-                          "--config", config, "--steps", str(steps), "--threads", str(threads)],
+                          "--config", config, "--steps", str(steps), "--threads", str(threads),
+                          "--device", device],
                          capture_output=True, text=True, check=True)
     return json.loads(out.stdout.strip().splitlines()[-1])["tokens_per_s"]
 

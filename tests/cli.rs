@@ -2,7 +2,7 @@
 //! cancellation, doctor and completions. No test needs a GPU.
 use std::path::Path;
 use std::process::{Command as StdCommand, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use assert_cmd::Command;
 use serde_json::Value;
@@ -200,7 +200,7 @@ fn a_missing_training_worker_is_refused_before_anything_starts() {
 fn interrupt_cancels_runs_and_still_prints_the_summary() {
     let dir = tempfile::tempdir().unwrap();
     let path = write_config(dir.path(), &SMALL_RUN.replace("steps = 25", "steps = 1000000"));
-    let child = StdCommand::new(assert_cmd::cargo::cargo_bin("rlmon"))
+    let mut child = StdCommand::new(assert_cmd::cargo::cargo_bin("rlmon"))
         .args(["watch", "--headless", "--json", "--config"])
         .arg(&path)
         .env("RLMON_SESSION_DIR", dir.path())
@@ -208,22 +208,33 @@ fn interrupt_cancels_runs_and_still_prints_the_summary() {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    // Wait until training is under way (the log names the start), then interrupt.
-    let log = dir.path().join("rlmon.log");
-    let deadline = Instant::now() + Duration::from_secs(60);
-    while Instant::now() < deadline && !std::fs::read_to_string(&log).is_ok_and(|l| l.contains("session starting")) {
-        std::thread::sleep(Duration::from_millis(100));
-    }
-    std::thread::sleep(Duration::from_secs(2));
+    // Wait until training is under way (headless prints `[small] step N/...` on
+    // stderr once steps arrive, however slow a loaded machine makes the start),
+    // then interrupt.
+    let (stepping_tx, stepping) = std::sync::mpsc::channel();
+    let stderr_lines = std::io::BufReader::new(child.stderr.take().unwrap());
+    let reader = std::thread::spawn(move || {
+        use std::io::BufRead;
+        let mut all = String::new();
+        for line in stderr_lines.lines().map_while(Result::ok) {
+            if line.contains("] step ") {
+                let _ = stepping_tx.send(());
+            }
+            all += &line;
+            all.push('\n');
+        }
+        all
+    });
+    assert!(stepping.recv_timeout(Duration::from_secs(120)).is_ok(), "no step reported within 120 s");
     let status = StdCommand::new("kill").args(["-INT", &child.id().to_string()]).status().unwrap();
     assert!(status.success());
     let out = child.wait_with_output().unwrap();
-    assert_eq!(out.status.code(), Some(1), "a cancelled run is not a finished one");
+    let stderr = reader.join().unwrap();
+    assert_eq!(out.status.code(), Some(1), "a cancelled run is not a finished one: {stderr}");
     let summary: Value = serde_json::from_slice(&out.stdout).unwrap();
     let run = &summary["runs"][0];
     assert_eq!(run["state"], "cancelled");
     assert!(run["steps"].as_u64().unwrap() > 0, "some steps ran before the interrupt");
-    let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("interrupted: cancelling runs"), "{stderr}");
 }
 
