@@ -86,26 +86,10 @@ impl WebUrl {
             Some(i) => (&rest[..i], rest[i..].to_owned()),
             None => (rest, "/".to_owned()),
         };
-        if authority.contains('@') {
-            return Err("credentials in the URL are not supported (put a token in the path, as Slack and Discord do)".into());
-        }
-        let (host, port) = if let Some(v6) = authority.strip_prefix('[') {
-            let (h, p) = v6.split_once(']').ok_or("unclosed [ in the address")?;
-            (h, p.strip_prefix(':'))
-        } else {
-            match authority.rsplit_once(':') {
-                Some((h, p)) => (h, Some(p)),
-                None => (authority, None),
-            }
-        };
-        let port = match port {
-            Some(p) => p.parse().map_err(|_| format!("`{p}` is not a port"))?,
-            None if tls => 443,
-            None => 80,
-        };
-        if host.is_empty() || host.chars().any(|c| c.is_whitespace() || c.is_control()) {
-            return Err("the URL has no host name".into());
-        }
+        let (host, port) = crate::telemetry::scrape::host_and_port(authority, if tls { 443 } else { 80 }).map_err(|e| {
+            // Webhook services put their token in the path; say so.
+            if authority.contains('@') { format!("{e} (put a token in the path, as Slack and Discord do)") } else { format!("the URL: {e}") }
+        })?;
         if path.chars().any(|c| c.is_whitespace() || c.is_control()) {
             return Err("the URL's path holds spaces or control characters".into());
         }

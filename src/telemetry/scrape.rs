@@ -84,27 +84,35 @@ impl Endpoint {
             Some(i) => (&rest[..i], &rest[i..]),
             None => (rest, "/metrics"),
         };
-        if authority.contains('@') {
-            return Err(format!("`{url}`: credentials in the URL are not supported"));
-        }
-        let (host, port) = if let Some(v6) = authority.strip_prefix('[') {
-            let (h, p) = v6.split_once(']').ok_or_else(|| format!("`{url}`: unclosed [ in the address"))?;
-            (h, p.strip_prefix(':'))
-        } else {
-            match authority.rsplit_once(':') {
-                Some((h, p)) => (h, Some(p)),
-                None => (authority, None),
-            }
-        };
-        let port = match port {
-            Some(p) => p.parse().map_err(|_| format!("`{url}`: `{p}` is not a port"))?,
-            None => 80,
-        };
-        if host.is_empty() || host.chars().any(|c| c.is_whitespace() || c.is_control()) {
-            return Err(format!("`{url}`: no host name"));
-        }
+        let (host, port) = host_and_port(authority, 80).map_err(|e| format!("`{url}`: {e}"))?;
         Ok(Endpoint { host: host.to_owned(), port, authority: authority.to_owned(), path: path.to_owned() })
     }
+}
+
+/// The host and port of a URL's authority (`node7:9100`, `[::1]:8080`, `host`),
+/// checked: no credentials, a host name, a numeric port (`default_port` when none).
+/// Shared by the scrape and notification URLs.
+pub(crate) fn host_and_port(authority: &str, default_port: u16) -> Result<(&str, u16), String> {
+    if authority.contains('@') {
+        return Err("credentials in the URL are not supported".into());
+    }
+    let (host, port) = if let Some(v6) = authority.strip_prefix('[') {
+        let (h, p) = v6.split_once(']').ok_or("unclosed [ in the address")?;
+        (h, p.strip_prefix(':'))
+    } else {
+        match authority.rsplit_once(':') {
+            Some((h, p)) => (h, Some(p)),
+            None => (authority, None),
+        }
+    };
+    let port = match port {
+        Some(p) => p.parse().map_err(|_| format!("`{p}` is not a port"))?,
+        None => default_port,
+    };
+    if host.is_empty() || host.chars().any(|c| c.is_whitespace() || c.is_control()) {
+        return Err("no host name".into());
+    }
+    Ok((host, port))
 }
 
 /// Turns exporter pages into rlmon telemetry for one host. Keeps the previous CPU

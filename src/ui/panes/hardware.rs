@@ -171,43 +171,49 @@ mod tests {
     use crate::ui::screen::Screen;
     use crate::ui::theme::Theme;
 
-    #[test]
-    fn a_jobs_gpu_memory_is_shown_apart_from_the_rest() {
-        let runs = vec![RunRecord::new("job".into(), "attach".into(), "attached".into(), 0)];
-        let mut hub = Hub::new(SessionState::new("s".into(), runs));
+    /// A hub with one run on one H100, `used` bytes of it in use and `job` of them
+    /// attributed to the run's process tree.
+    fn one_run_on_a_gpu(run: RunRecord, used: u64, job: u64) -> Hub {
+        let mut hub = Hub::new(SessionState::new("s".into(), vec![run]));
         let gpus = vec![GpuInfo { index: 0, name: "H100".into(), mem_total_bytes: 80 << 30 }];
         hub.apply(Event::GpuStatus(GpuStatus::Available { driver: "550".into(), gpus }), 0.0);
         let gpu = catalog::gpu(0);
-        let values = vec![(gpu.mem_used_bytes().into(), (10u64 << 30) as f64), (gpu.run_mem_bytes(0).into(), (6u64 << 30) as f64)];
+        let values = vec![(gpu.mem_used_bytes().into(), used as f64), (gpu.run_mem_bytes(0).into(), job as f64)];
         hub.apply(Event::Telemetry { time_s: 1.0, values }, 1.0);
+        hub
+    }
+
+    /// The whole screen at 160x48, as text.
+    fn screen(hub: &Hub) -> String {
         let mut terminal = Terminal::new(TestBackend::new(160, 48)).unwrap();
         terminal.draw(|f| crate::ui::draw(f, &hub.state, &Screen::default(), &Theme::built_in("default").unwrap())).unwrap();
-        let text: String = terminal.backend().buffer().content().iter().map(|c| c.symbol()).collect();
+        terminal.backend().buffer().content().iter().map(|c| c.symbol()).collect()
+    }
+
+    /// The first row of the runs list, from its name on.
+    fn first_run_row(text: &str) -> String {
+        text.split("1  ").nth(1).unwrap_or("").chars().take(60).collect()
+    }
+
+    #[test]
+    fn a_jobs_gpu_memory_is_shown_apart_from_the_rest() {
+        let mut hub = one_run_on_a_gpu(RunRecord::new("job".into(), "attach".into(), "attached".into(), 0), 10 << 30, 6 << 30);
+        let text = screen(&hub);
         assert!(text.contains("jobs   job 6.0 GiB  other 4.0 GiB"), "hardware pane");
-        let row = text.split("1  ").nth(1).unwrap_or("").chars().take(60).collect::<String>();
         // The runs list's device column: a job rlmon did not start shows its GPU
         // memory, in the hardware pane's unit.
+        let row = first_run_row(&text);
         assert!(row.starts_with("job (attach)") && row.contains(" 6.0 GiB "), "runs list, device column: {row}");
         // The job left the GPU: its last sample is stale, nothing is attributed.
-        hub.apply(Event::Telemetry { time_s: 2.0, values: vec![(gpu.mem_used_bytes().into(), 1.0)] }, 2.0);
-        terminal.draw(|f| crate::ui::draw(f, &hub.state, &Screen::default(), &Theme::built_in("default").unwrap())).unwrap();
-        let text: String = terminal.backend().buffer().content().iter().map(|c| c.symbol()).collect();
-        assert!(!text.contains("jobs   job"));
+        hub.apply(Event::Telemetry { time_s: 2.0, values: vec![(catalog::gpu(0).mem_used_bytes().into(), 1.0)] }, 2.0);
+        assert!(!screen(&hub).contains("jobs   job"));
     }
 
     #[test]
     fn a_run_rlmon_trains_keeps_its_device_in_the_runs_list() {
-        let runs = vec![RunRecord::new("tiny".into(), "lm".into(), "cuda:0".into(), 100)];
-        let mut hub = Hub::new(SessionState::new("s".into(), runs));
-        let gpus = vec![GpuInfo { index: 0, name: "H100".into(), mem_total_bytes: 80 << 30 }];
-        hub.apply(Event::GpuStatus(GpuStatus::Available { driver: "550".into(), gpus }), 0.0);
-        let gpu = catalog::gpu(0);
-        let values = vec![(gpu.mem_used_bytes().into(), (1u64 << 30) as f64), (gpu.run_mem_bytes(0).into(), (885u64 << 20) as f64)];
-        hub.apply(Event::Telemetry { time_s: 1.0, values }, 1.0);
-        let mut terminal = Terminal::new(TestBackend::new(160, 48)).unwrap();
-        terminal.draw(|f| crate::ui::draw(f, &hub.state, &Screen::default(), &Theme::built_in("default").unwrap())).unwrap();
-        let text: String = terminal.backend().buffer().content().iter().map(|c| c.symbol()).collect();
-        let row = text.split("1  ").nth(1).unwrap_or("").chars().take(60).collect::<String>();
+        let hub = one_run_on_a_gpu(RunRecord::new("tiny".into(), "lm".into(), "cuda:0".into(), 100), 1 << 30, 885 << 20);
+        let text = screen(&hub);
+        let row = first_run_row(&text);
         assert!(row.starts_with("tiny (lm)") && row.contains(" cuda:0 "), "runs list, device column: {row}");
         assert!(text.contains("jobs   tiny 0.9 GiB"), "the hardware pane still has its memory");
     }
