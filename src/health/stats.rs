@@ -302,19 +302,46 @@ pub fn median(values: &[f64]) -> Option<f64> {
         return None;
     }
     // Selection, not a sort: detectors take a window's median at every step, and a
-    // replay or `rlmon check` of a long run does that millions of times.
-    let mut v = values.to_vec();
-    let n = v.len();
-    let (lower, upper, _) = v.select_nth_unstable_by(n / 2, f64::total_cmp);
-    let upper = *upper;
-    Some(if n % 2 == 1 { upper } else { 0.5 * (lower.iter().copied().max_by(f64::total_cmp).unwrap_or(upper) + upper) })
+    // replay or `rlmon check` of a long run does that millions of times. The copy
+    // selected over is this thread's scratch buffer, not an allocation per call.
+    Some(with_scratch(values.iter().copied(), select_median))
 }
 
 /// Median and the median absolute deviation around it.
 pub fn median_mad(values: &[f64]) -> Option<(f64, f64)> {
     let m = median(values)?;
-    let dev: Vec<f64> = values.iter().map(|v| (v - m).abs()).collect();
-    Some((m, median(&dev)?))
+    Some((m, with_scratch(values.iter().map(|v| (v - m).abs()), select_median)))
+}
+
+thread_local! {
+    /// The values a median selects over, reused from call to call.
+    static SCRATCH: std::cell::RefCell<Vec<f64>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// `f` over the values of `fill`, copied into this thread's scratch buffer (a
+/// fresh vector if it is in use).
+fn with_scratch<R>(fill: impl Iterator<Item = f64>, f: impl FnOnce(&mut [f64]) -> R) -> R {
+    SCRATCH.with(|scratch| match scratch.try_borrow_mut() {
+        Ok(mut buf) => {
+            buf.clear();
+            buf.extend(fill);
+            f(&mut buf)
+        }
+        Err(_) => f(&mut fill.collect::<Vec<f64>>()),
+    })
+}
+
+/// The median of `v` (not empty), selected in place: the upper middle value,
+/// averaged with the largest below it when the count is even.
+fn select_median(v: &mut [f64]) -> f64 {
+    let n = v.len();
+    let (lower, upper, _) = v.select_nth_unstable_by(n / 2, f64::total_cmp);
+    let upper = *upper;
+    if n % 2 == 1 {
+        upper
+    } else {
+        0.5 * (lower.iter().copied().max_by(f64::total_cmp).unwrap_or(upper) + upper)
+    }
 }
 
 pub fn mean(values: &[f64]) -> Option<f64> {

@@ -16,13 +16,18 @@ pub struct RunLevels {
     block_len: usize,
     block: Vec<f64>,
     levels: Vec<f64>,
+    /// [`Self::settled`] and [`Self::settled_spread`] of `levels`, kept from one
+    /// change of the levels to the next: detectors ask at every point, the levels
+    /// change once a block.
+    settled: Option<f64>,
+    spread: Option<f64>,
 }
 
 impl RunLevels {
     /// Blocks of `first_block` points at first.
     pub fn new(first_block: usize) -> Self {
         let block_len = first_block.max(1);
-        RunLevels { block_len, block: Vec::with_capacity(block_len), levels: Vec::with_capacity(MAX_LEVELS) }
+        RunLevels { block_len, block: Vec::with_capacity(block_len), levels: Vec::with_capacity(MAX_LEVELS), settled: None, spread: None }
     }
 
     pub fn push(&mut self, x: f64) {
@@ -41,17 +46,20 @@ impl RunLevels {
             self.levels = self.levels.chunks(2).map(|c| c.iter().sum::<f64>() / c.len() as f64).collect();
             self.block_len *= 2;
         }
+        (self.settled, self.spread) = self.second_quarter().map_or((None, None), |q| (median(q), median_mad(q).map(|(_, mad)| MAD_TO_SIGMA * mad)));
+    }
+
+    /// The levels of the second quarter of the run so far, once [`MIN_LEVELS`] are held.
+    fn second_quarter(&self) -> Option<&[f64]> {
+        let n = self.levels.len();
+        (n >= MIN_LEVELS).then(|| &self.levels[n / 4..n / 2])
     }
 
     /// The run's settled level: the median of the levels of the second quarter of
     /// the run so far (its first quarter is the start: a KL's early ramp, a
     /// fresh policy's spread). `None` until [`MIN_LEVELS`] are held.
     pub fn settled(&self) -> Option<f64> {
-        let n = self.levels.len();
-        if n < MIN_LEVELS {
-            return None;
-        }
-        median(&self.levels[n / 4..n / 2])
+        self.settled
     }
 
     /// [`Self::settled`], only when those levels lie within `range` of each
@@ -71,11 +79,7 @@ impl RunLevels {
     /// how far a level wanders by noise alone (heavy tails and memory in a
     /// series move whole blocks).
     pub fn settled_spread(&self) -> Option<f64> {
-        let n = self.levels.len();
-        if n < MIN_LEVELS {
-            return None;
-        }
-        median_mad(&self.levels[n / 4..n / 2]).map(|(_, mad)| MAD_TO_SIGMA * mad)
+        self.spread
     }
 
     /// The newest closed levels, oldest first.
@@ -110,5 +114,22 @@ mod tests {
         (0..200).for_each(|i| noisy.push(0.9 + 0.1 * ((i / 10) % 3) as f64));
         assert!(noisy.settled_spread().is_some_and(|s| s > 0.1), "{:?}", noisy.settled_spread());
         l.push(f64::NAN);
+    }
+
+    /// The kept settled level and spread are those of the levels held, at every
+    /// point: while they fill up, across merges, and between block ends.
+    #[test]
+    fn the_kept_level_and_spread_follow_the_levels() {
+        let mut l = RunLevels::new(3);
+        let mut rng = crate::workload::rng::SplitMix64::new(17);
+        for i in 0..3000 {
+            l.push(if i % 97 == 0 { f64::NAN } else { rng.unit() + (i / 500) as f64 });
+            let n = l.levels().len();
+            let quarter = (n >= MIN_LEVELS).then(|| &l.levels()[n / 4..n / 2]);
+            let bits = |v: Option<f64>| v.map(f64::to_bits);
+            assert_eq!(bits(l.settled()), bits(quarter.and_then(median)), "point {i}");
+            assert_eq!(bits(l.settled_spread()), bits(quarter.and_then(median_mad).map(|(_, mad)| MAD_TO_SIGMA * mad)), "point {i}");
+        }
+        assert!(l.settled().is_some());
     }
 }
