@@ -4,8 +4,12 @@
 # The session is the snapshot benchmark's (STEPS steps x 20 metrics, default 1M =
 # 20M points), written once with `cargo bench --bench snapshot -- STEPS --session-only`. Each given binary
 # runs in turn, so two builds compare side by side in one run.
+# With RLMON_BENCH_ROW_GROUPS=ROWS the session is first rewritten by another
+# Parquet writer (pyarrow, scripts/rewrite-row-groups.py) in row groups of ROWS rows
+# cut inside steps, and that file is measured instead.
 #   scripts/bench-long-session.sh [STEPS] [BINARY...]
 # e.g. scripts/bench-long-session.sh 1000000 /tmp/rlmon-main target/release/rlmon
+#      RLMON_BENCH_ROW_GROUPS=2000000 scripts/bench-long-session.sh 1000000 target/release/rlmon
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
@@ -17,6 +21,13 @@ if [ ! -s "$session" ]; then
   mkdir -p "$dir"
   # In parts of 1M steps, so a 200M-point session is written in bounded memory.
   RLMON_BENCH_KEEP="$dir" cargo bench --bench snapshot -- "$steps" --session-only >/dev/null
+fi
+if [ -n "${RLMON_BENCH_ROW_GROUPS:-}" ]; then
+  rewritten="$dir/bench-groups-$RLMON_BENCH_ROW_GROUPS.parquet"
+  if [ ! -s "$rewritten" ]; then
+    .venv/bin/python scripts/rewrite-row-groups.py "$session" "$rewritten" "$RLMON_BENCH_ROW_GROUPS" >/dev/null
+  fi
+  session="$rewritten"
 fi
 points=$((steps * 20))
 echo "session: $session ($(du -m "$session" | cut -f1) MB, $steps steps x 20 metrics = $points points)"

@@ -7,6 +7,8 @@
 #     and trackio projects with them (rlmon itself needs neither);
 #   - transformers==5.23.0 and accelerate==1.15.0 (about 160 MB), for the Hugging Face
 #     Trainer example of the Python client (examples/client_hf_trainer.py);
+#   - pyarrow==26.0.1 there too: scripts/rewrite-row-groups.py rewrites a snapshot with
+#     another Parquet writer for the long-session benchmark;
 #   - the link .venv/libtorch -> that libtorch, which .cargo/config.toml and build.rs use.
 # Safe to run any number of times.
 set -euo pipefail
@@ -17,6 +19,7 @@ WANDB_VERSION="0.31.0"
 TRACKIO_VERSION="0.43.0"
 TRANSFORMERS_VERSION="5.23.0"
 ACCELERATE_VERSION="1.15.0"
+PYARROW_VERSION="26.0.1"
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 venv="$root/.venv"
 say() { printf 'setup: %s\n' "$*" >&2; }
@@ -58,6 +61,12 @@ done
 if [ "$("$venv/bin/python" -c 'import transformers, accelerate; print(transformers.__version__, accelerate.__version__)' 2>/dev/null || true)" != "$TRANSFORMERS_VERSION $ACCELERATE_VERSION" ]; then
   say "installing transformers==$TRANSFORMERS_VERSION accelerate==$ACCELERATE_VERSION into $venv"
   "$venv/bin/python" -m pip install --quiet --disable-pip-version-check "transformers==$TRANSFORMERS_VERSION" "accelerate==$ACCELERATE_VERSION"
+fi
+
+# Another Parquet writer, for the long-session benchmark's large row groups.
+if [ "$("$venv/bin/python" -c 'import pyarrow; print(pyarrow.__version__)' 2>/dev/null || true)" != "$PYARROW_VERSION" ]; then
+  say "installing pyarrow==$PYARROW_VERSION into $venv"
+  "$venv/bin/python" -m pip install --quiet --disable-pip-version-check "pyarrow==$PYARROW_VERSION"
 fi
 
 torch_dir="$("$venv/bin/python" -c 'import os, torch; print(os.path.dirname(torch.__file__))' 2>/dev/null)"

@@ -12,8 +12,14 @@
 //! them from the whole file: the same entries, times and order, the same values in
 //! the same order within a step.
 //!
-//! Journals, and files whose steps are split across row groups (or whose rows
-//! are not kept by series, as the oldest layout), are held whole, as before.
+//! A file from another writer may cut its row groups by row count, inside steps
+//! (pyarrow's `row_group_size`, say): a step's points then lie in several groups,
+//! which are decoded (each once) and held together while such steps play, each
+//! let go once every step with points in it was played. Memory then holds the
+//! groups a step spans, never the file.
+//!
+//! Journals, and files whose rows are not kept by series (as the oldest layout),
+//! are held whole, as before.
 use std::collections::HashMap;
 use std::fs::File;
 use std::path::{Path, PathBuf};
@@ -245,6 +251,8 @@ struct IndexStretch {
     start: u32,
     run: u32,
     group: u32,
+    /// Its keys' points lie in row groups `group..=group + span`.
+    span: u32,
     stride: u32,
     first_step: u64,
 }
@@ -256,7 +264,7 @@ impl StepIndex {
         for (k, key) in keys.iter().enumerate() {
             if let Some(s) = stretches.last_mut() {
                 let n = (k - s.start as usize) as u64;
-                if s.run == key.run && s.group == key.group {
+                if s.run == key.run && s.group == key.group && s.span == key.last_group - key.group {
                     if n == 1 && key.step > s.first_step && key.step - s.first_step <= u32::MAX as u64 {
                         s.stride = (key.step - s.first_step) as u32;
                         continue;
@@ -266,7 +274,7 @@ impl StepIndex {
                     }
                 }
             }
-            stretches.push(IndexStretch { start: k as u32, run: key.run, group: key.group, stride: 0, first_step: key.step });
+            stretches.push(IndexStretch { start: k as u32, run: key.run, group: key.group, span: key.last_group - key.group, stride: 0, first_step: key.step });
         }
         stretches.shrink_to_fit();
         StepIndex { times: keys.iter().map(|k| k.time_s).collect(), stretches }
@@ -280,20 +288,22 @@ impl StepIndex {
         let time_s = *self.times.get(k)?;
         let s = self.stretches[self.stretches.partition_point(|s| s.start as usize <= k).checked_sub(1)?];
         let step = s.first_step + (k - s.start as usize) as u64 * s.stride as u64;
-        Some(StepKey { run: s.run, group: s.group, step, time_s })
+        Some(StepKey { run: s.run, group: s.group, last_group: s.group + s.span, step, time_s })
     }
 
     fn iter(&self) -> impl Iterator<Item = StepKey> + '_ {
         (0..self.len()).filter_map(|k| self.get(k))
     }
 
-    /// How many keys each row group holds (of `groups`).
+    /// How many keys have points in each row group (of `groups`).
     fn per_group(&self, groups: usize) -> Vec<u32> {
         let mut out = vec![0u32; groups];
         for (i, s) in self.stretches.iter().enumerate() {
             let end = self.stretches.get(i + 1).map_or(self.len(), |n| n.start as usize);
-            if let Some(n) = out.get_mut(s.group as usize) {
-                *n += (end - s.start as usize) as u32;
+            for g in s.group..=s.group.saturating_add(s.span) {
+                if let Some(n) = out.get_mut(g as usize) {
+                    *n += (end - s.start as usize) as u32;
+                }
             }
         }
         out
@@ -305,11 +315,13 @@ impl StepIndex {
     }
 }
 
-/// A logged step (or telemetry sample) and where its points lie.
+/// A logged step (or telemetry sample) and where its points lie: row groups
+/// `group..=last_group` (one, unless another writer cut row groups inside a step).
 #[derive(Debug, Clone, Copy, PartialEq)]
 struct StepKey {
     run: u32,
     group: u32,
+    last_group: u32,
     step: u64,
     /// The `time_s` of the step's first point in the file.
     time_s: f64,
@@ -347,7 +359,7 @@ impl Streamed {
         if path.is_file() && snapshot::looks_like_parquet(path) {
             match Streamed::open(path).map_err(|e| bad(e.0))? {
                 Some(s) => return Ok(Some(s)),
-                None => tracing::info!("{}: its steps are not whole in row groups; reading it whole", path.display()),
+                None => tracing::info!("{}: its rows are not kept by series; reading it whole", path.display()),
             }
         }
         Ok(None)
@@ -364,19 +376,27 @@ impl Streamed {
     /// once per run it holds. The outer error is the file's, the inner `visit`'s.
     pub fn for_each_step(&mut self, mut visit: impl FnMut(u32, u64, &[(MetricName, f64, f64)]) -> std::io::Result<()>) -> Result<std::io::Result<()>, BadFile> {
         self.decoded.clear();
-        let mut current: Option<Group> = None;
+        // The groups the current step's points lie in (one, unless another writer
+        // cut row groups inside steps).
+        let mut current: Vec<Group> = Vec::new();
         let mut points = Vec::new();
         for k in 0..self.steps.len() {
             let Some(s) = self.steps.get(k) else { break };
-            if current.as_ref().is_none_or(|g| g.index != s.group) {
-                // The group before is let go first: one decoded group at a time.
-                drop(current.take());
-                current = Some(self.decode(s.group, true)?);
-                self.name_new_metrics();
+            let span = s.group..=s.last_group;
+            // The groups before are let go first.
+            current.retain(|g| span.contains(&g.index));
+            for group in span.clone() {
+                if !current.iter().any(|g| g.index == group) {
+                    let g = self.decode(group, true)?;
+                    let at = current.partition_point(|c| c.index < group);
+                    current.insert(at, g);
+                    self.name_new_metrics();
+                }
             }
-            let Some(g) = current.as_ref() else { break };
             points.clear();
-            points.extend(g.points_at(s.run, s.step, &self.names));
+            for g in &current {
+                points.extend(g.points_at(s.run, s.step, &self.names));
+            }
             if let Err(e) = visit(s.run, s.step, &points) {
                 return Ok(Err(e));
             }
@@ -386,8 +406,7 @@ impl Streamed {
     }
 
     /// Reads the file once through, checking it and indexing its steps. `None` when
-    /// its layout does not stream (a step split across row groups, or rows not kept
-    /// by series).
+    /// its layout does not stream (rows not kept by series).
     pub fn open(path: &Path) -> Result<Option<Self>, BadFile> {
         let file = File::open(path).map_err(|e| BadFile(format!("cannot open: {e}")))?;
         crate::error::contain_panic(|| Self::index(path, &file))
@@ -441,8 +460,18 @@ impl Streamed {
             }
             firsts.into_steps(g as u32, &mut steps);
         }
-        steps.sort_unstable_by_key(|s| (s.run, s.step));
-        if steps.windows(2).any(|w| (w[0].run, w[0].step) == (w[1].run, w[1].step)) || steps.len() >= PackedEntry::MAX {
+        // A step whose points another writer spread over several row groups (cut
+        // by row count) is one key: timed by its first point in file order, played
+        // once all those groups are decoded.
+        steps.sort_unstable_by_key(|s| (s.run, s.step, s.group));
+        steps.dedup_by(|later, kept| {
+            let same = (later.run, later.step) == (kept.run, kept.step);
+            if same {
+                kept.last_group = later.group;
+            }
+            same
+        });
+        if steps.len() >= PackedEntry::MAX {
             return Ok(None);
         }
         let steps = StepIndex::new(&steps);
@@ -532,11 +561,13 @@ impl Streamed {
         };
         let s = self.steps.get(k)?;
         let values = self.values_of(s);
-        // A group is let go once every step in it was played.
-        let left = &mut self.remaining[s.group as usize];
-        *left = left.saturating_sub(1);
-        if *left == 0 {
-            self.decoded.retain(|g| g.index != s.group);
+        // A group is let go once every step with points in it was played.
+        for g in s.group..=s.last_group {
+            let Some(left) = self.remaining.get_mut(g as usize) else { break };
+            *left = left.saturating_sub(1);
+            if *left == 0 {
+                self.decoded.retain(|d| d.index != g);
+            }
         }
         let mut values = values?;
         let event = if s.run == TELEMETRY {
@@ -551,12 +582,15 @@ impl Streamed {
     /// The points of step `s` in file order; `None` when its group cannot be read
     /// again (said once).
     fn values_of(&mut self, s: StepKey) -> Option<Vec<(MetricName, f64)>> {
-        if !self.decoded.iter().any(|g| g.index == s.group) {
-            match self.decode(s.group, false) {
+        for group in s.group..=s.last_group {
+            if self.decoded.iter().any(|g| g.index == group) {
+                continue;
+            }
+            match self.decode(group, false) {
                 Ok(g) => self.decoded.push(g),
                 Err(e) => {
                     if self.failure.is_none() {
-                        crate::say!("rlmon: {}: cannot read row group {} again ({e}); its steps are left out", self.path.display(), s.group);
+                        crate::say!("rlmon: {}: cannot read row group {group} again ({e}); its steps are left out", self.path.display());
                         self.failure = Some(e.0);
                     }
                     return None;
@@ -564,8 +598,13 @@ impl Streamed {
             }
         }
         self.name_new_metrics();
-        let g = self.decoded.iter().find(|g| g.index == s.group)?;
-        Some(g.points_at(s.run, s.step, &self.names).map(|(name, _, value)| (name, value)).collect())
+        let mut values = Vec::new();
+        // Row groups in file order: the step's points in file order.
+        for group in s.group..=s.last_group {
+            let g = self.decoded.iter().find(|g| g.index == group)?;
+            values.extend(g.points_at(s.run, s.step, &self.names).map(|(name, _, value)| (name, value)));
+        }
+        Some(values)
     }
 
     /// Names met first in the second pass (the file changed in between).
@@ -648,9 +687,9 @@ impl FirstTimes {
 
     fn into_steps(self, group: u32, out: &mut Vec<StepKey>) {
         for (run, first, times) in &self.dense {
-            out.extend(times.iter().enumerate().map(|(k, &time_s)| StepKey { run: *run, group, step: first + k as u64, time_s }));
+            out.extend(times.iter().enumerate().map(|(k, &time_s)| StepKey { run: *run, group, last_group: group, step: first + k as u64, time_s }));
         }
-        out.extend(self.other.into_iter().map(|((run, step), time_s)| StepKey { run, group, step, time_s }));
+        out.extend(self.other.into_iter().map(|((run, step), time_s)| StepKey { run, group, last_group: group, step, time_s }));
     }
 }
 
@@ -834,8 +873,8 @@ mod tests {
 
     /// Many small row groups, runs interleaved in time, a resume, sparse and
     /// duplicated steps: the same events as the file read whole.
-    #[test]
-    fn small_row_groups_and_odd_series_stream_the_same_events() {
+    /// Two runs interleaved in time, a resume, sparse and duplicated steps, NaN.
+    fn odd_recording() -> Recording {
         use crate::session::{Event, RunRecord};
         let runs = vec![RunRecord::new("a".into(), "lm".into(), "cpu".into(), 400), RunRecord::new("b".into(), "lm".into(), "cpu".into(), 400)];
         let mut rec = Recording::new(Meta::new("odd", "20260101T000000Z".into(), String::new(), &runs));
@@ -866,6 +905,12 @@ mod tests {
             }
         }
         rec.record(3.5, &Event::RunEnded { run: 0, outcome: RunOutcome::Finished });
+        rec
+    }
+
+    #[test]
+    fn small_row_groups_and_odd_series_stream_the_same_events() {
+        let rec = odd_recording();
         let dir = tempfile::tempdir().unwrap();
         let mut held = Playback::held(rec.clone());
         for rows in [7, 64, 1000, 1 << 20] {
@@ -893,6 +938,51 @@ mod tests {
         same_series(&held.final_state(), &p.final_state());
     }
 
+    /// rlmon's file rewritten by another writer whose row groups are cut by row
+    /// count, inside steps (as pyarrow's `row_group_size` does): it streams, plays
+    /// the events of the file read whole, and exports the same points.
+    #[test]
+    fn row_groups_cut_inside_steps_stream_the_same_events() {
+        use parquet::arrow::ArrowWriter;
+        use parquet::file::properties::WriterProperties;
+        let rec = odd_recording();
+        let dir = tempfile::tempdir().unwrap();
+        let ours = dir.path().join("ours.rlmon.parquet");
+        snapshot::write(&ours, &rec).unwrap();
+        for rows in [5, 97, 400, 1500] {
+            let path = dir.path().join(format!("cut-{rows}.parquet"));
+            let file = File::open(&ours).unwrap();
+            let builder = ParquetRecordBatchReaderBuilder::try_new(file).unwrap();
+            let kv = builder.metadata().file_metadata().key_value_metadata().cloned();
+            let props = WriterProperties::builder().set_max_row_group_row_count(Some(rows)).set_key_value_metadata(kv).build();
+            let mut w = ArrowWriter::try_new(File::create(&path).unwrap(), builder.schema().clone(), Some(props)).unwrap();
+            for batch in builder.with_batch_size(64).build().unwrap() {
+                w.write(&batch.unwrap()).unwrap();
+            }
+            w.close().unwrap();
+            let mut streamed = Playback::open(&path).unwrap();
+            let Playback::Streamed(s) = &streamed else { panic!("{rows} rows a group: not streamed") };
+            assert!(s.steps.iter().any(|k| k.last_group > k.group), "{rows} rows a group: steps cut");
+            let mut whole = Playback::held(snapshot::read(&path).unwrap());
+            assert_eq!(bits(&events_of(&mut streamed)), bits(&events_of(&mut whole)), "{rows} rows a group");
+            assert_eq!(format!("{:?}", streamed.final_state().alerts), format!("{:?}", whole.final_state().alerts));
+            let Playback::Streamed(s) = &mut streamed else { unreachable!() };
+            assert!(s.decoded.is_empty(), "every group let go at the end");
+            // Exported: every point once, by run and step, then file order.
+            let mut exported = Vec::new();
+            s.for_each_step(|run, step, points| {
+                exported.extend(points.iter().map(|(m, t, v)| (run, step, m.to_string(), t.to_bits(), v.to_bits())));
+                Ok(())
+            })
+            .unwrap()
+            .unwrap();
+            let Playback::Held { rec: back, .. } = &whole else { unreachable!() };
+            let p = &back.points;
+            let want: Vec<_> = p.by_run_step().into_iter().map(|i| (p.run[i], p.step[i], p.metric_names[p.metric[i] as usize].clone(), p.time_s[i].to_bits(), p.value[i].to_bits())).collect();
+            assert_eq!(exported, want, "{rows} rows a group");
+        }
+    }
+
     /// The compact index gives back every key it was built from, whatever the
     /// steps' spacing, and costs about 12 bytes a step on regular runs.
     #[test]
@@ -909,18 +999,20 @@ mod tests {
                         1 => 1 + next(2) * 9,
                         _ => 1 + next(u32::MAX as u64 * 3),
                     };
-                    keys.push(StepKey { run, group: (step / 700) as u32 % 5, step, time_s: next(1 << 40) as f64 * 1e-6 });
+                    let group = (step / 700) as u32 % 5;
+                    let last_group = if case >= 3 { group + (step % 3) as u32 } else { group };
+                    keys.push(StepKey { run, group, last_group, step, time_s: next(1 << 40) as f64 * 1e-6 });
                 }
             }
             let index = StepIndex::new(&keys);
             assert_eq!(index.len(), keys.len());
             assert!(index.iter().eq(keys.iter().copied()));
             assert_eq!(index.get(keys.len()), None);
-            let mut per_group = vec![0u32; 5];
-            keys.iter().for_each(|k| per_group[k.group as usize] += 1);
-            assert_eq!(index.per_group(5), per_group);
+            let mut per_group = vec![0u32; 7];
+            keys.iter().for_each(|k| (k.group..=k.last_group).for_each(|g| per_group[g as usize] += 1));
+            assert_eq!(index.per_group(7), per_group);
         }
-        let keys: Vec<StepKey> = (0..100_000u64).map(|step| StepKey { run: 0, group: (step / 30_000) as u32, step, time_s: step as f64 }).collect();
+        let keys: Vec<StepKey> = (0..100_000u64).map(|step| StepKey { run: 0, group: (step / 30_000) as u32, last_group: (step / 30_000) as u32, step, time_s: step as f64 }).collect();
         assert!(StepIndex::new(&keys).heap_bytes() < 100_000 * 9);
     }
 
