@@ -282,7 +282,8 @@ impl Track {
     /// The part of a reward's gain (oriented: its fall from its first level
     /// to its best `best_at`) that the KL beside it explains losing: where the
     /// KL rose from its first level to its level at the best by
-    /// [`KL_RISE_Z`] noise sigmas of its levels or more, the share of that rise
+    /// [`KL_RISE_Z`] noise sigmas of its levels (their consecutive
+    /// differences' robust spread) or more, the share of that rise
     /// it has given back since (its newest block's median; nothing while that
     /// is within two noise sigmas), times the gain. A KL that never rose with
     /// the reward, or holds its rise, explains nothing.
@@ -290,8 +291,17 @@ impl Track {
         let Some(k) = &self.kl else { return 0.0 };
         let (Some(&start), Some(&at_best), Some(now)) = (k.levels.first(), k.levels.get(best_at), k.recent.median()) else { return 0.0 };
         let rose = at_best - start;
+        // The KL's noise: the robust spread of its levels' consecutive
+        // differences, centred on their median (its rise and fall are trends,
+        // not noise; wider lags would count their turns as noise).
         let finite: Vec<f64> = k.levels.iter().copied().filter(|v| v.is_finite()).collect();
-        let Some(noise) = (finite.len() >= MIN_LEVELS).then(|| level_noise(&finite)).flatten() else { return 0.0 };
+        if finite.len() < MIN_LEVELS {
+            return 0.0;
+        }
+        let diffs: Vec<f64> = finite.windows(2).map(|w| w[1] - w[0]).collect();
+        let Some(centre) = median(&diffs) else { return 0.0 };
+        let Some(mad) = median(&diffs.iter().map(|d| (d - centre).abs()).collect::<Vec<f64>>()) else { return 0.0 };
+        let noise = MAD_TO_SIGMA * mad / std::f64::consts::SQRT_2;
         let fell = at_best - now;
         if !(rose > 0.0 && rose >= KL_RISE_Z * noise && fell >= 2.0 * noise) {
             return 0.0;
@@ -796,6 +806,28 @@ mod tests {
                 assert!(alerts.iter().any(|(_, a)| a.severity >= Severity::Warn && a.message.contains("net of what its kl gave back")), "{n} points, a third back: {alerts:?}");
             }
         }
+    }
+
+    #[test]
+    fn the_rlhf_workloads_reward_falling_back_with_its_kl_is_quiet() {
+        // workloads/rlhf.toml's PPO run (2026-11-27, CPU): the KL overshoots
+        // the controller's target of 6 nats (11 by step 90) and the reward
+        // rises with it (0.17 to 0.33); the controller pulls both back (KL
+        // 5.7, reward 0.22 from step 180). Without its KL the reward's fall,
+        // 65% of its gain, is a drift.
+        let rows: Vec<(f64, f64)> = include_str!("../../../tests/fixtures/rlhf-ppo-reward-kl.csv")
+            .lines()
+            .skip(1)
+            .map(|l| {
+                let v: Vec<f64> = l.split(',').map(|x| x.parse().unwrap()).collect();
+                (v[1], v[2])
+            })
+            .collect();
+        let (reward, kl): (Vec<f64>, Vec<f64>) = rows.into_iter().unzip();
+        let alerts = run_all(&[("reward", &reward), ("kl", &kl)]);
+        assert!(alerts.iter().all(|(_, a)| a.severity < Severity::Warn), "{alerts:?}");
+        let alone = run_all(&[("reward", &reward)]);
+        assert!(alone.iter().any(|(_, a)| a.severity >= Severity::Warn), "{alone:?}");
     }
 
     /// AR(1) noise with coefficient `phi` (unit-ish innovations), seeded.
