@@ -301,11 +301,6 @@ impl Spike {
         }
         let level = sorted_median(&sorted_copy(newest[CLIMB_POINTS - CLIMB_LEVEL_POINTS..].iter().copied()))?;
         let sigma = (MAD_TO_SIGMA * mad).max(self.record_sigma()).max(MIN_LOG_SIGMA);
-        // A climb to a second level the run keeps visiting (see
-        // `second_level`) is the norm back at that level, not climbing.
-        if level - base >= self.settings.warn.ln() && self.second_level(base, CLIMB_POINTS).is_some_and(|(second, _)| level - second < CLIMB_WARN.ln()) {
-            return None;
-        }
         let rise = level - base;
         if rise < CLIMB_WARN.ln().max(SPIKE_Z * sigma) {
             return None;
@@ -325,33 +320,6 @@ impl Spike {
     /// something, whatever its spread.
     fn magnitude(&self) -> bool {
         matches!(self.kind, AlertKind::GradExplosion | AlertKind::GradVanishing | AlertKind::KlSpike)
-    }
-
-    /// The second level a gradient norm keeps visiting on the spike's side of
-    /// the window's median `lmed` (log scale), if it has one: the window's
-    /// points outside the event under way (the `streak` newest) that lie past
-    /// the warn ratio from the median make up [`VISITED_SHARE`] of them or
-    /// more (a GRPO grad norm, tiny on the steps whose group's rewards tied and
-    /// normal on the others: zero-inflated, bimodal). Their median (log) and
-    /// spread (a sigma) then are the level a point on that side is judged
-    /// against: a norm back at a level it visits is no spike or drop, a step
-    /// past that level by the kind's ratio is. O(window), read only at a point
-    /// past the warn ratio.
-    fn second_level(&self, lmed: f64, streak: usize) -> Option<(f64, f64)> {
-        if !matches!(self.kind, AlertKind::GradExplosion | AlertKind::GradVanishing) {
-            return None;
-        }
-        let n = self.window.len().saturating_sub(streak);
-        let past = self.settings.warn.ln();
-        let visited = sorted_copy(self.window.logs.values().range(..n).copied().filter(|y| match self.direction {
-            Direction::Up => y - lmed >= past,
-            Direction::Down => y - lmed <= past,
-        }));
-        if visited.len() < VISITED_MIN || (visited.len() as f64) < VISITED_SHARE * n as f64 {
-            return None;
-        }
-        let (level, mad) = sorted_median_mad(&visited)?;
-        Some((level, MAD_TO_SIGMA * mad))
     }
 
     /// A value the ratio scale cannot take (see `judge`). A gradient norm of
@@ -440,18 +408,11 @@ impl Spike {
             } && self.noise_around_a_fall(streak, MAD_TO_SIGMA * lmad()).is_none_or(|around| around.sigma >= CLEARLY_POSITIVE_LOG_MAD);
             if !near_zero {
                 let y = log(x);
-                let past_warn = grade((y - lmed).exp(), self.settings.warn, self.settings.critical, lower).is_some();
-                // A gradient norm that lives at two levels is judged against the
-                // one on this point's side when the run keeps visiting it.
-                let second = if past_warn { self.second_level(lmed, streak) } else { None };
-                let lmed = second.map_or(lmed, |(level, _)| level);
                 let ratio = (y - lmed).exp();
                 let severity = grade(ratio, self.settings.warn, self.settings.critical, lower).filter(|_| {
                     // Upwards only: a drop to 1% (vanishing) is judged against the
                     // bulk, and a fall's own ramp would widen its lower tail.
                     let (spread, tail) = match self.direction {
-                        // Against a second level: its own spread.
-                        _ if second.is_some() => (second.map_or(0.0, |s| s.1), 0.0),
                         Direction::Up => {
                             let spread = MAD_TO_SIGMA * lmad();
                             // On a steep fall the window's spread is the fall itself:
@@ -494,12 +455,6 @@ impl Spike {
         Some(Judgement { severity, base: med, distance: Distance::Sigmas(z, side), ratio: None, spread })
     }
 }
-
-/// A gradient norm's second level (see `Spike::second_level`): the share of
-/// the window's points past the warn ratio that makes one (the share the tail
-/// rule reads its quantile beyond), and the fewest points it is read from.
-pub const VISITED_SHARE: f64 = 1.0 - TAIL_QUANTILE;
-const VISITED_MIN: usize = 5;
 
 /// A gradient norm's steady climb (see `Spike::climb`): the newest points it
 /// is read over, the window's points before them it needs at least...
@@ -947,51 +902,6 @@ mod tests {
             let mut d = Spike::new(AlertKind::GradVanishing, s, Direction::Down, 0.0, "vanished");
             let got = vanishing(&mut d, tail);
             assert_eq!(got.first().copied(), want, "{what}: {got:?}");
-        }
-    }
-
-    /// A GRPO run's gradient norm: tiny (1e-4, 0.5-2x) on the steps whose
-    /// group's rewards all tied, 0.05-0.5 on the others, `factor` times that
-    /// from point 2,000 on (on every step, or the normal ones only).
-    fn grpo_grad_norm(seed: u64, tied: f64, factor: f64, normal_only: bool) -> Vec<f64> {
-        let mut rng = crate::workload::rng::SplitMix64::new(seed);
-        (0..3_000)
-            .map(|i| {
-                let is_tied = rng.unit() < tied;
-                let g = if is_tied { 1e-4 * (0.5 + 1.5 * rng.unit()) } else { 0.05 + 0.45 * rng.unit() };
-                if i >= 2_000 && !(normal_only && is_tied) { g * factor } else { g }
-            })
-            .collect()
-    }
-
-    #[test]
-    fn a_grad_norm_living_at_two_levels_is_judged_against_the_level_it_visits() {
-        let detectors = || {
-            let (mut up, mut down) = (defaults(AlertKind::GradExplosion), defaults(AlertKind::GradVanishing));
-            up.metric = Some("loss".into());
-            down.metric = Some("loss".into());
-            [Spike::new(AlertKind::GradExplosion, up, Direction::Up, 0.0, "exploded"), Spike::new(AlertKind::GradVanishing, down, Direction::Down, 0.0, "vanished")]
-        };
-        let warned = |v: &[f64]| -> Vec<(AlertKind, u64, u64)> {
-            detectors().into_iter().flat_map(|mut d| run(&mut d, v).into_iter().filter(|(_, a)| a.severity >= Severity::Warn).map(move |(at, a)| (d.kind, at, a.step)).collect::<Vec<_>>()).collect()
-        };
-        // Healthy, whichever level holds the window's median: the run keeps
-        // visiting the other one.
-        for tied in [0.2, 0.35, 0.45, 0.55, 0.7, 0.85, 0.93] {
-            for seed in 0..3 {
-                let got = warned(&grpo_grad_norm(seed, tied, 1.0, false));
-                assert!(got.is_empty(), "tied {tied}, seed {seed}: {got:?}");
-            }
-        }
-        // A 30x explosion of the normal steps, and a fall to 1e-7 of every
-        // step, are judged against the level they left.
-        for tied in [0.3, 0.7] {
-            let got = warned(&grpo_grad_norm(1, tied, 30.0, true));
-            assert!(got.iter().any(|(k, at, step)| *k == AlertKind::GradExplosion && *step >= 2_000 && *at <= 2_060), "tied {tied}: {got:?}");
-            assert!(got.iter().all(|(_, _, step)| *step >= 2_000), "tied {tied}: {got:?}");
-            let got = warned(&grpo_grad_norm(2, tied, 1e-7, false));
-            assert!(got.iter().any(|(k, at, step)| *k == AlertKind::GradVanishing && *step >= 2_000 && *at <= 2_010), "tied {tied}: {got:?}");
-            assert!(got.iter().all(|(_, _, step)| *step >= 2_000), "tied {tied}: {got:?}");
         }
     }
 
