@@ -14,6 +14,11 @@
 //! - `ppo_kl_from_zero` (clean only): a PPO run's KL of exactly 0 at its first
 //!   step, at its working level (0.5-8) by the second or a few later, an
 //!   adaptive controller holding it there; the reward rises then flattens.
+//! - `grpo_grad` (grad_explosion; v2): a GRPO run's gradient norm at two
+//!   levels, tiny (1e-6 to 1e-3) on the steps whose group's rewards all tied
+//!   (5-97% of the steps in clean runs, 20-70% in faulty ones) and normal
+//!   (0.05-2, log-normal spread) on the others; a faulty run's normal steps
+//!   grow 10x, 30x or 100x from an onset in 30-80% of the run and stay there.
 //! - `held_out` (reward_hacking): a training reward that rises to its ceiling
 //!   and holds while a held-out score (named as trainers name one: `eval_acc`,
 //!   `val_acc`, `pass@1`, `gsm8k/accuracy`, `eval/reward`, ...) logged every
@@ -25,7 +30,7 @@ use rlmon::metrics::{catalog, MetricName};
 use super::indep::Xo;
 use super::synth::{Benign, Case, Family, Fault};
 
-pub const UNSEEN_VERSION: u32 = 1;
+pub const UNSEEN_VERSION: u32 = 2;
 
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Class {
@@ -33,13 +38,14 @@ pub enum Class {
     Grpo,
     PpoKlFromZero,
     HeldOut,
+    GrpoGrad,
 }
 
 /// Per seed: (class, Some(magnitude) for a faulty run or None, case seed).
 pub fn corpus(seeds: std::ops::Range<u64>) -> impl Iterator<Item = (Class, Option<usize>, u64)> {
     seeds.flat_map(|seed| {
-        let faulty = [Class::SlowExplosion, Class::HeldOut].into_iter().flat_map(move |c| (0..3).map(move |m| (c, Some(m), seed * 64 + m as u64)));
-        let clean = [Class::SlowExplosion, Class::SlowExplosion, Class::Grpo, Class::Grpo, Class::PpoKlFromZero, Class::HeldOut, Class::HeldOut]
+        let faulty = [Class::SlowExplosion, Class::HeldOut, Class::GrpoGrad].into_iter().flat_map(move |c| (0..3).map(move |m| (c, Some(m), seed * 64 + m as u64)));
+        let clean = [Class::SlowExplosion, Class::SlowExplosion, Class::Grpo, Class::Grpo, Class::PpoKlFromZero, Class::HeldOut, Class::HeldOut, Class::GrpoGrad, Class::GrpoGrad]
             .into_iter()
             .enumerate()
             .map(move |(i, c)| (c, None, seed * 64 + 8 + i as u64));
@@ -78,6 +84,7 @@ pub fn generate(class: Class, magnitude: Option<usize>, seed: u64) -> UnseenCase
         Class::Grpo => grpo(&mut rng, n),
         Class::PpoKlFromZero => ppo_kl_from_zero(&mut rng, n),
         Class::HeldOut => held_out(&mut rng, n, every, magnitude),
+        Class::GrpoGrad => grpo_grad(&mut rng, n, magnitude),
     };
     let tag = magnitude.map_or("clean".to_owned(), |m| format!("m{m}"));
     let fault = magnitude.zip(onset).map(|(m, o)| Fault { kind, onset: o as u64, magnitude: m });
@@ -140,6 +147,36 @@ fn grpo(rng: &mut Xo, n: usize) -> Generated {
     }
     let name = format!("zeros{zeros:.2}-loss{loss_scale:.3}-kl{kl_level:.3}");
     (name, Family::Rl, AlertKind::LossSpike, None, vec![Benign { what: "kl_ramp", step: 0 }], steps)
+}
+
+/// A GRPO run's gradient norm at two levels (tied groups: tiny), its
+/// normal steps growing `[10, 30, 100][m]` times from the onset of a faulty one.
+fn grpo_grad(rng: &mut Xo, n: usize, magnitude: Option<usize>) -> Generated {
+    let nf = n as f64;
+    let tied = if magnitude.is_some() { rng.range(0.2, 0.7) } else { rng.range(0.05, 0.97) };
+    let tiny = 10f64.powf(rng.range(-6.0, -3.0));
+    let normal = rng.range(0.05, 2.0);
+    let spread = rng.range(0.3, 0.7);
+    let factor = magnitude.map(|m| [10.0, 30.0, 100.0][m]);
+    let onset = factor.map(|_| (rng.range(0.3, 0.8) * nf) as usize);
+    let gain = rng.range(0.2, 0.8);
+    let mut steps = Vec::with_capacity(n);
+    for i in 0..n {
+        let t = i as f64;
+        let is_tied = rng.unit() < tied;
+        let mut grad = if is_tied { tiny * (0.3 * rng.normal()).exp() } else { normal * (spread * rng.normal()).exp() };
+        if let (Some(f), Some(o), false) = (factor, onset, is_tied) {
+            if i >= o {
+                grad *= f;
+            }
+        }
+        let loss = if is_tied { 0.0 } else { 0.05 * rng.normal() };
+        let reward = (0.1 + gain * (1.0 - (-t / (0.3 * nf)).exp()) + 0.08 * rng.normal()).clamp(0.0, 1.0);
+        let kl = 0.02 * (t / (0.1 * nf)).min(1.0) * (0.2 * rng.normal()).exp();
+        steps.push(vec![(catalog::LOSS.into(), loss), (catalog::KL.into(), kl), (catalog::REWARD.into(), reward), (catalog::GRAD_NORM.into(), grad)]);
+    }
+    let name = format!("tied{tied:.2}-tiny{tiny:.1e}-normal{normal:.2}-spread{spread:.2}{}", factor.map_or(String::new(), |f| format!("-x{f}")));
+    (name, Family::Rl, AlertKind::GradExplosion, onset, vec![Benign { what: "tied_groups", step: 0 }], steps)
 }
 
 /// A healthy PPO run whose KL is exactly 0 at its first step and at its

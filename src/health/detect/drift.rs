@@ -25,7 +25,10 @@
 //! its pace when it wandered down, and for a reward). A positive loss must have improved
 //! before it can drift (an LR warm-up's bump is not a drift), and a level that
 //! has given back a quarter of its rise is falling back (a data switch's bump),
-//! not drifting. Work per point is O(1) amortised: five medians of a block's
+//! not drifting. A reward is judged net of what its KL to the reference gave
+//! back: where the KL rose materially with the reward and falls again (a KL
+//! penalty or an adaptive controller pulling the policy back), the reward gives
+//! back that share of its gain by design, and only a loss beyond it drifts. Work per point is O(1) amortised: five medians of a block's
 //! length per block, and the trend's slopes (over at most 65 levels) only while
 //! the level is within the threshold's upper half.
 use super::{Gate, Point, Raised, Worse};
@@ -78,6 +81,9 @@ pub const DESCENT_ESTABLISHED: f64 = CLIMB_RISING;
 /// A rise that has given back more than this share of its peak (and two noise
 /// sigmas) is falling back, not drifting.
 pub const FALLING_BACK: f64 = 0.25;
+/// A reward's KL must have risen this many noise sigmas of its levels (a
+/// spike's bar) with the reward for its fall to explain the reward's.
+pub const KL_RISE_Z: f64 = 4.0;
 /// The part of the threshold a sustained climb must rise over its best level
 /// itself (the rest may be the descent it broke off).
 pub const CLIMB_FLOOR: f64 = 0.5;
@@ -140,8 +146,9 @@ struct Track {
     /// The verdict of the last closed block, held until the next one closes.
     verdict: Option<Severity>,
     /// What the message says: (best level's step, best value, newest value,
-    /// rise, whether the rise is in noise sigmas rather than a share).
-    detail: Option<(u64, f64, f64, f64, bool)>,
+    /// rise, whether the rise is in noise sigmas rather than a share, whether
+    /// it is net of what the KL gave back).
+    detail: Option<(u64, f64, f64, f64, bool, bool)>,
     /// The lowest value so far: a loss that never went below zero is not signed.
     lowest: f64,
     /// How much memory the points' noise has (see [`Memory`]).
@@ -155,6 +162,26 @@ struct Track {
     short: Option<Box<Track>>,
     /// Whether the series is a policy objective in this run (not judged).
     role: super::LossRoleSeen,
+    /// A reward's: the KL beside it, in the same blocks.
+    kl: Option<KlBeside>,
+}
+
+/// The KL to the reference beside a reward: its levels, block by block with
+/// the reward's (NaN where a block held none), and its newest block's worth of
+/// points (see `Track::kl_explained`).
+#[derive(Debug, Clone)]
+struct KlBeside {
+    watched: super::Watched,
+    metric: String,
+    block: Vec<f64>,
+    levels: Vec<f64>,
+    recent: Window,
+}
+
+impl KlBeside {
+    fn new(block_len: usize) -> Self {
+        KlBeside { watched: super::Watched::new(catalog::KL), metric: catalog::KL.to_owned(), block: Vec::new(), levels: Vec::new(), recent: Window::new(block_len) }
+    }
 }
 
 impl Track {
@@ -186,6 +213,7 @@ impl Track {
             first_block,
             short: None,
             role: Default::default(),
+            kl: (worse == Worse::Lower).then(|| KlBeside::new(first_block)),
             metric,
         }
     }
@@ -215,13 +243,14 @@ impl Track {
             return None;
         }
         let warming = self.gate.warming();
-        self.take(p.step, x, warming);
+        let kl = self.kl.as_mut().and_then(|k| k.watched.read(p, &mut k.metric)).filter(|v| v.is_finite());
+        self.take(p.step, x, kl, warming);
         let mut verdict = (self.verdict, self.detail, self.levels.len() * self.block_len);
         // A short run: its finer levels speak while the points have no memory
         // at their block length (medians of 5 points with memory wander more
         // than the levels' noise allows for).
         if let Some(short) = &mut self.short {
-            short.take(p.step, x, warming);
+            short.take(p.step, x, kl, warming);
             if short.block_len > SHORT_BLOCK {
                 self.short = None;
             } else if short.verdict > verdict.0 && short.speaks() {
@@ -231,15 +260,16 @@ impl Track {
         let (verdict, detail, span) = verdict;
         let scale = self.scale?;
         let v = self.gate.pass(verdict, p.step, x)?;
-        let (best_step, best, now, rise, in_sigmas) = detail?;
+        let (best_step, best, now, rise, in_sigmas, net_of_kl) = detail?;
         let how = match scale {
             _ if in_sigmas => format!("{} noise sigmas {} from", sigmas(rise), if scale == (Scale::Linear { higher_is_better: true }) { "down" } else { "up" }),
             Scale::Log => format!("{} above", percent(rise)),
             Scale::Linear { higher_is_better: true } => format!("{} of its gain lost from", percent(rise)),
             Scale::Linear { higher_is_better: false } => format!("{} of its improvement undone from", percent(rise)),
         };
+        let net = if net_of_kl { format!(", net of what its {} gave back", self.kl.as_ref().map_or(catalog::KL, |k| k.metric.as_str())) } else { String::new() };
         let message = format!(
-            "{} drifting from step {} ({} there): level {} is {how} its best {} (around step {best_step}) over {span} steps",
+            "{} drifting from step {} ({} there): level {} is {how} its best {} (around step {best_step}) over {span} steps{net}",
             self.metric,
             v.step,
             compact(v.value),
@@ -247,6 +277,36 @@ impl Track {
             compact(best),
         );
         Some(v.raise(self.metric.clone(), message))
+    }
+
+    /// The part of a reward's gain (oriented: its fall from its first level
+    /// to its best `best_at`) that the KL beside it explains losing: where the
+    /// KL rose from its first level to its level at the best by
+    /// [`KL_RISE_Z`] noise sigmas of its levels (their consecutive
+    /// differences' robust spread) or more, the share of that rise
+    /// it has given back since (its newest block's median; nothing while that
+    /// is within two noise sigmas), times the gain. A KL that never rose with
+    /// the reward, or holds its rise, explains nothing.
+    fn kl_explained(&self, best_at: usize, gain: f64) -> f64 {
+        let Some(k) = &self.kl else { return 0.0 };
+        let (Some(&start), Some(&at_best), Some(now)) = (k.levels.first(), k.levels.get(best_at), k.recent.median()) else { return 0.0 };
+        let rose = at_best - start;
+        // The KL's noise: the robust spread of its levels' consecutive
+        // differences, centred on their median (its rise and fall are trends,
+        // not noise; wider lags would count their turns as noise).
+        let finite: Vec<f64> = k.levels.iter().copied().filter(|v| v.is_finite()).collect();
+        if finite.len() < MIN_LEVELS {
+            return 0.0;
+        }
+        let diffs: Vec<f64> = finite.windows(2).map(|w| w[1] - w[0]).collect();
+        let Some(centre) = median(&diffs) else { return 0.0 };
+        let Some(mad) = median(&diffs.iter().map(|d| (d - centre).abs()).collect::<Vec<f64>>()) else { return 0.0 };
+        let noise = MAD_TO_SIGMA * mad / std::f64::consts::SQRT_2;
+        let fell = at_best - now;
+        if !(rose > 0.0 && rose >= KL_RISE_Z * noise && fell >= 2.0 * noise) {
+            return 0.0;
+        }
+        (fell / rose).min(1.0) * gain
     }
 
     /// Whether a short run's finer levels may raise their verdict: the points
@@ -268,7 +328,7 @@ impl Track {
     }
 
     /// Takes a finite point into the levels and judges them when due.
-    fn take(&mut self, step: u64, x: f64, warming: bool) {
+    fn take(&mut self, step: u64, x: f64, kl: Option<f64>, warming: bool) {
         self.lowest = self.lowest.min(x);
         let higher_is_better = catalog::better(&self.metric) == Better::Higher;
         let scale = *self.scale.get_or_insert(if !higher_is_better && x > 0.0 && !catalog::is_signed(&self.metric) {
@@ -287,6 +347,7 @@ impl Track {
             self.above = 0;
             self.verdict = None;
             self.memory = Memory::default();
+            self.kl = self.kl.take().map(|_| KlBeside::new(self.first_block));
         }
         if self.block.is_empty() {
             self.block_start = step;
@@ -301,6 +362,10 @@ impl Track {
         self.memory.push(y, pace);
         self.block.push(y);
         self.recent.push(y);
+        if let (Some(k), Some(v)) = (self.kl.as_mut(), kl) {
+            k.block.push(v);
+            k.recent.push(v);
+        }
         if self.block.len() >= self.block_len {
             self.close_block();
         }
@@ -316,6 +381,10 @@ impl Track {
         let Some(level) = median(&self.block) else { return };
         self.block.clear();
         self.levels.push((self.block_start, level));
+        if let Some(k) = self.kl.as_mut() {
+            k.levels.push(median(&k.block).unwrap_or(f64::NAN));
+            k.block.clear();
+        }
         if self.levels.len() >= MAX_BLOCKS {
             // Merge neighbours: the history keeps spanning the run.
             self.levels = self.levels.chunks(2).map(|c| (c[0].0, c.iter().map(|l| l.1).sum::<f64>() / c.len() as f64)).collect();
@@ -323,6 +392,16 @@ impl Track {
             let mut longer = Window::new(self.block_len);
             self.recent.to_vec().into_iter().for_each(|v| longer.push(v));
             self.recent = longer;
+            if let Some(k) = self.kl.as_mut() {
+                let mean = |c: &[f64]| {
+                    let finite: Vec<f64> = c.iter().copied().filter(|v| v.is_finite()).collect();
+                    if finite.is_empty() { f64::NAN } else { finite.iter().sum::<f64>() / finite.len() as f64 }
+                };
+                k.levels = k.levels.chunks(2).map(mean).collect();
+                let mut longer = Window::new(self.block_len);
+                k.recent.to_vec().into_iter().for_each(|v| longer.push(v));
+                k.recent = longer;
+            }
         }
         self.block.reserve(self.block_len);
     }
@@ -351,8 +430,11 @@ impl Track {
         }
         let initial = y[0];
         let now = self.recent.median()?;
-        let rise = now - best;
         let gain = (initial - best).max(0.0);
+        // A reward's gain that its KL gave back with it is the KL penalty's
+        // trade, not a drift: only the rest of its fall is judged.
+        let explained = self.kl_explained(best_at, gain);
+        let rise = now - best - explained;
         let relative = match self.scale {
             Some(Scale::Log) => rise,
             _ => rise / gain.max(f64::MIN_POSITIVE),
@@ -414,7 +496,7 @@ impl Track {
             _ if material => (relative, false),
             _ => (rise / sigma.max(f64::MIN_POSITIVE), true),
         };
-        self.detail = Some((self.levels[best_at].0, self.unorient(best), self.unorient(now), shown, in_sigmas));
+        self.detail = Some((self.levels[best_at].0, self.unorient(best), self.unorient(now), shown, in_sigmas, explained > 0.0));
         Some(if material && rise >= self.critical * gain && rise >= 2.0 * threshold { Severity::Critical } else { Severity::Warn })
     }
 }
@@ -683,6 +765,69 @@ mod tests {
         // then growing as the policy leaves its reference. Not a drift.
         let grpo: Vec<f64> = (0..n).map(|i| (1e4 * 0.004 * (1.0 - (-(i as f64) / 3_000.0).exp()) * (1.0 + 0.05 * e[i]).max(0.0)).round() / 1e4).collect();
         assert!(run("loss", &grpo).is_empty(), "{:?}", run("loss", &grpo));
+    }
+
+    /// The slow-drift alerts of a run logging several metrics.
+    fn run_all(series: &[(&str, &[f64])]) -> Vec<(u64, Raised)> {
+        let mut d = SlowDrift::new(defaults(AlertKind::SlowDrift));
+        let mut out = Vec::new();
+        for i in 0..series[0].1.len() {
+            let values: Vec<(MetricName, f64)> = series.iter().map(|(m, v)| (MetricName::Owned((*m).to_owned()), v[i])).collect();
+            out.extend(d.observe(&Point { step: i as u64, time_s: i as f64, values: &values }).into_iter().map(|r| (i as u64, r)));
+        }
+        out
+    }
+
+    #[test]
+    fn a_reward_that_gives_back_gain_with_its_kl_is_the_penalty_not_a_drift() {
+        // A PPO run under an adaptive KL controller: the KL overshoots its
+        // target (5 to 11 nats) and the reward rises with it (0.15 to 0.33);
+        // the controller then pulls the policy back, the KL gives back 90% of
+        // its rise and the reward 60% of its gain, and both hold there.
+        let shape = |t: f64, kept: f64| if t < 0.3 { t / 0.3 } else if t < 0.6 { 1.0 - (1.0 - kept) * (t - 0.3) / 0.3 } else { kept };
+        for (n, seed) in [(300usize, 60u64), (2_000, 61), (10_000, 62)] {
+            let (e, f) = (noise(seed, n), noise(seed + 100, n));
+            let t = |i: usize| i as f64 / n as f64;
+            let reward: Vec<f64> = (0..n).map(|i| 0.15 + 0.18 * shape(t(i), 0.4) + 0.005 * e[i]).collect();
+            let kl_back: Vec<f64> = (0..n).map(|i| (5.0 + 6.0 * shape(t(i), 0.1)) * (1.0 + 0.02 * f[i])).collect();
+            let alerts = run_all(&[("reward", &reward), ("kl", &kl_back)]);
+            assert!(alerts.iter().all(|(_, a)| a.severity < Severity::Warn), "{n} points, the KL pulled back: {alerts:?}");
+            // The same reward beside a KL that holds its rise: the reward's
+            // loss is its own, a drift (from the slide, critical at 60%).
+            if n >= 2_000 {
+                let kl_held: Vec<f64> = (0..n).map(|i| (5.0 + 6.0 * shape(t(i), 1.0)) * (1.0 + 0.02 * f[i])).collect();
+                let alerts = run_all(&[("reward", &reward), ("kl", &kl_held)]);
+                assert!(alerts.iter().any(|(_, a)| a.severity >= Severity::Warn), "{n} points, the KL held: {alerts:?}");
+                assert!(alerts.iter().all(|(at, a)| *at as f64 > 0.3 * n as f64 && !a.message.contains("net of")), "{n}: {alerts:?}");
+                // A KL that gives back a third of its rise explains a third
+                // of the reward's gain: the rest still drifts, said so.
+                let kl_third: Vec<f64> = (0..n).map(|i| (5.0 + 6.0 * shape(t(i), 0.67)) * (1.0 + 0.02 * f[i])).collect();
+                let alerts = run_all(&[("reward", &reward), ("kl", &kl_third)]);
+                assert!(alerts.iter().any(|(_, a)| a.severity >= Severity::Warn && a.message.contains("net of what its kl gave back")), "{n} points, a third back: {alerts:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn the_rlhf_workloads_reward_falling_back_with_its_kl_is_quiet() {
+        // workloads/rlhf.toml's PPO run (2026-11-27, CPU): the KL overshoots
+        // the controller's target of 6 nats (11 by step 90) and the reward
+        // rises with it (0.17 to 0.33); the controller pulls both back (KL
+        // 5.7, reward 0.22 from step 180). Without its KL the reward's fall,
+        // 65% of its gain, is a drift.
+        let rows: Vec<(f64, f64)> = include_str!("../../../tests/fixtures/rlhf-ppo-reward-kl.csv")
+            .lines()
+            .skip(1)
+            .map(|l| {
+                let v: Vec<f64> = l.split(',').map(|x| x.parse().unwrap()).collect();
+                (v[1], v[2])
+            })
+            .collect();
+        let (reward, kl): (Vec<f64>, Vec<f64>) = rows.into_iter().unzip();
+        let alerts = run_all(&[("reward", &reward), ("kl", &kl)]);
+        assert!(alerts.iter().all(|(_, a)| a.severity < Severity::Warn), "{alerts:?}");
+        let alone = run_all(&[("reward", &reward)]);
+        assert!(alone.iter().any(|(_, a)| a.severity >= Severity::Warn), "{alone:?}");
     }
 
     /// AR(1) noise with coefficient `phi` (unit-ish innovations), seeded.
