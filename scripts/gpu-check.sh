@@ -135,7 +135,7 @@ why() { # a phrase for a step's exit status
 
 # ---------------------------------------------------------------- the machine
 note "rlmon GPU check, $(date -u '+%Y-%m-%d %H:%M:%S UTC') on $(uname -n) ($(uname -srm))"
-note "commit $(git rev-parse --short HEAD 2>/dev/null || echo unknown), $(nproc) cores"
+note "commit $(git rev-parse --short HEAD 2>/dev/null || echo unknown) (the tree's .git), $(nproc) cores"
 GPU=0
 if command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L >"$WORK/gpus" 2>>"$LOG" && grep -q '^GPU ' "$WORK/gpus"; then
   GPU=1
@@ -156,6 +156,9 @@ else
   BIN="${CARGO_TARGET_DIR:-$root/target}/release"
 fi
 BIN="$(cd "$BIN" 2>/dev/null && pwd || echo "$BIN")"
+# gpu-pack.sh records the commit the binaries were built from (a copied tree's .git
+# may be stale).
+[ -s "$BIN/COMMIT" ] && note "binaries built from $(cat "$BIN/COMMIT")"
 # test_binary GLOB TEST: the newest file matching GLOB whose test list names TEST
 # (cargo's deps/ also holds the rlmon-train executable under a hashed name).
 test_binary() {
