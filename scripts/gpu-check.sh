@@ -291,7 +291,7 @@ workload() { # NAME MAX_STEPS LIMIT
   judge "$name" summary "$WORK/$name.json" 1
 }
 # tiny runs about 45 s on an H100 (4 ms a step): long enough for the throughput
-# detector, which judges fast steps a second at a time, to have judged it.
+# detector, which judges fast steps half a second at a time, to have judged it.
 workload tiny 10000 90
 workload moe 200 45
 workload rlhf 20 55

@@ -642,9 +642,9 @@ const RECENT_POINTS: usize = 5;
 /// Points closer together than this much wall time are judged as one (their
 /// median), so that the windows span seconds whatever the step time: at 4 ms a
 /// step (a small model on a GPU) five points are 20 ms, and a collector pass, a
-/// checkpoint or another process's kernel slows that many in a row. A run of a
-/// step a second or slower, or a log without a clock, is judged point by point.
-const BUCKET_S: f64 = 1.0;
+/// checkpoint or another process's kernel slows that many in a row. A run of two
+/// steps a second or slower, or a log without a clock, is judged point by point.
+const BUCKET_S: f64 = 0.5;
 
 /// At most this many points make one bucket (a clock far finer than the steps).
 const BUCKET_POINTS: usize = 10_000;
@@ -1096,10 +1096,10 @@ mod tests {
     }
 
     #[test]
-    fn throughput_regression_of_fast_steps_is_judged_per_second() {
+    fn throughput_regression_of_fast_steps_is_judged_per_half_second() {
         // 4 ms steps (a small model on a GPU): slowdowns of 100 and 300 steps
         // (0.4 s, 1.2 s) are hiccups; one from step 12,000 that lasts is a
-        // regression, raised within a few seconds.
+        // regression, raised within a few seconds (buckets of 125 points).
         let mut d = ThroughputRegression::new(defaults(AlertKind::ThroughputRegression));
         let slow = |i: usize| (6000..6100).contains(&i) || (8000..8300).contains(&i) || i >= 12_000;
         let alerts: Vec<_> = (0..16_000usize)
@@ -1110,6 +1110,6 @@ mod tests {
             .collect();
         assert_eq!(alerts.len(), 1, "{alerts:?}");
         let (at, r) = &alerts[0];
-        assert!((12_500..13_500).contains(at) && r.step >= 12_000, "{alerts:?}");
+        assert!((12_250..13_500).contains(at) && r.step >= 12_000, "{alerts:?}");
     }
 }
