@@ -586,17 +586,11 @@ impl Bucket {
             return None;
         }
         self.closed_at_s = Some(time_s);
-        let closed = (median_of(&mut self.logged), median_of(&mut self.speeds));
+        let closed = median(&self.logged).zip(median(&self.speeds));
         self.speeds.clear();
         self.logged.clear();
-        Some(closed)
+        closed
     }
-}
-
-fn median_of(v: &mut [f64]) -> f64 {
-    v.sort_unstable_by(f64::total_cmp);
-    let n = v.len();
-    if n % 2 == 1 { v[n / 2] } else { (v[n / 2 - 1] + v[n / 2]) / 2.0 }
 }
 
 /// Where a run's speed comes from. Many logs carry no tokens/s: nanoGPT prints a
