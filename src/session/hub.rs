@@ -294,33 +294,11 @@ impl Hub {
         let mut all = values;
         all.extend(derived.into_iter().map(|(n, v)| (MetricName::Owned(n), v)));
         r.clock.note(step, time_s);
-        // Looked up by `&str` first: a name is allocated once per series, not per point.
-        let push = |series: &mut std::collections::BTreeMap<String, crate::metrics::Series>, clock: &crate::metrics::series::Clock, name: &str, value: f64| match series.get_mut(name) {
-            Some(s) => s.push(step, time_s, value),
-            None => series.entry(name.to_owned()).or_insert_with(|| crate::metrics::Series::with_clock(clock.clone())).push(step, time_s, value),
-        };
-        if all.len() * 8 >= r.series.len() {
-            // A step that logs most of the run's series logs them in name order
-            // (as a log's fields are read): one walk along the map's entries finds
-            // them, one comparison each instead of a search from the root. A name
-            // out of that order, or new, is looked up, and the walk goes on after it.
-            let mut entries = r.series.range_mut::<str, _>(..).peekable();
-            for (name, value) in &all {
-                let name = name.as_ref();
-                while entries.peek().is_some_and(|(k, _)| k.as_str() < name) {
-                    entries.next();
-                }
-                match entries.peek_mut() {
-                    Some((k, series)) if k.as_str() == name => series.push(step, time_s, *value),
-                    _ => {
-                        push(&mut r.series, &r.clock, name, *value);
-                        entries = r.series.range_mut::<str, _>((std::ops::Bound::Excluded(name), std::ops::Bound::Unbounded)).peekable();
-                    }
-                }
-            }
-        } else {
-            for (name, value) in &all {
-                push(&mut r.series, &r.clock, name.as_ref(), *value);
+        for (name, value) in &all {
+            // Looked up by `&str` first: a name is allocated once per series, not per point.
+            match r.series.get_mut(name.as_ref()) {
+                Some(series) => series.push(step, time_s, *value),
+                None => r.series.entry(name.to_string()).or_insert_with(|| crate::metrics::Series::with_clock(r.clock.clone())).push(step, time_s, *value),
             }
         }
         let here = matches!(self.judging, Judging::Here);
