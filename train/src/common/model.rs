@@ -84,8 +84,11 @@ impl Block {
         let (b, t, d) = x.size3().expect("block input is [batch, time, d_model]");
         let head_dim = d / self.heads;
         let qkv = self.qkv.forward(&self.ln1.forward(x));
-        let split = |i: i64| qkv.narrow(2, i * d, d).view([b, t, self.heads, head_dim]).transpose(1, 2);
-        let (q, k, v) = (split(0), split(1), split(2));
+        // One split, not three narrows: its backward concatenates the three gradients,
+        // where each narrow's would zero a full-width buffer and autograd then add them.
+        let heads = |x: &Tensor| x.view([b, t, self.heads, head_dim]).transpose(1, 2);
+        let parts = qkv.split(d, 2);
+        let (q, k, v) = (heads(&parts[0]), heads(&parts[1]), heads(&parts[2]));
         let att = if self.math_attention {
             let scores = q.matmul(&k.transpose(-2, -1)) / (head_dim as f64).sqrt();
             let future = Tensor::ones([t, t], (Kind::Bool, x.device())).triu(1);
