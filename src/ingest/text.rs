@@ -271,8 +271,8 @@ pub struct Progress {
     /// The step of a line that announced an evaluation (BigDL's `[Iteration 469]
     /// Validate model...`): later lines of that step are its results.
     evaluation: Option<u64>,
-    /// The indentation of the line before, when it was a metric line: a line of
-    /// one `key= value` right under it, indented alike, is more of its step.
+    /// The indentation of the line before, when it was a metric line: an indented
+    /// line of one `key= value` right under it, indented alike, is more of its step.
     after_metrics: Option<String>,
 }
 
@@ -404,10 +404,10 @@ pub fn parse_generic(line: &str, progress: &mut Progress) -> Line {
             progress.after_metrics = Some(indentation(line).to_owned());
             Line::Metrics(rec)
         }
-        // One `key= value` of the trainer's own right under a metric line, indented
-        // alike: more of that step (TensorFlow-Examples' loop prints the epoch's
+        // One `key= value` of the trainer's own right under an indented metric line,
+        // indented alike: more of that step (TensorFlow-Examples' loop prints the epoch's
         // time under its `Epoch: 0001 cost= 29.9`).
-        Line::Text if after_metrics.as_deref() == Some(indentation(line)) && single_pair(line) => match generic_line(line, Accept::Any).line {
+        Line::Text if !indentation(line).is_empty() && after_metrics.as_deref() == Some(indentation(line)) && single_pair(line) => match generic_line(line, Accept::Any).line {
             Line::Metrics(mut rec) => {
                 rec.step = None;
                 rec.continues = true;
@@ -733,7 +733,8 @@ fn generic_line(line: &str, accept: Accept) -> Generic {
             let end = (key.as_ptr() as usize).checked_sub(line.as_ptr() as usize).map(|at| at + key.len());
             end.and_then(|end| line.get(end..)).is_some_and(|rest| rest.trim_start().starts_with([':', '=']))
         };
-        pairs.retain(|(key, _)| written(key));
+        // A step word is the step, written or not (TensorFlow-Examples' `Step 1000:`).
+        pairs.retain(|(key, _)| written(key) || STEP_WORDS.contains(&key.trim().to_ascii_lowercase().replace([' ', '-'], "_").as_str()));
     }
     let tidy = |w: &str| w.trim().to_ascii_lowercase().replace([' ', '-'], "_");
     let whole = |value: &str| kv::value(value).filter(|v| v.fract() == 0.0 && *v >= 0.0 && *v < 2f64.powi(63)).map(|v| v as u64);
@@ -1251,6 +1252,7 @@ mod tests {
             _ => Vec::new(),
         };
         assert_eq!(read("Step 1: Generator Loss: 0.774581, Discriminator Loss: 1.300602", &mut progress), [("generator_loss".to_owned(), 0.774581), ("discriminator_loss".to_owned(), 1.300602)]);
+        assert!(matches!(parse_generic("Step 1000: Generator Loss: 4.06", &mut progress), Line::Metrics(r) if r.step == Some(1000)), "the step word numbers it, written or not");
         assert_eq!(read("\ttime this epoch= 1.7", &mut progress), [("time_this_epoch".to_owned(), 1.7)]);
         assert!(read("Loaded 5 shards in 12 s", &mut progress).is_empty());
         assert!(read("Loaded 5 shards in 12 s", &mut Progress::default()).is_empty());
