@@ -346,6 +346,8 @@ fn every_trainer_of_the_gallery_is_read() {
     type Case = (&'static str, &'static str, usize, usize, u64, u64, &'static [(u64, &'static str, f64)]);
     let cases: &[Case] = &[
         ("accelerate.log", "text", 1, 3, 0, 2, &[(2, "val_loss", 3.0859)]),
+        // `[Iteration N]`, `Loss is X.`, `Throughput is X records/second.`; the validation after an epoch joins its last step.
+        ("bigdl.log", "text", 1, 7, 1, 471, &[(2, "loss", 2.2981), (2, "samples_per_s", 1230.77), (2, "lr", 0.05), (469, "loss", 0.1623), (469, "val_loss", 0.14532), (470, "lr", 0.0499)]),
         // BOM, CRLF, `[rank0]:` prefixes, an evaluation dict, the run's summary.
         ("axolotl.log", "hf-log", 2, 5, 0, 4, &[(0, "loss", 1.4217), (2, "val_loss", 1.2801), (4, "grad_norm", 1.1875)]),
         ("cleanrl.log", "deepspeed", 1, 5, 196, 720, &[(308, "reward", 28.0), (308, "samples_per_s", 1523.0)]),
@@ -375,9 +377,14 @@ fn every_trainer_of_the_gallery_is_read() {
         ("openrlhf.log", "text", 1, 3, 1, 3, &[(2, "kl", 0.002), (3, "policy_loss", -0.03)]),
         ("pytorch_wlm.log", "text", 1, 5, 3183, 6366, &[(3583, "val_loss", 5.98), (3583, "loss", 6.49)]),
         ("rllib.log", "text", 1, 2, 0, 1, &[(1, "reward", 41.3)]),
+        // Tune's result.json: numbered by `training_iteration`, the learner stats of the policy read as the run's.
+        ("rllib_result.json", "jsonl", 1, 5, 1, 5, &[(1, "reward", 22.37), (2, "kl", 0.0311), (3, "entropy", 0.6011), (4, "policy_loss", -0.0321), (5, "value_loss", 9.9456), (1, "kl_coef", 0.2), (1, "lr", 5e-05), (1, "grad_norm", 2.8)]),
+        ("rllib_new_api_result.json", "jsonl", 1, 4, 1, 4, &[(1, "reward", 21.4), (2, "kl", 0.0152), (3, "entropy", 0.6207), (4, "policy_loss", -0.0152), (4, "value_loss", 9.788), (1, "lr", 3e-04), (1, "grad_norm", 0.8)]),
         ("timm.log", "text", 1, 6, 0, 1301, &[(1250, "loss", 6.712), (1250, "val_loss", 6.7969), (1251, "loss", 6.701)]),
-        // Lines indented with a tab, no metric rlmon knows: read as pairs, numbered by their epoch.
-        ("tf1_tabbed_epochs.log", "pairs", 1, 15, 1, 15, &[(1, "cost", 29.860479714), (1, "time_this_epoch", 1.7), (15, "cost", 0.876128459)]),
+        // Lines indented with a tab, `cost` the loss, numbered by their epoch; the epoch's time, under its line, is its step's.
+        ("tf1_tabbed_epochs.log", "text", 1, 15, 1, 15, &[(1, "loss", 29.860479714), (1, "time_this_epoch", 1.7), (15, "loss", 0.876128459)]),
+        // No name rlmon knows: read as pairs, numbered by the log's `Step N:`.
+        ("tf_gan.log", "pairs", 1, 11, 1, 10000, &[(1000, "generator_loss", 4.062009), (10000, "discriminator_loss", 0.301286)]),
         // `Epoch 47/100 - loss: nan`, an excerpt from epoch 41: numbered by the epoch.
         ("torch_loop_epochs.log", "text", 1, 12, 41, 52, &[(41, "loss", 0.6031), (46, "val_loss", 0.6161)]),
         ("torchtitan.log", "text", 1, 5, 1, 40, &[(10, "loss", 10.1042), (10, "tokens_per_s", 7334.0)]),
@@ -411,7 +418,7 @@ fn every_trainer_of_the_gallery_is_read() {
     assert!(failures.is_empty(), "{}", failures.join("\n"));
     // The trainers' own names are read as rlmon's, and no line that is not a metric
     // line makes a name: source locations, bar labels, run summaries.
-    for (file, absent) in [("flax_clu.log", "logging_writer_py"), ("flax_mnist.log", "train_py"), ("levanter.log", "train"), ("pytorch_wlm.log", "end_of_epoch"), ("maxtext.log", "completed_step"), ("axolotl.log", "train_runtime"), ("torchtune.log", "lr")] {
+    for (file, absent) in [("flax_clu.log", "logging_writer_py"), ("flax_mnist.log", "train_py"), ("levanter.log", "train"), ("pytorch_wlm.log", "end_of_epoch"), ("maxtext.log", "completed_step"), ("axolotl.log", "train_runtime"), ("torchtune.log", "lr"), ("rllib_result.json", "pid"), ("rllib_result.json", "config/lr"), ("rllib_new_api_result.json", "config/lr")] {
         assert!(!Gallery::read(file).names().contains(absent), "{file}: {absent}");
     }
 }
@@ -432,9 +439,14 @@ fn a_log_numbered_by_its_epochs_reports_a_nan_at_its_epoch() {
 
 #[test]
 fn when_the_detected_format_reads_nothing_the_others_are_tried_and_named() {
+    // Lines indented with tabs are no JSON: read as text, its `cost` the loss.
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/formats/tf1_tabbed_epochs.log");
     let (code, r) = check(&path, &[]);
-    assert_eq!((code, r["format"].as_str(), r["tried"][0].as_str(), r["points"].as_u64()), (0, Some("pairs"), Some("text"), Some(15)), "{r}");
+    assert_eq!((code, r["format"].as_str(), r["points"].as_u64(), read_as(&r["runs"][0], "loss")), (0, Some("text"), Some(15), Some("loss")), "{r}");
+    // A GAN's losses, no name rlmon knows: the text reader reads nothing, pairs do.
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/formats/tf_gan.log");
+    let (code, r) = check(&path, &[]);
+    assert_eq!((code, r["format"].as_str(), r["tried"][0].as_str(), r["points"].as_u64()), (0, Some("pairs"), Some("text"), Some(11)), "{r}");
     let out = Command::cargo_bin("rlmon").unwrap().arg("check").arg(&path).output().unwrap();
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.starts_with(&format!("{} (pairs, as text, hf-log", path.display())), "{text}");
@@ -444,6 +456,31 @@ fn when_the_detected_format_reads_nothing_the_others_are_tried_and_named() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{err}");
     assert!(err.contains("no metric lines (read as text, nor as hf-log, megatron, nanogpt, deepspeed, jsonl, csv, tsv, pairs;"), "{err}");
+}
+
+#[test]
+fn a_bigdl_log_is_read_without_a_pattern() {
+    // BigDL's DistriOptimizer lines (ImageNet, epoch 64): `Loss is Infinity.` at iteration 45459.
+    let (code, r) = check(&real("ipex-llm-1486-loss-inf.log"), &[]);
+    assert_eq!((code, r["format"].as_str()), (1, Some("text")), "{r}");
+    let run = &r["runs"][0];
+    assert_eq!((run["points"].as_u64(), run["last_step"].as_u64()), (Some(4), Some(45460)), "{run}");
+    assert_eq!((read_as(run, "loss"), read_as(run, "samples_per_s"), read_as(run, "lr")), (Some("loss"), Some("samples_per_s"), Some("lr")), "{run}");
+    let nan = r["alerts"].as_array().unwrap().iter().find(|a| a["kind"] == "nonfinite").expect("an infinite loss alert");
+    assert_eq!(nan["step"], 45459, "{nan}");
+}
+
+#[test]
+fn an_rllib_result_json_is_numbered_by_its_iterations_and_read_under_rlmons_names() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/formats/rllib_result.json");
+    let (code, r) = check(&path, &[]);
+    assert_eq!((code, r["format"].as_str()), (0, Some("jsonl")), "{r}");
+    let run = &r["runs"][0];
+    assert_eq!((run["points"].as_u64(), run["last_step"].as_u64()), (Some(5), Some(5)), "{run}");
+    for (name, metric) in [("episode_reward_mean", "reward"), ("kl", "kl"), ("entropy", "entropy"), ("policy_loss", "policy_loss"), ("vf_loss", "value_loss"), ("cur_kl_coeff", "kl_coef"), ("cur_lr", "lr"), ("grad_gnorm", "grad_norm"), ("total_loss", "loss")] {
+        assert_eq!(read_as(run, name), Some(metric), "{name}: {run}");
+    }
+    assert!(run["input"]["ignored"].get("config").is_some(), "{run}");
 }
 
 #[test]

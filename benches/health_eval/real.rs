@@ -53,8 +53,9 @@ pub const LOGS: &[RealLog] = &[
     RealLog { file: "xtuner-187-grad-nan.log", pattern: None, incident: Some((240, &[AlertKind::Nonfinite])), clean_before: Some(4), what: "xtuner (mmengine) fine-tune: grad_norm NaN from iter 240 while the loss looks normal", gap: None },
     RealLog {
         file: "ipex-llm-1486-loss-inf.log",
-        // BigDL's DistriOptimizer lines; the last one is cut where the thread's copy ends.
-        pattern: Some(r"\[Iteration (?P<step>\d+)\].* Loss is (?P<loss>\S+?)\. Current"),
+        // BigDL's DistriOptimizer lines (`[Iteration N] ... Loss is X.`, read by the
+        // text format); the last one is cut where the thread's copy ends.
+        pattern: None,
         incident: Some((45459, &[AlertKind::Nonfinite])),
         clean_before: Some(2),
         what: "BigDL ImageNet training: loss Infinity at iteration 45459 (one point), back to 1.25 after",

@@ -480,6 +480,11 @@ fn record<K: AsRef<str>>(fields: &mut Vec<(K, Field<'_>)>, names: &mut Names) ->
     if let Some(field) = long.clone() {
         rec.fields.push(field);
     }
+    // A Ray Tune result (`result.json`, a line per training iteration, RLlib's among
+    // them): its `config` and process id are the trial's, not metrics, and RLlib's
+    // learner stats are read under their own names (see `ray_learners`).
+    let ray = get("training_iteration").and_then(Field::number).is_some();
+    let mut learners: Vec<LearnerStat> = Vec::new();
     for (key, v) in fields.drain(..) {
         let key = key.as_ref();
         if long.is_some() && (key == "name" || key == "value") {
@@ -513,6 +518,12 @@ fn record<K: AsRef<str>>(fields: &mut Vec<(K, Field<'_>)>, names: &mut Names) ->
             // A step key of the second rank after the first: not a metric either.
             k if OTHER_STEP_KEYS.contains(&k) => {}
             "time" | "timestamp" | "time_s" | "_timestamp" => rec.time = v.number().filter(|t| t.is_finite()),
+            "config" | "pid" if ray => rec.ignored.push(key.to_owned()),
+            "info" | "learners" if ray && matches!(v, Field::Nested(Value::Object(_))) => {
+                if let Field::Nested(Value::Object(map)) = v {
+                    ray_learners(key, map, &mut learners, &mut rec, names);
+                }
+            }
             // A wrapper of the metrics (RLDK's `metrics`/`data_slice`, verl's file
             // logger's `data`): its fields as if at the top; other objects' fields
             // under `key/`.
@@ -539,10 +550,79 @@ fn record<K: AsRef<str>>(fields: &mut Vec<(K, Field<'_>)>, names: &mut Names) ->
             },
         }
     }
+    for stat in learners {
+        // A name the record already has at its top keeps the stat's whole path.
+        let name = if rec.fields.iter().any(|(n, _)| **n == *stat.name) { stat.path } else { stat.name };
+        rec.fields.push((names.get(rec.fields.len(), &name), stat.value));
+    }
     if rec.fields.is_empty() {
         return Line::Skip(SkipKind::NoNumbers, "no numeric field".into());
     }
     Line::Metrics(rec)
+}
+
+/// One of RLlib's learner stats: the name it is read under, its whole path in the
+/// result, its value.
+struct LearnerStat {
+    name: String,
+    path: String,
+    value: f64,
+}
+
+/// RLlib's learner results in a Ray result's `info` (the old API stack: each
+/// policy's `info/learner/<policy>/learner_stats/`) or `learners` (the new one:
+/// `learners/<module>/`, with `__all_modules__` for the totals). With one policy
+/// its stats are the run's own (`policy_loss`, `vf_loss`, `kl`, `entropy`, `cur_lr`:
+/// the catalog maps them), with several each policy's under its name
+/// (`<policy>/kl`); whatever else the object holds keeps its path, as elsewhere.
+fn ray_learners(key: &str, mut map: serde_json::Map<String, Value>, learners: &mut Vec<LearnerStat>, rec: &mut Record, names: &mut Names) {
+    let (policies, base) = if key == "info" {
+        match map.remove("learner") {
+            Some(Value::Object(policies)) => (policies, "info/learner/"),
+            Some(other) => {
+                map.insert("learner".into(), other);
+                (serde_json::Map::new(), "")
+            }
+            None => (serde_json::Map::new(), ""),
+        }
+    } else {
+        (std::mem::take(&mut map), "learners/")
+    };
+    flatten(&format!("{key}/"), &Value::Object(map), 1, rec, names);
+    let several = policies.keys().filter(|p| !p.starts_with("__")).count() > 1;
+    for (policy, results) in policies {
+        let path = format!("{base}{policy}/");
+        let Value::Object(mut results) = results else {
+            rec.ignored.push(format!("{base}{policy}"));
+            continue;
+        };
+        if policy.starts_with("__") {
+            flatten(&path, &Value::Object(results), 2, rec, names);
+            continue;
+        }
+        let (stats, stats_path) = match results.remove("learner_stats") {
+            Some(Value::Object(stats)) => (stats, format!("{path}learner_stats/")),
+            Some(other) => {
+                results.insert("learner_stats".into(), other);
+                (std::mem::take(&mut results), path.clone())
+            }
+            None => (std::mem::take(&mut results), path.clone()),
+        };
+        flatten(&path, &Value::Object(results), 2, rec, names);
+        let prefix = if several { format!("{policy}/") } else { String::new() };
+        for (stat, v) in stats {
+            let leaves: Vec<(String, &Value)> = match &v {
+                Value::Object(inner) => inner.iter().map(|(k, x)| (format!("{stat}/{k}"), x)).collect(),
+                _ => vec![(stat.clone(), &v)],
+            };
+            for (name, x) in leaves {
+                match number(x) {
+                    Some(value) => learners.push(LearnerStat { name: format!("{prefix}{name}"), path: format!("{stats_path}{name}"), value }),
+                    None => rec.ignored.push(format!("{stats_path}{name}")),
+                }
+            }
+        }
+    }
 }
 
 /// Distinct field names one input's table keeps (past it, a name is allocated
@@ -589,8 +669,8 @@ impl Names {
 const STEP_KEYS: &[&str] = &["step", "_step", "global_step", "iteration", "train/global_step", "training/global_step", "trainer/global_step"];
 /// Keys that name the step when none of `STEP_KEYS` does (an `iter` may count
 /// micro-batches next to a `step`): nanoGPT's `iter`, LLaMA-Factory's
-/// `current_steps`, fairseq's `num_updates`.
-const OTHER_STEP_KEYS: &[&str] = &["iter", "current_steps", "num_updates", "global_steps"];
+/// `current_steps`, fairseq's `num_updates`, Ray Tune's `training_iteration`.
+const OTHER_STEP_KEYS: &[&str] = &["iter", "current_steps", "num_updates", "global_steps", "training_iteration"];
 
 /// Keys whose object holds the metrics themselves.
 const WRAPPERS: &[&str] = &["metrics", "data", "data_slice", "scalars"];
@@ -671,6 +751,31 @@ mod tests {
         assert_eq!(rec(r#"{"step": 2, "data": {"actor/pg_loss": 0.1}}"#).fields, vec![("actor/pg_loss".into(), 0.1)]);
         let r = rec(r#"{"time": "2025-01-01T00:00:00Z", "step": 3, "name": "reward_mean", "value": 0.7, "run_id": "a"}"#);
         assert_eq!((r.run.as_deref(), r.fields.clone()), (Some("a"), vec![("reward_mean".into(), 0.7)]));
+    }
+
+    #[test]
+    fn a_ray_result_is_numbered_by_its_iteration_and_rllib_learner_stats_are_read() {
+        let value = |r: &Record, name: &str| r.fields.iter().find(|(k, _)| k == name).map(|(_, v)| *v);
+        // The old API stack: stats of one policy under `info/learner/<policy>/learner_stats`.
+        let r = rec(r#"{"episode_reward_mean": 22.4, "info": {"learner": {"default_policy": {"learner_stats": {"kl": 0.027, "entropy": 0.665, "policy_loss": -0.041, "vf_loss": 8.6, "cur_lr": 5e-05, "grad_gnorm": 2.8}, "model": {}, "num_grad_updates_lifetime": 465.0}}, "num_env_steps_sampled": 4000}, "epoch": 3, "training_iteration": 7, "timesteps_total": 28000, "timestamp": 1710165720, "pid": 48213, "config": {"lr": 5e-05, "gamma": 0.99}}"#);
+        assert_eq!((r.step, r.time), (Some(7), Some(1710165720.0)), "the iteration, over an `epoch` the trainable reports");
+        for (name, v) in [("kl", 0.027), ("entropy", 0.665), ("policy_loss", -0.041), ("vf_loss", 8.6), ("cur_lr", 5e-05), ("grad_gnorm", 2.8), ("episode_reward_mean", 22.4), ("info/num_env_steps_sampled", 4000.0), ("info/learner/default_policy/num_grad_updates_lifetime", 465.0), ("epoch", 3.0)] {
+            assert_eq!(value(&r, name), Some(v), "{name}: {:?}", r.fields);
+        }
+        assert!(value(&r, "pid").is_none() && !r.fields.iter().any(|(k, _)| k.starts_with("config")), "{:?}", r.fields);
+        assert!(r.ignored.contains(&"config".to_owned()) && r.ignored.contains(&"pid".to_owned()), "{:?}", r.ignored);
+        // Several policies: each one's stats under its name.
+        let r = rec(r#"{"training_iteration": 2, "info": {"learner": {"p0": {"learner_stats": {"kl": 0.1}}, "p1": {"learner_stats": {"kl": 0.2}}}}}"#);
+        assert_eq!((value(&r, "p0/kl"), value(&r, "p1/kl"), value(&r, "kl")), (Some(0.1), Some(0.2), None));
+        // The new API stack: `learners/<module>/`, the totals under `__all_modules__`;
+        // a name the result has at its top keeps the stat's path.
+        let r = rec(r#"{"env_runners": {"episode_return_mean": 21.4}, "learners": {"__all_modules__": {"num_env_steps_trained": 4000}, "default_policy": {"mean_kl_loss": 0.0094, "entropy": 0.685, "vf_loss": 7.8, "curr_kl_coeff": 0.2}}, "entropy": 1.0, "training_iteration": 1}"#);
+        for (name, v) in [("mean_kl_loss", 0.0094), ("learners/default_policy/entropy", 0.685), ("entropy", 1.0), ("curr_kl_coeff", 0.2), ("learners/__all_modules__/num_env_steps_trained", 4000.0), ("env_runners/episode_return_mean", 21.4)] {
+            assert_eq!(value(&r, name), Some(v), "{name}: {:?}", r.fields);
+        }
+        // Outside a Ray result, `info`, `learners`, `config` and `pid` read as any object.
+        let r = rec(r#"{"step": 3, "info": {"learner": {"kl": 0.1}}, "config": {"lr": 0.1}, "pid": 7}"#);
+        assert_eq!((value(&r, "info/learner/kl"), value(&r, "config/lr"), value(&r, "pid")), (Some(0.1), Some(0.1), Some(7.0)));
     }
 
     #[test]

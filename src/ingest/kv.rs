@@ -49,7 +49,35 @@ fn is_source_location(key: &str) -> bool {
 }
 
 fn is_unit(t: &str) -> bool {
-    UNITS.iter().any(|(u, _)| *u == t)
+    UNITS.iter().any(|(u, _)| *u == t) || rate(t).is_some()
+}
+
+/// What a rate's unit counts per second, written after a value (`1230.7
+/// records/second`, `512 samples/s`, `7334 tokens/sec`): samples or tokens.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Rate {
+    Samples,
+    Tokens,
+}
+
+/// The rate a unit names (`records/second`, `images/sec`, `tokens/s`), if it is one.
+pub fn rate(unit: &str) -> Option<Rate> {
+    let (what, per) = unit.split_once('/')?;
+    if !matches!(per, "s" | "sec" | "second") {
+        return None;
+    }
+    match what.to_ascii_lowercase().as_str() {
+        "records" | "samples" | "examples" | "images" | "img" | "imgs" | "sequences" | "seqs" | "sentences" => Some(Rate::Samples),
+        "tokens" | "tok" | "toks" => Some(Rate::Tokens),
+        _ => None,
+    }
+}
+
+/// The rate named by the unit a value is written with (`65.7 records/second`).
+pub fn rate_of_value(text: &str) -> Option<Rate> {
+    let (number, unit) = text.trim().rsplit_once(char::is_whitespace)?;
+    plain_number(number)?;
+    rate(unit)
 }
 
 /// A number as printed: `2.31`, `-1e-4`, `3.2E+00`, `nan`, `inf`, `7,334`.
@@ -79,9 +107,11 @@ pub fn value(text: &str) -> Option<f64> {
     if let Some(x) = plain_number(t) {
         return Some(x);
     }
-    UNITS.iter().find_map(|(unit, factor)| t.strip_suffix(unit).and_then(plain_number).map(|x| x * factor)).or_else(|| {
-        MAGNITUDES.iter().find_map(|(suffix, factor)| t.strip_suffix(suffix).filter(|n| n.ends_with(|c: char| c.is_ascii_digit())).and_then(plain_number).map(|x| x * factor))
-    })
+    UNITS
+        .iter()
+        .find_map(|(unit, factor)| t.strip_suffix(unit).and_then(plain_number).map(|x| x * factor))
+        .or_else(|| MAGNITUDES.iter().find_map(|(suffix, factor)| t.strip_suffix(suffix).filter(|n| n.ends_with(|c: char| c.is_ascii_digit())).and_then(plain_number).map(|x| x * factor)))
+        .or_else(|| rate_of_value(t).and_then(|_| plain_number(t.rsplit_once(char::is_whitespace)?.0)))
 }
 
 /// Units that convert a value to rlmon's base units (seconds, bytes) or name a
@@ -169,6 +199,9 @@ fn segments(line: &str) -> Vec<&str> {
                 usize::from(!thousands)
             }
             b' ' if b[i..].starts_with(b" - ") => 3,
+            // A sentence's full stop (BigDL's `Loss is 2.302. Current learning rate
+            // is 0.05.`): no key or value runs past it.
+            b'.' if i > 0 && b[i - 1].is_ascii_alphanumeric() && b.get(i + 1).is_none_or(|c| *c == b' ') => 1,
             _ => 0,
         };
         if width == 0 {
@@ -294,6 +327,12 @@ pub fn pairs(line: &str) -> (Vec<Pair<'_>>, Vec<(u64, u64)>) {
                 }
                 words.clear();
                 after_value = true;
+                continue;
+            }
+            // `Loss is 2.302`, `Current learning rate is 0.05` (BigDL): the words
+            // before `is` are the key.
+            if bare == "is" && !words.is_empty() && !closed && tokens.peek().is_some_and(|t| is_value(t.trim_end_matches([',', ':']))) {
+                closed = true;
                 continue;
             }
             if is_key_word(bare) {

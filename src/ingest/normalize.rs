@@ -609,7 +609,7 @@ mod tests {
         assert_eq!(report.read["epoch"], "step");
         // A line without it (the epoch's time, its evaluation) is more of the step before.
         let (steps, _) = steps_of(vec![rec(r#"{"Epoch": 1, "cost": 29.9}"#), rec(r#"{"time_this_epoch": 1.7}"#), rec(r#"{"Epoch": 2, "cost": 7.9}"#), rec(r#"{"Epoch": 2, "val_cost": 8.1}"#)]);
-        assert_eq!(steps, [(1, vec![("cost".into(), 29.9), ("time_this_epoch".into(), 1.7)]), (2, vec![("cost".into(), 7.9), ("val_cost".into(), 8.1)])]);
+        assert_eq!(steps, [(1, vec![("loss".into(), 29.9), ("time_this_epoch".into(), 1.7)]), (2, vec![("loss".into(), 7.9), ("val_cost".into(), 8.1)])]);
         // A CSV without a step column (Keras' CSVLogger): its epoch column, not the row.
         let row = |epoch: f64, loss: f64| Record { step: Some(epoch as u64 + 1), counted: true, fields: vec![("epoch".into(), epoch), ("loss".into(), loss)], ..Default::default() };
         assert_eq!(steps_of(vec![row(0.0, 0.9), row(1.0, 0.8)]).0.iter().map(|s| s.0).collect::<Vec<_>>(), [0, 1]);
@@ -630,7 +630,7 @@ mod tests {
         assert_eq!((report.read["epoch"].as_str(), report.duplicate_steps), ("epoch", 0));
         // Hugging Face's fractional epochs; two counters on a line.
         assert_eq!(counted(&[r#"{"epoch": 0.05, "loss": 2.0}"#, r#"{"epoch": 1.0, "loss": 1.9}"#]).0, [0, 1]);
-        assert_eq!(counted(&[r#"{"epoch": 3, "training_iteration": 7, "loss": 2.0}"#, r#"{"epoch": 3, "training_iteration": 8, "loss": 1.9}"#]).0, [0, 1]);
+        assert_eq!(counted(&[r#"{"epoch": 3, "iters": 7, "loss": 2.0}"#, r#"{"epoch": 3, "iters": 8, "loss": 1.9}"#]).0, [0, 1]);
     }
 
     #[test]

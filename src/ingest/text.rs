@@ -268,6 +268,12 @@ pub struct Progress {
     seen_step: bool,
     /// Every number is a metric, known to rlmon or not ([`super::Format::Pairs`]).
     every_pair: bool,
+    /// The step of a line that announced an evaluation (BigDL's `[Iteration 469]
+    /// Validate model...`): later lines of that step are its results.
+    evaluation: Option<u64>,
+    /// The indentation of the line before, when it was a metric line: an indented
+    /// line of one `key= value` right under it, indented alike, is more of its step.
+    after_metrics: Option<String>,
 }
 
 #[derive(Debug, Clone, Default)]
@@ -301,6 +307,7 @@ impl Progress {
 /// A line that only adds to a table being read is `Blank`; the table's record
 /// comes with its closing rule.
 pub fn parse_generic(line: &str, progress: &mut Progress) -> Line {
+    let after_metrics = progress.after_metrics.take();
     if is_rule(line) {
         return match progress.table.take() {
             Some(t) if !t.rows.is_empty() => from_table(&t, progress),
@@ -363,11 +370,13 @@ pub fn parse_generic(line: &str, progress: &mut Progress) -> Line {
             // `Test: [ 10/48]`, mmengine's `Epoch(val) [1][500/500]`), are no
             // training steps: without a step of their own their results belong to
             // the step before them, under evaluation names.
-            if phase == Some(LoggerPhase::Evaluation) || (rec.step.is_none() && is_evaluation_pass(line)) {
+            let announced = rec.step.is_some() && rec.step == progress.evaluation;
+            if !announced {
+                progress.evaluation = None;
+            }
+            if phase == Some(LoggerPhase::Evaluation) || (rec.step.is_none() && is_evaluation_pass(line)) || announced {
                 rec.continues = rec.step.is_none();
-                for (name, _) in &mut rec.fields {
-                    *name = evaluation_name(name).into();
-                }
+                evaluation_names(&mut rec.fields);
             } else if let Some(counter) = read.counter {
                 rec.step = Some(progress.step(counter));
             }
@@ -392,10 +401,28 @@ pub fn parse_generic(line: &str, progress: &mut Progress) -> Line {
                 _ => {}
             }
             progress.seen_step |= rec.step.is_some();
+            progress.after_metrics = Some(indentation(line).to_owned());
             Line::Metrics(rec)
         }
+        // One `key= value` of the trainer's own right under an indented metric line,
+        // indented alike: more of that step (TensorFlow-Examples' loop prints the epoch's
+        // time under its `Epoch: 0001 cost= 29.9`).
+        Line::Text if !indentation(line).is_empty() && after_metrics.as_deref() == Some(indentation(line)) && single_pair(line) => match generic_line(line, Accept::Any).line {
+            Line::Metrics(mut rec) => {
+                rec.step = None;
+                rec.continues = true;
+                progress.after_metrics = after_metrics;
+                Line::Metrics(rec)
+            }
+            other => other,
+        },
         other => {
             progress.seen_step |= read.step.is_some();
+            if read.step.is_some() && mentions_evaluation(line) {
+                progress.evaluation = read.step;
+            } else if read.step.is_some() && read.step != progress.evaluation {
+                progress.evaluation = None;
+            }
             if !indented {
                 progress.block = None;
             }
@@ -418,6 +445,11 @@ pub fn parse_generic(line: &str, progress: &mut Progress) -> Line {
     }
 }
 
+/// The spaces and tabs a line starts with.
+fn indentation(line: &str) -> &str {
+    &line[..line.len() - line.trim_start_matches([' ', '\t']).len()]
+}
+
 /// Whether an indented line is one `key=value` or `key: value` pair and nothing
 /// else (not a traceback's `File "x.py", line 42`).
 fn single_pair(line: &str) -> bool {
@@ -435,7 +467,7 @@ fn names_an_epoch(line: &str) -> bool {
 
 /// Whether a line speaks of evaluation (`eval`, `validation`, `val`, `test` as words).
 fn mentions_evaluation(line: &str) -> bool {
-    line.split(|c: char| !c.is_ascii_alphabetic()).any(|w| ["eval", "evaluation", "evaluating", "val", "valid", "validation", "validating", "test", "testing"].iter().any(|e| w.eq_ignore_ascii_case(e)))
+    line.split(|c: char| !c.is_ascii_alphabetic()).any(|w| ["eval", "evaluate", "evaluation", "evaluating", "val", "valid", "validate", "validation", "validating", "test", "testing"].iter().any(|e| w.eq_ignore_ascii_case(e)))
 }
 
 /// What a logger's name field says a line is: fairseq tags each line with its
@@ -481,6 +513,21 @@ fn evaluation_name(name: &str) -> String {
         name.to_owned()
     } else {
         format!("val_{name}")
+    }
+}
+
+/// An evaluation's metrics under evaluation names ([`evaluation_name`]). Of a
+/// result printed with its total and its mean (BigDL's `(Loss: 11.48, count: 79,
+/// Average Loss: 0.1453)`), the mean is the loss.
+fn evaluation_names(fields: &mut [(super::FieldName, f64)]) {
+    for (name, _) in fields.iter_mut() {
+        *name = evaluation_name(name).into();
+    }
+    if let Some(mean) = fields.iter().position(|(n, _)| ["val_average_loss", "val_avg_loss", "val_mean_loss"].contains(&&**n)) {
+        if let Some(total) = fields.iter().position(|(n, _)| *n == catalog::VAL_LOSS) {
+            fields[total].0 = "val_loss_sum".into();
+        }
+        fields[mean].0 = catalog::VAL_LOSS.into();
     }
 }
 
@@ -686,7 +733,8 @@ fn generic_line(line: &str, accept: Accept) -> Generic {
             let end = (key.as_ptr() as usize).checked_sub(line.as_ptr() as usize).map(|at| at + key.len());
             end.and_then(|end| line.get(end..)).is_some_and(|rest| rest.trim_start().starts_with([':', '=']))
         };
-        pairs.retain(|(key, _)| written(key));
+        // A step word is the step, written or not (TensorFlow-Examples' `Step 1000:`).
+        pairs.retain(|(key, _)| written(key) || STEP_WORDS.contains(&key.trim().to_ascii_lowercase().replace([' ', '-'], "_").as_str()));
     }
     let tidy = |w: &str| w.trim().to_ascii_lowercase().replace([' ', '-'], "_");
     let whole = |value: &str| kv::value(value).filter(|v| v.fract() == 0.0 && *v >= 0.0 && *v < 2f64.powi(63)).map(|v| v as u64);
@@ -729,6 +777,16 @@ fn generic_line(line: &str, accept: Accept) -> Generic {
         if name == "epoch" {
             epoch = whole(value).filter(|e| *e < 1_000_000_000);
         }
+        // A value in records or tokens per second (BigDL's `Throughput is 1230.7
+        // records/second`) is that rate when the trainer's name for it is not one
+        // rlmon knows.
+        let word = match kv::rate_of_value(value_text) {
+            Some(rate) if !is_known(&word) => match rate {
+                kv::Rate::Samples => catalog::SAMPLES_PER_S.into(),
+                kv::Rate::Tokens => catalog::TOKENS_PER_S.into(),
+            },
+            _ => word,
+        };
         // (A value with its own unit after a unit in the key keeps its own.)
         let value = kv::plain_number(value).map(|v| v * factor).or_else(|| kv::value(value));
         // `Epoch 3/100`: the epoch is 3 (the only counter of a line, it numbers the step).
@@ -761,6 +819,13 @@ fn generic_line(line: &str, accept: Accept) -> Generic {
         other => other,
     };
     Generic { line: parsed, step, counter }
+}
+
+/// Whether a generic log's word names a metric the catalog knows.
+fn is_known(word: &str) -> bool {
+    match catalog::preset_conversion(Preset::Generic, word) {
+        Conversion::Rename(name) | Conversion::Scale(name, _) | Conversion::Cumulative(name) => catalog::info(name).is_some(),
+    }
 }
 
 /// Whether a pair is a phase word and its epoch before the pass's `[ n/N ]` counter
@@ -1186,11 +1251,63 @@ mod tests {
             Line::Metrics(r) => r.fields.into_iter().map(|(n, v)| (n.to_string(), v)).collect(),
             _ => Vec::new(),
         };
-        assert_eq!(read("\tEpoch: 0001 cost= 29.860479714", &mut progress), [("epoch".to_owned(), 1.0), ("cost".to_owned(), 29.860479714)]);
+        assert_eq!(read("Step 1: Generator Loss: 0.774581, Discriminator Loss: 1.300602", &mut progress), [("generator_loss".to_owned(), 0.774581), ("discriminator_loss".to_owned(), 1.300602)]);
+        assert!(matches!(parse_generic("Step 1000: Generator Loss: 4.06", &mut progress), Line::Metrics(r) if r.step == Some(1000)), "the step word numbers it, written or not");
         assert_eq!(read("\ttime this epoch= 1.7", &mut progress), [("time_this_epoch".to_owned(), 1.7)]);
         assert!(read("Loaded 5 shards in 12 s", &mut progress).is_empty());
         assert!(read("Loaded 5 shards in 12 s", &mut Progress::default()).is_empty());
-        assert!(read("\tEpoch: 0001 cost= 29.86", &mut Progress::default()).is_empty(), "without pairs: no metric rlmon knows");
+        assert!(read("Step 1: Generator Loss: 0.774581", &mut Progress::default()).is_empty(), "without pairs: no metric rlmon knows");
+    }
+
+    #[test]
+    fn cost_is_the_loss_and_a_pair_under_a_metric_line_is_more_of_its_step() {
+        // TensorFlow-Examples' loop: `Epoch: 0001 cost= 29.9`, here indented by a tab,
+        // and the epoch's time on the next line, indented alike.
+        let got = records("Start training...\n\tEpoch: 0001 cost= 29.860479714\n\ttime this epoch= 1.7\n\tEpoch: 0002 cost= 7.912305178\ncost: 1.2\n");
+        assert_eq!(got[0], (None, false, vec![("epoch".to_owned(), 1.0), (catalog::LOSS.to_owned(), 29.860479714)]));
+        assert_eq!(got[1], (None, true, vec![("time_this_epoch".to_owned(), 1.7)]));
+        assert_eq!(got[3].2, [(catalog::LOSS.to_owned(), 1.2)]);
+        // Not indented alike, or not right under a metric line: text, as before.
+        assert_eq!(records("\tEpoch: 0001 cost= 29.86\ntime this epoch= 1.7\n").len(), 1);
+        assert_eq!(records("\tEpoch: 0001 cost= 29.86\n\tsaving\n\ttime this epoch= 1.7\n").len(), 1);
+    }
+
+    #[test]
+    fn bigdl_sentences_name_their_values() {
+        // BigDL's (and Analytics Zoo's) DistriOptimizer: bracketed counters, then
+        // sentences `X is V.`; the throughput in records per second is samples/s.
+        let line = "2018-03-06 10:15:07 INFO  DistriOptimizer$:408 - [Epoch 1 256/60000][Iteration 2][Wall Clock 2.051s] Trained 128 records in 0.104 seconds. Throughput is 1230.77 records/second. Loss is 2.2981. Sequentialc8f7b2e1's hyper parameters: Current learning rate is 0.05. Current dampening is 1.7976931348623157E308. ";
+        let Line::Metrics(rec) = parse_generic(line, &mut Progress::default()) else { panic!("{line}") };
+        let get = |name: &str| rec.fields.iter().find(|(n, _)| n == name).map(|(_, v)| *v);
+        assert_eq!(rec.step, Some(2));
+        assert_eq!((get(catalog::LOSS), get(catalog::SAMPLES_PER_S), get(catalog::LR)), (Some(2.2981), Some(1230.77), Some(0.05)), "{:?}", rec.fields);
+        // The first releases' line, cut where the thread's copy ends, and `Infinity`.
+        let line = "2017-08-20 16:11:46 INFO  DistriOptimizer$:295 - [Epoch 64 740096/1281167][Iteration 45459][Wall Clock 197340.717246379s] Train 1792 in 4.006890034seconds. Throughput is 447.22968 records/second. Loss is Infinity. Current learning rate is 0.046281366472703075. Current momentum";
+        let Line::Metrics(rec) = parse_generic(line, &mut Progress::default()) else { panic!("{line}") };
+        assert_eq!(rec.step, Some(45459));
+        assert!(rec.fields.iter().any(|(n, v)| n == catalog::LOSS && *v == f64::INFINITY), "{:?}", rec.fields);
+        assert!(rec.fields.iter().any(|(n, v)| n == catalog::LR && *v == 0.046281366472703075), "{:?}", rec.fields);
+        // A rate in tokens per second, a unit that is no rate, prose with `is`.
+        let got = records("step 3 loss 2.1 speed 5120 tokens/s\nstep 4 loss 2.0 speed 12 steps/s\nstep 5 loss 1.9. the model is ready\n");
+        assert_eq!(got[0].2[1], (catalog::TOKENS_PER_S.to_owned(), 5120.0));
+        assert_eq!(got[1].2[1], ("speed".to_owned(), 12.0));
+        assert_eq!(got[2].2, [(catalog::LOSS.to_owned(), 1.9)]);
+    }
+
+    #[test]
+    fn a_line_announcing_an_evaluation_at_a_step_makes_that_steps_later_lines_its_results() {
+        let log = "[Epoch 1 60032/60000][Iteration 469][Wall Clock 64.1s] Trained 96 records in 0.081 seconds. Throughput is 1185.19 records/second. Loss is 0.1623.\n\
+                   [Epoch 1 60032/60000][Iteration 469][Wall Clock 64.1s] Validate model...\n\
+                   [Epoch 1 60032/60000][Iteration 469][Wall Clock 64.1s] validate model throughput is 5521.3 records/second\n\
+                   [Epoch 1 60032/60000][Iteration 469][Wall Clock 64.1s] Loss is (Loss: 11.4806, count: 79, Average Loss: 0.14532)\n\
+                   [Epoch 2 128/60000][Iteration 470][Wall Clock 64.2s] Trained 128 records in 0.113 seconds. Throughput is 1132.74 records/second. Loss is 0.1412.\n";
+        let got = records(log);
+        let value = |i: usize, name: &str| got[i].2.iter().find(|(n, _)| n == name).map(|(_, v)| *v);
+        assert_eq!(got.iter().map(|r| r.0).collect::<Vec<_>>(), [Some(469), Some(469), Some(469), Some(470)]);
+        assert_eq!((value(0, catalog::LOSS), value(0, catalog::SAMPLES_PER_S)), (Some(0.1623), Some(1185.19)));
+        assert_eq!(value(1, "val_samples_per_s"), Some(5521.3));
+        assert_eq!((value(2, catalog::VAL_LOSS), value(2, "val_loss_sum"), value(2, catalog::LOSS)), (Some(0.14532), Some(11.4806), None), "the mean is the loss: {:?}", got[2]);
+        assert_eq!((value(3, catalog::LOSS), value(3, catalog::VAL_LOSS)), (Some(0.1412), None), "the next step trains again");
     }
 
     /// The step of each line of a generic log read in order (`None`: no metrics on it).

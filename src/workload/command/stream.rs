@@ -546,10 +546,15 @@ mod tests {
 
     #[test]
     fn a_followed_file_that_its_guess_reads_nothing_of_is_read_in_a_format_that_does() {
-        // Lines indented with tabs, no metric rlmon knows: `pairs`, numbered by the epoch.
+        // A GAN's losses, no name rlmon knows: `pairs`, numbered by the log's steps.
+        let mut m = MetricStream::new(Path::new("logs/train.log"), None, false);
+        let out = feed(&mut m, &["Extracting /tmp/data/train-images-idx3-ubyte.gz", "Step 1: Generator Loss: 0.774581, Discriminator Loss: 1.300602", "Step 1000: Generator Loss: 4.062009, Discriminator Loss: 0.055117"]);
+        assert_eq!(m.format().map(Format::name), Some("pairs"));
+        assert_eq!(steps(&out).iter().map(|p| p.0).collect::<Vec<_>>(), [1, 1000], "{out:?}");
+        // Lines indented with tabs, `cost` the loss: text, numbered by the epoch.
         let mut m = MetricStream::new(Path::new("logs/train.log"), None, false);
         let out = feed(&mut m, &["Start training...", "\tEpoch: 0001 cost= 29.86", "\ttime this epoch= 1.7", "\tEpoch: 0002 cost= 7.91", "\ttime this epoch= 1.6"]);
-        assert_eq!(m.format().map(Format::name), Some("pairs"));
+        assert_eq!(m.format().map(Format::name), Some("text"));
         assert_eq!(steps(&out).iter().map(|p| p.0).collect::<Vec<_>>(), [1, 2], "{out:?}");
     }
 
