@@ -130,7 +130,7 @@ impl ReplaySession {
     pub fn play_to_end(&mut self) {
         let anchor_pos = &mut self.anchor_pos;
         let (mut applied, mut logged) = (0usize, 0);
-        self.events.play_into(self.next, &mut self.hub, |hub, t| {
+        self.events.play_into(self.next, &mut self.hub, |hub, t, _| {
             *anchor_pos = anchor_pos.max(t);
             applied += 1;
             if applied % MAX_SPEED_BATCH == 0 {

@@ -31,7 +31,7 @@ use super::model::{strip_derived, Meta, Points, Recording, Timeline, TELEMETRY};
 use super::{snapshot, BadFile, RecordedBaseline};
 use crate::metrics::{catalog, MetricName};
 use crate::session::hub::{HealthCall, Judged};
-use crate::session::{Event, Hub, SessionState};
+use crate::session::{Event, Hub, RunId, SessionState};
 
 /// Rows per batch while streaming: small, so a batch's buffers stay small beside
 /// the decoded group.
@@ -145,20 +145,26 @@ impl Playback {
     /// Applies every event from the first to `hub`.
     pub fn play_all(&mut self, hub: &mut Hub) {
         self.restart();
-        self.play_into(0, hub, |_, _| {});
+        self.play_into(0, hub, |_, _, _| {});
     }
 
-    /// Applies events `from..` to `hub` in order, calling `after` with the hub
-    /// and the event's time once each is applied. Events are read on a second
+    /// Applies events `from..` to `hub` in order, calling `after` with the hub,
+    /// the event's time and, for a run's step ([`Event::Metrics`]), its run, once
+    /// each is applied. Events are read on a second
     /// thread as with [`Playback::play_from`]; a hub that judges its runs itself
     /// has them judged on a third, ahead of it ([`Hub::judge_ahead`]), so that
     /// keeping the points and judging them take a core each. The hub raises each
     /// event's alerts where it would have raised them itself: the same state.
-    pub fn play_into(&mut self, from: usize, hub: &mut Hub, mut after: impl FnMut(&Hub, f64)) {
+    pub fn play_into(&mut self, from: usize, hub: &mut Hub, mut after: impl FnMut(&Hub, f64, Option<RunId>)) {
+        let step_of = |e: &Event| match e {
+            Event::Metrics { run, .. } => Some(*run),
+            _ => None,
+        };
         let Some(mut judge) = hub.judge_ahead() else {
             return self.play_from(from, |t, e| {
+                let step = step_of(&e);
                 hub.apply(e, t);
-                after(hub, t);
+                after(hub, t, step);
             });
         };
         let len = self.len();
@@ -203,12 +209,13 @@ impl Playback {
             for batch in from_judging {
                 for (t, e, judged) in batch {
                     let resume = matches!(e, Event::Resumed { .. } | Event::RankResumed { .. });
+                    let step = step_of(&e);
                     hub.apply_judged(e, t, judged);
                     if resume {
                         // The judging side waits for exactly this, or has stopped.
                         let _ = to_restart.send(hub.take_health_calls());
                     }
-                    after(hub, t);
+                    after(hub, t, step);
                 }
             }
             drop(to_restart);
