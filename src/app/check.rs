@@ -742,17 +742,15 @@ pub fn analyse_playback(mut p: crate::record::Playback) -> CheckReport {
     let baseline = crate::record::recorded_baseline(p.meta());
     let mut hub = p.start(baseline.as_ref());
     let mut steps = vec![0u64; hub.state.runs.len()];
-    for i in 0..p.len() {
-        if let Some((t, e)) = p.event(i) {
-            if let Event::Metrics { run, .. } = &e {
-                if steps.len() <= *run {
-                    steps.resize(*run + 1, 0);
-                }
-                steps[*run] += 1;
+    // Read, judged and kept on three threads (see `Playback::play_into`).
+    p.play_into(0, &mut hub, |_, _, step| {
+        if let Some(run) = step {
+            if steps.len() <= run {
+                steps.resize(run + 1, 0);
             }
-            hub.apply(e, t);
+            steps[run] += 1;
         }
-    }
+    });
     steps.resize(hub.state.runs.len(), 0);
     recording_report(p.meta(), hub.state, steps)
 }

@@ -124,13 +124,13 @@ impl ReplaySession {
 
     /// Plays every event left as fast as possible, nothing else waiting on it (a
     /// headless replay at `max`): the events are read and decoded on a second
-    /// thread meanwhile. The new log lines go to stderr every
-    /// [`MAX_SPEED_BATCH`] events, as [`ReplaySession::advance`] would print them.
+    /// thread meanwhile, and judged on a third ([`Playback::play_into`]). The
+    /// new log lines go to stderr every [`MAX_SPEED_BATCH`] events, as
+    /// [`ReplaySession::advance`] would print them.
     pub fn play_to_end(&mut self) {
-        let (hub, anchor_pos) = (&mut self.hub, &mut self.anchor_pos);
+        let anchor_pos = &mut self.anchor_pos;
         let (mut applied, mut logged) = (0usize, 0);
-        self.events.play_from(self.next, |t, event| {
-            hub.apply(event, t);
+        self.events.play_into(self.next, &mut self.hub, |hub, t, _| {
             *anchor_pos = anchor_pos.max(t);
             applied += 1;
             if applied % MAX_SPEED_BATCH == 0 {

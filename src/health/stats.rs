@@ -82,30 +82,37 @@ impl Window {
     }
 }
 
-/// The last `capacity` values pushed, oldest first, and the same values sorted
-/// (by `f64::total_cmp`), so that order statistics (median, MAD, quantiles) are
-/// read in O(1) or O(log w) instead of selecting over a copy at every point. A push
-/// is a binary search and a shift of at most `capacity` values. Unlike [`Window`],
-/// every value is kept: callers decide what is pushed (finite values, logs).
+/// The last `capacity` values of a [`SortedSeries`] span, sorted (by
+/// `f64::total_cmp`), so that order statistics (median, MAD, quantiles) are read
+/// in O(1) or O(log w) instead of selecting over a copy at every point. A push is
+/// a binary search for the new value's place, one for the leaving value's (which
+/// the series hands in: the window keeps no copy of the values in arrival order)
+/// and a shift of the values between the two.
 #[derive(Debug, Clone)]
-pub struct SortedWindow {
+struct SortedWindow {
     capacity: usize,
-    arrival: VecDeque<f64>,
     sorted: Vec<f64>,
 }
 
 impl SortedWindow {
-    pub fn new(capacity: usize) -> Self {
+    fn new(capacity: usize) -> Self {
         let capacity = capacity.max(1);
-        SortedWindow { capacity, arrival: VecDeque::with_capacity(capacity), sorted: Vec::with_capacity(capacity) }
+        SortedWindow { capacity, sorted: Vec::with_capacity(capacity) }
     }
 
-    pub fn push(&mut self, v: f64) {
+    /// Adds `v`; `leaving`, when the window is full, is its oldest value, which
+    /// leaves it.
+    fn push(&mut self, v: f64, leaving: Option<f64>) {
         let at = self.sorted.partition_point(|p| p.total_cmp(&v).is_le());
-        let full = self.arrival.len() == self.capacity;
-        self.arrival.push_back(v);
-        // total_cmp equality is bit equality: any match is the oldest's value.
-        let leaving = if full { self.arrival.pop_front().and_then(|old| self.sorted.binary_search_by(|p| p.total_cmp(&old)).ok()) } else { None };
+        // total_cmp equality is bit equality: any match is the oldest's value. It
+        // is among the values up to the new one's place when at or below it.
+        let leaving = leaving.filter(|_| self.is_full()).and_then(|old| {
+            if old.total_cmp(&v).is_le() {
+                self.sorted[..at].binary_search_by(|p| p.total_cmp(&old)).ok()
+            } else {
+                self.sorted[at..].binary_search_by(|p| p.total_cmp(&old)).ok().map(|i| at + i)
+            }
+        });
         match leaving {
             // The values between the leaving one and the new one's place shift
             // by one: a single move instead of a remove and an insert.
@@ -121,29 +128,20 @@ impl SortedWindow {
         }
     }
 
-    pub fn len(&self) -> usize {
-        self.arrival.len()
+    fn len(&self) -> usize {
+        self.sorted.len()
     }
 
-    pub fn is_empty(&self) -> bool {
-        self.arrival.is_empty()
+    fn is_full(&self) -> bool {
+        self.sorted.len() == self.capacity
     }
 
-    pub fn is_full(&self) -> bool {
-        self.arrival.len() == self.capacity
-    }
-
-    pub fn capacity(&self) -> usize {
+    fn capacity(&self) -> usize {
         self.capacity
     }
 
-    /// The values in arrival order.
-    pub fn values(&self) -> &VecDeque<f64> {
-        &self.arrival
-    }
-
     /// The values in `total_cmp` order.
-    pub fn sorted(&self) -> &[f64] {
+    fn sorted(&self) -> &[f64] {
         &self.sorted
     }
 }
@@ -178,16 +176,22 @@ impl SortedSeries {
     }
 
     pub fn push(&mut self, v: f64) {
-        if self.values.len() == self.capacity {
+        // The windows first, from the values before this one (m of them): a
+        // window `lag` back takes the value that then comes `lag` before the
+        // newest, and when full lets its oldest go, `len` before that.
+        let m = self.values.len();
+        for (lag, w) in &mut self.kept {
+            let lag = *lag;
+            if m >= lag {
+                let entering = if lag == 0 { v } else { self.values[m - lag] };
+                let leaving = w.is_full().then(|| self.values[m - lag - w.capacity()]);
+                w.push(entering, leaving);
+            }
+        }
+        if m == self.capacity {
             self.values.pop_front();
         }
         self.values.push_back(v);
-        let n = self.values.len();
-        for (lag, w) in &mut self.kept {
-            if n > *lag {
-                w.push(self.values[n - 1 - *lag]);
-            }
-        }
     }
 
     pub fn len(&self) -> usize {
@@ -576,20 +580,26 @@ mod tests {
 
     /// A window pushed past its capacity keeps exactly the newest values sorted:
     /// ties, signed zeros, infinities and NaNs of either sign, new values above,
-    /// below and equal to the leaving one.
+    /// below and equal to the leaving one; the same a span back.
     #[test]
     fn a_sliding_window_stays_sorted_bit_for_bit() {
         let mut rng = crate::workload::rng::SplitMix64::new(9);
         let specials = [0.0, -0.0, f64::INFINITY, f64::NEG_INFINITY, f64::NAN, -f64::NAN, 1e300, -1e-300];
         for cap in [1, 2, 3, 8, 33] {
-            let mut w = SortedWindow::new(cap);
-            for i in 0..600 {
-                let r = rng.next_u64();
-                let v = if r % 11 == 0 { specials[(r / 11) as usize % specials.len()] } else { ((r % 7) as f64 - 3.0) * 0.5 };
-                w.push(v);
-                let want: Vec<u64> = sorted_copy(w.values().iter().copied()).into_iter().map(f64::to_bits).collect();
-                assert_eq!(w.sorted().iter().map(|v| v.to_bits()).collect::<Vec<_>>(), want, "capacity {cap}, push {i}");
-                assert_eq!(w.len(), (i + 1).min(cap));
+            for lag in [0, 1, 4] {
+                let mut s = SortedSeries::new(cap + lag, &[(cap, lag)]);
+                let mut all = Vec::new();
+                for i in 0..600 {
+                    let r = rng.next_u64();
+                    let v = if r % 11 == 0 { specials[(r / 11) as usize % specials.len()] } else { ((r % 7) as f64 - 3.0) * 0.5 };
+                    s.push(v);
+                    all.push(v);
+                    let Some((_, w)) = s.kept.first() else { panic!("the span is kept") };
+                    let span = &all[..all.len().saturating_sub(lag)];
+                    let want: Vec<u64> = sorted_copy(span[span.len().saturating_sub(cap)..].iter().copied()).into_iter().map(f64::to_bits).collect();
+                    assert_eq!(w.sorted().iter().map(|v| v.to_bits()).collect::<Vec<_>>(), want, "capacity {cap}, lag {lag}, push {i}");
+                    assert_eq!(w.len(), span.len().min(cap));
+                }
             }
         }
     }

@@ -30,7 +30,8 @@ use parquet::arrow::ProjectionMask;
 use super::model::{strip_derived, Meta, Points, Recording, Timeline, TELEMETRY};
 use super::{snapshot, BadFile, RecordedBaseline};
 use crate::metrics::{catalog, MetricName};
-use crate::session::{Event, Hub, SessionState};
+use crate::session::hub::{HealthCall, Judged};
+use crate::session::{Event, Hub, RunId, SessionState};
 
 /// Rows per batch while streaming: small, so a batch's buffers stay small beside
 /// the decoded group.
@@ -144,7 +145,83 @@ impl Playback {
     /// Applies every event from the first to `hub`.
     pub fn play_all(&mut self, hub: &mut Hub) {
         self.restart();
-        self.play_from(0, |t, e| hub.apply(e, t));
+        self.play_into(0, hub, |_, _, _| {});
+    }
+
+    /// Applies events `from..` to `hub` in order, calling `after` with the hub,
+    /// the event's time and, for a run's step ([`Event::Metrics`]), its run, once
+    /// each is applied. Events are read on a second
+    /// thread as with [`Playback::play_from`]; a hub that judges its runs itself
+    /// has them judged on a third, ahead of it ([`Hub::judge_ahead`]), so that
+    /// keeping the points and judging them take a core each. The hub raises each
+    /// event's alerts where it would have raised them itself: the same state.
+    pub fn play_into(&mut self, from: usize, hub: &mut Hub, mut after: impl FnMut(&Hub, f64, Option<RunId>)) {
+        let step_of = |e: &Event| match e {
+            Event::Metrics { run, .. } => Some(*run),
+            _ => None,
+        };
+        let Some(mut judge) = hub.judge_ahead() else {
+            return self.play_from(from, |t, e| {
+                let step = step_of(&e);
+                hub.apply(e, t);
+                after(hub, t, step);
+            });
+        };
+        let len = self.len();
+        let (to_judge, from_reading) = std::sync::mpsc::sync_channel::<Vec<(f64, Event)>>(PLAY_BATCHES_AHEAD);
+        let (to_apply, from_judging) = std::sync::mpsc::sync_channel::<Vec<(f64, Event, Judged)>>(PLAY_BATCHES_AHEAD);
+        let (to_restart, restarts) = std::sync::mpsc::channel::<Vec<HealthCall>>();
+        std::thread::scope(|scope| {
+            let this = &mut *self;
+            scope.spawn(move || {
+                let mut batch = Vec::with_capacity(PLAY_BATCH);
+                for i in from..len {
+                    batch.extend(this.event(i));
+                    // The other sides stop early only by panicking: nothing to do then.
+                    if batch.len() == PLAY_BATCH && to_judge.send(std::mem::replace(&mut batch, Vec::with_capacity(PLAY_BATCH))).is_err() {
+                        return;
+                    }
+                }
+                let _ = to_judge.send(batch);
+            });
+            let judging = scope.spawn(move || {
+                for batch in from_reading {
+                    let mut judged = Vec::with_capacity(batch.len());
+                    for (t, e) in batch {
+                        let (e, raised, resume) = judge.judge(e);
+                        judged.push((t, e, raised));
+                        // A resume restarts the detectors from the points the hub
+                        // kept: it must have applied everything up to it.
+                        if resume {
+                            let ready = std::mem::replace(&mut judged, Vec::with_capacity(PLAY_BATCH));
+                            match to_apply.send(ready).ok().and_then(|()| restarts.recv().ok()) {
+                                Some(calls) => judge.restart(calls),
+                                None => return judge,
+                            }
+                        }
+                    }
+                    if to_apply.send(judged).is_err() {
+                        break;
+                    }
+                }
+                judge
+            });
+            for batch in from_judging {
+                for (t, e, judged) in batch {
+                    let resume = matches!(e, Event::Resumed { .. } | Event::RankResumed { .. });
+                    let step = step_of(&e);
+                    hub.apply_judged(e, t, judged);
+                    if resume {
+                        // The judging side waits for exactly this, or has stopped.
+                        let _ = to_restart.send(hub.take_health_calls());
+                    }
+                    after(hub, t, step);
+                }
+            }
+            drop(to_restart);
+            let judge = judging.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+            hub.judged_here(judge);
+        });
     }
 
     /// Hands events `from..` to `apply` in order. They are read (a streamed file's

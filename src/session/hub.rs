@@ -31,6 +31,12 @@ enum Judging {
     /// On another thread: what the detectors are asked is queued in order (see
     /// [`Hub::judged_elsewhere`]).
     Elsewhere(Vec<HealthCall>),
+    /// On another thread, ahead of the hub: each event comes with what the
+    /// detectors raised on it (see [`Hub::judge_ahead`]). `given`: the event
+    /// being applied's alerts; `derived`: its values hold the derived metrics
+    /// already; `restarts`: what a resume asks of the detectors, taken with
+    /// [`Hub::take_health_calls`].
+    Ahead { given: Vec<(RunId, Alert, f64)>, derived: bool, restarts: Vec<HealthCall> },
 }
 
 /// One thing a session's detectors are asked, in the order the hub meets it; a
@@ -134,8 +140,52 @@ impl Hub {
     /// What the detectors were asked since the last call, in order.
     pub fn take_health_calls(&mut self) -> Vec<HealthCall> {
         match &mut self.judging {
-            Judging::Elsewhere(calls) => std::mem::take(calls),
+            Judging::Elsewhere(calls) | Judging::Ahead { restarts: calls, .. } => std::mem::take(calls),
             _ => Vec::new(),
+        }
+    }
+
+    /// This hub's detectors, taken out to judge on another thread ahead of it:
+    /// each event goes through [`JudgeAhead::judge`] first, then to
+    /// [`Hub::apply_judged`] with what it raised, which the hub stores where it
+    /// would have raised it itself; a resume's restart goes back from
+    /// [`Hub::take_health_calls`] to [`JudgeAhead::restart`]. `None` unless the
+    /// hub judges here. [`Hub::judged_here`] puts them back.
+    pub fn judge_ahead(&mut self) -> Option<JudgeAhead> {
+        if !matches!(self.judging, Judging::Here) {
+            return None;
+        }
+        self.judging = Judging::Ahead { given: Vec::new(), derived: false, restarts: Vec::new() };
+        let runs = self.state.runs.iter().map(|r| Mirror { name: r.name.clone(), device: r.device.clone(), rank_of: r.rank_of }).collect();
+        let telemetry = self.state.telemetry.iter().map(|(name, s)| (name.clone(), s.len() as u64)).collect();
+        Some(JudgeAhead { health: std::mem::take(&mut self.health), settings: self.settings.clone(), runs, telemetry })
+    }
+
+    /// The detectors taken by [`Hub::judge_ahead`], back to judge here.
+    pub fn judged_here(&mut self, judge: JudgeAhead) {
+        self.health = judge.health;
+        self.judging = Judging::Here;
+    }
+
+    /// Applies an event judged ahead (see [`Hub::judge_ahead`]).
+    pub fn apply_judged(&mut self, event: Event, now_s: f64, judged: Judged) {
+        if let Judging::Ahead { given, derived, .. } = &mut self.judging {
+            *given = judged.alerts;
+            *derived = judged.derived;
+        }
+        self.apply(event, now_s);
+        if let Judging::Ahead { given, derived, .. } = &mut self.judging {
+            given.clear();
+            *derived = false;
+        }
+    }
+
+    /// Raises the alerts of the event being applied that were judged ahead.
+    fn raise_given(&mut self) {
+        if let Judging::Ahead { given, .. } = &mut self.judging {
+            for (run, alert, time_s) in std::mem::take(given) {
+                self.raise(Some(run), alert, time_s);
+            }
         }
     }
 
@@ -157,9 +207,16 @@ impl Hub {
 
     /// Adds a run discovered while reading (a log's `run` field); returns its id.
     pub fn add_run(&mut self, record: RunRecord, config: &HealthConfig) -> RunId {
-        self.health.add_run(&record.name, config);
-        if let Judging::Elsewhere(calls) = &mut self.judging {
-            calls.push(HealthCall::AddRun { name: record.name.clone(), config: config.clone() });
+        match &mut self.judging {
+            // The detectors ahead add the run themselves, meeting its first point.
+            Judging::Ahead { .. } => {}
+            Judging::Elsewhere(calls) => {
+                self.health.add_run(&record.name, config);
+                calls.push(HealthCall::AddRun { name: record.name.clone(), config: config.clone() });
+            }
+            _ => {
+                self.health.add_run(&record.name, config);
+            }
         }
         self.settings.push(config.clone());
         self.state.runs.push(record);
@@ -220,8 +277,10 @@ impl Hub {
                 self.log(Some(run), level, msg, now_s);
             }
             Event::Telemetry { time_s, values } => {
-                if matches!(self.judging, Judging::Here) {
-                    self.watch_memory(time_s, &values);
+                match self.judging {
+                    Judging::Here => self.watch_memory(time_s, &values),
+                    Judging::Ahead { .. } => self.raise_given(),
+                    _ => {}
                 }
                 for (name, value) in values {
                     let series = self.state.telemetry.entry(name.into_owned()).or_default();
@@ -281,18 +340,10 @@ impl Hub {
         let rank_of = r.rank_of;
         r.step = r.step.max(step);
         r.time_s = r.time_s.max(time_s);
-        let find = |name: &str| values.iter().find(|(n, _)| n == name).map(|(_, v)| *v);
-        let step_time = find(catalog::STEP_TIME_S).filter(|s| *s > 0.0);
-        let mut derived = [(catalog::TOKENS, catalog::TOKENS_PER_S), (catalog::SAMPLES, catalog::SAMPLES_PER_S)]
-            .into_iter()
-            // A rate the run logs itself is taken as logged.
-            .filter(|(_, rate)| find(rate).is_none())
-            .filter_map(|(count, rate)| Some((rate.to_owned(), find(count)? / step_time?)))
-            .collect::<Vec<_>>();
-        // Per MoE layer: balance, routing entropy, CV, MaxVio, dead experts.
-        derived.extend(moe::derive(values.iter().map(|(n, v)| (n.as_ref(), *v))));
-        let mut all = values;
-        all.extend(derived.into_iter().map(|(n, v)| (MetricName::Owned(n), v)));
+        let all = match &self.judging {
+            Judging::Ahead { derived: true, .. } => values,
+            _ => with_derived(values),
+        };
         r.clock.note(step, time_s);
         for (name, value) in &all {
             // Looked up by `&str` first: a name is allocated once per series, not per point.
@@ -306,6 +357,9 @@ impl Hub {
         for alert in alerts {
             self.raise(Some(run), alert, time_s);
         }
+        // The run's and its job's alerts judged ahead: the straggler's is raised
+        // before the job's step moves here, which it does not read.
+        self.raise_given();
         // A rank's throughput is compared with its job's other ranks.
         if let Some((job, rank)) = rank_of {
             // The job is as far as its slowest rank.
@@ -366,7 +420,7 @@ impl Hub {
                     restart_monitor(monitor, &r.name, &config, &steps());
                 }
             }
-            Judging::Elsewhere(calls) => calls.push(HealthCall::Restart { run, name: r.name.clone(), config, steps: steps() }),
+            Judging::Elsewhere(calls) | Judging::Ahead { restarts: calls, .. } => calls.push(HealthCall::Restart { run, name: r.name.clone(), config, steps: steps() }),
             Judging::Off => {}
         }
         let msg = format!("resumed at step {step} ({} steps discarded)", dropped.max(discarded as usize));
@@ -384,31 +438,9 @@ impl Hub {
     /// job's GPU memory (its training worker, or its program's process tree, as
     /// NVML attributes it: `gpu{g}/run{i}_mem_bytes`) watched for leaks.
     fn watch_memory(&mut self, time_s: f64, values: &[(MetricName, f64)]) {
-        let find = |name: &str| values.iter().find(|(n, _)| n == name).map(|(_, v)| *v);
-        let host_total = find(catalog::host::MEM_TOTAL_BYTES);
-        let per_run: Vec<(usize, usize, f64)> =
-            values.iter().filter_map(|(n, v)| catalog::Gpu::parse_run_mem(n).map(|(g, r)| (g, r, *v))).collect();
-        let mut raised = Vec::new();
-        for (i, r) in self.state.runs.iter().enumerate() {
-            let Some(monitor) = self.health.runs.get_mut(i) else { continue };
-            if let Some(t) = host_total {
-                monitor.set_memory_total(catalog::MEM_RSS_BYTES, t);
-            }
-            let gpu = r.device.strip_prefix("cuda:").and_then(|g| g.parse::<usize>().ok());
-            if let Some(t) = gpu.and_then(|g| find(&catalog::gpu(g).mem_total_bytes())) {
-                monitor.set_memory_total(catalog::MEM_GPU_BYTES, t);
-            }
-            for &(g, _, bytes) in per_run.iter().filter(|(_, run, _)| *run == i) {
-                let metric = catalog::gpu(g).run_mem_bytes(i);
-                if let Some(t) = find(&catalog::gpu(g).mem_total_bytes()) {
-                    monitor.set_memory_total(&metric, t);
-                }
-                let sample = self.state.telemetry.get(&metric).map_or(0, |s| s.len() as u64);
-                if let Some(a) = monitor.observe_memory(&metric, sample, time_s, bytes) {
-                    raised.push((i, a));
-                }
-            }
-        }
+        let telemetry = &self.state.telemetry;
+        let devices = self.state.runs.iter().map(|r| r.device.as_str());
+        let raised = memory_alerts(&mut self.health, devices, |metric| telemetry.get(metric).map_or(0, |s| s.len() as u64), time_s, values);
         for (i, a) in raised {
             self.raise(Some(i), a, time_s);
         }
@@ -486,6 +518,179 @@ impl Hub {
         }
         self.state.log.push_back(LogLine { time_s, run, level, message });
         self.state.logged_total += 1;
+    }
+}
+
+/// A step's values with the metrics the hub derives from them after them:
+/// tokens/s and samples/s from the counts and the step time (a rate the run logs
+/// itself is taken as logged), and per MoE layer its balance, routing entropy,
+/// CV, MaxVio and dead experts.
+fn with_derived(mut values: Vec<(MetricName, f64)>) -> Vec<(MetricName, f64)> {
+    let find = |name: &str| values.iter().find(|(n, _)| n == name).map(|(_, v)| *v);
+    let step_time = find(catalog::STEP_TIME_S).filter(|s| *s > 0.0);
+    let mut derived = [(catalog::TOKENS, catalog::TOKENS_PER_S), (catalog::SAMPLES, catalog::SAMPLES_PER_S)]
+        .into_iter()
+        .filter(|(_, rate)| find(rate).is_none())
+        .filter_map(|(count, rate)| Some((rate.to_owned(), find(count)? / step_time?)))
+        .collect::<Vec<_>>();
+    derived.extend(moe::derive(values.iter().map(|(n, v)| (n.as_ref(), *v))));
+    values.extend(derived.into_iter().map(|(n, v)| (MetricName::Owned(n), v)));
+    values
+}
+
+/// What one telemetry sample raises in the runs' memory detectors: totals from
+/// it for each run (`devices`: the runs' devices, in run order), and each run's
+/// own GPU memory (`gpu{g}/run{i}_mem_bytes`) watched for leaks, counted in
+/// samples of its series (`samples`: how many it holds before this one).
+fn memory_alerts<'a>(
+    health: &mut SessionHealth,
+    devices: impl Iterator<Item = &'a str>,
+    samples: impl Fn(&str) -> u64,
+    time_s: f64,
+    values: &[(MetricName, f64)],
+) -> Vec<(RunId, Alert)> {
+    let find = |name: &str| values.iter().find(|(n, _)| n == name).map(|(_, v)| *v);
+    let host_total = find(catalog::host::MEM_TOTAL_BYTES);
+    let per_run: Vec<(usize, usize, f64)> = values.iter().filter_map(|(n, v)| catalog::Gpu::parse_run_mem(n).map(|(g, r)| (g, r, *v))).collect();
+    let mut raised = Vec::new();
+    for (i, device) in devices.enumerate() {
+        let Some(monitor) = health.runs.get_mut(i) else { continue };
+        if let Some(t) = host_total {
+            monitor.set_memory_total(catalog::MEM_RSS_BYTES, t);
+        }
+        let gpu = device.strip_prefix("cuda:").and_then(|g| g.parse::<usize>().ok());
+        if let Some(t) = gpu.and_then(|g| find(&catalog::gpu(g).mem_total_bytes())) {
+            monitor.set_memory_total(catalog::MEM_GPU_BYTES, t);
+        }
+        for &(g, _, bytes) in per_run.iter().filter(|(_, run, _)| *run == i) {
+            let metric = catalog::gpu(g).run_mem_bytes(i);
+            if let Some(t) = find(&catalog::gpu(g).mem_total_bytes()) {
+                monitor.set_memory_total(&metric, t);
+            }
+            if let Some(a) = monitor.observe_memory(&metric, samples(&metric), time_s, bytes) {
+                raised.push((i, a));
+            }
+        }
+    }
+    raised
+}
+
+/// What the detectors raised on one event, judged ahead of the hub.
+#[derive(Debug, Default)]
+pub struct Judged {
+    /// (run, alert, time raised at), in the order the hub raises them.
+    alerts: Vec<(RunId, Alert, f64)>,
+    /// The event's values hold the derived metrics already.
+    derived: bool,
+}
+
+/// What the detectors ahead keep of a run: what the hub's events change that
+/// they read.
+#[derive(Debug, Clone)]
+struct Mirror {
+    name: String,
+    device: String,
+    rank_of: Option<(RunId, u32)>,
+}
+
+/// A hub's detectors judging its events before the hub applies them, on a
+/// thread of their own (see [`Hub::judge_ahead`]): fed the same events in the
+/// same order, they are asked what the hub's own would be asked at each, and
+/// raise the same alerts. They keep what of the hub's runs they read (names,
+/// devices, ranks) and how many samples each telemetry series holds; a resume
+/// needs the hub's kept points, which come back through [`JudgeAhead::restart`].
+#[derive(Debug)]
+pub struct JudgeAhead {
+    health: SessionHealth,
+    settings: Vec<HealthConfig>,
+    runs: Vec<Mirror>,
+    telemetry: std::collections::HashMap<String, u64>,
+}
+
+impl JudgeAhead {
+    /// Judges `event`; returns it to apply (a step's values with the derived
+    /// metrics appended), what it raised, and whether it is a resume: the hub's
+    /// restart calls for it ([`Hub::take_health_calls`] once applied) must then
+    /// reach [`JudgeAhead::restart`] before the next event is judged.
+    pub fn judge(&mut self, event: Event) -> (Event, Judged, bool) {
+        let mut judged = Judged::default();
+        let mut resume = false;
+        let event = match event {
+            Event::Metrics { run, step, time_s, values } => {
+                let values = self.observe(run, step, time_s, values, &mut judged);
+                Event::Metrics { run, step, time_s, values }
+            }
+            Event::RankMetrics { job, rank, step, time_s, values } => {
+                let values = match self.rank_run(job, rank) {
+                    Some(run) => self.observe(run, step, time_s, values, &mut judged),
+                    None => values,
+                };
+                Event::RankMetrics { job, rank, step, time_s, values }
+            }
+            Event::Telemetry { time_s, values } => {
+                let telemetry = &self.telemetry;
+                let raised = memory_alerts(&mut self.health, self.runs.iter().map(|r| r.device.as_str()), |m| telemetry.get(m).copied().unwrap_or(0), time_s, &values);
+                judged.alerts = raised.into_iter().map(|(i, a)| (i, a, time_s)).collect();
+                for (name, _) in &values {
+                    match self.telemetry.get_mut(name.as_ref()) {
+                        Some(n) => *n += 1,
+                        None => {
+                            self.telemetry.insert(name.to_string(), 1);
+                        }
+                    }
+                }
+                Event::Telemetry { time_s, values }
+            }
+            Event::RunStarted { run, device, threads } => {
+                if run < self.runs.len() {
+                    for r in self.runs.iter_mut().enumerate().filter(|(i, r)| *i == run || r.rank_of.is_some_and(|(j, _)| j == run)).map(|(_, r)| r) {
+                        r.device = device.clone();
+                    }
+                }
+                Event::RunStarted { run, device, threads }
+            }
+            e @ (Event::Resumed { .. } | Event::RankResumed { .. }) => {
+                resume = true;
+                e
+            }
+            e => e,
+        };
+        (event, judged, resume)
+    }
+
+    /// What the hub's resume asked of the detectors (its kept points).
+    pub fn restart(&mut self, calls: Vec<HealthCall>) {
+        let mut raised = Vec::new();
+        for call in calls {
+            call.judge(&mut self.health, &mut raised);
+        }
+    }
+
+    /// One step of run `run` (as [`Hub::apply_metrics`] judges it); its values
+    /// with the derived metrics.
+    fn observe(&mut self, run: RunId, step: u64, time_s: f64, values: Vec<(MetricName, f64)>, judged: &mut Judged) -> Vec<(MetricName, f64)> {
+        let Some(rank_of) = self.runs.get(run).map(|r| r.rank_of) else { return values };
+        let all = with_derived(values);
+        judged.derived = true;
+        judged.alerts.extend(self.health.observe(run, step, time_s, &all).into_iter().map(|a| (run, a, time_s)));
+        if let Some((job, rank)) = rank_of {
+            judged.alerts.extend(self.health.observe_rank(job, rank, step, time_s, &all).map(|a| (job, a, time_s)));
+        }
+        all
+    }
+
+    /// [`Hub::rank_run`], on the runs kept here.
+    fn rank_run(&mut self, job: RunId, rank: u32) -> Option<RunId> {
+        if let Some(i) = self.runs.iter().position(|r| r.rank_of == Some((job, rank))) {
+            return Some(i);
+        }
+        let j = self.runs.get(job).filter(|j| j.rank_of.is_none())?;
+        let run = Mirror { name: super::event::rank_run_name(&j.name, rank), device: j.device.clone(), rank_of: Some((job, rank)) };
+        let config = self.settings.get(job).cloned().unwrap_or_default();
+        self.health.add_run(&run.name, &config);
+        self.settings.push(config);
+        self.runs.push(run);
+        Some(self.runs.len() - 1)
     }
 }
 
@@ -669,5 +874,61 @@ mod tests {
             assert!(kinds.contains(&kind), "{kind:?} raised: {kinds:?}");
         }
         assert_eq!(alerts(&here), alerts(&elsewhere));
+    }
+
+    #[test]
+    fn runs_judged_ahead_raise_what_they_raise_here() {
+        // Replicas that part ways, a job's ranks with a straggler, a resume, a
+        // leaking GPU worker, spikes and a NaN, as events.
+        let gpu = crate::metrics::catalog::gpu(0);
+        let mut events = vec![Event::RunStarted { run: 2, device: "cuda:0".into(), threads: 1 }, Event::RunStarted { run: 3, device: "cuda:0".into(), threads: 1 }];
+        for step in 1..400u64 {
+            let t = step as f64;
+            let wobble = 0.01 * ((step as f64) * 1.3).sin();
+            let loss = if step % 97 == 0 { 9.0 } else if step == 350 { f64::NAN } else { 2.0 + wobble };
+            let apart = if step > 200 { 0.5 } else { 0.0 };
+            for (run, extra) in [(0, 0.0), (1, apart)] {
+                let values = vec![("loss".into(), loss + extra), ("grad_norm".into(), 1.0 + wobble)];
+                events.push(Event::Metrics { run, step, time_s: t, values });
+            }
+            for rank in [0, 1] {
+                let step_time = if rank == 1 && step > 100 { 0.5 } else { 0.25 };
+                let values = vec![("loss".into(), 2.0 + wobble), ("tokens".into(), 4096.0), ("step_time_s".into(), step_time)];
+                events.push(Event::RankMetrics { job: 2, rank, step, time_s: t, values });
+            }
+            let leak = vec![(gpu.mem_total_bytes().into(), 80.0 * (1u64 << 30) as f64), (gpu.run_mem_bytes(3).into(), (2u64 << 30) as f64 + t * 20.0 * (1u64 << 20) as f64)];
+            events.push(Event::Telemetry { time_s: t, values: leak });
+            if step == 300 {
+                events.push(Event::Resumed { run: 0, at_step: 250, discarded: 50 });
+            }
+            if step == 320 {
+                events.push(Event::RankResumed { job: 2, rank: 1, at_step: 310, discarded: 10 });
+            }
+        }
+        let runs = || ["lm#1", "lm#2", "job", "leaky"].map(|n| RunRecord::new(n.into(), "log".into(), "-".into(), 0)).to_vec();
+        let mut here = Hub::new(SessionState::new("s".into(), runs()));
+        for e in events.clone() {
+            here.apply(e, 0.0);
+        }
+        let mut ahead = Hub::new(SessionState::new("s".into(), runs()));
+        let mut judge = ahead.judge_ahead().expect("judged here until now");
+        for e in events {
+            let (e, judged, resume) = judge.judge(e);
+            ahead.apply_judged(e, 0.0, judged);
+            if resume {
+                judge.restart(ahead.take_health_calls());
+            }
+        }
+        ahead.judged_here(judge);
+        let kinds: std::collections::BTreeSet<_> = here.state.alerts.iter().map(|a| a.kind).collect();
+        for kind in [crate::health::AlertKind::Nonfinite, crate::health::AlertKind::Nondeterminism, crate::health::AlertKind::RankStraggler, crate::health::AlertKind::MemoryLeak] {
+            assert!(kinds.contains(&kind), "{kind:?} raised: {kinds:?}");
+        }
+        let seen = |h: &Hub| {
+            let log: Vec<&str> = h.state.log.iter().map(|l| l.message.as_str()).collect();
+            format!("{:?} {:?} {log:?} {}", h.state.alerts, h.state.runs.iter().map(|r| (&r.name, &r.alerts, r.step)).collect::<Vec<_>>(), h.health.runs.len())
+        };
+        assert_eq!(seen(&here), seen(&ahead));
+        assert!(ahead.judge_ahead().is_some(), "judging here again");
     }
 }
