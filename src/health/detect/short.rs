@@ -13,7 +13,9 @@
 //!   all its earlier points and ten times the highest of them: warn, critical
 //!   when the next point is as far out (sustained) or when the point is
 //!   thousands of times that median (a blow-up, even for one step); with fewer
-//!   than [`OUTLIER_MIN_BEFORE`] earlier points, only once sustained.
+//!   than [`OUTLIER_MIN_BEFORE`] earlier points, only once sustained. A
+//!   gradient norm logged beside an RL run's policy loss of exactly 0 (every
+//!   reward of the group tied) is the norm of no policy gradient: no level.
 //!
 //! Each judge hands over to the kind's own detector once that one has seen
 //! enough points (its warm-up and persistence), and falls silent.
@@ -203,6 +205,11 @@ impl ShortJudge {
         }
         // NaN has its own detector; it tells nothing about the level.
         if !v.is_finite() {
+            return None;
+        }
+        // A gradient norm beside a policy loss of exactly 0 (a GRPO step whose
+        // group's rewards all tied: no policy gradient) is no level of it.
+        if self.kind == AlertKind::GradExplosion && self.rl_run && p.get(catalog::LOSS) == Some(0.0) {
             return None;
         }
         if self.anomalous(v) != Some(true) {
@@ -421,6 +428,34 @@ mod tests {
         assert!(raised.is_empty(), "{raised:?}");
         // The same numbers without a KL: a loss that jumped and stays up.
         assert_eq!(judge(AlertKind::LossDivergence, &[0.0002, 0.001, 0.0015, 0.002, 0.0022, 0.0025]).len(), 1);
+    }
+
+    #[test]
+    fn a_grad_norm_beside_a_zero_policy_loss_is_no_level() {
+        // A GRPO run's first steps: every group's rewards tied (loss exactly 0,
+        // grad norm 1e-4), then a step with a rewarded completion (loss signed,
+        // grad norm 0.3): no explosion. Without the zero losses, or without a
+        // KL or reward (no RL run), the same norms are one.
+        let norms = [1.2e-4, 0.9e-4, 1.1e-4, 1.0e-4, 0.8e-4, 0.3, 0.25, 1.0e-4];
+        let raised = |rl: bool, zero: bool| -> Vec<Raised> {
+            let s = defaults(AlertKind::GradExplosion);
+            let mut j = ShortJudge::new(AlertKind::GradExplosion, &s).unwrap();
+            norms
+                .iter()
+                .enumerate()
+                .filter_map(|(i, g)| {
+                    let loss = if *g < 1e-3 && zero { 0.0 } else { 0.02 - 0.01 * i as f64 };
+                    let mut values: Vec<(MetricName, f64)> = vec![(catalog::LOSS.into(), loss), (catalog::GRAD_NORM.into(), *g)];
+                    if rl {
+                        values.push((catalog::REWARD.into(), 0.1 * i as f64));
+                    }
+                    j.check(&Point { step: i as u64 + 1, time_s: 0.0, values: &values })
+                })
+                .collect()
+        };
+        assert!(raised(true, true).is_empty(), "{:?}", raised(true, true));
+        assert_eq!(raised(true, false).first().map(|r| r.step), Some(6));
+        assert_eq!(raised(false, true).first().map(|r| r.step), Some(6));
     }
 
     #[test]

@@ -301,6 +301,11 @@ impl Spike {
         }
         let level = sorted_median(&sorted_copy(newest[CLIMB_POINTS - CLIMB_LEVEL_POINTS..].iter().copied()))?;
         let sigma = (MAD_TO_SIGMA * mad).max(self.record_sigma()).max(MIN_LOG_SIGMA);
+        // A climb to a second level the run keeps visiting (see
+        // `second_level`) is the norm back at that level, not climbing.
+        if level - base >= self.settings.warn.ln() && self.second_level(base, CLIMB_POINTS, Direction::Up).is_some_and(|l| level - l.level < CLIMB_WARN.ln()) {
+            return None;
+        }
         let rise = level - base;
         if rise < CLIMB_WARN.ln().max(SPIKE_Z * sigma) {
             return None;
@@ -320,6 +325,52 @@ impl Spike {
     /// something, whatever its spread.
     fn magnitude(&self) -> bool {
         matches!(self.kind, AlertKind::GradExplosion | AlertKind::GradVanishing | AlertKind::KlSpike)
+    }
+
+    /// The second level a gradient norm keeps visiting on the `side` of the
+    /// window's median `lmed` (log scale), if it has one: a GRPO grad norm,
+    /// tiny on the steps whose group's rewards all tied and normal on the
+    /// others. The window's points outside the event under way (the `streak`
+    /// newest) that lie past the warn ratio from the median are a level when
+    /// they make up [`VISITED_SHARE`] of them (at least [`VISITED_MIN`]), sit in
+    /// both halves of the window (at least a quarter of them in each: a level
+    /// the run keeps returning to, not the start of a fall or of an explosion),
+    /// and are set apart from the median by an empty stretch of at least
+    /// [`LEVEL_GAP`] (a heavy tail or a burst of noise fills the space between).
+    /// Their median (log) and spread (a sigma) then are the level a point on
+    /// that side is judged against; a point on the other side is judged by the
+    /// spread of the median's own level. O(window), read only at a point past
+    /// the warn ratio.
+    fn second_level(&self, lmed: f64, streak: usize, side: Direction) -> Option<Levels> {
+        if !matches!(self.kind, AlertKind::GradExplosion | AlertKind::GradVanishing) {
+            return None;
+        }
+        let n = self.window.len().saturating_sub(streak);
+        let past = self.settings.warn.ln().abs();
+        let values = self.window.logs.values();
+        let beyond = |y: f64| match side {
+            Direction::Up => y - lmed >= past,
+            Direction::Down => y - lmed <= -past,
+        };
+        let visited = sorted_copy(values.range(..n).copied().filter(|y| beyond(*y)));
+        if visited.len() < VISITED_MIN || (visited.len() as f64) < VISITED_SHARE * n as f64 {
+            return None;
+        }
+        let older = values.range(..n / 2).filter(|y| beyond(**y)).count();
+        if 4 * older.min(visited.len() - older) < visited.len() {
+            return None;
+        }
+        let (level, mad) = sorted_median_mad(&visited)?;
+        // The widest empty stretch between the median and that level.
+        let (lo, hi) = (lmed.min(level), lmed.max(level));
+        let between = sorted_copy(values.range(..n).copied().filter(|y| (lo..=hi).contains(y)).chain([lo, hi]));
+        let gap = between.windows(2).map(|w| w[1] - w[0]).fold(0.0, f64::max);
+        if gap < LEVEL_GAP.ln() {
+            return None;
+        }
+        let rest = sorted_copy(values.range(..n).copied().filter(|y| !beyond(*y)));
+        let (_, rest_mad) = sorted_median_mad(&rest)?;
+        Some(Levels { level, sigma: MAD_TO_SIGMA * mad, rest_sigma: MAD_TO_SIGMA * rest_mad })
     }
 
     /// A value the ratio scale cannot take (see `judge`). A gradient norm of
@@ -408,11 +459,24 @@ impl Spike {
             } && self.noise_around_a_fall(streak, MAD_TO_SIGMA * lmad()).is_none_or(|around| around.sigma >= CLEARLY_POSITIVE_LOG_MAD);
             if !near_zero {
                 let y = log(x);
+                let past_warn = grade((y - lmed).exp(), self.settings.warn, self.settings.critical, lower).is_some();
+                // A gradient norm that lives at two levels is judged against the
+                // one on this point's side when the run keeps visiting it.
+                let second = if past_warn { self.second_level(lmed, streak, self.direction) } else { None };
+                let other_side = if lower { Direction::Up } else { Direction::Down };
+                let own_spread = if past_warn && second.is_none() { self.second_level(lmed, streak, other_side).map(|l| l.rest_sigma) } else { None };
+                let lmed = second.map_or(lmed, |l| l.level);
                 let ratio = (y - lmed).exp();
                 let severity = grade(ratio, self.settings.warn, self.settings.critical, lower).filter(|_| {
                     // Upwards only: a drop to 1% (vanishing) is judged against the
                     // bulk, and a fall's own ramp would widen its lower tail.
                     let (spread, tail) = match self.direction {
+                        // Against a second level: its own spread.
+                        _ if second.is_some() => (second.map_or(0.0, |l| l.sigma), 0.0),
+                        // Beside a second level on the other side: the spread of
+                        // the median's own level (the other one is no noise of it).
+                        Direction::Up if own_spread.is_some() => (own_spread.unwrap_or(0.0), tail_sigma(logs, streak)),
+                        Direction::Down if own_spread.is_some() => (own_spread.unwrap_or(0.0), 0.0),
                         Direction::Up => {
                             let spread = MAD_TO_SIGMA * lmad();
                             // On a steep fall the window's spread is the fall itself:
@@ -454,6 +518,25 @@ impl Spike {
         let side = if lower { "below" } else { "above" };
         Some(Judgement { severity, base: med, distance: Distance::Sigmas(z, side), ratio: None, spread })
     }
+}
+
+/// A gradient norm's second level (see `Spike::second_level`): the share of
+/// the window's points past the warn ratio that makes one (the share the tail
+/// rule reads its quantile beyond), the fewest points it is read from...
+pub const VISITED_SHARE: f64 = 1.0 - TAIL_QUANTILE;
+const VISITED_MIN: usize = 5;
+/// ...and the empty stretch (a ratio: a decade) that sets it apart from the
+/// median. A heavy tail or noise with memory fills the space between.
+pub const LEVEL_GAP: f64 = 10.0;
+
+/// A gradient norm's second level (see `Spike::second_level`).
+#[derive(Debug, Clone, Copy)]
+struct Levels {
+    /// The level's median (log) and sigma...
+    level: f64,
+    sigma: f64,
+    /// ...and the sigma of the window's other points (the median's level).
+    rest_sigma: f64,
 }
 
 /// A gradient norm's steady climb (see `Spike::climb`): the newest points it
@@ -902,6 +985,51 @@ mod tests {
             let mut d = Spike::new(AlertKind::GradVanishing, s, Direction::Down, 0.0, "vanished");
             let got = vanishing(&mut d, tail);
             assert_eq!(got.first().copied(), want, "{what}: {got:?}");
+        }
+    }
+
+    /// A GRPO run's gradient norm: tiny (1e-4, 0.5-2x) on the steps whose
+    /// group's rewards all tied, 0.05-0.5 on the others, `factor` times that
+    /// from point 2,000 on (on every step, or the normal ones only).
+    fn grpo_grad_norm(seed: u64, tied: f64, factor: f64, normal_only: bool) -> Vec<f64> {
+        let mut rng = crate::workload::rng::SplitMix64::new(seed);
+        (0..3_000)
+            .map(|i| {
+                let is_tied = rng.unit() < tied;
+                let g = if is_tied { 1e-4 * (0.5 + 1.5 * rng.unit()) } else { 0.05 + 0.45 * rng.unit() };
+                if i >= 2_000 && !(normal_only && is_tied) { g * factor } else { g }
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_grad_norm_living_at_two_levels_is_judged_against_the_level_it_visits() {
+        let detectors = || {
+            let (mut up, mut down) = (defaults(AlertKind::GradExplosion), defaults(AlertKind::GradVanishing));
+            up.metric = Some("loss".into());
+            down.metric = Some("loss".into());
+            [Spike::new(AlertKind::GradExplosion, up, Direction::Up, 0.0, "exploded"), Spike::new(AlertKind::GradVanishing, down, Direction::Down, 0.0, "vanished")]
+        };
+        let warned = |v: &[f64]| -> Vec<(AlertKind, u64, u64)> {
+            detectors().into_iter().flat_map(|mut d| run(&mut d, v).into_iter().filter(|(_, a)| a.severity >= Severity::Warn).map(move |(at, a)| (d.kind, at, a.step)).collect::<Vec<_>>()).collect()
+        };
+        // Healthy, whichever level holds the window's median: the run keeps
+        // visiting the other one.
+        for tied in [0.2, 0.35, 0.45, 0.55, 0.7, 0.85, 0.93] {
+            for seed in 0..3 {
+                let got = warned(&grpo_grad_norm(seed, tied, 1.0, false));
+                assert!(got.is_empty(), "tied {tied}, seed {seed}: {got:?}");
+            }
+        }
+        // A 30x explosion of the normal steps, and a fall to 1e-7 of every
+        // step, are judged against the level they left.
+        for tied in [0.3, 0.7] {
+            let got = warned(&grpo_grad_norm(1, tied, 30.0, true));
+            assert!(got.iter().any(|(k, at, step)| *k == AlertKind::GradExplosion && *step >= 2_000 && *at <= 2_060), "tied {tied}: {got:?}");
+            assert!(got.iter().all(|(_, _, step)| *step >= 2_000), "tied {tied}: {got:?}");
+            let got = warned(&grpo_grad_norm(2, tied, 1e-7, false));
+            assert!(got.iter().any(|(k, at, step)| *k == AlertKind::GradVanishing && *step >= 2_000 && *at <= 2_010), "tied {tied}: {got:?}");
+            assert!(got.iter().all(|(_, _, step)| *step >= 2_000), "tied {tied}: {got:?}");
         }
     }
 
