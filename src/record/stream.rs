@@ -173,17 +173,7 @@ impl Playback {
         let (to_restart, restarts) = std::sync::mpsc::channel::<Vec<HealthCall>>();
         std::thread::scope(|scope| {
             let this = &mut *self;
-            scope.spawn(move || {
-                let mut batch = Vec::with_capacity(PLAY_BATCH);
-                for i in from..len {
-                    batch.extend(this.event(i));
-                    // The other sides stop early only by panicking: nothing to do then.
-                    if batch.len() == PLAY_BATCH && to_judge.send(std::mem::replace(&mut batch, Vec::with_capacity(PLAY_BATCH))).is_err() {
-                        return;
-                    }
-                }
-                let _ = to_judge.send(batch);
-            });
+            scope.spawn(move || this.send_in_batches(from..len, &to_judge));
             let judging = scope.spawn(move || {
                 for batch in from_reading {
                     let mut judged = Vec::with_capacity(batch.len());
@@ -224,6 +214,20 @@ impl Playback {
         });
     }
 
+    /// Reads events `range` in order and sends them a batch at a time; runs on the
+    /// reading thread of [`Playback::play_from`] and [`Playback::play_into`].
+    fn send_in_batches(&mut self, range: std::ops::Range<usize>, to: &std::sync::mpsc::SyncSender<Vec<(f64, Event)>>) {
+        let mut batch = Vec::with_capacity(PLAY_BATCH);
+        for i in range {
+            batch.extend(self.event(i));
+            // The receiving side stops early only by panicking: nothing to do then.
+            if batch.len() == PLAY_BATCH && to.send(std::mem::replace(&mut batch, Vec::with_capacity(PLAY_BATCH))).is_err() {
+                return;
+            }
+        }
+        let _ = to.send(batch);
+    }
+
     /// Hands events `from..` to `apply` in order. They are read (a streamed file's
     /// row groups decoded) on a second thread while `apply` works through the
     /// ones before, a batch at a time through a bounded channel: decoding overlaps
@@ -233,17 +237,7 @@ impl Playback {
         let (to_apply, from_reading) = std::sync::mpsc::sync_channel::<Vec<(f64, Event)>>(PLAY_BATCHES_AHEAD);
         std::thread::scope(|scope| {
             let this = &mut *self;
-            scope.spawn(move || {
-                let mut batch = Vec::with_capacity(PLAY_BATCH);
-                for i in from..len {
-                    batch.extend(this.event(i));
-                    // The applying side stops early only by panicking: nothing to do then.
-                    if batch.len() == PLAY_BATCH && to_apply.send(std::mem::replace(&mut batch, Vec::with_capacity(PLAY_BATCH))).is_err() {
-                        return;
-                    }
-                }
-                let _ = to_apply.send(batch);
-            });
+            scope.spawn(move || this.send_in_batches(from..len, &to_apply));
             for batch in from_reading {
                 for (t, e) in batch {
                     apply(t, e);
