@@ -93,7 +93,7 @@ impl Pane for RlHealth {
             row("approx kl", v(catalog::APPROX_KL)),
         ];
         if run.series.contains_key(catalog::VALUE_LOSS) {
-            lines.push(row("value loss", v(catalog::VALUE_LOSS)));
+            lines.push(row("vf loss", v(catalog::VALUE_LOSS)));
         }
         if run.series.contains_key(catalog::FRAC_REWARD_ZERO_STD) {
             lines.push(row("0-std grp", percent(catalog::FRAC_REWARD_ZERO_STD, 0)));
