@@ -8,6 +8,8 @@
 //!
 //! Pure text in, slices of it out: which words are metrics is the catalog's call.
 
+use crate::metrics::catalog;
+
 /// A key and its value as printed (`2.31`, `123ms`, `8.1 GB`, `1000/1750`), both
 /// slices of the line.
 pub type Pair<'a> = (&'a str, &'a str);
@@ -67,8 +69,9 @@ pub fn rate(unit: &str) -> Option<Rate> {
         return None;
     }
     match what.to_ascii_lowercase().as_str() {
-        "records" | "samples" | "examples" | "images" | "img" | "imgs" | "sequences" | "seqs" | "sentences" => Some(Rate::Samples),
-        "tokens" | "tok" | "toks" => Some(Rate::Tokens),
+        // The units `samples` and `tokens` are spelled as the catalog's counters are.
+        "records" | catalog::SAMPLES | "examples" | "images" | "img" | "imgs" | "sequences" | "seqs" | "sentences" => Some(Rate::Samples),
+        catalog::TOKENS | "tok" | "toks" => Some(Rate::Tokens),
         _ => None,
     }
 }
