@@ -397,6 +397,14 @@ fn every_trainer_of_the_gallery_is_read() {
         ("truncated_last_line.log", "nanogpt", 1, 5, 0, 4, &[(3, "loss", 8.7012)]),
         ("ultralytics.log", "text", 1, 3, 1, 3, &[(2, "cls_loss", 2.012), (3, "box_loss", 1.15)]),
         ("unsloth.log", "hf-log", 1, 5, 0, 4, &[(1, "loss", 2.2105)]),
+        // tqdm states joined by `\r` under a `Steps:   0%|` label: numbered by the bar's count.
+        ("diffusers.log", "text", 1, 5, 1, 5, &[(3, "loss", 0.118), (4, "loss", 0.109), (1, "lr", 0.0001)]),
+        // `[INFO|DP=0|PP=0|TP=0]`: the ranks of the prefix are no metrics; `426K` tokens/s.
+        ("nanotron.log", "text", 1, 3, 1, 3, &[(2, "loss", 10.2), (1, "tokens_per_s", 426000.0), (2, "grad_norm", 2.9)]),
+        // `xent` the loss; the keyless `2345/2456 tok/s` after `lr` is no unit of it.
+        ("opennmt.log", "text", 1, 4, 50, 200, &[(100, "loss", 7.20), (150, "lr", 0.00002), (50, "acc", 5.12)]),
+        // Numbered by `env_step`; `rew` the reward; the test line's reward is a held-out score.
+        ("tianshou.log", "text", 1, 4, 10000, 20001, &[(10000, "reward", 23.0), (10001, "test_reward", 45.23), (20000, "loss", 0.412)]),
         ("verl.jsonl", "jsonl", 1, 3, 1, 3, &[(2, "policy_loss", 0.0034), (3, "reward", 0.5101)]),
         ("verl_console.log", "nanogpt", 1, 3, 1, 3, &[(2, "approx_kl", 0.0002), (3, "entropy", 0.4987)]),
     ];

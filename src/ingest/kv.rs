@@ -324,12 +324,19 @@ pub fn pairs(line: &str) -> (Vec<Pair<'_>>, Vec<(u64, u64)>) {
             let number = token.trim_end_matches([':', ',']);
             // (`nan` and `inf` read as values: a word never does.)
             if is_value(number) {
-                match (words.first(), words.last()) {
-                    (Some(first), Some(last)) => out.push((span(line, first, last), number)),
-                    _ => progress.extend(fraction(number)),
-                }
+                // A unit after a keyless number (OpenNMT's `2345/2456 tok/s`) is its
+                // own, never that of a pair before it.
+                after_value = match (words.first(), words.last()) {
+                    (Some(first), Some(last)) => {
+                        out.push((span(line, first, last), number));
+                        true
+                    }
+                    _ => {
+                        progress.extend(fraction(number));
+                        false
+                    }
+                };
                 words.clear();
-                after_value = true;
                 continue;
             }
             // `Loss is 2.302`, `Current learning rate is 0.05` (BigDL): the words
@@ -378,6 +385,11 @@ mod tests {
         // PyTorch's word-language-model example pads the total after the slash.
         assert_eq!(pairs("| epoch   1 |   200/ 2983 batches | lr 20.0000 | ms/batch 12.12 | loss  7.64 | ppl  2079.22").1, vec![(200, 2983)]);
         assert_eq!(p("batch 200/ 2983 loss 7.64"), kv(&[("batch", "200/ 2983"), ("loss", "7.64")]));
+        // OpenNMT-py: a keyless rate after the learning rate is no unit of it.
+        assert_eq!(
+            p("[2023-05-01 10:00:01,123 INFO] Step 50/100000; acc:   5.12; ppl: 2345.67; xent: 7.76; lr: 0.00010; 2345/2456 tok/s;     12 sec"),
+            kv(&[("Step", "50/100000"), ("acc", "5.12"), ("ppl", "2345.67"), ("xent", "7.76"), ("lr", "0.00010")])
+        );
         assert_eq!(p("step:10 - actor/entropy:0.5012 - critic/score/mean:0.33"), kv(&[("step", "10"), ("actor/entropy", "0.5012"), ("critic/score/mean", "0.33")]));
         assert_eq!(p("epoch 001:    100 / 1000 loss=3.123, ppl=8.7, gnorm=1.2, num_updates=100"), kv(&[("epoch", "001"), ("loss", "3.123"), ("ppl", "8.7"), ("gnorm", "1.2"), ("num_updates", "100")]));
         assert_eq!(p("1/100 [==>.....] - ETA: 1:00 - loss: 0.1234 - accuracy: 0.52"), kv(&[("ETA", "1:00"), ("loss", "0.1234"), ("accuracy", "0.52")]));

@@ -226,13 +226,16 @@ const STEP_WORDS: &[&str] = &[
     "total_timesteps", "time/total_timesteps",
     // MaxText: `completed step: 10, seconds: 1.2, ...`.
     "completed_step",
+    // Tianshou's bar counts environment steps across its epochs.
+    "env_step",
 ];
 /// Words whose value is a position within a pass rather than the step: read as a
 /// progress counter (a new pass starts when it goes back). `token` and `sample` count
 /// only with a total (`[token=4096/100000]`, Composer's duration in tokens).
 const COUNTER_WORDS: &[&str] = &["batch", "batch_idx", "token", "sample"];
 /// Words whose value is not a metric: a tool's run number, a process id, an ETA.
-const NOT_METRICS: &[&str] = &["v_num", "pid", "eta", "rank", "local_rank", "world_size", "end_of_epoch", "end_of_training"];
+/// (And a process's parallel ranks in a logger's prefix: nanotron's `[INFO|DP=0|PP=0|TP=0]`.)
+const NOT_METRICS: &[&str] = &["v_num", "pid", "eta", "rank", "local_rank", "world_size", "end_of_epoch", "end_of_training", "dp", "pp", "tp"];
 
 /// What a generic log's lines carry from one to the next: progress counters restart
 /// with every epoch or pass (Keras' `12/100` after `Epoch 2/10`), and a step that
@@ -751,7 +754,9 @@ fn generic_line(line: &str, accept: Accept) -> Generic {
             std::borrow::Cow::Owned(key) => without_phase(&key).to_owned().into(),
         };
         let name = tidy(&word);
-        if STEP_WORDS.contains(&name.as_str()) {
+        // A bar's label (diffusers' and kohya's `Steps:   0%|`) names no step: its
+        // percentage is no count, the bar's `n/total` is.
+        if STEP_WORDS.contains(&name.as_str()) && !is_bar_percent(line, value) {
             // An iteration may count micro-batches where a step on the same line
             // counts optimizer steps (LitGPT's `iter 1152 step 144`, a line per
             // micro-batch): the iteration wins, so no line is merged into another's step.
@@ -803,7 +808,8 @@ fn generic_line(line: &str, accept: Accept) -> Generic {
         None
     };
     let parsed = match record_of_values(Preset::Generic, step, false, kept) {
-        Line::Metrics(rec) if any_metric || rec.fields.iter().any(|(name, _)| name != "epoch" && catalog::info(name).is_some()) => Line::Metrics(rec),
+        // (A held-out score is known too: Tianshou's `Epoch #1: test_reward: 45.2 ± 12.3`.)
+        Line::Metrics(rec) if any_metric || rec.fields.iter().any(|(name, _)| name != "epoch" && (catalog::info(name).is_some() || catalog::is_held_out_score(name))) => Line::Metrics(rec),
         Line::Metrics(_) | Line::Skip(..) => Line::Text,
         other => other,
     };
@@ -1497,6 +1503,25 @@ mod tests {
         assert_eq!((get(0, "box_loss"), get(1, "cls_loss"), get(1, "gpu_mem")), (Some(1.312), Some(2.012), Some(3.35e9)));
         assert_eq!(without_bar("1/3  3.21G  640:  50%|#####| 4/8"), "1/3  3.21G  640");
         assert_eq!(without_bar("epoch: 2  loss: 0.5"), "epoch: 2  loss: 0.5");
+    }
+
+    #[test]
+    fn a_bar_labelled_steps_is_numbered_by_its_count_not_its_percentage() {
+        // diffusers' and kohya's training scripts: `Steps:   0%|` before the bar.
+        let log = "Steps:   0%|          | 1/1000 [00:01<16:39,  1.00s/it, loss=0.123, lr=0.0001]\rSteps:   0%|          | 2/1000 [00:02<16:39,  1.00s/it, loss=0.113, lr=0.0001]\n\
+                   Steps:   0%|          | 3/1000 [00:03<16:39,  1.00s/it, loss=nan, lr=0.0001]\n";
+        let got = records(log);
+        assert_eq!(got.iter().map(|r| r.0).collect::<Vec<_>>(), [Some(2), Some(3)], "{got:?}");
+    }
+
+    #[test]
+    fn tianshou_counts_environment_steps_and_logs_its_test_reward() {
+        let log = "Epoch #1: 10001it [00:12, 800.12it/s, env_step=10000, len=23, loss=0.512, n/ep=0, n/st=10, rew=23.00]\n\
+                   Epoch #1: test_reward: 45.230000 ± 12.345678, best_reward: 45.230000 ± 12.345678 in #1\n";
+        let got = records(log);
+        assert_eq!(got[0].0, Some(10000), "{got:?}");
+        assert!(got[0].2.contains(&(catalog::REWARD.into(), 23.0)), "{got:?}");
+        assert!(got.get(1).is_some_and(|r| r.2.contains(&("test_reward".into(), 45.23))), "{got:?}");
     }
 
     #[test]
