@@ -12,7 +12,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 budget="${1:-60}"
 shift || true
-all=(jsonl csv tsv trainer_state hf_log megatron nanogpt deepspeed text tensorboard detected pattern config theme snapshot journal worker output mlflow wandb)
+all=(jsonl csv tsv trainer_state json_doc hf_log megatron nanogpt deepspeed text tensorboard detected pattern config theme snapshot journal worker output mlflow wandb)
 targets=("${@:-${all[@]}}")
 export LIBTORCH="${LIBTORCH:-$PWD/.venv/libtorch}"
 triple="$(rustc -vV | sed -n 's/^host: //p')"

@@ -14,6 +14,7 @@ pub const TARGETS: &[(&str, fn(&[u8]))] = &[
     ("csv", |d| log(d, Format::Csv(b','))),
     ("tsv", |d| log(d, Format::Csv(b'\t'))),
     ("trainer_state", |d| log(d, Format::TrainerState)),
+    ("json_doc", |d| log(d, Format::JsonDocument)),
     ("hf_log", |d| log(d, Format::HfLog)),
     ("megatron", |d| log(d, Format::Text(Preset::Megatron))),
     ("nanogpt", |d| log(d, Format::Text(Preset::NanoGpt))),

@@ -381,6 +381,10 @@ fn every_trainer_of_the_gallery_is_read() {
         ("rllib_result.json", "jsonl", 1, 5, 1, 5, &[(1, "reward", 22.37), (2, "kl", 0.0311), (3, "entropy", 0.6011), (4, "policy_loss", -0.0321), (5, "value_loss", 9.9456), (1, "kl_coef", 0.2), (1, "lr", 5e-05), (1, "grad_norm", 2.8)]),
         ("rllib_new_api_result.json", "jsonl", 1, 4, 1, 4, &[(1, "reward", 21.4), (2, "kl", 0.0152), (3, "entropy", 0.6207), (4, "policy_loss", -0.0152), (4, "value_loss", 9.788), (1, "lr", 3e-04), (1, "grad_norm", 0.8)]),
         ("timm.log", "text", 1, 6, 0, 1301, &[(1250, "loss", 6.712), (1250, "val_loss", 6.7969), (1251, "loss", 6.701)]),
+        // Keras' `History.history` dumped with json.dump: a value per epoch, numbered from 0.
+        ("keras_history.json", "json-doc", 1, 4, 0, 3, &[(0, "loss", 0.5123), (3, "val_loss", 0.2411), (2, "val_accuracy", 0.9312)]),
+        // Sacred's `metrics.json`: a column per metric with its steps; `train.loss` the loss, a bare NaN read.
+        ("sacred_metrics.json", "json-doc", 1, 4, 0, 3, &[(1, "loss", 2.1), (2, "train.accuracy", 0.3)]),
         // Lines indented with a tab, `cost` the loss, numbered by their epoch; the epoch's time, under its line, is its step's.
         ("tf1_tabbed_epochs.log", "text", 1, 15, 1, 15, &[(1, "loss", 29.860479714), (1, "time_this_epoch", 1.7), (15, "loss", 0.876128459)]),
         // No name rlmon knows: read as pairs, numbered by the log's `Step N:`.

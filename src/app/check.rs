@@ -861,7 +861,7 @@ pub fn check(args: CheckArgs) -> Result<u8> {
         .unwrap_or_else(|| "run".into());
         let default_metric = stem.map(|s| s.rsplit_once("-tag-").map_or(s.clone(), |(_, tag)| tag.to_owned()));
         // A line format is read a chunk at a time; the others are documents.
-        let analysed = if matches!(format, Format::TensorBoard | Format::TrainerState) {
+        let analysed = if matches!(format, Format::TensorBoard | Format::TrainerState | Format::JsonDocument) {
             let text = std::fs::read(path).map_err(cannot_read)?;
             analyse(&text, format, &default_run, default_metric)
         } else if detected {

@@ -54,6 +54,15 @@ fn quote_nonfinite(line: &str) -> String {
     out
 }
 
+/// `text` with its bare NaN / Infinity tokens quoted, when it holds any.
+pub(super) fn quote_nonfinite_if_any(text: &str) -> std::borrow::Cow<'_, str> {
+    if text.contains("NaN") || text.contains("Infinity") {
+        quote_nonfinite(text).into()
+    } else {
+        text.into()
+    }
+}
+
 fn number(v: &Value) -> Option<f64> {
     match v {
         Value::Number(n) => n.as_f64(),

@@ -11,6 +11,7 @@
 pub mod client;
 pub mod csv;
 pub mod hf;
+pub mod jsondoc;
 pub mod jsonl;
 pub mod kv;
 pub mod mlflow;
@@ -172,6 +173,9 @@ pub enum Format {
     Csv(u8),
     /// Hugging Face `trainer_state.json`: its `log_history`.
     TrainerState,
+    /// Another metrics file written whole as one JSON document (Sacred's
+    /// `metrics.json`, a Keras history dump, a list of records): see [`jsondoc`].
+    JsonDocument,
     /// The dicts the Hugging Face Trainer prints (`{'loss': 2.1, 'epoch': 0.5}`).
     HfLog,
     /// A trainer's text log.
@@ -192,7 +196,7 @@ pub enum Format {
 }
 
 /// Names accepted by `--format`.
-pub const FORMAT_NAMES: &[&str] = &["jsonl", "csv", "tsv", "trainer-state", "hf-log", "megatron", "nanogpt", "deepspeed", "text", "pairs", "tensorboard"];
+pub const FORMAT_NAMES: &[&str] = &["jsonl", "csv", "tsv", "trainer-state", "json-doc", "hf-log", "megatron", "nanogpt", "deepspeed", "text", "pairs", "tensorboard"];
 
 impl Format {
     pub fn name(&self) -> &'static str {
@@ -201,6 +205,7 @@ impl Format {
             Format::Csv(b'\t') => "tsv",
             Format::Csv(_) => "csv",
             Format::TrainerState => "trainer-state",
+            Format::JsonDocument => "json-doc",
             Format::HfLog => "hf-log",
             Format::Text(Preset::Megatron) => "megatron",
             Format::Text(Preset::NanoGpt) => "nanogpt",
@@ -222,6 +227,7 @@ impl Format {
             "csv" => Format::Csv(b','),
             "tsv" => Format::Csv(b'\t'),
             "trainer-state" | "trainer_state" => Format::TrainerState,
+            "json-doc" => Format::JsonDocument,
             "hf-log" | "hf" => Format::HfLog,
             "megatron" => Format::Text(Preset::Megatron),
             "nanogpt" => Format::Text(Preset::NanoGpt),
@@ -237,7 +243,7 @@ impl Format {
     /// skipped and counted), rather than a log where metric lines are mixed with
     /// other output.
     pub fn strict(&self) -> bool {
-        matches!(self, Format::Jsonl | Format::Csv(_) | Format::TrainerState)
+        matches!(self, Format::Jsonl | Format::Csv(_) | Format::TrainerState | Format::JsonDocument)
     }
 }
 
@@ -253,6 +259,9 @@ pub fn detect(path: &Path, head: &str) -> Format {
     }
     if name.ends_with("trainer_state.json") || (first.starts_with('{') && head.contains("\"log_history\"")) {
         return Format::TrainerState;
+    }
+    if jsondoc::looks_like(&name, head) {
+        return Format::JsonDocument;
     }
     if name.ends_with(".jsonl") || name.ends_with(".ndjson") {
         return Format::Jsonl;
@@ -317,6 +326,10 @@ pub fn fallbacks(tried: &Format) -> Vec<Format> {
 /// that read none before it (`detected` first); when none reads one, `detected` and
 /// the names of the others. `open` opens the input at its start.
 pub fn settle<R: std::io::Read>(mut open: impl FnMut() -> std::io::Result<R>, detected: Format, default_metric: Option<String>) -> std::io::Result<(Format, Vec<&'static str>)> {
+    // A document read whole (a JSON document, TensorBoard's records) has no lines to try.
+    if matches!(detected, Format::TrainerState | Format::JsonDocument | Format::TensorBoard | Format::MlFlow | Format::Wandb | Format::Trackio) {
+        return Ok((detected, Vec::new()));
+    }
     let mut tried = Vec::new();
     for format in std::iter::once(detected.clone()).chain(fallbacks(&detected)) {
         if reads_metrics(open()?, format.clone(), default_metric.clone())? {
@@ -431,7 +444,7 @@ impl LineReader {
         let parsed = match &mut self.format {
             Format::Jsonl => self.jsonl.parse(line),
             Format::Csv(delimiter) => self.csv.line(line, *delimiter),
-            Format::TrainerState | Format::TensorBoard | Format::MlFlow | Format::Wandb | Format::Trackio => Line::Skip(SkipKind::Malformed, "this format is read whole, not by lines".into()),
+            Format::TrainerState | Format::JsonDocument | Format::TensorBoard | Format::MlFlow | Format::Wandb | Format::Trackio => Line::Skip(SkipKind::Malformed, "this format is read whole, not by lines".into()),
             Format::HfLog => hf::parse_printed(line),
             Format::Text(preset) => text::parse_in_order(*preset, line, &mut self.progress),
             Format::Pairs => text::parse_generic(line, &mut self.progress),
@@ -510,6 +523,13 @@ pub fn read_all(text: &[u8], reader: &mut LineReader, mut f: impl FnMut(usize, L
     if matches!(reader.format, Format::TrainerState) {
         let text = std::str::from_utf8(text).map_err(|_| "not UTF-8 text".to_owned())?;
         for (i, rec) in hf::trainer_state(text)?.into_iter().enumerate() {
+            f(i + 1, rec);
+        }
+        return Ok(());
+    }
+    if matches!(reader.format, Format::JsonDocument) {
+        let text = std::str::from_utf8(text).map_err(|_| "not UTF-8 text".to_owned())?;
+        for (i, rec) in jsondoc::records(text)?.into_iter().enumerate() {
             f(i + 1, rec);
         }
         return Ok(());

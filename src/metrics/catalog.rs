@@ -338,7 +338,7 @@ pub const CATALOG: &[MetricInfo] = &[
     // RL health, in the order the RL pane cycles them.
     entry(REWARD, "reward", Unit::Ratio, Higher, PerStep, P::Rl).agree().signed().aliases(&["objective/scores", "reward_mean", "rewards", "critic/score/mean", "env/reward_mean", "ppo/mean_scores", "rollout/ep_rew_mean", "mean_reward", "avg_reward", "reward/mean", "episodic_return", "average_reward_score", "episode_reward_mean", "env_runners/episode_return_mean", "env_runners/episode_reward_mean", "rew"]),
     entry(KL, "KL", Unit::Ratio, Lower, PerStep, P::Rl).agree().signed().aliases(&["objective/kl", "kl_mean", "actor/kl_loss", "kl_loss", "critic/kl", "ref_kl", "kl_ref", "actor/reward_kl_penalty", "kl_penalty", "kl_divergence", "kl_div", "mean_kl_loss"]),
-    entry(ENTROPY, "entropy", Unit::Ratio, Neither, PerStep, P::Rl).agree().aliases(&["policy/entropy_avg", "ppo/policy/entropy", "actor/entropy", "entropy_mean", "entropy_loss", "approx_entropy", "objective/entropy", "policy_entropy"]),
+    entry(ENTROPY, "entropy", Unit::Ratio, Neither, PerStep, P::Rl).agree().aliases(&["policy/entropy_avg", "ppo/policy/entropy", "actor/entropy", "entropy_mean", "entropy_loss", "approx_entropy", "objective/entropy", "policy_entropy", "ent"]),
     entry(CLIP_FRAC, "clip frac", Unit::Ratio, Lower, PerStep, P::Rl).aliases(&["policy/clipfrac_avg", "clip_ratio/region_mean", "clip_ratio", "actor/pg_clipfrac", "ppo_clip_ratio", "ppo/policy/clipfrac", "clip_fraction", "policy/clipfrac"]),
     entry(RESPONSE_LEN, "response len", Unit::Ratio, Neither, PerStep, P::Rl).aliases(&["completions/mean_length", "completion_length", "response_length/mean", "response_length", "tokens/responses_len_mean", "mean_gen_tokens_per_sample"]),
     entry(REWARD_STD, "reward std", Unit::Ratio, Neither, PerStep, P::None).aliases(&["env/reward_std", "ppo/std_scores"]),
@@ -646,8 +646,9 @@ const CONVERSIONS: &[(&str, Conversion)] = &[
 ];
 
 /// Prefixes loggers put before a trainer's own names (the Hugging Face W&B callback,
-/// NeMo-RL, OpenRLHF): `train/kl` is read as `kl` when `kl` is known.
-const INPUT_PREFIXES: &[&str] = &["train/"];
+/// NeMo-RL, OpenRLHF): `train/kl` is read as `kl` when `kl` is known; Sacred's
+/// dotted names (`train.loss`, `training.loss`) likewise.
+const INPUT_PREFIXES: &[&str] = &["train/", "train.", "training/", "training."];
 
 /// Text-log dialects whose field names are not rlmon's: each maps the words its
 /// trainer prints to a canonical metric (and a factor for milliseconds).
@@ -960,6 +961,7 @@ mod tests {
         assert_eq!(conversion("train/kl"), Some(Conversion::Rename("kl")), "a logger's prefix");
         assert_eq!(conversion("train/actor_lr"), Some(Conversion::Rename("lr")));
         assert_eq!(conversion("train/my_metric"), None);
+        assert_eq!((conversion("train.kl"), conversion("training.lr")), (Some(Conversion::Rename("kl")), Some(Conversion::Rename("lr"))));
         assert!(alias_rank("policy/entropy_avg") < alias_rank("objective/entropy"));
         assert_eq!(alias_rank("entropy"), 0);
     }

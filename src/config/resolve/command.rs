@@ -111,9 +111,10 @@ pub(super) fn resolve(c: &Checker, i: usize, raw: &mut RawRun, base_dir: &Path) 
             Some(Format::TrainerState) => {
                 return Err(c.err(&at("format"), "trainer_state.json is rewritten whole, not appended to: it cannot be followed as a stream"))
             }
+            Some(Format::JsonDocument) => return Err(c.err(&at("format"), "a JSON document is rewritten whole, not appended to: it cannot be followed as a stream")),
             Some(f) => Some(f.name().to_owned()),
             None => {
-                let names: Vec<&str> = FORMAT_NAMES.iter().copied().filter(|n| *n != "trainer-state").collect();
+                let names: Vec<&str> = FORMAT_NAMES.iter().copied().filter(|n| !["trainer-state", "json-doc"].contains(n)).collect();
                 return Err(c.err(&at("format"), format!("unknown format `{name}` (one of: {})", names.join(", "))));
             }
         },

@@ -239,7 +239,7 @@ impl MetricStream {
         let text = |lines: &[RawLine]| lines.iter().map(|l| String::from_utf8_lossy(&l.bytes).into_owned()).collect::<Vec<_>>().join("\n");
         let guess = |head: &str| match ingest::detect(&self.origin, head) {
             // A document read whole cannot be followed line by line.
-            Format::TrainerState => Format::Jsonl,
+            Format::TrainerState | Format::JsonDocument => Format::Jsonl,
             f => f,
         };
         let all = guess(&text(&self.head));
