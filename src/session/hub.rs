@@ -528,13 +528,12 @@ impl Hub {
 fn with_derived(mut values: Vec<(MetricName, f64)>) -> Vec<(MetricName, f64)> {
     let find = |name: &str| values.iter().find(|(n, _)| n == name).map(|(_, v)| *v);
     let step_time = find(catalog::STEP_TIME_S).filter(|s| *s > 0.0);
-    let mut derived = [(catalog::TOKENS, catalog::TOKENS_PER_S), (catalog::SAMPLES, catalog::SAMPLES_PER_S)]
-        .into_iter()
-        .filter(|(_, rate)| find(rate).is_none())
-        .filter_map(|(count, rate)| Some((rate.to_owned(), find(count)? / step_time?)))
-        .collect::<Vec<_>>();
-    derived.extend(moe::derive(values.iter().map(|(n, v)| (n.as_ref(), *v))));
-    values.extend(derived.into_iter().map(|(n, v)| (MetricName::Owned(n), v)));
+    // The rates' names are the catalog's own: borrowed, not allocated per step.
+    let rates = [(catalog::TOKENS, catalog::TOKENS_PER_S), (catalog::SAMPLES, catalog::SAMPLES_PER_S)]
+        .map(|(count, rate)| if find(rate).is_some() { None } else { Some((MetricName::Borrowed(rate), find(count)? / step_time?)) });
+    let layers = if values.iter().any(|(n, _)| catalog::is_moe_layer_metric(n)) { moe::derive(values.iter().map(|(n, v)| (n.as_ref(), *v))) } else { Vec::new() };
+    values.extend(rates.into_iter().flatten());
+    values.extend(layers.into_iter().map(|(n, v)| (MetricName::Owned(n), v)));
     values
 }
 
