@@ -345,7 +345,36 @@ impl Hub {
             _ => with_derived(values),
         };
         r.clock.note(step, time_s);
-        for (name, value) in &all {
+        // A step's values come in name order, as the series are kept: one walk
+        // along both pushes most of them. The first 64 not met in the walk (a
+        // name out of order, a new series) are marked and looked up by name
+        // below, in their order, as are values past the 64th.
+        let mut left: u64 = 0;
+        let mut walk = r.series.iter_mut().peekable();
+        for (i, (name, value)) in all.iter().enumerate().take(64) {
+            let mut met = false;
+            while let Some((key, series)) = walk.peek_mut() {
+                match key.as_str().cmp(name.as_ref()) {
+                    std::cmp::Ordering::Less => {
+                        walk.next();
+                    }
+                    std::cmp::Ordering::Equal => {
+                        series.push(step, time_s, *value);
+                        walk.next();
+                        met = true;
+                        break;
+                    }
+                    std::cmp::Ordering::Greater => break,
+                }
+            }
+            if !met {
+                left |= 1 << i;
+            }
+        }
+        for (i, (name, value)) in all.iter().enumerate() {
+            if i < 64 && left & (1 << i) == 0 {
+                continue;
+            }
             // Looked up by `&str` first: a name is allocated once per series, not per point.
             match r.series.get_mut(name.as_ref()) {
                 Some(series) => series.push(step, time_s, *value),
