@@ -65,8 +65,13 @@ impl Window {
         self.values.iter().copied().collect()
     }
 
+    /// [`median`] of the values, bit for bit: selected over the scratch buffer
+    /// filled straight from the window, without a copy of its own.
     pub fn median(&self) -> Option<f64> {
-        median(&self.to_vec())
+        if self.values.is_empty() {
+            return None;
+        }
+        Some(with_scratch(self.values.iter().copied(), select_median))
     }
 
     /// [`mean`] of values `from..to` (0 = oldest), bit for bit: the same sum, left

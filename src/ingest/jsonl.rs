@@ -221,6 +221,54 @@ fn in_map_order<K: AsRef<str>>(fields: &mut Vec<(K, Field<'_>)>) {
     fields.truncate(kept);
 }
 
+/// The order the last flat line's fields were put in: its keys as they came
+/// (all distinct) and the swaps that sorted them. A log writes the same keys in
+/// the same order on every line: those lines are sorted by the same swaps,
+/// found once, with one comparison per key instead of a sort.
+#[derive(Debug, Default)]
+struct LastOrder {
+    keys: Vec<Box<str>>,
+    swaps: Vec<(usize, usize)>,
+}
+
+impl LastOrder {
+    /// [`in_map_order`]: by the last line's swaps where its keys come in the
+    /// same order, else sorted afresh (and the swaps kept when no key repeats).
+    fn sort<K: AsRef<str>>(&mut self, fields: &mut Vec<(K, Field<'_>)>) {
+        if !self.keys.is_empty() && self.keys.len() == fields.len() && self.keys.iter().zip(fields.iter()).all(|(k, f)| **k == *f.0.as_ref()) {
+            for &(a, b) in &self.swaps {
+                fields.swap(a, b);
+            }
+            return;
+        }
+        self.keys.clear();
+        self.swaps.clear();
+        let mut perm: Vec<usize> = (0..fields.len()).collect();
+        perm.sort_by(|&a, &b| fields[a].0.as_ref().cmp(fields[b].0.as_ref()));
+        if perm.windows(2).any(|w| fields[w[0]].0.as_ref() == fields[w[1]].0.as_ref()) {
+            in_map_order(fields);
+            return;
+        }
+        self.keys.extend(fields.iter().map(|f| Box::from(f.0.as_ref())));
+        // The swaps that bring field `perm[j]` to place `j`, place by place:
+        // `pos` is where each field is now, `at` which field is in each place.
+        let n = fields.len();
+        let (mut pos, mut at): (Vec<usize>, Vec<usize>) = ((0..n).collect(), (0..n).collect());
+        for (j, &want) in perm.iter().enumerate() {
+            let from = pos[want];
+            if from != j {
+                fields.swap(j, from);
+                self.swaps.push((j, from));
+                let displaced = at[j];
+                at[from] = displaced;
+                pos[displaced] = from;
+                at[j] = want;
+                pos[want] = j;
+            }
+        }
+    }
+}
+
 fn too_deep(line: &str) -> bool {
     let mut depth = 0usize;
     for b in line.bytes() {
@@ -250,6 +298,7 @@ pub struct Reader {
     names: Names,
     /// Empty between lines: only its allocation is kept.
     scanned: Vec<(&'static str, Field<'static>)>,
+    order: LastOrder,
 }
 
 impl Reader {
@@ -263,7 +312,7 @@ impl Reader {
         }
         let mut fields = recycle(std::mem::take(&mut self.scanned));
         let parsed = if scan_flat(line, &mut fields).is_some() {
-            in_map_order(&mut fields);
+            self.order.sort(&mut fields);
             record(&mut fields, &mut self.names)
         } else {
             parse_by_serde(line, &mut self.names)
@@ -838,6 +887,37 @@ mod tests {
     /// Equal, NaNs included (`Line`'s `PartialEq` has NaN != NaN).
     fn same(a: &Line, b: &Line) -> bool {
         format!("{a:?}") == format!("{b:?}")
+    }
+
+    #[test]
+    fn a_reader_sorts_each_line_as_a_fresh_one_whatever_came_before() {
+        // The same keys in the same order (sorted by the swaps kept from the line
+        // before), in another order, with a key repeated, one more or one fewer,
+        // one renamed, already in order, and back.
+        let lines = [
+            r#"{"step": 1, "timestamp": 17.5, "loss": 2.5, "lr": 3e-4, "grad_norm": 0.5, "tokens": 4096, "kl": 0.02}"#,
+            r#"{"step": 2, "timestamp": 18.5, "loss": 2.4, "lr": 3e-4, "grad_norm": 0.6, "tokens": 4096, "kl": 0.03}"#,
+            r#"{"step": 3, "timestamp": 19.5, "loss": 2.3, "lr": 3e-4, "grad_norm": 0.7, "tokens": 4096, "kl": 0.04}"#,
+            r#"{"kl": 0.05, "step": 4, "loss": 2.2, "timestamp": 20.5, "lr": 3e-4, "grad_norm": 0.8, "tokens": 4096}"#,
+            r#"{"kl": 0.06, "step": 5, "loss": 2.1, "timestamp": 21.5, "lr": 3e-4, "grad_norm": 0.9, "tokens": 4096}"#,
+            r#"{"step": 6, "loss": 2.0, "loss": 1.9, "lr": 3e-4, "kl": 0.07, "lr": 2e-4, "tokens": 4096}"#,
+            r#"{"step": 7, "loss": 2.0, "loss": 1.9, "lr": 3e-4, "kl": 0.07, "lr": 2e-4, "tokens": 4096}"#,
+            r#"{"step": 8, "timestamp": 23.5, "loss": 1.8, "lr": 3e-4, "grad_norm": 1.0, "tokens": 4096, "kl": 0.08, "entropy": 1.5}"#,
+            r#"{"step": 9, "timestamp": 24.5, "loss": 1.7, "lr": 3e-4, "grad_norm": 1.1, "tokens": 4096}"#,
+            r#"{"step": 10, "timestamp": 25.5, "loss": 1.6, "lr": 3e-4, "grad_nrm": 1.2, "tokens": 4096}"#,
+            r#"{"a": 1, "b": 2, "loss": 1.5, "step": 11}"#,
+            r#"{"a": 1, "b": 2, "loss": 1.4, "step": 12}"#,
+            r#"{}"#,
+            r#"{"step": 13, "timestamp": 26.5, "loss": 1.3, "lr": 3e-4, "grad_norm": 1.3, "tokens": 4096, "kl": 0.09}"#,
+            r#"{"step": 14, "timestamp": 27.5, "loss": 1.2, "lr": 3e-4, "grad_norm": 1.4, "tokens": 4096, "kl": 0.1}"#,
+        ];
+        let mut reader = Reader::default();
+        for line in lines {
+            let (kept, fresh) = (reader.parse(line), Reader::default().parse(line));
+            assert!(same(&kept, &fresh), "{line}\n{kept:?}\n{fresh:?}");
+            let serde = parse_by_serde(line, &mut Names::default());
+            assert!(same(&kept, &serde), "{line}\n{kept:?}\n{serde:?}");
+        }
     }
 
     #[test]

@@ -571,7 +571,7 @@ pub fn read_lines(mut input: impl std::io::Read, reader: &mut LineReader, mut f:
             break;
         }
         let mut from = 0;
-        while let Some(i) = buf[from..].iter().position(|b| *b == b'\n') {
+        while let Some(i) = memchr::memchr(b'\n', &buf[from..]) {
             let end = from + i;
             line_no += 1;
             match overlong.take() {

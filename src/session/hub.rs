@@ -345,7 +345,36 @@ impl Hub {
             _ => with_derived(values),
         };
         r.clock.note(step, time_s);
-        for (name, value) in &all {
+        // A step's values come in name order, as the series are kept: one walk
+        // along both pushes most of them. The first 64 not met in the walk (a
+        // name out of order, a new series) are marked and looked up by name
+        // below, in their order, as are values past the 64th.
+        let mut left: u64 = 0;
+        let mut walk = r.series.iter_mut().peekable();
+        for (i, (name, value)) in all.iter().enumerate().take(64) {
+            let mut met = false;
+            while let Some((key, series)) = walk.peek_mut() {
+                match key.as_str().cmp(name.as_ref()) {
+                    std::cmp::Ordering::Less => {
+                        walk.next();
+                    }
+                    std::cmp::Ordering::Equal => {
+                        series.push(step, time_s, *value);
+                        walk.next();
+                        met = true;
+                        break;
+                    }
+                    std::cmp::Ordering::Greater => break,
+                }
+            }
+            if !met {
+                left |= 1 << i;
+            }
+        }
+        for (i, (name, value)) in all.iter().enumerate() {
+            if i < 64 && left & (1 << i) == 0 {
+                continue;
+            }
             // Looked up by `&str` first: a name is allocated once per series, not per point.
             match r.series.get_mut(name.as_ref()) {
                 Some(series) => series.push(step, time_s, *value),
@@ -528,13 +557,12 @@ impl Hub {
 fn with_derived(mut values: Vec<(MetricName, f64)>) -> Vec<(MetricName, f64)> {
     let find = |name: &str| values.iter().find(|(n, _)| n == name).map(|(_, v)| *v);
     let step_time = find(catalog::STEP_TIME_S).filter(|s| *s > 0.0);
-    let mut derived = [(catalog::TOKENS, catalog::TOKENS_PER_S), (catalog::SAMPLES, catalog::SAMPLES_PER_S)]
-        .into_iter()
-        .filter(|(_, rate)| find(rate).is_none())
-        .filter_map(|(count, rate)| Some((rate.to_owned(), find(count)? / step_time?)))
-        .collect::<Vec<_>>();
-    derived.extend(moe::derive(values.iter().map(|(n, v)| (n.as_ref(), *v))));
-    values.extend(derived.into_iter().map(|(n, v)| (MetricName::Owned(n), v)));
+    // The rates' names are the catalog's own: borrowed, not allocated per step.
+    let rates = [(catalog::TOKENS, catalog::TOKENS_PER_S), (catalog::SAMPLES, catalog::SAMPLES_PER_S)]
+        .map(|(count, rate)| if find(rate).is_some() { None } else { Some((MetricName::Borrowed(rate), find(count)? / step_time?)) });
+    let layers = if values.iter().any(|(n, _)| catalog::is_moe_layer_metric(n)) { moe::derive(values.iter().map(|(n, v)| (n.as_ref(), *v))) } else { Vec::new() };
+    values.extend(rates.into_iter().flatten());
+    values.extend(layers.into_iter().map(|(n, v)| (MetricName::Owned(n), v)));
     values
 }
 

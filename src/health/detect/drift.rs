@@ -127,6 +127,10 @@ enum Scale {
 #[derive(Debug, Clone)]
 struct Track {
     metric: String,
+    /// The catalog's word on the metric, looked up once: higher is better, it
+    /// may be negative.
+    higher_is_better: bool,
+    signed: bool,
     warn: f64,
     critical: f64,
     scale: Option<Scale>,
@@ -194,6 +198,8 @@ impl Track {
     fn with_blocks(s: &KindSettings, metric: String, first_block: usize) -> Self {
         let worse = if catalog::better(&metric) == Better::Higher { Worse::Lower } else { Worse::Higher };
         Track {
+            higher_is_better: worse == Worse::Lower,
+            signed: catalog::is_signed(&metric),
             warn: s.warn,
             critical: s.critical,
             scale: None,
@@ -330,8 +336,8 @@ impl Track {
     /// Takes a finite point into the levels and judges them when due.
     fn take(&mut self, step: u64, x: f64, kl: Option<f64>, warming: bool) {
         self.lowest = self.lowest.min(x);
-        let higher_is_better = catalog::better(&self.metric) == Better::Higher;
-        let scale = *self.scale.get_or_insert(if !higher_is_better && x > 0.0 && !catalog::is_signed(&self.metric) {
+        let higher_is_better = self.higher_is_better;
+        let scale = *self.scale.get_or_insert(if !higher_is_better && x > 0.0 && !self.signed {
             Scale::Log
         } else {
             Scale::Linear { higher_is_better }
@@ -458,7 +464,7 @@ impl Track {
         // A loss that started at zero and never went below it (a GRPO loss,
         // beta times the KL) is read linearly but is no signed loss: it too must
         // have improved first.
-        let never_signed = self.lowest >= 0.0 && !catalog::is_signed(&self.metric);
+        let never_signed = self.lowest >= 0.0 && !self.signed;
         let improved = match self.scale {
             Some(Scale::Log) => gain >= CLIMB_FLOOR * threshold,
             Some(Scale::Linear { higher_is_better: false }) if never_signed => gain >= CLIMB_FLOOR * threshold,

@@ -94,6 +94,10 @@ impl ExpertCollapse {
     /// Alerts for every layer that collapses at this step.
     pub fn check(&mut self, p: &Point) -> Vec<Raised> {
         let mut out = Vec::new();
+        // Most runs log no MoE layer: one prefix test per name, no parsing.
+        if !p.values.iter().any(|(name, _)| catalog::is_moe_layer_metric(name)) {
+            return out;
+        }
         for (l, (loads, given_balance, dropped)) in layers_of(p) {
             let summary = balance(&loads);
             let bal = summary.map(|b| b.balance).or(given_balance);

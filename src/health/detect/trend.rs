@@ -208,8 +208,9 @@ impl KlRunaway {
             return None;
         }
         self.history.push(x);
-        self.history_logs.push((x.max(0.0) + KL_FLOOR).ln());
-        self.run_levels.push((x.max(0.0) + KL_FLOOR).ln());
+        let log = (x.max(0.0) + KL_FLOOR).ln();
+        self.history_logs.push(log);
+        self.run_levels.push(log);
         if self.gate.warming() || self.history.len() < KL_RUNAWAY_HISTORY {
             return None;
         }
