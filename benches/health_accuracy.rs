@@ -117,7 +117,7 @@ impl DriftTally {
         match caught {
             Some((at, _)) if std::env::var("DRIFT_LIST_CAUGHT").is_ok() => println!("caught {} at {at} (+{})", case.name, at - f.onset),
             Some(_) => {}
-            None => self.missed.push(format!("{} (onset {}, {} points)", case.name, f.onset, case.steps.len())),
+            None => self.missed.push(format!("{} (onset {}, {} points{})", case.name, f.onset, case.steps.len(), reach_words(case))),
         }
         Some(caught.is_some())
     }
@@ -324,9 +324,55 @@ fn main() {
             .map(|c| c.name.clone())
             .collect();
         println!("missed: {}\n", if missed.is_empty() { "none".into() } else { missed.join(", ") });
+        // How far each missed slow drift's loss rose over its best level at all:
+        // below the README's 10% it is no drift by the definition.
+        for c in cases.iter().filter(|c| missed.contains(&c.name) && c.fault.as_ref().is_some_and(|f| f.kind == rlmon::health::AlertKind::SlowDrift)) {
+            println!("{}{}", c.name, reach_words(c));
+        }
         println!("{}", table("### baseline: fixed z-score 4 over the last 50 points", &base));
         let points: usize = cases.iter().map(|c| c.steps.len() * if c.partner.is_some() { 2 } else { 1 }).sum();
         println!("rlmon detectors: {points} points in {:.2} s ({:.1} µs per point)", elapsed.as_secs_f64(), elapsed.as_secs_f64() * 1e6 / points as f64);
+    }
+}
+
+/// How far a missed drift's series rose over its best level at all, read as
+/// the detector reads it (medians of blocks of max(10, n/64) points; a loss's
+/// rise relative to its best level, a reward's as the share of its gain from
+/// its first level that it lost): the most at a level ending after `onset`,
+/// and where its first level 10% or more over the best ended (the README's
+/// warn threshold, which must then hold for two blocks).
+fn drift_reach(values: &[f64], onset: usize, higher_is_better: bool) -> Option<(f64, Option<usize>, usize)> {
+    let block = (values.len() / 64).max(10);
+    let levels: Vec<(usize, f64)> = values.chunks(block).enumerate().filter_map(|(i, c)| rlmon::health::stats::median(c).map(|m| (i * block + c.len(), m))).collect();
+    let first = levels.first()?.1;
+    let mut best = f64::NAN;
+    let (mut most, mut crossed): (Option<f64>, Option<usize>) = (None, None);
+    for (end, level) in levels {
+        best = if higher_is_better { level.max(best) } else { level.min(best) };
+        if end <= onset {
+            continue;
+        }
+        let rise = if higher_is_better { (best - level) / (best - first).max(f64::MIN_POSITIVE) } else { level / best - 1.0 };
+        most = Some(most.map_or(rise, |r: f64| r.max(rise)));
+        if rise >= 0.1 && crossed.is_none() {
+            crossed = Some(end);
+        }
+    }
+    most.map(|m| (m, crossed, block))
+}
+
+/// [`drift_reach`] said in words, for a missed case's line.
+fn reach_words(c: &Case) -> String {
+    let Some(f) = c.fault.as_ref() else { return String::new() };
+    let metric = if c.steps.iter().any(|row| row.iter().any(|(m, _)| m == rlmon::metrics::catalog::REWARD)) { rlmon::metrics::catalog::REWARD } else { rlmon::metrics::catalog::LOSS };
+    let values: Vec<f64> = c.steps.iter().filter_map(|row| row.iter().find(|(m, _)| m == metric).map(|(_, v)| *v)).collect();
+    match drift_reach(&values, f.onset as usize, metric == rlmon::metrics::catalog::REWARD) {
+        None => String::new(),
+        Some((most, crossed, block)) => format!(
+            "; its levels rose at most {:.1}% over their best{}",
+            100.0 * most,
+            crossed.map_or(" (never 10%)".to_owned(), |at| format!(", 10% first at point {at}, {:.1} blocks of {block} before the end", (values.len() - at) as f64 / block as f64))
+        ),
     }
 }
 
