@@ -92,6 +92,10 @@ struct DriftTally {
     missed: Vec<String>,
     false_alarms: Vec<String>,
     by_magnitude: [(usize, usize); 3],
+    /// Cases whose levels rise 10% over their best two blocks or more before
+    /// the run ends (and, where the name says it, whose noiseless rise does):
+    /// (cases, caught).
+    by_definition: (usize, usize),
     points: usize,
     elapsed: f64,
 }
@@ -114,10 +118,20 @@ impl DriftTally {
         let caught = raised.iter().find(|(at, a)| a.kind == f.kind && a.severity >= rlmon::health::Severity::Warn && *at >= f.onset);
         self.by_magnitude[f.magnitude].0 += 1;
         self.by_magnitude[f.magnitude].1 += caught.is_some() as usize;
+        if meets_definition(case) {
+            self.by_definition.0 += 1;
+            self.by_definition.1 += caught.is_some() as usize;
+        }
         match caught {
-            Some((at, _)) if std::env::var("DRIFT_LIST_CAUGHT").is_ok() => println!("caught {} at {at} (+{})", case.name, at - f.onset),
+            Some((at, _)) if std::env::var("DRIFT_LIST_CAUGHT").is_ok() => println!("caught {} at {at} (+{}){}", case.name, at - f.onset, reach_words(case)),
             Some(_) => {}
-            None => self.missed.push(format!("{} (onset {}, {} points)", case.name, f.onset, case.steps.len())),
+            None => {
+                // What else was raised on it (a fast climb is a loss_divergence).
+                let mut others: Vec<String> = raised.iter().filter(|(at, a)| *at >= f.onset && a.severity >= rlmon::health::Severity::Warn).map(|(at, a)| format!("{} {} at {at}", a.severity.as_str(), a.kind)).collect();
+                others.dedup();
+                let others = if others.is_empty() { String::new() } else { format!("; raised instead: {}", others.join(", ")) };
+                self.missed.push(format!("{} (onset {}, {} points{}{others})", case.name, f.onset, case.steps.len(), reach_words(case)));
+            }
         }
         Some(caught.is_some())
     }
@@ -126,6 +140,7 @@ impl DriftTally {
         println!("\n{}", table("### rlmon detectors", &self.s));
         let mags: Vec<String> = self.by_magnitude.iter().enumerate().map(|(m, (n, k))| format!("m{m} {k} of {n}")).collect();
         println!("slow_drift caught by magnitude: {}", mags.join(", "));
+        println!("drifts by the README's definition (levels 10% over their best two blocks or more before the end, and a noiseless rise of 10% where the name gives it): {} caught of {}", self.by_definition.1, self.by_definition.0);
     }
 
     fn print_cases(&self) {
@@ -324,9 +339,76 @@ fn main() {
             .map(|c| c.name.clone())
             .collect();
         println!("missed: {}\n", if missed.is_empty() { "none".into() } else { missed.join(", ") });
+        // How far each missed slow drift's loss rose over its best level at all:
+        // below the README's 10% it is no drift by the definition.
+        for c in cases.iter().filter(|c| missed.contains(&c.name) && c.fault.as_ref().is_some_and(|f| f.kind == rlmon::health::AlertKind::SlowDrift)) {
+            println!("{}{}", c.name, reach_words(c));
+        }
+        let by_definition: Vec<&Case> = cases.iter().filter(|c| c.fault.as_ref().is_some_and(|f| f.kind == rlmon::health::AlertKind::SlowDrift) && meets_definition(c)).collect();
+        println!("slow_drift by the README's definition (levels 10% over their best two blocks or more before the end): {} caught of {}\n", by_definition.iter().filter(|c| !missed.contains(&c.name)).count(), by_definition.len());
         println!("{}", table("### baseline: fixed z-score 4 over the last 50 points", &base));
         let points: usize = cases.iter().map(|c| c.steps.len() * if c.partner.is_some() { 2 } else { 1 }).sum();
         println!("rlmon detectors: {points} points in {:.2} s ({:.1} µs per point)", elapsed.as_secs_f64(), elapsed.as_secs_f64() * 1e6 / points as f64);
+    }
+}
+
+/// How far a missed drift's series rose over its best level at all, read as
+/// the detector reads it (medians of blocks of max(10, n/64) points; a loss's
+/// rise relative to its best level, a reward's as the share of its gain from
+/// its first level that it lost): the most at a level ending after `onset`,
+/// and where its first level 10% or more over the best ended (the README's
+/// warn threshold, which must then hold for two blocks).
+fn drift_reach(values: &[f64], onset: usize, higher_is_better: bool) -> Option<(f64, Option<usize>, usize)> {
+    // The detector's blocks: 10 points, doubled while 64 of them would not span the run.
+    let mut block = 10;
+    while values.len() >= 64 * block {
+        block *= 2;
+    }
+    let levels: Vec<(usize, f64)> = values.chunks(block).enumerate().filter_map(|(i, c)| rlmon::health::stats::median(c).map(|m| (i * block + c.len(), m))).collect();
+    let first = levels.first()?.1;
+    let mut best = f64::NAN;
+    let (mut most, mut crossed): (Option<f64>, Option<usize>) = (None, None);
+    for (end, level) in levels {
+        best = if higher_is_better { level.max(best) } else { level.min(best) };
+        if end <= onset {
+            continue;
+        }
+        let rise = if higher_is_better { (best - level) / (best - first).max(f64::MIN_POSITIVE) } else { level / best - 1.0 };
+        most = Some(most.map_or(rise, |r: f64| r.max(rise)));
+        if rise >= 0.1 && crossed.is_none() {
+            crossed = Some(end);
+        }
+    }
+    most.map(|m| (m, crossed, block))
+}
+
+/// The faulty series' main metric (the reward where it logs one), its values and
+/// [`drift_reach`].
+fn reach_of(c: &Case) -> Option<(f64, Option<usize>, usize, usize)> {
+    let f = c.fault.as_ref()?;
+    let metric = if c.steps.iter().any(|row| row.iter().any(|(m, _)| m == rlmon::metrics::catalog::REWARD)) { rlmon::metrics::catalog::REWARD } else { rlmon::metrics::catalog::LOSS };
+    let values: Vec<f64> = c.steps.iter().filter_map(|row| row.iter().find(|(m, _)| m == metric).map(|(_, v)| *v)).collect();
+    drift_reach(&values, f.onset as usize, metric == rlmon::metrics::catalog::REWARD).map(|(most, crossed, block)| (most, crossed, block, values.len()))
+}
+
+/// Whether a drift case is one by the README's definition: its levels reach 10%
+/// over their best two blocks or more before the run ends, and its noiseless
+/// rise (a study corpus's `-netN%`) is 10% or more where its name gives one.
+fn meets_definition(c: &Case) -> bool {
+    let net = c.name.split("-net").nth(1).and_then(|r| r.split('%').next()).and_then(|r| r.parse::<f64>().ok());
+    let reached = reach_of(c).is_some_and(|(_, crossed, block, n)| crossed.is_some_and(|at| n >= at + 2 * block));
+    reached && net.is_none_or(|net| net >= 10.0)
+}
+
+/// [`drift_reach`] said in words, for a missed case's line.
+fn reach_words(c: &Case) -> String {
+    match reach_of(c) {
+        None => String::new(),
+        Some((most, crossed, block, n)) => format!(
+            "; its levels rose at most {:.1}% over their best{}",
+            100.0 * most,
+            crossed.map_or(" (never 10%)".to_owned(), |at| format!(", 10% first at point {at}, {:.1} blocks of {block} before the end", (n - at) as f64 / block as f64))
+        ),
     }
 }
 

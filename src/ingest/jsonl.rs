@@ -831,6 +831,9 @@ mod tests {
         for (name, v) in [("mean_kl_loss", 0.0094), ("learners/default_policy/entropy", 0.685), ("entropy", 1.0), ("curr_kl_coeff", 0.2), ("learners/__all_modules__/num_env_steps_trained", 4000.0), ("env_runners/episode_return_mean", 21.4)] {
             assert_eq!(value(&r, name), Some(v), "{name}: {:?}", r.fields);
         }
+        // Its evaluation's results keep their path (a held-out return beside the training one).
+        let r = rec(r#"{"training_iteration": 3, "env_runners": {"episode_return_mean": 21.4}, "evaluation": {"env_runners": {"episode_return_mean": 30.5}}}"#);
+        assert_eq!((value(&r, "evaluation/env_runners/episode_return_mean"), value(&r, "env_runners/episode_return_mean")), (Some(30.5), Some(21.4)));
         // Outside a Ray result, `info`, `learners`, `config` and `pid` read as any object.
         let r = rec(r#"{"step": 3, "info": {"learner": {"kl": 0.1}}, "config": {"lr": 0.1}, "pid": 7}"#);
         assert_eq!((value(&r, "info/learner/kl"), value(&r, "config/lr"), value(&r, "pid")), (Some(0.1), Some(0.1), Some(7.0)));

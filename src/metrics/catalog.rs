@@ -551,7 +551,7 @@ pub fn loss_role(name: &str, rl_run: bool, reached_zero: bool) -> LossRole {
 }
 
 /// Words that make a name a score (higher is better)...
-const SCORE_WORDS: &[&str] = &["acc", "accuracy", "score", "reward", "f1", "em", "exact", "correct", "solved", "solve_rate", "win_rate", "winrate"];
+const SCORE_WORDS: &[&str] = &["acc", "accuracy", "score", "reward", "return", "returns", "f1", "em", "exact", "correct", "solved", "solve_rate", "win_rate", "winrate"];
 /// ...a score of held-out data (an evaluation, a benchmark, a gold reward)...
 const HELD_OUT_WORDS: &[&str] = &["eval", "evaluation", "val", "valid", "validation", "test", "heldout", "holdout", "held", "gold", "benchmark"];
 /// ...and benchmarks, as a name's word or the start of one (`gsm8k`, `math500`).
@@ -562,8 +562,9 @@ const NOT_HELD_OUT: &[&str] = &["train", "training", "loss", "std", "min", "max"
 /// Whether `name` is a held-out score, higher is better: an evaluation on data
 /// the policy is not trained on, or the gold reward. Reward hacking compares
 /// the training reward against it. Told by the name's words: a score word
-/// (`acc`, `accuracy`, `score`, `reward`, `pass@k`) with a held-out word
-/// (`eval`, `val`, `test`, `gold`) or a benchmark's name (`gsm8k`, `math`), or
+/// (`acc`, `accuracy`, `score`, `reward`, `return`, `pass@k`) with a held-out
+/// word (`eval`, `evaluation`, `val`, `test`, `gold`: RLlib's
+/// `evaluation/env_runners/episode_return_mean`) or a benchmark's name (`gsm8k`, `math`), or
 /// an accuracy or pass@k with no training word (`accuracy`, `pass@1`): a
 /// reward alone is the training reward (`rewards/accuracy_reward` too).
 pub fn is_held_out_score(name: &str) -> bool {
@@ -1029,10 +1030,10 @@ mod tests {
         assert_eq!(loss_role(LOSS, true, false), LossRole::Loss);
         assert_eq!(loss_role(LOSS, false, true), LossRole::Loss, "a signed loss outside RL is still a loss");
         assert_eq!(loss_role(VALUE_LOSS, true, false), LossRole::Loss);
-        for held_out in ["eval_acc", "eval_accuracy", "val_acc", "valid/accuracy", "pass@1", "eval/pass@8", "accuracy", "eval/reward", "eval_reward_mean", "test/score", "gsm8k/accuracy", "math_score", "math500/acc", "reward_gold", "heldout_f1"] {
+        for held_out in ["eval_acc", "eval_accuracy", "val_acc", "valid/accuracy", "pass@1", "eval/pass@8", "accuracy", "eval/reward", "eval_reward_mean", "test/score", "gsm8k/accuracy", "math_score", "math500/acc", "reward_gold", "heldout_f1", "evaluation/episode_reward_mean", "evaluation/env_runners/episode_reward_mean", "evaluation/env_runners/episode_return_mean", "eval/mean_return"] {
             assert!(is_held_out_score(held_out), "{held_out}");
         }
-        for not in ["reward", "rewards/accuracy_reward", "train_acc", "train/accuracy", "eval_loss", "val_loss", "eval/reward_std", "interval_score_len", "kl", "passage", "pass@", "accumulated", "mathematics_loss"] {
+        for not in ["reward", "rewards/accuracy_reward", "train_acc", "train/accuracy", "eval_loss", "val_loss", "eval/reward_std", "interval_score_len", "kl", "passage", "pass@", "accumulated", "mathematics_loss", "env_runners/episode_return_mean", "evaluation/env_runners/episode_return_max", "evaluation/env_runners/episode_len_mean"] {
             assert!(!is_held_out_score(not), "{not}");
         }
     }

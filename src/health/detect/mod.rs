@@ -587,11 +587,21 @@ mod tests {
 
     /// Should raise / should not (issue 28): a training reward that holds near
     /// its high while a held-out score logged every 50 steps (`eval_acc`,
-    /// `pass@1`) falls to a third of its peak is reward hacking, without any
-    /// response length; the same score on a plateau is not.
+    /// `pass@1`, RLlib's evaluation return) falls to a third of its peak is
+    /// reward hacking, without any response length; the same score on a
+    /// plateau is not.
     #[test]
     fn a_held_out_score_that_falls_while_the_reward_holds_is_reward_hacking() {
-        for (name, falls) in [("eval_acc", true), ("pass@1", true), ("gsm8k/accuracy", true), ("eval_acc", false)] {
+        for (name, falls) in [
+            ("eval_acc", true),
+            ("pass@1", true),
+            ("gsm8k/accuracy", true),
+            ("evaluation/env_runners/episode_return_mean", true),
+            ("evaluation/env_runners/episode_reward_mean", true),
+            ("evaluation/episode_reward_mean", true),
+            ("eval_acc", false),
+            ("evaluation/env_runners/episode_return_mean", false),
+        ] {
             let mut rng = crate::workload::rng::SplitMix64::new(7);
             let rows: Vec<Vec<(MetricName, f64)>> = (0..1000)
                 .map(|i| {
