@@ -84,6 +84,8 @@ pub struct Spike {
     judged: u64,
     /// Whether a loss's series is a policy objective in this run.
     role: super::LossRoleSeen,
+    /// Whether the run logs a KL or a reward (an RL run).
+    rl_run: bool,
     /// A gradient norm's run: the learning rate at its newest points.
     lr: std::collections::VecDeque<f64>,
     what: &'static str,
@@ -114,6 +116,7 @@ impl Spike {
             rises: RiseRecord::default(),
             judged: 0,
             role: Default::default(),
+            rl_run: false,
             lr: Default::default(),
             what,
         }
@@ -123,6 +126,15 @@ impl Spike {
         let x = self.watched.read(p, &mut self.metric)?;
         if !x.is_finite() {
             return None;
+        }
+        // A gradient norm of a step that took no policy gradient (an RL run's
+        // policy loss of exactly 0) is no level of the norm, and no break in
+        // an explosion under way on the steps that did.
+        if matches!(self.kind, AlertKind::GradExplosion | AlertKind::GradVanishing) {
+            self.rl_run = self.rl_run || p.get(catalog::KL).is_some() || p.get(catalog::REWARD).is_some();
+            if super::no_policy_gradient(p, self.rl_run) {
+                return None;
+            }
         }
         // A policy objective's jumps are no loss spike (the catalog's roles).
         if self.kind == AlertKind::LossSpike && self.role.objective(p, &self.metric, x) {
@@ -470,14 +482,14 @@ impl Spike {
                 let severity = grade(ratio, self.settings.warn, self.settings.critical, lower).filter(|_| {
                     // Upwards only: a drop to 1% (vanishing) is judged against the
                     // bulk, and a fall's own ramp would widen its lower tail.
-                    let (spread, tail) = match self.direction {
+                    let (spread, tail) = match (second, own_spread, self.direction) {
                         // Against a second level: its own spread.
-                        _ if second.is_some() => (second.map_or(0.0, |l| l.sigma), 0.0),
+                        (Some(l), _, _) => (l.sigma, 0.0),
                         // Beside a second level on the other side: the spread of
                         // the median's own level (the other one is no noise of it).
-                        Direction::Up if own_spread.is_some() => (own_spread.unwrap_or(0.0), tail_sigma(logs, streak)),
-                        Direction::Down if own_spread.is_some() => (own_spread.unwrap_or(0.0), 0.0),
-                        Direction::Up => {
+                        (None, Some(own), Direction::Up) => (own, tail_sigma(logs, streak)),
+                        (None, Some(own), Direction::Down) => (own, 0.0),
+                        (None, None, Direction::Up) => {
                             let spread = MAD_TO_SIGMA * lmad();
                             // On a steep fall the window's spread is the fall itself:
                             // the noise around it is what a spike stands out from.
@@ -486,7 +498,7 @@ impl Spike {
                                 None => (spread, tail_sigma(logs, streak)),
                             }
                         }
-                        Direction::Down => (MAD_TO_SIGMA * lmad(), 0.0),
+                        (None, None, Direction::Down) => (MAD_TO_SIGMA * lmad(), 0.0),
                     };
                     let tail = tail.max(self.record_sigma());
                     let sigma = spread.max(tail).max(MIN_LOG_SIGMA);
