@@ -1045,6 +1045,44 @@ mod tests {
         }
     }
 
+    /// Should raise / should not (issue 28): a GRPO run whose policy loss is
+    /// exactly 0 on the steps whose group's rewards all tied (its gradient norm
+    /// tiny there) and whose other steps' norm (log-normal, spread 0.4) grows
+    /// 10x (45% of steps tied) or 100x (60% tied: the tiny level holds the
+    /// median) from point 2,000. The exploded steps alternate with tied ones:
+    /// judged among them, they made no streak, or a level of their own.
+    /// Skipping the tied steps, each is an explosion within 30 points; the
+    /// clean twins raise nothing, for grad_explosion nor grad_vanishing.
+    #[test]
+    fn a_grpo_grad_norm_is_judged_on_the_steps_that_took_a_policy_gradient() {
+        for seed in 0..4u64 {
+            for (tied_share, factor) in [(0.45, 1.0), (0.6, 1.0), (0.45, 10.0), (0.6, 100.0)] {
+                let mut rng = crate::workload::rng::SplitMix64::new(seed);
+                let mut g = gauss(50 + seed);
+                let mut up = Spike::new(AlertKind::GradExplosion, defaults(AlertKind::GradExplosion), Direction::Up, 0.0, "exploded");
+                let mut down = Spike::new(AlertKind::GradVanishing, defaults(AlertKind::GradVanishing), Direction::Down, 0.0, "vanished");
+                let mut warned = Vec::new();
+                for i in 0..3_000u64 {
+                    let tied = rng.unit() < tied_share;
+                    let grad = if tied { 1e-5 * (0.3 * g()).exp() } else { 0.7 * (0.4 * g()).exp() * if i >= 2_000 { factor } else { 1.0 } };
+                    let loss = if tied { 0.0 } else { 0.05 * g() };
+                    let vals: Vec<(MetricName, f64)> = vec![(catalog::LOSS.into(), loss), (catalog::KL.into(), 0.02), (catalog::GRAD_NORM.into(), grad)];
+                    let p = Point { step: i, time_s: i as f64, values: &vals };
+                    for d in [&mut up, &mut down] {
+                        warned.extend(d.check(&p).filter(|r| r.severity >= Severity::Warn).map(|r| (d.kind, i, r.step)));
+                    }
+                }
+                let what = format!("seed {seed}, {tied_share} tied, {factor}x");
+                if factor == 1.0 {
+                    assert!(warned.is_empty(), "{what}: {warned:?}");
+                } else {
+                    assert!(warned.iter().all(|(k, _, step)| *k == AlertKind::GradExplosion && *step >= 2_000), "{what}: {warned:?}");
+                    assert!(warned.first().is_some_and(|(_, at, _)| *at <= 2_030), "{what}: {warned:?}");
+                }
+            }
+        }
+    }
+
     fn grad_detector() -> Spike {
         let mut s = defaults(AlertKind::GradExplosion);
         s.metric = Some("loss".into());
