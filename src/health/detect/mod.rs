@@ -71,6 +71,15 @@ pub(crate) struct LossRoleSeen {
     objective: bool,
 }
 
+/// Whether an RL run took no policy gradient at this point: its policy
+/// objective (`policy_loss`, or the `loss` of a run that logs a KL or a
+/// reward) is exactly 0, every reward of the group tied (GRPO). The gradient
+/// norm logged there is no level of the run's norm: the gradient detectors
+/// skip it, neither judging it nor counting it in a streak or a window.
+pub(crate) fn no_policy_gradient(p: &Point, rl_run: bool) -> bool {
+    p.get(catalog::POLICY_LOSS) == Some(0.0) || (rl_run && p.get(catalog::LOSS) == Some(0.0))
+}
+
 impl LossRoleSeen {
     /// Whether `metric`, at `x` at this point, is a policy objective (not to
     /// be judged as a loss).

@@ -209,7 +209,7 @@ impl ShortJudge {
         }
         // A gradient norm beside a policy loss of exactly 0 (a GRPO step whose
         // group's rewards all tied: no policy gradient) is no level of it.
-        if self.kind == AlertKind::GradExplosion && self.rl_run && p.get(catalog::LOSS) == Some(0.0) {
+        if self.kind == AlertKind::GradExplosion && super::no_policy_gradient(p, self.rl_run) {
             return None;
         }
         if self.anomalous(v) != Some(true) {

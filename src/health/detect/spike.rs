@@ -84,6 +84,8 @@ pub struct Spike {
     judged: u64,
     /// Whether a loss's series is a policy objective in this run.
     role: super::LossRoleSeen,
+    /// Whether the run logs a KL or a reward (an RL run).
+    rl_run: bool,
     /// A gradient norm's run: the learning rate at its newest points.
     lr: std::collections::VecDeque<f64>,
     what: &'static str,
@@ -114,6 +116,7 @@ impl Spike {
             rises: RiseRecord::default(),
             judged: 0,
             role: Default::default(),
+            rl_run: false,
             lr: Default::default(),
             what,
         }
@@ -123,6 +126,15 @@ impl Spike {
         let x = self.watched.read(p, &mut self.metric)?;
         if !x.is_finite() {
             return None;
+        }
+        // A gradient norm of a step that took no policy gradient (an RL run's
+        // policy loss of exactly 0) is no level of the norm, and no break in
+        // an explosion under way on the steps that did.
+        if matches!(self.kind, AlertKind::GradExplosion | AlertKind::GradVanishing) {
+            self.rl_run = self.rl_run || p.get(catalog::KL).is_some() || p.get(catalog::REWARD).is_some();
+            if super::no_policy_gradient(p, self.rl_run) {
+                return None;
+            }
         }
         // A policy objective's jumps are no loss spike (the catalog's roles).
         if self.kind == AlertKind::LossSpike && self.role.objective(p, &self.metric, x) {
@@ -470,14 +482,14 @@ impl Spike {
                 let severity = grade(ratio, self.settings.warn, self.settings.critical, lower).filter(|_| {
                     // Upwards only: a drop to 1% (vanishing) is judged against the
                     // bulk, and a fall's own ramp would widen its lower tail.
-                    let (spread, tail) = match self.direction {
+                    let (spread, tail) = match (second, own_spread, self.direction) {
                         // Against a second level: its own spread.
-                        _ if second.is_some() => (second.map_or(0.0, |l| l.sigma), 0.0),
+                        (Some(l), _, _) => (l.sigma, 0.0),
                         // Beside a second level on the other side: the spread of
                         // the median's own level (the other one is no noise of it).
-                        Direction::Up if own_spread.is_some() => (own_spread.unwrap_or(0.0), tail_sigma(logs, streak)),
-                        Direction::Down if own_spread.is_some() => (own_spread.unwrap_or(0.0), 0.0),
-                        Direction::Up => {
+                        (None, Some(own), Direction::Up) => (own, tail_sigma(logs, streak)),
+                        (None, Some(own), Direction::Down) => (own, 0.0),
+                        (None, None, Direction::Up) => {
                             let spread = MAD_TO_SIGMA * lmad();
                             // On a steep fall the window's spread is the fall itself:
                             // the noise around it is what a spike stands out from.
@@ -486,7 +498,7 @@ impl Spike {
                                 None => (spread, tail_sigma(logs, streak)),
                             }
                         }
-                        Direction::Down => (MAD_TO_SIGMA * lmad(), 0.0),
+                        (None, None, Direction::Down) => (MAD_TO_SIGMA * lmad(), 0.0),
                     };
                     let tail = tail.max(self.record_sigma());
                     let sigma = spread.max(tail).max(MIN_LOG_SIGMA);
@@ -1030,6 +1042,44 @@ mod tests {
             let got = warned(&grpo_grad_norm(2, tied, 1e-7, false));
             assert!(got.iter().any(|(k, at, step)| *k == AlertKind::GradVanishing && *step >= 2_000 && *at <= 2_010), "tied {tied}: {got:?}");
             assert!(got.iter().all(|(_, _, step)| *step >= 2_000), "tied {tied}: {got:?}");
+        }
+    }
+
+    /// Should raise / should not (issue 28): a GRPO run whose policy loss is
+    /// exactly 0 on the steps whose group's rewards all tied (its gradient norm
+    /// tiny there) and whose other steps' norm (log-normal, spread 0.4) grows
+    /// 10x (45% of steps tied) or 100x (60% tied: the tiny level holds the
+    /// median) from point 2,000. The exploded steps alternate with tied ones:
+    /// judged among them, they made no streak, or a level of their own.
+    /// Skipping the tied steps, each is an explosion within 30 points; the
+    /// clean twins raise nothing, for grad_explosion nor grad_vanishing.
+    #[test]
+    fn a_grpo_grad_norm_is_judged_on_the_steps_that_took_a_policy_gradient() {
+        for seed in 0..4u64 {
+            for (tied_share, factor) in [(0.45, 1.0), (0.6, 1.0), (0.45, 10.0), (0.6, 100.0)] {
+                let mut rng = crate::workload::rng::SplitMix64::new(seed);
+                let mut g = gauss(50 + seed);
+                let mut up = Spike::new(AlertKind::GradExplosion, defaults(AlertKind::GradExplosion), Direction::Up, 0.0, "exploded");
+                let mut down = Spike::new(AlertKind::GradVanishing, defaults(AlertKind::GradVanishing), Direction::Down, 0.0, "vanished");
+                let mut warned = Vec::new();
+                for i in 0..3_000u64 {
+                    let tied = rng.unit() < tied_share;
+                    let grad = if tied { 1e-5 * (0.3 * g()).exp() } else { 0.7 * (0.4 * g()).exp() * if i >= 2_000 { factor } else { 1.0 } };
+                    let loss = if tied { 0.0 } else { 0.05 * g() };
+                    let vals: Vec<(MetricName, f64)> = vec![(catalog::LOSS.into(), loss), (catalog::KL.into(), 0.02), (catalog::GRAD_NORM.into(), grad)];
+                    let p = Point { step: i, time_s: i as f64, values: &vals };
+                    for d in [&mut up, &mut down] {
+                        warned.extend(d.check(&p).filter(|r| r.severity >= Severity::Warn).map(|r| (d.kind, i, r.step)));
+                    }
+                }
+                let what = format!("seed {seed}, {tied_share} tied, {factor}x");
+                if factor == 1.0 {
+                    assert!(warned.is_empty(), "{what}: {warned:?}");
+                } else {
+                    assert!(warned.iter().all(|(k, _, step)| *k == AlertKind::GradExplosion && *step >= 2_000), "{what}: {warned:?}");
+                    assert!(warned.first().is_some_and(|(_, at, _)| *at <= 2_030), "{what}: {warned:?}");
+                }
+            }
         }
     }
 
