@@ -50,6 +50,13 @@ fn is_source_location(key: &str) -> bool {
     [".py", ".cc", ".cpp", ".c", ".h", ".rs", ".go", ".java", ".js", ".ts", ".lua", ".jl"].iter().any(|ext| key.ends_with(ext) && key.len() > ext.len())
 }
 
+/// Whether `token` (a slice of `line`, `v` its part after the `:`) stands alone in
+/// round brackets with a line number: a logger's `(%(module)s:%(lineno)d)`.
+fn is_bracketed_line_number(line: &str, token: &str, v: &str) -> bool {
+    let Some(at) = (token.as_ptr() as usize).checked_sub(line.as_ptr() as usize).filter(|at| at + token.len() <= line.len()) else { return false };
+    !v.is_empty() && v.bytes().all(|b| b.is_ascii_digit()) && line[..at].ends_with('(') && line[at + token.len()..].starts_with(')')
+}
+
 fn is_unit(t: &str) -> bool {
     UNITS.iter().any(|(u, _)| *u == t) || rate(t).is_some()
 }
@@ -302,7 +309,9 @@ pub fn pairs(line: &str) -> (Vec<Pair<'_>>, Vec<(u64, u64)>) {
             // `key=value` or `key:value` in one token.
             if let Some(at) = token.find(['=', ':']).filter(|&at| at > 0 && at + 1 < token.len()) {
                 let (key, v) = (&token[..at], token[at + 1..].trim_end_matches(','));
-                if is_source_location(key) {
+                // (Or the module and line in brackets of Python's logging format,
+                // ESPnet's `(trainer:732)`.)
+                if is_source_location(key) || is_bracketed_line_number(line, token, v) {
                     // A logger's `train.py:141`: where the line was written.
                     words.clear();
                     continue;
@@ -385,6 +394,10 @@ mod tests {
         // PyTorch's word-language-model example pads the total after the slash.
         assert_eq!(pairs("| epoch   1 |   200/ 2983 batches | lr 20.0000 | ms/batch 12.12 | loss  7.64 | ppl  2079.22").1, vec![(200, 2983)]);
         assert_eq!(p("batch 200/ 2983 loss 7.64"), kv(&[("batch", "200/ 2983"), ("loss", "7.64")]));
+        // ESPnet: the logger's `(module:line)` is no metric.
+        let espnet = p("[host] 2023-05-01 10:00:00,000 (trainer:732) INFO: 1epoch:train:1-100batch: iter_time=1.234e-04, loss=67.8, optim0_lr0=1.0e-05");
+        assert!(!espnet.iter().any(|(k, _)| k == "trainer") && espnet.contains(&("loss".into(), "67.8".into())), "{espnet:?}");
+        assert_eq!(p("epoch (x:12) loss=1.0"), kv(&[("loss", "1.0")]));
         // OpenNMT-py: a keyless rate after the learning rate is no unit of it.
         assert_eq!(
             p("[2023-05-01 10:00:01,123 INFO] Step 50/100000; acc:   5.12; ppl: 2345.67; xent: 7.76; lr: 0.00010; 2345/2456 tok/s;     12 sec"),

@@ -321,7 +321,7 @@ pub const CATALOG: &[MetricInfo] = &[
     entry(LOSS, "loss", Unit::Ratio, Lower, PerStep, P::Training).agree().aliases(&["train_loss", "train/loss", "lm_loss", "ppo/loss/total", "loss/train/total", "total_loss", "train/CrossEntropyLoss", "losses/total_loss", "train_loss_step", "reduced_train_loss", "cost", "xent"]),
     entry(POLICY_LOSS, "policy loss", Unit::Ratio, Lower, PerStep, P::Training).signed().aliases(&["actor/pg_loss", "loss/policy_avg", "ppo/loss/policy", "policy_gradient_loss", "pol_surr", "pg_loss", "act_loss", "losses/policy_loss"]),
     entry(VALUE_LOSS, "value loss", Unit::Ratio, Lower, PerStep, P::Training).aliases(&["critic/vf_loss", "loss/value_avg", "ppo/loss/value", "critic_loss", "vf_loss", "cri_loss", "losses/value_loss"]),
-    entry(LR, "lr", Unit::Ratio, Neither, PerStep, P::Training).agree().aliases(&["learning_rate", "actor/lr", "actor_lr", "act_lr", "ppo/learning_rate", "cur_lr", "default_optimizer_learning_rate"]),
+    entry(LR, "lr", Unit::Ratio, Neither, PerStep, P::Training).agree().aliases(&["learning_rate", "actor/lr", "actor_lr", "act_lr", "ppo/learning_rate", "cur_lr", "default_optimizer_learning_rate", "optim0_lr0"]),
     entry(GRAD_NORM, "grad norm", Unit::Ratio, Neither, PerStep, P::Training).agree().aliases(&["actor/grad_norm", "actor_grad_norm", "l2_norm/grad/global", "optim/total_grad_norm", "gradient_norm", "grad_norm_total", "total_grad_norm", "global_grad_norm", "gnorm", "grad_gnorm", "gradients_default_optimizer_global_norm"]),
     entry(TOKENS, "tokens", Unit::Count, Neither, PerStep, P::None).aliases(&["perf/total_num_tokens", "total_num_tokens"]),
     entry(SAMPLES, "samples", Unit::Count, Neither, PerStep, P::None),
