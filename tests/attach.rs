@@ -120,6 +120,40 @@ fn a_jsonl_file_is_followed_live_and_a_rewind_replaces_the_earlier_steps() {
 }
 
 #[test]
+fn a_json_document_rewritten_whole_is_read_again_as_it_grows() {
+    // Sacred's metrics.json: every heartbeat rewrites the whole file with the
+    // series so far; a file caught half written is read at the next change.
+    let dir = tempfile::tempdir().unwrap();
+    let doc = dir.path().join("metrics.json");
+    let write = |steps: u64| {
+        let list = |f: &dyn Fn(u64) -> String| (1..=steps).map(f).collect::<Vec<_>>().join(", ");
+        let text = format!(
+            "{{\n  \"train.loss\": {{\"steps\": [{}], \"values\": [{}], \"timestamps\": [{}]}}\n}}\n",
+            list(&|s| s.to_string()),
+            list(&|s| format!("{}", 3.0 - 0.1 * s as f64)),
+            list(&|s| format!("\"2024-05-01T12:00:{s:02}.000000\"")),
+        );
+        std::fs::write(&doc, text).unwrap();
+    };
+    write(3);
+    let job = job();
+    let watching = attach(dir.path(), &[&doc], job.id());
+    std::thread::sleep(SETTLE);
+    std::fs::write(&doc, "{\n  \"train.loss\": {\"steps\": [1, 2").unwrap();
+    std::thread::sleep(SETTLE);
+    write(7);
+    std::thread::sleep(SETTLE);
+    let (code, summary, stderr) = end(job, watching);
+    assert_eq!(code, Some(0), "{stderr}");
+    let run = &summary["runs"][0];
+    assert_eq!(run["name"], "metrics");
+    assert_eq!(run["steps"], 7, "{stderr}");
+    assert!((run["final_loss"].as_f64().unwrap() - 2.3).abs() < 1e-9, "{run}");
+    let losses = recorded_losses(&snapshot(dir.path()));
+    assert_eq!(losses.iter().map(|p| p.0).collect::<Vec<_>>(), (1..=7).collect::<Vec<_>>(), "each step once: {losses:?}");
+}
+
+#[test]
 fn a_tensorboard_folder_is_followed_record_by_record() {
     let fixture_dir = Path::new(ROOT).join("tests/fixtures/tensorboard/run1");
     let fixture = std::fs::read_dir(&fixture_dir).unwrap().flatten().map(|e| e.path()).next().unwrap();

@@ -408,6 +408,11 @@ fn every_trainer_of_the_gallery_is_read() {
         // `xent` the loss; the keyless `2345/2456 tok/s` after `lr` is no unit of it.
         ("opennmt.log", "text", 1, 4, 50, 200, &[(100, "loss", 7.20), (150, "lr", 0.00002), (50, "acc", 5.12)]),
         // Numbered by `env_step`; `rew` the reward; the test line's reward is a held-out score.
+        // MXNet's Speedometer (`Epoch[1] Batch [100-200]`) behind Python logging's
+        // `INFO:root:`: batches restart each epoch; the epoch's results join its last batch.
+        ("mxnet.log", "text", 1, 6, 100, 600, &[(200, "accuracy", 0.912344), (300, "val_loss", 0.161234), (300, "loss", 0.238765), (400, "samples_per_s", 45999.45), (600, "validation_accuracy", 0.971234)]),
+        // fastai's table: the epoch column numbers the rows.
+        ("fastai.log", "text", 1, 4, 0, 3, &[(1, "val_loss", 0.012938), (3, "error_rate", 0.002706)]),
         ("tianshou.log", "text", 1, 4, 10000, 20001, &[(10000, "reward", 23.0), (10001, "test_reward", 45.23), (20000, "loss", 0.412)]),
         ("verl.jsonl", "jsonl", 1, 3, 1, 3, &[(2, "policy_loss", 0.0034), (3, "reward", 0.5101)]),
         ("verl_console.log", "nanogpt", 1, 3, 1, 3, &[(2, "approx_kl", 0.0002), (3, "entropy", 0.4987)]),
@@ -430,7 +435,7 @@ fn every_trainer_of_the_gallery_is_read() {
     assert!(failures.is_empty(), "{}", failures.join("\n"));
     // The trainers' own names are read as rlmon's, and no line that is not a metric
     // line makes a name: source locations, bar labels, run summaries.
-    for (file, absent) in [("flax_clu.log", "logging_writer_py"), ("flax_mnist.log", "train_py"), ("levanter.log", "train"), ("pytorch_wlm.log", "end_of_epoch"), ("maxtext.log", "completed_step"), ("axolotl.log", "train_runtime"), ("torchtune.log", "lr"), ("rllib_result.json", "pid"), ("rllib_result.json", "config/lr"), ("rllib_new_api_result.json", "config/lr")] {
+    for (file, absent) in [("flax_clu.log", "logging_writer_py"), ("flax_mnist.log", "train_py"), ("levanter.log", "train"), ("pytorch_wlm.log", "end_of_epoch"), ("maxtext.log", "completed_step"), ("axolotl.log", "train_runtime"), ("torchtune.log", "lr"), ("rllib_result.json", "pid"), ("rllib_result.json", "config/lr"), ("rllib_new_api_result.json", "config/lr"), ("mxnet.log", "epoch"), ("mxnet.log", "time_cost"), ("fastai.log", "epoch")] {
         assert!(!Gallery::read(file).names().contains(absent), "{file}: {absent}");
     }
 }

@@ -237,11 +237,23 @@ fn file_source(path: &Path, name: &str) -> AttachSource {
         // One event file: its folder is the run (the writer may start new files there).
         return AttachSource::Stream(MetricsSource::TensorBoard(path.parent().unwrap_or(Path::new(".")).to_path_buf()));
     }
-    if name.ends_with("trainer_state.json") {
-        return AttachSource::TrainerState(path.to_path_buf());
+    if name.ends_with("trainer_state.json") || is_document(path, name) {
+        return AttachSource::Document(path.to_path_buf());
     }
     AttachSource::Stream(MetricsSource::File(path.to_path_buf()))
 }
+
+/// Whether a file's start reads as a document written whole (a JSON list or
+/// object of metrics), which is followed by reading it again when it changes.
+fn is_document(path: &Path, name: &str) -> bool {
+    use std::io::Read;
+    let mut head = Vec::with_capacity(HEAD_BYTES);
+    let read = std::fs::File::open(path).and_then(|f| f.take(HEAD_BYTES as u64).read_to_end(&mut head));
+    read.is_ok() && crate::ingest::detect(Path::new(name), &String::from_utf8_lossy(&head)).is_document()
+}
+
+/// How much of a file tells a document from a log.
+const HEAD_BYTES: usize = 64 * 1024;
 
 /// `base`, or `base-2`, `base-3`, ... : a name no run of `config` has.
 fn unique_name(base: &str, config: &SessionConfig) -> String {

@@ -239,6 +239,12 @@ impl Format {
         })
     }
 
+    /// Whether the format is a JSON document written whole, not line by line
+    /// (read again whole when followed).
+    pub fn is_document(&self) -> bool {
+        matches!(self, Format::TrainerState | Format::JsonDocument)
+    }
+
     /// Whether every line of such a file should be a metric line (others are
     /// skipped and counted), rather than a log where metric lines are mixed with
     /// other output.
@@ -520,16 +526,9 @@ pub fn read_all(text: &[u8], reader: &mut LineReader, mut f: impl FnMut(usize, L
         }
         return Ok(());
     }
-    if matches!(reader.format, Format::TrainerState) {
+    if reader.format.is_document() {
         let text = std::str::from_utf8(text).map_err(|_| "not UTF-8 text".to_owned())?;
-        for (i, rec) in hf::trainer_state(text)?.into_iter().enumerate() {
-            f(i + 1, rec);
-        }
-        return Ok(());
-    }
-    if matches!(reader.format, Format::JsonDocument) {
-        let text = std::str::from_utf8(text).map_err(|_| "not UTF-8 text".to_owned())?;
-        for (i, rec) in jsondoc::records(text)?.into_iter().enumerate() {
+        for (i, rec) in document_records(&reader.format, text).unwrap_or_else(|| Ok(Vec::new()))?.into_iter().enumerate() {
             f(i + 1, rec);
         }
         return Ok(());
@@ -538,6 +537,15 @@ pub fn read_all(text: &[u8], reader: &mut LineReader, mut f: impl FnMut(usize, L
         reader.segments(raw, |line| f(i + 1, line));
     }
     Ok(())
+}
+
+/// The records of a document format read whole (`None` for any other format).
+pub fn document_records(format: &Format, text: &str) -> Option<Result<Vec<Line>, String>> {
+    match format {
+        Format::TrainerState => Some(hf::trainer_state(text)),
+        Format::JsonDocument => Some(jsondoc::records(text)),
+        _ => None,
+    }
 }
 
 fn too_long(bytes: usize) -> Line {

@@ -30,6 +30,7 @@ use crate::metrics::catalog::{self, Conversion, Preset};
 
 /// One line of a trainer's log.
 pub fn parse(preset: Preset, line: &str) -> Line {
+    let line = without_logging_prefix(line);
     if preset == Preset::Generic {
         return generic(line);
     }
@@ -45,6 +46,7 @@ pub fn parse(preset: Preset, line: &str) -> Line {
 /// One line of a preset's log read in order: as [`parse`], and after a step, a
 /// line of one known metric alone belongs to it.
 pub fn parse_in_order(preset: Preset, line: &str, progress: &mut Progress) -> Line {
+    let line = without_logging_prefix(line);
     if preset == Preset::Generic {
         return parse_generic(line, progress);
     }
@@ -271,6 +273,10 @@ pub struct Progress {
     seen_step: bool,
     /// Every number is a metric, known to rlmon or not ([`super::Format::Pairs`]).
     every_pair: bool,
+    /// The epoch of the last line whose batch number has no total (MXNet's
+    /// `Epoch[0] Batch [200]`): a line of another epoch starts a new pass, and a
+    /// line of this epoch without a batch is its results (`Epoch[0] Train-accuracy=0.9`).
+    epoch: Option<u64>,
     /// The step of a line that announced an evaluation (BigDL's `[Iteration 469]
     /// Validate model...`): later lines of that step are its results.
     evaluation: Option<u64>,
@@ -310,6 +316,7 @@ impl Progress {
 /// A line that only adds to a table being read is `Blank`; the table's record
 /// comes with its closing rule.
 pub fn parse_generic(line: &str, progress: &mut Progress) -> Line {
+    let line = without_logging_prefix(line);
     let after_metrics = progress.after_metrics.take();
     if is_rule(line) {
         return match progress.table.take() {
@@ -347,6 +354,10 @@ pub fn parse_generic(line: &str, progress: &mut Progress) -> Line {
                 // `0  1.23  0.87 ...`): the epoch column numbers it.
                 Line::Metrics(mut rec) if rec.step.is_none() => {
                     rec.step = column_epoch(columns, line);
+                    if rec.step.is_some() {
+                        // The epoch numbers the row: it is no metric of it.
+                        rec.fields.retain(|(name, _)| !name.eq_ignore_ascii_case("epoch"));
+                    }
                     Line::Metrics(rec)
                 }
                 other => other,
@@ -381,7 +392,21 @@ pub fn parse_generic(line: &str, progress: &mut Progress) -> Line {
                 rec.continues = rec.step.is_none();
                 evaluation_names(&mut rec.fields);
             } else if let Some(counter) = read.counter {
+                if counter.1 == 0 && read.epoch.is_some() {
+                    // Batches numbered within their epoch: the epoch is no metric,
+                    // and the next epoch's batches start a new pass.
+                    progress.new_epoch |= progress.epoch.is_some_and(|e| Some(e) != read.epoch);
+                    progress.epoch = read.epoch;
+                    rec.fields.retain(|(name, _)| !name.eq_ignore_ascii_case("epoch"));
+                }
                 rec.step = Some(progress.step(counter));
+            } else if rec.step.is_none() && read.epoch.is_some() && read.epoch == progress.epoch {
+                // The epoch's results after its batches: at its last step.
+                rec.fields.retain(|(name, _)| !name.eq_ignore_ascii_case("epoch"));
+                if rec.fields.is_empty() {
+                    return Line::Text;
+                }
+                rec.continues = true;
             }
             if is_summary(line) {
                 // `| end of epoch 1 | valid loss 5.98`: the results of the step before.
@@ -460,6 +485,39 @@ fn single_pair(line: &str) -> bool {
     let Some(at) = t.find(['=', ':']) else { return false };
     let (key, value) = (t[..at].trim(), t[at + 1..].trim());
     key.starts_with(|c: char| c.is_ascii_alphabetic()) && key.chars().all(|c| c.is_ascii_alphanumeric() || " _/.-()".contains(c)) && kv::value(value).is_some()
+}
+
+/// MXNet's `Epoch[0] Batch [100-200]`: counters in brackets right after their word,
+/// spelled as `Epoch 0 Batch 200` is read (a range's end is the batch reached);
+/// `None` when the line has none.
+fn bracketed_counters(line: &str) -> Option<String> {
+    static COUNTER: std::sync::LazyLock<Regex> =
+        std::sync::LazyLock::new(|| Regex::new(r"(?i)\b(epoch|batch)\s?\[\s*(?:\d+\s*-\s*)?(\d+)\s*\]").expect("a valid pattern"));
+    let b = line.as_bytes();
+    // (Most lines have no bracket after either word: no regex for them.)
+    let maybe = b.windows(6).any(|w| w[..5].eq_ignore_ascii_case(b"epoch") && matches!(w[5], b'[' | b' ')) || b.windows(6).any(|w| w[..5].eq_ignore_ascii_case(b"batch") && matches!(w[5], b'[' | b' '));
+    if !maybe || !line.contains('[') {
+        return None;
+    }
+    match COUNTER.replace_all(line, "$1 $2 ") {
+        std::borrow::Cow::Owned(s) => Some(s),
+        std::borrow::Cow::Borrowed(_) => None,
+    }
+}
+
+/// A line without the prefix of Python logging's default format
+/// (`logging.basicConfig()`: `INFO:root:`, `INFO:tensorflow:`, `WARNING:__main__:`),
+/// which glues the level and the logger's name to the line's first word.
+pub fn without_logging_prefix(line: &str) -> &str {
+    for level in ["INFO:", "DEBUG:", "WARNING:", "ERROR:", "CRITICAL:"] {
+        if let Some(rest) = line.strip_prefix(level) {
+            let name = rest.bytes().take_while(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'-')).count();
+            if name > 0 && rest[name..].starts_with(':') {
+                return &rest[name + 1..];
+            }
+        }
+    }
+    line
 }
 
 /// Whether a line announces an epoch: `Epoch 2/10`, `Epoch 2`, `epoch: 2`.
@@ -670,6 +728,7 @@ fn from_table(table: &Table, progress: &mut Progress) -> Line {
 /// A line in no preset's dialect, read alone (its counter and the epoch on the line
 /// give the step).
 fn generic(line: &str) -> Line {
+    let line = without_logging_prefix(line);
     let read = generic_line(line, Accept::Known);
     match (read.line, read.counter) {
         (Line::Metrics(mut rec), Some((n, _))) => {
@@ -687,8 +746,11 @@ struct Generic {
     /// The step it names, also when it holds no metric (a block header).
     step: Option<u64>,
     /// The progress counter `(n, m)` that stands for its step when no pair names
-    /// one (`n` already counts the epochs before it when the line names its epoch).
+    /// one (`n` already counts the epochs before it when the line names its epoch
+    /// and the counter its total; `m` is 0 for a count without a total).
     counter: Option<(u64, u64)>,
+    /// The epoch the line names (`Epoch[2]`, `epoch=2`), a whole number.
+    epoch: Option<u64>,
 }
 
 /// Which pairs of a generic line make its record.
@@ -719,18 +781,35 @@ fn generic_line(line: &str, accept: Accept) -> Generic {
     // argparse's dump of the run's arguments (`Namespace(batch_size=20, lr=20, ...)`)
     // is its configuration, not a step's metrics.
     if trimmed.starts_with('{') || trimmed.starts_with('"') || trimmed.starts_with("Namespace(") {
-        return Generic { line: Line::Text, step: None, counter: None };
+        return Generic { line: Line::Text, step: None, counter: None, epoch: None };
     }
     // A JSON object after a logger's prefix (`2024-01-01 12:00:00 | {"step": 1, ...}`).
     if let Some(at) = line.find("{\"").filter(|_| line.trim_end().ends_with('}')) {
         if let Line::Metrics(rec) = super::jsonl::parse(&line[at..]) {
             if any_metric || rec.fields.iter().any(|(name, _)| catalog::info(catalog::canonical(name)).is_some()) {
                 let step = rec.step;
-                return Generic { line: Line::Metrics(rec), step, counter: None };
+                return Generic { line: Line::Metrics(rec), step, counter: None, epoch: None };
             }
         }
     }
+    let spelled;
+    let line = match bracketed_counters(line) {
+        Some(s) => {
+            spelled = s;
+            spelled.as_str()
+        }
+        None => line,
+    };
     let (mut pairs, mut progress) = kv::pairs(line);
+    // MXNet's `Epoch[0] Time cost=13.2` is the epoch's seconds, not a loss (`cost`).
+    for pair in &mut pairs {
+        let at = pair.0.as_ptr() as usize - line.as_ptr() as usize;
+        if let Some(with_time) = at.checked_sub(5).and_then(|from| line.get(from..at + pair.0.len())) {
+            if with_time.eq_ignore_ascii_case("time cost") {
+                pair.0 = with_time;
+            }
+        }
+    }
     if accept == Accept::Written {
         let written = |key: &str| {
             let end = (key.as_ptr() as usize).checked_sub(line.as_ptr() as usize).map(|at| at + key.len());
@@ -770,7 +849,9 @@ fn generic_line(line: &str, accept: Accept) -> Generic {
             continue;
         }
         if COUNTER_WORDS.contains(&name.as_str()) {
-            let counter = kv::fraction(value).or_else(|| whole(value).filter(|_| name.starts_with("batch")).map(|n| (n, n)));
+            // (A batch number without its total, MXNet's `Batch [200]`, counts on
+            // within its epoch: the epoch's length is learned from where it ends.)
+            let counter = kv::fraction(value).or_else(|| whole(value).filter(|_| name.starts_with("batch")).map(|n| (n, 0)));
             if let Some(counter) = counter {
                 progress.push(counter);
                 continue;
@@ -803,7 +884,7 @@ fn generic_line(line: &str, accept: Accept) -> Generic {
     // clu's logging writer (JAX and Flax examples): `[100] loss=3.2, lr=0.001`.
     let step = step.or_else(|| bracketed_step(line));
     let counter = if step.is_none() {
-        progress.iter().copied().max_by_key(|(_, m)| *m).map(|(n, m)| (epoch.map_or(n, |e| e.saturating_mul(m).saturating_add(n)), m))
+        progress.iter().copied().max_by_key(|(_, m)| *m).map(|(n, m)| (epoch.filter(|_| m > 0).map_or(n, |e| e.saturating_mul(m).saturating_add(n)), m))
     } else {
         None
     };
@@ -824,7 +905,7 @@ fn generic_line(line: &str, accept: Accept) -> Generic {
         }
         other => other,
     };
-    Generic { line: parsed, step, counter }
+    Generic { line: parsed, step, counter, epoch }
 }
 
 /// Whether a generic log's word names a metric the catalog knows.
@@ -1337,6 +1418,45 @@ mod tests {
                 _ => None,
             })
             .collect()
+    }
+
+    #[test]
+    fn python_loggings_default_prefix_is_not_part_of_the_first_word() {
+        // `logging.basicConfig()`: `LEVEL:logger:message`; the step word was glued to it.
+        let got = records("INFO:root:step=10 loss=2.3\nINFO:__main__:step=20 loss=2.2\n");
+        assert_eq!(got.iter().map(|r| r.0).collect::<Vec<_>>(), [Some(10), Some(20)], "{got:?}");
+        assert_eq!(without_logging_prefix("INFO:tensorflow:loss = 2.3, step = 100"), "loss = 2.3, step = 100");
+        assert_eq!(without_logging_prefix("INFO: loss=2"), "INFO: loss=2", "no logger name: not the default format");
+        assert_eq!(without_logging_prefix("loss:2"), "loss:2");
+    }
+
+    #[test]
+    fn batches_numbered_within_their_epoch_count_on_across_epochs() {
+        // MXNet's Speedometer and epoch-end lines: batches restart each epoch, whose
+        // length is learned from where it ends; the epoch's results join its last batch.
+        let log = "INFO:root:Epoch[0] Batch [0-100]\tSpeed: 4512.45 samples/sec\taccuracy=0.78\n\
+                   INFO:root:Epoch[0] Batch [100-200]\tSpeed: 4601.11 samples/sec\taccuracy=0.91\n\
+                   INFO:root:Epoch[0] Train-accuracy=0.92\n\
+                   INFO:root:Epoch[0] Time cost=13.215\n\
+                   INFO:root:Epoch[0] Validation-cross-entropy=0.16\n\
+                   INFO:root:Epoch[1] Batch [0-100]\tSpeed: 4599.45 samples/sec\taccuracy=0.96\n";
+        let got = records(log);
+        let steps: Vec<_> = got.iter().map(|r| (r.0, r.1)).collect();
+        // (`Train-accuracy` and `Time cost` alone are no metric rlmon knows: text.)
+        assert_eq!(steps, [(Some(100), false), (Some(200), false), (None, true), (Some(300), false)], "{got:?}");
+        assert!(got.iter().all(|r| r.2.iter().all(|(n, _)| n != "epoch" && n != "loss")), "the epoch numbers the steps; a time cost is no loss: {got:?}");
+        assert_eq!(got[2].2, [("val_loss".to_owned(), 0.16)]);
+        // GluonCV's `[Epoch 1 Batch 100]` reads alike; an epoch with one printed batch too.
+        let got = records("[Epoch 0 Batch 100] Speed: 12.5 samples/sec accuracy=0.1\n[Epoch 1 Batch 100] Speed: 12.5 samples/sec accuracy=0.2\n");
+        assert_eq!(got.iter().map(|r| r.0).collect::<Vec<_>>(), [Some(100), Some(200)], "{got:?}");
+    }
+
+    #[test]
+    fn a_tables_epoch_column_numbers_its_rows_and_is_no_metric() {
+        // fastai's progress table printed to a console.
+        let got = records("epoch     train_loss  valid_loss  error_rate  time    \n0         0.168927    0.020729    0.006766    00:38     \n1         0.064392    0.012938    0.004060    00:37     \n");
+        assert_eq!(got.iter().map(|r| r.0).collect::<Vec<_>>(), [Some(0), Some(1)], "{got:?}");
+        assert!(got.iter().all(|r| r.2.iter().all(|(n, _)| n != "epoch")), "{got:?}");
     }
 
     #[test]

@@ -12,7 +12,7 @@ use super::command::stream::MetricStream;
 use super::command::{self, Sink};
 use super::RunContext;
 use crate::config::{AttachConfig, AttachSource};
-use crate::ingest::{hf, Format, Line};
+use crate::ingest::{self, Format, Line};
 use crate::session::{Event, LogLevel, RunOutcome, ATTACHED_DEVICE};
 
 /// How often the job's process and a rewritten document are looked at.
@@ -39,7 +39,7 @@ pub async fn run(ctx: &RunContext, cfg: &AttachConfig) -> RunOutcome {
     let stop = CancellationToken::new();
     let mut follower = match &cfg.source {
         AttachSource::Stream(source) => command::follow(source, None, Sink::new(ctx), stop.clone()),
-        AttachSource::TrainerState(file) => {
+        AttachSource::Document(file) => {
             let (file, sink, stop) = (file.clone(), Sink::new(ctx), stop.clone());
             Some(tokio::spawn(async move {
                 follow_document(file, sink, stop).await;
@@ -206,11 +206,13 @@ pub fn stat_alive(stat: &str) -> bool {
     !matches!(state, Some("Z" | "X" | "x") | None)
 }
 
-/// Follows a document the job rewrites whole (trainer_state.json): each time it
-/// changes, the records not seen before are read. A history rewritten from an
-/// earlier point (the job resumed from a checkpoint) is read from where it differs.
+/// Follows a document the job rewrites whole (trainer_state.json, Sacred's
+/// metrics.json): each time it changes, the records not seen before are read. A
+/// history rewritten from an earlier point (the job resumed from a checkpoint) is
+/// read from where it differs.
 async fn follow_document(path: PathBuf, mut sink: Sink, stop: CancellationToken) {
     let mut stream = MetricStream::new(&path, Some(Format::TrainerState), false);
+    let name = path.file_name().map(PathBuf::from).unwrap_or_default();
     let mut seen: Vec<Line> = Vec::new();
     let mut last_change = None;
     let mut skips = 0;
@@ -219,7 +221,8 @@ async fn follow_document(path: PathBuf, mut sink: Sink, stop: CancellationToken)
         let change = std::fs::metadata(&path).ok().map(|m| (m.len(), m.modified().ok()));
         if change.is_some() && change != last_change {
             // A document caught half written does not parse: read it again next time.
-            if let Some(records) = std::fs::read_to_string(&path).ok().and_then(|t| hf::trainer_state(&t).ok()) {
+            let records = std::fs::read_to_string(&path).ok().and_then(|t| ingest::document_records(&ingest::detect(&name, &t), &t)?.ok());
+            if let Some(records) = records {
                 last_change = change;
                 let now = sink.now_s();
                 let mut outs = Vec::new();

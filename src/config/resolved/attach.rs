@@ -17,8 +17,9 @@ pub struct AttachConfig {
 pub enum AttachSource {
     /// A file appended to, or a folder of event files, as a command run reads them.
     Stream(MetricsSource),
-    /// A document rewritten whole as the job goes (Hugging Face `trainer_state.json`).
-    TrainerState(PathBuf),
+    /// A document rewritten whole as the job goes (Hugging Face `trainer_state.json`,
+    /// Sacred's `metrics.json`, a Keras history dump).
+    Document(PathBuf),
     /// A run folder of rlmon's Python client (`rlmon.init`): its metrics, its
     /// alerts, and the finish record that ends the run.
     Client(PathBuf),
@@ -45,7 +46,7 @@ impl AttachSource {
     /// The path followed.
     pub fn path(&self) -> &std::path::Path {
         match self {
-            AttachSource::Stream(MetricsSource::File(p) | MetricsSource::TensorBoard(p) | MetricsSource::Glob(p) | MetricsSource::MlFlow(p) | MetricsSource::MlFlowStore(p) | MetricsSource::Wandb(p) | MetricsSource::WandbDir(p) | MetricsSource::Trackio { db: p, .. }) | AttachSource::TrainerState(p) | AttachSource::Client(p) => p,
+            AttachSource::Stream(MetricsSource::File(p) | MetricsSource::TensorBoard(p) | MetricsSource::Glob(p) | MetricsSource::MlFlow(p) | MetricsSource::MlFlowStore(p) | MetricsSource::Wandb(p) | MetricsSource::WandbDir(p) | MetricsSource::Trackio { db: p, .. }) | AttachSource::Document(p) | AttachSource::Client(p) => p,
             AttachSource::Stream(MetricsSource::Stdout) => std::path::Path::new("stdout"),
             AttachSource::Stream(MetricsSource::Stderr) => std::path::Path::new("stderr"),
             AttachSource::Remote(remotes) => std::path::Path::new(remotes.first().map_or("remote", |r| r.url.as_str())),
