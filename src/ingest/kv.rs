@@ -348,6 +348,12 @@ pub fn pairs(line: &str) -> (Vec<Pair<'_>>, Vec<(u64, u64)>) {
                 words.clear();
                 continue;
             }
+            // `loss = 2.302, step = 1` (TensorFlow's estimator): a lone `=` or `:`
+            // closes the key before it.
+            if bare.is_empty() && ends_key && !words.is_empty() && !closed {
+                closed = true;
+                continue;
+            }
             // `Loss is 2.302`, `Current learning rate is 0.05` (BigDL): the words
             // before `is` are the key.
             if bare == "is" && !words.is_empty() && !closed && tokens.peek().is_some_and(|t| is_value(t.trim_end_matches([',', ':']))) {
@@ -375,6 +381,12 @@ mod tests {
 
     fn p(line: &str) -> Vec<(String, String)> {
         pairs(line).0.into_iter().map(|(k, v)| (k.to_owned(), v.to_owned())).collect()
+    }
+
+    #[test]
+    fn a_lone_equals_sign_or_colon_closes_the_key_before_it() {
+        assert_eq!(p("loss = 2.302, step = 101 (31.2 sec)"), kv(&[("loss", "2.302"), ("step", "101")]));
+        assert_eq!(p("val acc : 0.61"), kv(&[("val acc", "0.61")]));
     }
 
     fn kv(items: &[(&str, &str)]) -> Vec<(String, String)> {

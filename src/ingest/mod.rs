@@ -281,8 +281,17 @@ pub fn detect(path: &Path, head: &str) -> Format {
     // A progress bar's states drawn over each other (`\r`) are lines of their own;
     // a launcher's rank prefix (`[rank0]:`) is not part of the trainer's line.
     let lines = || head.lines().take(200).flat_map(|l| l.split('\r')).map(|l| launcher_rank(l).map_or(l, |(_, rest)| rest));
+    // A preset whose lines are a few among many a generic reading reads is not the
+    // log's dialect (TensorFlow's `global step 201: accuracy = 0.61` summary among
+    // its `loss = 1.9, step = 101` lines is no nanoGPT log).
+    let generic_lines = || {
+        let mut progress = text::Progress::default();
+        lines().filter(|l| matches!(text::parse_generic(l, &mut progress), Line::Metrics(_))).count()
+    };
+    let mut generic_read = None;
     for preset in [Preset::Megatron, Preset::NanoGpt, Preset::DeepSpeed] {
-        if lines().any(|l| matches!(text::parse(preset, l), Line::Metrics(_))) {
+        let read = lines().filter(|l| matches!(text::parse(preset, l), Line::Metrics(_))).count();
+        if read > 0 && 2 * read >= *generic_read.get_or_insert_with(generic_lines) {
             return Format::Text(preset);
         }
     }
