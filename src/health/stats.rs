@@ -419,7 +419,9 @@ pub fn index_slope(ys: &[f64]) -> Option<(f64, f64)> {
     if n < 3 {
         return None;
     }
-    let mx = (0..n).map(|i| i as f64).sum::<f64>() / n as f64;
+    // The indices' sum is an integer that f64 holds exactly, as it did every
+    // partial sum of the loop this replaces (n under 2^26): the same bits.
+    let mx = ((n as u128 * (n as u128 - 1) / 2) as f64) / n as f64;
     let my = ys.iter().sum::<f64>() / n as f64;
     let (mut sxx, mut sxy, mut syy) = (0.0, 0.0, 0.0);
     for (i, y) in ys.iter().enumerate() {
@@ -445,9 +447,13 @@ pub fn half_lag_slope(ys: &[f64]) -> Option<(f64, f64)> {
     if lag < 2 {
         return None;
     }
-    let slopes: Vec<f64> = (0..ys.len() - lag).map(|i| (ys[i + lag] - ys[i]) / lag as f64).collect();
-    let positive = slopes.iter().filter(|s| **s > 0.0).count() as f64 / slopes.len() as f64;
-    Some((median(&slopes)?, positive))
+    // The slopes go straight into the scratch buffer a median selects over: the
+    // same values in the same order as a vector of them, without one.
+    let slopes = (0..ys.len() - lag).map(|i| (ys[i + lag] - ys[i]) / lag as f64);
+    Some(with_scratch(slopes, |slopes| {
+        let positive = slopes.iter().filter(|s| **s > 0.0).count() as f64 / slopes.len() as f64;
+        (select_median(slopes), positive)
+    }))
 }
 
 /// Counts consecutive points for which a condition held.
