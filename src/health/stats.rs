@@ -108,6 +108,11 @@ impl SortedWindow {
     /// Adds `v`; `leaving`, when the window is full, is its oldest value, which
     /// leaves it.
     fn push(&mut self, v: f64, leaving: Option<f64>) {
+        // A value that replaces its own bits (a constant series: a token count,
+        // a learning rate after its warm-up) leaves the window as it was.
+        if self.is_full() && leaving.is_some_and(|old| old.to_bits() == v.to_bits()) {
+            return;
+        }
         let at = self.sorted.partition_point(|p| p.total_cmp(&v).is_le());
         // total_cmp equality is bit equality: any match is the oldest's value. It
         // is among the values up to the new one's place when at or below it.
@@ -260,8 +265,8 @@ pub fn sorted_median_mad(sorted: &[f64]) -> Option<(f64, f64)> {
     // Below `split` the values are under m (deviations growing leftwards); from it
     // on, at or above m (deviations growing rightwards).
     let split = sorted.partition_point(|v| *v < m);
-    let upper = kth_deviation(sorted, split, m, n / 2);
-    Some((m, if n % 2 == 1 { upper } else { 0.5 * (kth_deviation(sorted, split, m, n / 2 - 1) + upper) }))
+    let (lower, upper) = kth_deviations(sorted, split, m, n / 2);
+    Some((m, if n % 2 == 1 { upper } else { 0.5 * (lower + upper) }))
 }
 
 /// A robust sigma of values already in `total_cmp` order around their median
@@ -278,11 +283,14 @@ pub fn sorted_sigma(sorted: &[f64], m: f64, mad: f64) -> Option<f64> {
     sorted_median(&off).filter(|d| *d > 0.0).map(|d| MAD_TO_SIGMA * d)
 }
 
-/// The `k`-th smallest (0-based) of |v - m| over `sorted`, where the values below
-/// `split` are under m: two runs of deviations, rising leftwards from `split` and
-/// rightwards from it. A binary search for how many of the k + 1 smallest come
-/// from the left run (the k-th of two sorted sequences).
-fn kth_deviation(sorted: &[f64], split: usize, m: f64, k: usize) -> f64 {
+/// The `k - 1`-th and `k`-th smallest (0-based) of |v - m| over `sorted` (the
+/// `k`-th twice when k is 0), where the values below `split` are under m: two
+/// runs of deviations, rising leftwards from `split` and rightwards from it. A
+/// binary search for how many of the k + 1 smallest come from the left run (the
+/// k-th of two sorted sequences); the one before is the larger of the two runs'
+/// last taken values once the k-th is given back (an even window's MAD needs
+/// both: one search instead of two).
+fn kth_deviations(sorted: &[f64], split: usize, m: f64, k: usize) -> (f64, f64) {
     let (left_len, right_len) = (split, sorted.len() - split);
     let left = |i: usize| (sorted[split - 1 - i] - m).abs();
     let right = |j: usize| (sorted[split + j] - m).abs();
@@ -298,11 +306,29 @@ fn kth_deviation(sorted: &[f64], split: usize, m: f64, k: usize) -> f64 {
         }
     }
     let (a, b) = (lo, k + 1 - lo);
-    match (a > 0, b > 0) {
-        (true, true) => left(a - 1).max(right(b - 1)),
-        (true, false) => left(a - 1),
-        _ => right(b - 1),
+    // The largest taken of each run (`None` where a run gives none); the k-th is
+    // the larger, taken from the left on a tie as `max` does (equal values: the
+    // same bits but for a zero's sign, which |v - m| does not have).
+    let last = |a: usize, b: usize| -> (Option<f64>, Option<f64>) { ((a > 0).then(|| left(a - 1)), (b > 0).then(|| right(b - 1))) };
+    let kth = |taken: (Option<f64>, Option<f64>)| match taken {
+        (Some(l), Some(r)) => l.max(r),
+        (Some(l), None) => l,
+        (None, Some(r)) => r,
+        (None, None) => f64::NAN,
+    };
+    let taken = last(a, b);
+    let upper = kth(taken);
+    if k == 0 {
+        return (upper, upper);
     }
+    // Give back the run's value that is the k-th (the right one's on a tie: the
+    // rest is the same either way) and read the k-1-th from what remains.
+    let lower = match taken {
+        (Some(l), Some(r)) if r >= l => kth(last(a, b - 1)),
+        (Some(_), _) => kth(last(a - 1, b)),
+        _ => kth(last(a, b - 1)),
+    };
+    (lower, upper)
 }
 
 /// Median of the values (NaN-free input), `None` when empty.
@@ -393,7 +419,9 @@ pub fn index_slope(ys: &[f64]) -> Option<(f64, f64)> {
     if n < 3 {
         return None;
     }
-    let mx = (0..n).map(|i| i as f64).sum::<f64>() / n as f64;
+    // The indices' sum is an integer that f64 holds exactly, as it did every
+    // partial sum of the loop this replaces (n under 2^26): the same bits.
+    let mx = ((n as u128 * (n as u128 - 1) / 2) as f64) / n as f64;
     let my = ys.iter().sum::<f64>() / n as f64;
     let (mut sxx, mut sxy, mut syy) = (0.0, 0.0, 0.0);
     for (i, y) in ys.iter().enumerate() {
@@ -419,9 +447,13 @@ pub fn half_lag_slope(ys: &[f64]) -> Option<(f64, f64)> {
     if lag < 2 {
         return None;
     }
-    let slopes: Vec<f64> = (0..ys.len() - lag).map(|i| (ys[i + lag] - ys[i]) / lag as f64).collect();
-    let positive = slopes.iter().filter(|s| **s > 0.0).count() as f64 / slopes.len() as f64;
-    Some((median(&slopes)?, positive))
+    // The slopes go straight into the scratch buffer a median selects over: the
+    // same values in the same order as a vector of them, without one.
+    let slopes = (0..ys.len() - lag).map(|i| (ys[i + lag] - ys[i]) / lag as f64);
+    Some(with_scratch(slopes, |slopes| {
+        let positive = slopes.iter().filter(|s| **s > 0.0).count() as f64 / slopes.len() as f64;
+        (select_median(slopes), positive)
+    }))
 }
 
 /// Counts consecutive points for which a condition held.

@@ -250,8 +250,11 @@ impl KlRunaway {
         // Growth must stand out from the KL's own noise: with heavy tails or
         // memory (AR) in it, a noisy KL doubles its 10-point median and climbs for
         // 40 points now and then, more often the longer the run.
-        let noise = sorted_median_mad(&self.history_logs.sorted_range(0, n - KL_SLOPE)).map_or(0.0, |(_, mad)| MAD_TO_SIGMA * mad);
-        let beyond_noise = growth.ln() >= KL_NOISE_SIGMAS * noise;
+        // Read last, only for a point that climbs: not a MAD at every point.
+        let beyond_noise = || {
+            let noise = sorted_median_mad(&self.history_logs.sorted_range(0, n - KL_SLOPE)).map_or(0.0, |(_, mad)| MAD_TO_SIGMA * mad);
+            growth.ln() >= KL_NOISE_SIGMAS * noise
+        };
         // A window's noise misses what a KL with memory (an adaptive controller's
         // swings, bursts that last) does over a whole run: the growth must also
         // stand out from the run's own record of it (read only past the warn
@@ -267,7 +270,7 @@ impl KlRunaway {
                 self.growths.push(self.pending_growths.pop_front().unwrap_or(f64::NAN));
             }
         }
-        let climbing = (slow_climb || slope > 0.0 && r2 >= 0.3) && level > KL_FLOOR && beyond_noise && beyond_record;
+        let climbing = (slow_climb || slope > 0.0 && r2 >= 0.3) && level > KL_FLOOR && beyond_record && beyond_noise();
         let coef_flat = self.coef.is_full() && {
             let c = self.coef.to_vec();
             let (lo, hi) = (c.iter().copied().fold(f64::INFINITY, f64::min), c.iter().copied().fold(f64::NEG_INFINITY, f64::max));
