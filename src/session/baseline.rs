@@ -85,28 +85,39 @@ impl Baseline {
         let mut out = Vec::new();
         let before = rb.trackers.values().any(|t| t.tracker.diverged_at().is_some());
         let mut parted = Vec::new();
+        // The live series, their trackers and the baseline's series are all kept in
+        // name order: one walk along the three finds each metric's, where a lookup
+        // by name per point would compare names over and over. Metrics met for the
+        // first time get their tracker after the walk.
+        let divergence = self.divergence;
+        let mut trackers = rb.trackers.iter_mut().peekable();
+        let mut base_series = base.series.iter().peekable();
+        let mut new: Vec<(&String, Tracked)> = Vec::new();
         for (name, series) in &live.series {
             if series.last_step() != Some(step) {
                 continue;
             }
+            let tracked = seek(&mut trackers, name);
             // Whether a metric is compared at all is asked of the catalog once.
-            let next = match rb.trackers.get(name.as_str()) {
+            let next = match &tracked {
                 Some(t) if !t.compared => continue,
                 Some(t) => Some(t.next),
                 None if is_timing_or_resource(name) => {
-                    rb.trackers.insert(name.clone(), Tracked { tracker: DivergenceTracker::new(self.divergence), next: 0, compared: false });
+                    new.push((name, Tracked { tracker: DivergenceTracker::new(divergence), next: 0, compared: false }));
                     continue;
                 }
                 None => None,
             };
-            let (Some(value), Some(bs)) = (series.last(), base.series(name)) else { continue };
+            let (Some(value), Some(bs)) = (series.last(), seek(&mut base_series, name)) else { continue };
             let hint = next.filter(|&i| bs.step_at(i) == Some(step));
             let Some((i, b)) = hint.or_else(|| bs.index_of(step)).and_then(|i| Some((i, bs.value_at(i)?))) else { continue };
-            // Looked up by `&str`: a name is allocated once per metric, not per step.
-            if next.is_none() {
-                rb.trackers.insert(name.clone(), Tracked { tracker: DivergenceTracker::new(self.divergence), next: 0, compared: true });
-            }
-            let Some(tracked) = rb.trackers.get_mut(name.as_str()) else { continue };
+            let tracked = match tracked {
+                Some(t) => t,
+                None => {
+                    new.push((name, Tracked { tracker: DivergenceTracker::new(divergence), next: 0, compared: true }));
+                    &mut new.last_mut().expect("just pushed").1
+                }
+            };
             tracked.next = i + 1;
             if let Some(at) = tracked.tracker.observe(step, value, b) {
                 // The alert speaks of the first diverging step, its values included.
@@ -115,6 +126,9 @@ impl Baseline {
                 parted.push((name, at, at_time, at_value, at_base));
             }
         }
+        drop(trackers);
+        // A name is allocated once per metric, not per step.
+        rb.trackers.extend(new.into_iter().map(|(name, t)| (name.clone(), t)));
         // The run's first divergence is the warning; when several metrics part at
         // once, the objective names it.
         parted.sort_by_key(|(name, at, ..)| (*at, headline_rank(name)));
@@ -170,6 +184,21 @@ impl Baseline {
     pub fn diverged_at(&self, run: usize, metric: &str) -> Option<u64> {
         self.runs.get(run)?.as_ref()?.trackers.get(metric)?.tracker.diverged_at()
     }
+}
+
+/// The value of `name` in a walk along a map in name order: the walk moves past
+/// the names before it and stops there, so later (larger) names are found next.
+fn seek<'a, V: 'a, I: Iterator<Item = (&'a String, V)>>(walk: &mut std::iter::Peekable<I>, name: &str) -> Option<V> {
+    while let Some((key, _)) = walk.peek() {
+        match key.as_str().cmp(name) {
+            std::cmp::Ordering::Less => {
+                walk.next();
+            }
+            std::cmp::Ordering::Equal => return walk.next().map(|(_, v)| v),
+            std::cmp::Ordering::Greater => return None,
+        }
+    }
+    None
 }
 
 /// tokens/s of both runs over the same `RATE_WINDOW` steps ending at `step`, once

@@ -441,11 +441,23 @@ impl Series {
     }
 
     pub fn time_at(&self, i: usize) -> Option<f64> {
-        self.times(i..i + 1).first().copied()
+        self.point_at(i, |h| &h.times, |d| &d.times)
     }
 
     pub fn value_at(&self, i: usize) -> Option<f64> {
-        self.values(i..i + 1).first().copied()
+        self.point_at(i, |h| &h.values, |d| &d.values)
+    }
+
+    /// One point's column, as [`Series::column`] reads it but without a copy: a
+    /// baseline looks a point up at every step of every metric.
+    fn point_at<T: Copy>(&self, i: usize, hot: impl Fn(&Hot) -> &Vec<T>, decoded: fn(&Decoded) -> &Vec<T>) -> Option<T> {
+        let h = self.hot_start();
+        if i >= h {
+            return hot(&self.hot).get(i - h).copied();
+        }
+        let block = i / BLOCK;
+        let d = self.recent.get(block, &self.blocks[block]);
+        decoded(&d).get(i - block * BLOCK).copied()
     }
 
     /// Index of the point at `step`, if the series has one (steps ascend).
