@@ -684,6 +684,11 @@ const RISE_MULTIPLE: f64 = 1.5;
 const RISE_BIN: f64 = 0.02;
 const RISE_BINS: usize = 500;
 
+/// The newest points' part of the record (see [`RiseRecord`]): two blocks of
+/// this many points, the older one full, so that it holds the last 1,000 to
+/// 2,000 points.
+const RISE_RECENT_BLOCK: u64 = 1_000;
+
 /// A run's record of how far a statistic rose above its reference (log ratios,
 /// a fall counting as 0), point by point over the whole run, in fixed bins (O(1)
 /// per point, read only at an anomalous point). The newest points' tail
@@ -692,16 +697,23 @@ const RISE_BINS: usize = 500;
 /// now and then, and each one looks new. Over the run its own 1-in-100 rise is
 /// known: a spike (or a KL runaway's growth) must rise [`RISE_MULTIPLE`] times
 /// as far. For Gaussian noise that is below the bar the MAD sets (z >= 4) and
-/// changes nothing.
+/// changes nothing. The record of the newest 1,000 to 2,000 points is read
+/// too, and the higher bar holds: a regime of wider noise (a stretch of
+/// thousands of steps at several times the run's spread) fills that part
+/// within a few hundred points, where the whole run's record, mostly of its
+/// calm stretches, would put each of its excursions past the bar.
 #[derive(Debug, Clone)]
 pub(crate) struct RiseRecord {
     bins: Vec<u32>,
     count: u64,
+    /// The newest points' record: the older block (full) and the one filling.
+    recent: [Vec<u32>; 2],
+    recent_count: [u64; 2],
 }
 
 impl Default for RiseRecord {
     fn default() -> Self {
-        RiseRecord { bins: vec![0; RISE_BINS], count: 0 }
+        RiseRecord { bins: vec![0; RISE_BINS], count: 0, recent: [vec![0; RISE_BINS], vec![0; RISE_BINS]], recent_count: [0; 2] }
     }
 }
 
@@ -713,24 +725,21 @@ impl RiseRecord {
         let bin = ((log_rise.max(0.0) / RISE_BIN) as usize).min(RISE_BINS - 1);
         self.bins[bin] = self.bins[bin].saturating_add(1);
         self.count += 1;
+        if self.recent_count[1] == RISE_RECENT_BLOCK {
+            self.recent.swap(0, 1);
+            self.recent[1].iter_mut().for_each(|c| *c = 0);
+            self.recent_count = [RISE_RECENT_BLOCK, 0];
+        }
+        self.recent[1][bin] = self.recent[1][bin].saturating_add(1);
+        self.recent_count[1] += 1;
     }
 
-    /// The log rise a point must reach to stand out from the run's record;
-    /// `None` while the record is short.
+    /// The log rise a point must reach to stand out from the run's record (and
+    /// from its newest points' record); `None` while the record is short.
     pub(crate) fn bar(&self) -> Option<f64> {
-        if self.count < RISE_RECORD_MIN {
-            return None;
-        }
-        let want = (RISE_QUANTILE * self.count as f64).ceil() as u64;
-        let mut seen = 0u64;
-        for (i, c) in self.bins.iter().enumerate() {
-            seen += u64::from(*c);
-            if seen >= want {
-                // The bin's upper edge: a quantile never under-read.
-                return Some((i as f64 + 1.0) * RISE_BIN * RISE_MULTIPLE);
-            }
-        }
-        None
+        let whole = quantile_bar(self.count, |i| self.bins[i])?;
+        let recent = quantile_bar(self.recent_count[0] + self.recent_count[1], |i| self.recent[0][i] + self.recent[1][i]);
+        Some(recent.map_or(whole, |r| r.max(whole)))
     }
 
     /// Whether the `judged`-th point judged against a reference `window` points
@@ -745,6 +754,24 @@ impl RiseRecord {
     fn sigma(&self) -> f64 {
         self.bar().map_or(0.0, |b| b / SPIKE_Z)
     }
+}
+
+/// [`RISE_MULTIPLE`] times the [`RISE_QUANTILE`] of `count` recorded rises
+/// whose `i`th bin holds `bin(i)`; `None` under [`RISE_RECORD_MIN`] of them.
+fn quantile_bar(count: u64, bin: impl Fn(usize) -> u32) -> Option<f64> {
+    if count < RISE_RECORD_MIN {
+        return None;
+    }
+    let want = (RISE_QUANTILE * count as f64).ceil() as u64;
+    let mut seen = 0u64;
+    for i in 0..RISE_BINS {
+        seen += u64::from(bin(i));
+        if seen >= want {
+            // The bin's upper edge: a quantile never under-read.
+            return Some((i as f64 + 1.0) * RISE_BIN * RISE_MULTIPLE);
+        }
+    }
+    None
 }
 
 /// A spike detector's reference window: its values and their logs, each with
@@ -1420,5 +1447,60 @@ mod tests {
         assert_eq!(noise_around_a_fall(&series(&|i| 0.1 * i as f64 + wig(i)), 0, 1.0), None);
         assert_eq!(noise_around_a_fall(&series(&wig), 0, 0.01), None);
         assert_eq!(noise_around_a_fall(&fall, 0, 0.01), None);
+    }
+
+    /// A gradient norm over a learning rate that rises linearly to its peak at
+    /// `warm` points (`None`: none logged); the warn or critical alerts.
+    fn grad_warned_with_lr(values: &[f64], warm: Option<usize>) -> Vec<(u64, Severity, String)> {
+        let mut d = grad_detector();
+        let mut out = Vec::new();
+        for (i, v) in values.iter().enumerate() {
+            let mut vals: Vec<(MetricName, f64)> = vec![("loss".into(), *v)];
+            if let Some(w) = warm {
+                vals.push((catalog::LR.into(), 3e-4 * (i as f64 / w as f64).min(1.0)));
+            }
+            let p = Point { step: i as u64, time_s: i as f64, values: &vals };
+            if let Some(r) = d.check(&p).filter(|r| r.severity >= Severity::Warn) {
+                out.push((i as u64, r.severity, r.message));
+            }
+        }
+        out
+    }
+
+    /// Should not raise a climb: healthy gradient norms, white noise of 0.25 or
+    /// AR(1) 0.9 noise of 0.15 on the log scale, a 4x warm-up under a rising
+    /// learning rate and a 3x rise over the run's second half.
+    #[test]
+    fn healthy_grad_norms_with_a_warm_up_and_a_late_rise_are_quiet() {
+        for seed in 0..20u64 {
+            let mut g = gauss(600 + seed);
+            let (phi, sigma) = if seed % 2 == 0 { (0.0, 0.25) } else { (0.9, 0.15) };
+            let mut e = 0.0;
+            let v: Vec<f64> = (0..2000usize)
+                .map(|i| {
+                    e = phi * e + (1.0f64 - phi * phi).sqrt() * sigma * g();
+                    let warm = 1.0 + 3.0 * (i as f64 / 150.0).min(1.0);
+                    let late = 1.0 + 2.0 * (i.saturating_sub(1000) as f64 / 1000.0);
+                    warm * late * e.exp()
+                })
+                .collect();
+            let climbs: Vec<_> = grad_warned_with_lr(&v, Some(150)).into_iter().filter(|(_, _, m)| m.contains("climbing")).collect();
+            assert_eq!(climbs, vec![], "seed {seed}");
+        }
+    }
+
+    /// A regime of wider noise after a long calm stretch: its rises set the bar
+    /// within a few hundred points (the whole run's record, 99% calm, would not
+    /// move), and the calm bar is back two blocks after the regime ends.
+    #[test]
+    fn the_rise_record_follows_a_regime_of_wider_noise() {
+        let mut r = RiseRecord::default();
+        (0..20_000).for_each(|_| r.push(0.05));
+        let calm = r.bar().expect("a record");
+        assert!(calm < 0.1, "{calm}");
+        (0..150).for_each(|_| r.push(0.5));
+        assert!(r.bar().is_some_and(|b| b >= 0.5 * RISE_MULTIPLE), "{:?}", r.bar());
+        (0..2 * RISE_RECENT_BLOCK).for_each(|_| r.push(0.05));
+        assert_eq!(r.bar(), Some(calm));
     }
 }
