@@ -280,28 +280,40 @@ impl Spike {
         self.rises.sigma()
     }
 
-    /// A steady climb on the log scale ([`CLIMB_POINTS`] points, the newest
-    /// included): the severity, and the rate and rise for the message. The
-    /// climb's pairs half its span apart rise in [`CLIMB_RISING`] of cases at
-    /// [`CLIMB_RATE`] a point or more, and its newest level stands
-    /// [`CLIMB_WARN`] times over the window's level before it, and
-    /// [`SPIKE_Z`] sigmas of that level's noise (and of the run's own rise
-    /// record) over it: critical at the kind's critical ratio.
+    /// A steady climb on the log scale, read over the newest [`CLIMB_SPANS`]
+    /// points in turn (the newest included): the severity, and the rate and
+    /// rise for the message. The climb's pairs half its span apart rise in
+    /// [`CLIMB_RISING`] of cases at [`CLIMB_RATE`] a point or more, and its
+    /// newest level stands [`CLIMB_WARN`] times over the window's level before
+    /// it, and [`SPIKE_Z`] sigmas of that level's noise (and of the run's own
+    /// rise record) over it: critical at the kind's critical ratio. The longer
+    /// spans, and the noise of a window that climbs itself read around its own
+    /// line, only past the run's start: a warm-up's own rise is no climb.
     fn climb(&self) -> Option<(Severity, Climb)> {
+        if self.window.nonpositive > 0 {
+            return None;
+        }
+        let late = RiseRecord::after_the_start(self.judged, self.settings.window);
+        let spans = if late { &CLIMB_SPANS[..] } else { &CLIMB_SPANS[..1] };
+        spans.iter().find_map(|&span| self.climb_over(span, late))
+    }
+
+    /// [`Self::climb`] over the newest `span` points; `late`: past the run's start.
+    fn climb_over(&self, span: usize, late: bool) -> Option<(Severity, Climb)> {
         let n = self.window.len();
-        if n < CLIMB_POINTS + CLIMB_BEFORE || self.window.nonpositive > 0 {
+        if n < span + CLIMB_BEFORE {
             return None;
         }
         let logs = self.window.logs.values();
-        let newest: Vec<f64> = logs.range(n - CLIMB_POINTS..).copied().collect();
-        if newest[CLIMB_POINTS - 1] <= newest[0] {
+        let newest: Vec<f64> = logs.range(n - span..).copied().collect();
+        if newest[span - 1] <= newest[0] {
             return None;
         }
         let (rate, rising) = half_lag_slope(&newest)?;
         if rate < CLIMB_RATE || rising < CLIMB_RISING {
             return None;
         }
-        let (base, mad) = sorted_median_mad(&self.window.logs.sorted_range(0, n - CLIMB_POINTS))?;
+        let (base, mad) = sorted_median_mad(&self.window.logs.sorted_range(0, n - span))?;
         // The climb is the run's own noise around a steady line, not a jump
         // between two levels (a GRPO grad norm, tiny on steps whose rewards
         // tied): its points' spread around the line is at most
@@ -311,11 +323,12 @@ impl Spike {
         if around > CLIMB_NOISE_MULTIPLE * mad.max(MIN_LOG_SIGMA) {
             return None;
         }
-        let level = sorted_median(&sorted_copy(newest[CLIMB_POINTS - CLIMB_LEVEL_POINTS..].iter().copied()))?;
-        let sigma = (MAD_TO_SIGMA * mad).max(self.record_sigma()).max(MIN_LOG_SIGMA);
+        let level = sorted_median(&sorted_copy(newest[span - CLIMB_LEVEL_POINTS..].iter().copied()))?;
+        let before_noise = if late { climbing_before(&logs.range(..n - span).copied().collect::<Vec<_>>()) } else { None };
+        let sigma = (MAD_TO_SIGMA * before_noise.unwrap_or(mad)).max(self.record_sigma()).max(MIN_LOG_SIGMA);
         // A climb to a second level the run keeps visiting (see
         // `second_level`) is the norm back at that level, not climbing.
-        if level - base >= self.settings.warn.ln() && self.second_level(base, CLIMB_POINTS, Direction::Up).is_some_and(|l| level - l.level < CLIMB_WARN.ln()) {
+        if level - base >= self.settings.warn.ln() && self.second_level(base, span, Direction::Up).is_some_and(|l| level - l.level < CLIMB_WARN.ln()) {
             return None;
         }
         let rise = level - base;
@@ -567,6 +580,27 @@ const CLIMB_LEVEL_POINTS: usize = 5;
 /// The climb's spread around its line, at most this many times the window's
 /// spread before it.
 const CLIMB_NOISE_MULTIPLE: f64 = 2.0;
+
+/// The spans (newest points) a climb is read over, shortest first: a fast
+/// climb shows over 20; a slow one (1.5-2% a point) under white noise as wide
+/// as its growth over ten points rises in [`CLIMB_RISING`] of its pairs only
+/// over 60, their half-lag then 30 points.
+const CLIMB_SPANS: [usize; 3] = [CLIMB_POINTS, 2 * CLIMB_POINTS, 3 * CLIMB_POINTS];
+
+/// The noise (a MAD, log scale) of the window's points before a climb's span
+/// when they climb themselves at [`CLIMB_RATE`] or more (half their pairs or
+/// more rising): their spread around their own line. A climb already under way
+/// when the span begins (one that started in a warm-up, while the learning
+/// rate still rose) spreads the window by its own rise, and measured by that
+/// spread it never stands out. `None` when they do not climb.
+fn climbing_before(before: &[f64]) -> Option<f64> {
+    let (rate, rising) = half_lag_slope(before)?;
+    if rate < CLIMB_RATE || rising < 0.5 {
+        return None;
+    }
+    let residuals = sorted_copy(before.iter().enumerate().map(|(i, y)| y - rate * i as f64));
+    sorted_median_mad(&residuals).map(|(_, mad)| mad)
+}
 
 /// A climb as the message tells it.
 #[derive(Debug, Clone, Copy)]
@@ -1465,6 +1499,41 @@ mod tests {
             }
         }
         out
+    }
+
+    /// Should raise: a slow climb (1.6-1.8% a point, five orders of magnitude
+    /// over a few hundred points) under white log-scale noise of 0.2, which
+    /// rises in too few of its 20-point pairs, is caught by its 60-point span.
+    #[test]
+    fn a_slow_climb_under_white_noise_is_caught() {
+        for seed in 0..10u64 {
+            let mut g = gauss(400 + seed);
+            let rate = 0.016 + 0.0002 * seed as f64;
+            let v: Vec<f64> = (0..600usize).map(|i| (0.2 * g() + rate * i.saturating_sub(300) as f64).exp()).collect();
+            let got = grad_warned_with_lr(&v, None);
+            assert!(got.first().is_some_and(|(at, _, _)| (300..420).contains(at)), "seed {seed}: {got:?}");
+        }
+    }
+
+    /// Should raise: a climb (3% a point, AR(1) 0.9 noise) that began while the
+    /// learning rate still rose, by 80 points after the warm-up at the latest:
+    /// the window's spread is then the climb's own rise, and its noise the
+    /// spread around its line.
+    #[test]
+    fn a_climb_begun_in_the_warm_up_is_caught_after_it() {
+        for seed in 0..10u64 {
+            let mut g = gauss(500 + seed);
+            let mut e = 0.0;
+            let v: Vec<f64> = (0..900usize)
+                .map(|i| {
+                    e = 0.9 * e + (1.0f64 - 0.81).sqrt() * 0.15 * g();
+                    let warm = 1.0 + 1.5 * (i as f64 / 600.0).min(1.0);
+                    warm * (e + (0.03 * i.saturating_sub(350) as f64).min(11.5f64)).exp()
+                })
+                .collect();
+            let got = grad_warned_with_lr(&v, Some(600));
+            assert!(got.first().is_some_and(|(at, _, _)| (350..680).contains(at)), "seed {seed}: {got:?}");
+        }
     }
 
     /// Should not raise a climb: healthy gradient norms, white noise of 0.25 or
