@@ -64,6 +64,15 @@ struct HeldOut {
     reward_first: Option<f64>,
     /// Evaluations: (step, score, reward level then).
     evals: Vec<(u64, f64, f64)>,
+    /// Kept as evaluations come, so each one is judged in O(log n), not by
+    /// walking them all (a score logged every step of a long run): the peak
+    /// level's index and value, the lowest score up to it, whether every score
+    /// is at least 0, and the changes between evaluations, for their median.
+    peak: Option<(usize, f64)>,
+    lowest_before_peak: f64,
+    lowest: f64,
+    all_nonnegative: bool,
+    changes: RunningMedian,
     /// Consecutive evaluations below the line, and the verdict they hold.
     below: u32,
     verdict: Option<Severity>,
@@ -71,9 +80,45 @@ struct HeldOut {
     detail: Option<(u64, f64, f64, f64)>,
 }
 
+/// The exact median of values >= 0 pushed so far, in O(log n) a push: the lower
+/// half in a max-heap, the upper in a min-heap (a non-negative f64's bits order
+/// as its value does). The same value `stats::median` gives of them all.
+#[derive(Debug, Clone, Default)]
+struct RunningMedian {
+    lower: std::collections::BinaryHeap<u64>,
+    upper: std::collections::BinaryHeap<std::cmp::Reverse<u64>>,
+}
+
+impl RunningMedian {
+    fn push(&mut self, v: f64) {
+        let bits = v.max(0.0).to_bits();
+        if self.lower.peek().is_some_and(|&top| bits <= top) {
+            self.lower.push(bits);
+        } else {
+            self.upper.push(std::cmp::Reverse(bits));
+        }
+        // Balanced: the upper half holds the middle value of an odd count.
+        if self.lower.len() > self.upper.len() {
+            let top = self.lower.pop().unwrap_or_default();
+            self.upper.push(std::cmp::Reverse(top));
+        } else if self.upper.len() > self.lower.len() + 1 {
+            let std::cmp::Reverse(low) = self.upper.pop().unwrap_or_default();
+            self.lower.push(low);
+        }
+    }
+
+    fn median(&self) -> Option<f64> {
+        let upper = f64::from_bits(self.upper.peek()?.0);
+        if self.upper.len() > self.lower.len() {
+            return Some(upper);
+        }
+        Some(0.5 * (self.lower.peek().map_or(upper, |&l| f64::from_bits(l)) + upper))
+    }
+}
+
 impl HeldOut {
     fn new(w: usize) -> Self {
-        HeldOut { name: None, searched: 0, reward: Window::new(w), reward_first: None, evals: Vec::new(), below: 0, verdict: None, detail: None }
+        HeldOut { name: None, searched: 0, reward: Window::new(w), reward_first: None, evals: Vec::new(), peak: None, lowest_before_peak: f64::INFINITY, lowest: f64::INFINITY, all_nonnegative: true, changes: RunningMedian::default(), below: 0, verdict: None, detail: None }
     }
 
     /// One point: the reward, and the held-out score when the point carries it.
@@ -91,8 +136,28 @@ impl HeldOut {
         }
         let level = self.reward.mean_of(0, self.reward.len()).unwrap_or(f64::NAN);
         let first = *self.reward_first.get_or_insert(level);
+        if let Some(last) = self.evals.last() {
+            self.changes.push((score - last.1).abs());
+        }
         self.evals.push((p.step, score, level));
+        self.lowest = self.lowest.min(score);
+        self.all_nonnegative &= score >= 0.0;
+        let n = self.evals.len();
+        if n >= 3 {
+            // (Ties go to the newest level, as `max_by` picks the last maximum.)
+            let now = self.level(n - 1);
+            if self.peak.is_none_or(|(_, peak)| now.total_cmp(&peak).is_ge()) {
+                self.peak = Some((n - 1, now));
+                self.lowest_before_peak = self.lowest;
+            }
+        }
         self.verdict = self.judge(first);
+    }
+
+    /// Evaluation `i`'s level: the median of its score and the two before.
+    fn level(&self, i: usize) -> f64 {
+        let scores: Vec<f64> = self.evals[i.saturating_sub(2)..=i].iter().map(|e| e.1).collect();
+        crate::health::stats::median(&scores).unwrap_or(f64::NAN)
     }
 
     /// The verdict after the newest evaluation.
@@ -104,17 +169,14 @@ impl HeldOut {
         // Levels, not single evaluations: each evaluation's score is the median
         // of it and the two before (a score logged every step, or a noisy
         // evaluation, has outliers its peak must not be).
-        let level = |i: usize| crate::health::stats::median(&self.evals[i.saturating_sub(2)..=i].iter().map(|e| e.1).collect::<Vec<_>>()).unwrap_or(f64::NAN);
-        let (peak_at, peak) = (2..n).map(|i| (i, level(i))).max_by(|a, b| a.1.total_cmp(&b.1))?;
+        let (peak_at, peak) = self.peak?;
         let (peak_step, reward_at_peak) = (self.evals[peak_at].0, self.evals[peak_at].2);
-        let (now, reward_now) = (level(n - 1), self.evals[n - 1].2);
+        let (now, reward_now) = (self.level(n - 1), self.evals[n - 1].2);
         // The score's noise: the spread of its changes between evaluations.
-        let diffs: Vec<f64> = self.evals.windows(2).map(|w| (w[1].1 - w[0].1).abs()).collect();
-        let noise = crate::health::stats::median(&diffs).unwrap_or(0.0) * MAD_TO_SIGMA / std::f64::consts::SQRT_2;
+        let noise = self.changes.median().unwrap_or(0.0) * MAD_TO_SIGMA / std::f64::consts::SQRT_2;
         // A share of the peak for a score that never goes below zero; else of
         // the rise to the peak from the lowest score before it.
-        let lowest_before = self.evals[..=peak_at].iter().map(|e| e.1).fold(f64::INFINITY, f64::min);
-        let scale = if self.evals.iter().all(|e| e.1 >= 0.0) { peak } else { peak - lowest_before };
+        let scale = if self.all_nonnegative { peak } else { peak - self.lowest_before_peak };
         let kept = if scale > 0.0 { 1.0 - (peak - now) / scale } else { 1.0 };
         let reward_gain = reward_at_peak.max(reward_now) - first;
         let reward_holds = reward_gain > 0.0 && reward_now - first >= REWARD_KEPT * (reward_at_peak - first).max(0.0) && reward_now >= first;
@@ -575,6 +637,20 @@ mod tests {
                 .collect();
             assert_eq!(alerts.iter().map(|a| a.severity).max(), Some(want), "{name}: {alerts:?}");
             assert!(alerts.iter().filter(|a| a.escalated_at.is_none()).count() == 1, "{name}: {alerts:?}");
+        }
+    }
+
+    #[test]
+    fn the_running_median_is_the_median_of_every_value_so_far() {
+        let mut m = RunningMedian::default();
+        let mut all = Vec::new();
+        let mut x = 0.37f64;
+        for i in 0..500 {
+            x = (x * 3.9 * (1.0 - x)).abs();
+            let v = if i % 7 == 0 { 0.0 } else { (x * 100.0).round() / 10.0 };
+            m.push(v);
+            all.push(v);
+            assert_eq!(m.median().map(f64::to_bits), crate::health::stats::median(&all).map(f64::to_bits), "after {} values", all.len());
         }
     }
 }
