@@ -356,7 +356,7 @@ pub fn parse_generic(line: &str, progress: &mut Progress) -> Line {
                     rec.step = column_epoch(columns, line);
                     if rec.step.is_some() {
                         // The epoch numbers the row: it is no metric of it.
-                        rec.fields.retain(|(name, _)| !name.eq_ignore_ascii_case("epoch"));
+                        without_epoch(&mut rec);
                     }
                     Line::Metrics(rec)
                 }
@@ -397,12 +397,12 @@ pub fn parse_generic(line: &str, progress: &mut Progress) -> Line {
                     // and the next epoch's batches start a new pass.
                     progress.new_epoch |= progress.epoch.is_some_and(|e| Some(e) != read.epoch);
                     progress.epoch = read.epoch;
-                    rec.fields.retain(|(name, _)| !name.eq_ignore_ascii_case("epoch"));
+                    without_epoch(&mut rec);
                 }
                 rec.step = Some(progress.step(counter));
             } else if rec.step.is_none() && read.epoch.is_some() && read.epoch == progress.epoch {
                 // The epoch's results after its batches: at its last step.
-                rec.fields.retain(|(name, _)| !name.eq_ignore_ascii_case("epoch"));
+                without_epoch(&mut rec);
                 if rec.fields.is_empty() {
                     return Line::Text;
                 }
@@ -487,16 +487,23 @@ fn single_pair(line: &str) -> bool {
     key.starts_with(|c: char| c.is_ascii_alphabetic()) && key.chars().all(|c| c.is_ascii_alphanumeric() || " _/.-()".contains(c)) && kv::value(value).is_some()
 }
 
+/// `rec` without its `epoch` field, where the epoch numbers its step.
+fn without_epoch(rec: &mut Record) {
+    rec.fields.retain(|(name, _)| !name.eq_ignore_ascii_case("epoch"));
+}
+
 /// MXNet's `Epoch[0] Batch [100-200]`: counters in brackets right after their word,
 /// spelled as `Epoch 0 Batch 200` is read (a range's end is the batch reached);
 /// `None` when the line has none.
 fn bracketed_counters(line: &str) -> Option<String> {
     static COUNTER: std::sync::LazyLock<Regex> =
         std::sync::LazyLock::new(|| Regex::new(r"(?i)\b(epoch|batch)\s?\[\s*(?:\d+\s*-\s*)?(\d+)\s*\]").expect("a valid pattern"));
-    let b = line.as_bytes();
-    // (Most lines have no bracket after either word: no regex for them.)
-    let maybe = b.windows(6).any(|w| w[..5].eq_ignore_ascii_case(b"epoch") && matches!(w[5], b'[' | b' ')) || b.windows(6).any(|w| w[..5].eq_ignore_ascii_case(b"batch") && matches!(w[5], b'[' | b' '));
-    if !maybe || !line.contains('[') {
+    // (Most lines have no bracket, or none after either word: no regex for them.)
+    if !line.contains('[') {
+        return None;
+    }
+    let word = |w: &[u8]| (w[..5].eq_ignore_ascii_case(b"epoch") || w[..5].eq_ignore_ascii_case(b"batch")) && matches!(w[5], b'[' | b' ');
+    if !line.as_bytes().windows(6).any(word) {
         return None;
     }
     match COUNTER.replace_all(line, "$1 $2 ") {
@@ -728,7 +735,6 @@ fn from_table(table: &Table, progress: &mut Progress) -> Line {
 /// A line in no preset's dialect, read alone (its counter and the epoch on the line
 /// give the step).
 fn generic(line: &str) -> Line {
-    let line = without_logging_prefix(line);
     let read = generic_line(line, Accept::Known);
     match (read.line, read.counter) {
         (Line::Metrics(mut rec), Some((n, _))) => {

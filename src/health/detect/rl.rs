@@ -156,8 +156,12 @@ impl HeldOut {
 
     /// Evaluation `i`'s level: the median of its score and the two before.
     fn level(&self, i: usize) -> f64 {
-        let scores: Vec<f64> = self.evals[i.saturating_sub(2)..=i].iter().map(|e| e.1).collect();
-        crate::health::stats::median(&scores).unwrap_or(f64::NAN)
+        let from = i.saturating_sub(2);
+        let mut scores = [0.0; 3];
+        for (s, e) in scores.iter_mut().zip(&self.evals[from..=i]) {
+            *s = e.1;
+        }
+        crate::health::stats::median(&scores[..=i - from]).unwrap_or(f64::NAN)
     }
 
     /// The verdict after the newest evaluation.
