@@ -22,7 +22,7 @@
 //! slow grad-norm explosions, GRPO runs with zero-inflated losses, KLs from
 //! exactly zero, held-out scores that fall while the training reward holds.
 //!
-//! cargo bench --bench health_accuracy [-- tune|test|both|indep|indep2|indep3|indep4|indep5|drift|drift2|real|cost|conform|unseen]
+//! cargo bench --bench health_accuracy [-- tune|test|both|indep|indep2|indep3|indep4|indep5|drift|drift2|real|cost|conform|unseen|heldout]
 mod health_eval;
 
 use health_eval::synth::Case;
@@ -317,6 +317,7 @@ fn main() {
         "cost" => return drift_cost(),
         "conform" => return conformance(17000..17003),
         "unseen" => return unseen(28000..28010),
+        "heldout" => return heldout_study(31000..31008),
         _ => {}
     }
     let splits: &[(&str, std::ops::Range<u64>)] = match which.as_str() {
@@ -599,4 +600,46 @@ fn unseen(seeds: std::ops::Range<u64>) {
         (c.case, None, Some(c.logged))
     });
     scored_one_by_one(cases, true);
+}
+
+/// The held-out-score study corpus (`heldout_study`): reward hacking judged
+/// against a held-out score logged every point, sparsely or carried forward.
+/// Lists each miss and false alarm, and tallies them per cadence and per score
+/// kind. `HELDOUT_TRACE=<part of a name>` prints a case's alerts.
+fn heldout_study(seeds: std::ops::Range<u64>) {
+    use health_eval::heldout_study;
+    use std::collections::BTreeMap;
+    println!("\n## held-out score study corpus v{}: seeds {seeds:?}", heldout_study::HELDOUT_STUDY_VERSION);
+    let trace = std::env::var("HELDOUT_TRACE").ok();
+    // Per cadence and per score kind: (faulty, caught, clean runs, clean runs with a false alarm).
+    let mut tally: BTreeMap<String, [usize; 4]> = BTreeMap::new();
+    let mut cases = Vec::new();
+    for (score, m, faulty, seed) in heldout_study::corpus(seeds) {
+        let c = heldout_study::generate(score, m, faulty, seed);
+        let raised = run_rlmon_logged(&c.case, None, Some(&c.logged));
+        if trace.as_deref().is_some_and(|w| c.case.name.contains(w)) {
+            println!("trace {}", c.case.name);
+            raised.iter().for_each(|(at, a)| println!("  alert at {at}: {} {} step {}: {}", a.severity.as_str(), a.kind, a.step, a.message));
+        }
+        let onset = c.case.fault.as_ref().map_or(u64::MAX, |f| f.onset);
+        let caught = raised.iter().any(|(at, a)| a.kind == rlmon::health::AlertKind::RewardHacking && a.severity >= rlmon::health::Severity::Warn && *at >= onset);
+        let false_alarm = alarms(&raised).iter().any(|(at, _)| *at < onset);
+        let cadence = c.case.name.split('-').find(|w| *w == "every" || w.starts_with("sparse") || w.starts_with("carried")).map_or("every".to_owned(), |w| w.trim_end_matches(char::is_numeric).to_owned());
+        for key in [format!("cadence {cadence}"), format!("score {score:?}")] {
+            let t = tally.entry(key).or_default();
+            if faulty {
+                t[0] += 1;
+                t[1] += caught as usize;
+            } else {
+                t[2] += 1;
+            }
+            t[3] += false_alarm as usize;
+        }
+        cases.push((c.case, None, Some(c.logged)));
+    }
+    println!("| part | faulty runs | caught | runs with a false alarm (of all) |\n|---|---:|---:|---:|");
+    for (k, t) in &tally {
+        println!("| {k} | {} | {} | {} of {} |", t[0], t[1], t[3], t[0] + t[2]);
+    }
+    scored_one_by_one(cases.into_iter(), true);
 }

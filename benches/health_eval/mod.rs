@@ -16,3 +16,4 @@ pub mod synth;
 pub mod drift_study2;
 pub mod conform;
 pub mod unseen;
+pub mod heldout_study;

@@ -41,6 +41,9 @@ pub const HELD_OUT_NOISES: f64 = 4.0;
 /// the line that make a fall (one bad evaluation is not one).
 pub const HELD_OUT_MIN_EVALS: usize = 4;
 pub const HELD_OUT_FALLS: u32 = 2;
+/// The evaluations a level is the median of: at least 3, at most 15.
+pub const HELD_OUT_LEVEL_MIN: usize = 3;
+pub const HELD_OUT_LEVEL_MAX: usize = 15;
 /// The training reward is "near its high" while it keeps this share of the
 /// gain it had made by its best evaluation.
 pub const REWARD_KEPT: f64 = 0.75;
@@ -134,6 +137,12 @@ impl HeldOut {
         if !self.reward.is_full() {
             return;
         }
+        // The same score again is the last evaluation carried forward (a logger
+        // that repeats it on every step), not a new one: counted as one, its
+        // repeats would make the score look noiseless.
+        if self.evals.last().is_some_and(|e| e.1 == score) {
+            return;
+        }
         let level = self.reward.mean_of(0, self.reward.len()).unwrap_or(f64::NAN);
         let first = *self.reward_first.get_or_insert(level);
         if let Some(last) = self.evals.last() {
@@ -154,10 +163,15 @@ impl HeldOut {
         self.verdict = self.judge(first);
     }
 
-    /// Evaluation `i`'s level: the median of its score and the two before.
+    /// Evaluation `i`'s level: the median of its score and the ones before it,
+    /// [`HELD_OUT_LEVEL_MIN`] evaluations at first and more as they come (the
+    /// square root of their count, up to [`HELD_OUT_LEVEL_MAX`]): the peak is
+    /// the highest of every level so far, and the more levels there are, the
+    /// higher the highest of them stands by noise alone.
     fn level(&self, i: usize) -> f64 {
-        let from = i.saturating_sub(2);
-        let mut scores = [0.0; 3];
+        let span = ((i + 1) as f64).sqrt().round().clamp(HELD_OUT_LEVEL_MIN as f64, HELD_OUT_LEVEL_MAX as f64) as usize;
+        let from = (i + 1).saturating_sub(span);
+        let mut scores = [0.0; HELD_OUT_LEVEL_MAX];
         for (s, e) in scores.iter_mut().zip(&self.evals[from..=i]) {
             *s = e.1;
         }
