@@ -576,7 +576,9 @@ pub fn is_held_out_score(name: &str) -> bool {
     }
     let lower = name.to_ascii_lowercase();
     let words: Vec<&str> = lower.split(|c: char| !(c.is_ascii_alphanumeric() || c == '@')).filter(|w| !w.is_empty()).collect();
-    let has = |set: &[&str]| words.iter().any(|w| set.contains(w));
+    // A word, or two joined by an underscore (`solve_rate`, `win_rate`: the
+    // split above cuts them apart).
+    let has = |set: &[&str]| words.iter().any(|w| set.contains(w)) || words.windows(2).any(|p| set.iter().any(|s| s.split_once('_') == Some((p[0], p[1]))));
     let pass_at = words.iter().any(|w| w.strip_prefix("pass@").is_some_and(|k| !k.is_empty() && k.chars().all(|c| c.is_ascii_digit())));
     if has(NOT_HELD_OUT) || !(pass_at || has(SCORE_WORDS)) {
         return false;
@@ -1030,10 +1032,10 @@ mod tests {
         assert_eq!(loss_role(LOSS, true, false), LossRole::Loss);
         assert_eq!(loss_role(LOSS, false, true), LossRole::Loss, "a signed loss outside RL is still a loss");
         assert_eq!(loss_role(VALUE_LOSS, true, false), LossRole::Loss);
-        for held_out in ["eval_acc", "eval_accuracy", "val_acc", "valid/accuracy", "pass@1", "eval/pass@8", "accuracy", "eval/reward", "eval_reward_mean", "test/score", "gsm8k/accuracy", "math_score", "math500/acc", "reward_gold", "heldout_f1", "evaluation/episode_reward_mean", "evaluation/env_runners/episode_reward_mean", "evaluation/env_runners/episode_return_mean", "eval/mean_return"] {
+        for held_out in ["eval_acc", "eval_accuracy", "val_acc", "valid/accuracy", "pass@1", "eval/pass@8", "accuracy", "eval/reward", "eval_reward_mean", "test/score", "gsm8k/accuracy", "math_score", "math500/acc", "reward_gold", "heldout_f1", "evaluation/episode_reward_mean", "evaluation/env_runners/episode_reward_mean", "evaluation/env_runners/episode_return_mean", "eval/mean_return", "eval/solve_rate", "test_win_rate", "eval/exact_match"] {
             assert!(is_held_out_score(held_out), "{held_out}");
         }
-        for not in ["reward", "rewards/accuracy_reward", "train_acc", "train/accuracy", "eval_loss", "val_loss", "eval/reward_std", "interval_score_len", "kl", "passage", "pass@", "accumulated", "mathematics_loss", "env_runners/episode_return_mean", "evaluation/env_runners/episode_return_max", "evaluation/env_runners/episode_len_mean"] {
+        for not in ["reward", "rewards/accuracy_reward", "train_acc", "train/accuracy", "eval_loss", "val_loss", "eval/reward_std", "interval_score_len", "kl", "passage", "pass@", "accumulated", "mathematics_loss", "env_runners/episode_return_mean", "evaluation/env_runners/episode_return_max", "evaluation/env_runners/episode_len_mean", "train/solve_rate", "win_rate_std"] {
             assert!(!is_held_out_score(not), "{not}");
         }
     }

@@ -34,16 +34,20 @@ pub struct RewardHacking {
 pub const HELD_OUT_KEPT_WARN: f64 = 0.7;
 /// ...and at or below this share, critical.
 pub const HELD_OUT_KEPT_CRITICAL: f64 = 0.4;
-/// The fall must also be this many times the score's own noise between
-/// evaluations (a small evaluation set's accuracy wanders).
+/// The fall from the peak level must also be this many times its own noise:
+/// that of two levels, each the median of several evaluations, from the
+/// score's noise between evaluations (a small evaluation set's accuracy wanders).
 pub const HELD_OUT_NOISES: f64 = 4.0;
 /// Evaluations needed before the score is judged, and consecutive ones below
 /// the line that make a fall (one bad evaluation is not one).
 pub const HELD_OUT_MIN_EVALS: usize = 4;
 pub const HELD_OUT_FALLS: u32 = 2;
-/// The evaluations a level is the median of: at least 3, at most 15.
+/// The evaluations a level is the median of: at least 3, at most 64.
 pub const HELD_OUT_LEVEL_MIN: usize = 3;
-pub const HELD_OUT_LEVEL_MAX: usize = 15;
+pub const HELD_OUT_LEVEL_MAX: usize = 64;
+/// The newest changes between evaluations whose median is the score's noise
+/// now (the whole run's is the other bound).
+pub const HELD_OUT_RECENT_CHANGES: usize = 4 * HELD_OUT_LEVEL_MAX;
 /// The training reward is "near its high" while it keeps this share of the
 /// gain it had made by its best evaluation.
 pub const REWARD_KEPT: f64 = 0.75;
@@ -76,10 +80,17 @@ struct HeldOut {
     lowest: f64,
     all_nonnegative: bool,
     changes: RunningMedian,
+    /// The newest [`HELD_OUT_RECENT_CHANGES`] of those changes: an evaluation's
+    /// noise grows with its score (a pass rate's spread near 0 is near 0), and
+    /// the noise the run started with understates today's.
+    recent_changes: SortedSeries,
     /// Consecutive evaluations below the line, and the verdict they hold.
     below: u32,
     verdict: Option<Severity>,
-    /// What the message says: (peak step, peak, reward level at the peak, now).
+    /// The newest level (the score the rule judges).
+    level_now: f64,
+    /// What the message says: (peak step, peak, reward level now, the base the
+    /// kept share is measured from).
     detail: Option<(u64, f64, f64, f64)>,
 }
 
@@ -119,9 +130,30 @@ impl RunningMedian {
     }
 }
 
+/// The share of its peak a level keeps: of the peak itself for a score that
+/// never goes below zero (`base` 0), else of the rise from `base`, the lowest
+/// score before the peak.
+fn kept_share(level: f64, peak: f64, base: f64) -> f64 {
+    let scale = peak - base;
+    if scale > 0.0 { 1.0 - (peak - level) / scale } else { 1.0 }
+}
+
+/// How many evaluations a level is the median of when `n` have come: the
+/// square root of their count, from [`HELD_OUT_LEVEL_MIN`] to [`HELD_OUT_LEVEL_MAX`].
+fn level_span(n: usize) -> usize {
+    ((n as f64).sqrt().round() as usize).clamp(HELD_OUT_LEVEL_MIN, HELD_OUT_LEVEL_MAX).min(n.max(1))
+}
+
+/// The noise of a level of `k` evaluations, in units of one evaluation's:
+/// sqrt(pi / 2k), a median's large-sample spread (0.72 for three, where the
+/// exact figure is 0.67; an interquartile mean's is a little less).
+fn level_noise(k: usize) -> f64 {
+    (std::f64::consts::FRAC_PI_2 / k.max(1) as f64).sqrt()
+}
+
 impl HeldOut {
     fn new(w: usize) -> Self {
-        HeldOut { name: None, searched: 0, reward: Window::new(w), reward_first: None, evals: Vec::new(), peak: None, lowest_before_peak: f64::INFINITY, lowest: f64::INFINITY, all_nonnegative: true, changes: RunningMedian::default(), below: 0, verdict: None, detail: None }
+        HeldOut { name: None, searched: 0, reward: Window::new(w), reward_first: None, evals: Vec::new(), peak: None, lowest_before_peak: f64::INFINITY, lowest: f64::INFINITY, all_nonnegative: true, changes: RunningMedian::default(), recent_changes: SortedSeries::new(HELD_OUT_RECENT_CHANGES, &[(HELD_OUT_RECENT_CHANGES, 0)]), below: 0, verdict: None, level_now: f64::NAN, detail: None }
     }
 
     /// One point: the reward, and the held-out score when the point carries it.
@@ -147,6 +179,7 @@ impl HeldOut {
         let first = *self.reward_first.get_or_insert(level);
         if let Some(last) = self.evals.last() {
             self.changes.push((score - last.1).abs());
+            self.recent_changes.push((score - last.1).abs());
         }
         self.evals.push((p.step, score, level));
         self.lowest = self.lowest.min(score);
@@ -155,6 +188,7 @@ impl HeldOut {
         if n >= 3 {
             // (Ties go to the newest level, as `max_by` picks the last maximum.)
             let now = self.level(n - 1);
+            self.level_now = now;
             if self.peak.is_none_or(|(_, peak)| now.total_cmp(&peak).is_ge()) {
                 self.peak = Some((n - 1, now));
                 self.lowest_before_peak = self.lowest;
@@ -163,19 +197,24 @@ impl HeldOut {
         self.verdict = self.judge(first);
     }
 
-    /// Evaluation `i`'s level: the median of its score and the ones before it,
-    /// [`HELD_OUT_LEVEL_MIN`] evaluations at first and more as they come (the
-    /// square root of their count, up to [`HELD_OUT_LEVEL_MAX`]): the peak is
-    /// the highest of every level so far, and the more levels there are, the
-    /// higher the highest of them stands by noise alone.
+    /// Evaluation `i`'s level: the interquartile mean of its score and the
+    /// ones before it, [`HELD_OUT_LEVEL_MIN`] evaluations at first and more as
+    /// they come (see [`level_span`]). The middle half's mean, not the median:
+    /// a score of a small evaluation set moves in whole problems, and a median
+    /// of such scores jumps by one (a third of a level of three problems in
+    /// sixteen) where the mean moves by a fraction; the quartiles cut off a
+    /// failed evaluation's 0 as the median would.
     fn level(&self, i: usize) -> f64 {
-        let span = ((i + 1) as f64).sqrt().round().clamp(HELD_OUT_LEVEL_MIN as f64, HELD_OUT_LEVEL_MAX as f64) as usize;
-        let from = (i + 1).saturating_sub(span);
+        let k = level_span(i + 1);
         let mut scores = [0.0; HELD_OUT_LEVEL_MAX];
-        for (s, e) in scores.iter_mut().zip(&self.evals[from..=i]) {
+        let scores = &mut scores[..k];
+        for (s, e) in scores.iter_mut().zip(&self.evals[i + 1 - k..=i]) {
             *s = e.1;
         }
-        crate::health::stats::median(&scores[..=i - from]).unwrap_or(f64::NAN)
+        scores.sort_unstable_by(f64::total_cmp);
+        let cut = k.div_ceil(4);
+        let middle = &scores[cut.min(k / 2)..k - cut.min((k - 1) / 2)];
+        middle.iter().sum::<f64>() / middle.len() as f64
     }
 
     /// The verdict after the newest evaluation.
@@ -184,27 +223,36 @@ impl HeldOut {
         if n < HELD_OUT_MIN_EVALS {
             return None;
         }
-        // Levels, not single evaluations: each evaluation's score is the median
-        // of it and the two before (a score logged every step, or a noisy
+        // Levels, not single evaluations (a score logged every step, or a noisy
         // evaluation, has outliers its peak must not be).
         let (peak_at, peak) = self.peak?;
         let (peak_step, reward_at_peak) = (self.evals[peak_at].0, self.evals[peak_at].2);
-        let (now, reward_now) = (self.level(n - 1), self.evals[n - 1].2);
-        // The score's noise: the spread of its changes between evaluations.
-        let noise = self.changes.median().unwrap_or(0.0) * MAD_TO_SIGMA / std::f64::consts::SQRT_2;
+        let (now, reward_now) = (self.level_now, self.evals[n - 1].2);
+        // One evaluation's noise: the spread of its changes between evaluations.
+        // The fall is measured between two levels, medians of several
+        // evaluations each: its noise is theirs combined.
+        let recent = sorted_median(&self.recent_changes.sorted_range(0, self.recent_changes.len())).unwrap_or(0.0);
+        let noise = self.changes.median().unwrap_or(0.0).max(recent) * MAD_TO_SIGMA / std::f64::consts::SQRT_2;
+        let fall_noise = noise * level_noise(level_span(peak_at + 1)).hypot(level_noise(level_span(n)));
+        // The peak is the highest of every level so far, and the newest level
+        // is compared with it on every evaluation: among m distinct levels the
+        // highest and the lowest stand about sqrt(2 ln m) noises from their
+        // mean by chance alone, so the bar grows with m.
+        let distinct = (n / level_span(n)).max(1) as f64;
+        let bar = HELD_OUT_NOISES.max(2.0 * distinct.ln().sqrt()) * fall_noise;
         // A share of the peak for a score that never goes below zero; else of
         // the rise to the peak from the lowest score before it.
-        let scale = if self.all_nonnegative { peak } else { peak - self.lowest_before_peak };
-        let kept = if scale > 0.0 { 1.0 - (peak - now) / scale } else { 1.0 };
+        let base = if self.all_nonnegative { 0.0 } else { self.lowest_before_peak };
+        let kept = kept_share(now, peak, base);
         let reward_gain = reward_at_peak.max(reward_now) - first;
         let reward_holds = reward_gain > 0.0 && reward_now - first >= REWARD_KEPT * (reward_at_peak - first).max(0.0) && reward_now >= first;
-        let fell = peak_at + 1 < n && peak - now >= HELD_OUT_NOISES * noise && grade(kept, HELD_OUT_KEPT_WARN, HELD_OUT_KEPT_CRITICAL, true).is_some() && reward_holds;
+        let fell = peak_at + 1 < n && peak - now >= bar && grade(kept, HELD_OUT_KEPT_WARN, HELD_OUT_KEPT_CRITICAL, true).is_some() && reward_holds;
         self.below = if fell { self.below + 1 } else { 0 };
         if self.below < HELD_OUT_FALLS {
             self.detail = None;
             return None;
         }
-        self.detail = Some((peak_step, peak, reward_now, now));
+        self.detail = Some((peak_step, peak, reward_now, base));
         grade(kept, HELD_OUT_KEPT_WARN, HELD_OUT_KEPT_CRITICAL, true)
     }
 }
@@ -359,12 +407,17 @@ impl RewardHacking {
             return None;
         }
         let name = self.held_out.name.clone()?;
-        let value = self.held_out.evals.last().map_or(f64::NAN, |e| e.1);
-        let v = self.held_out_gate.pass(self.held_out.verdict, p.step, value)?;
-        let (peak_step, peak, reward_now, _) = self.held_out.detail?;
-        let kept = if peak > 0.0 { format!(", {} of its peak {}", percent(v.value / peak), compact(peak)) } else { format!(" from its peak {}", compact(peak)) };
+        let v = self.held_out_gate.pass(self.held_out.verdict, p.step, self.held_out.level_now)?;
+        let (peak_step, peak, reward_now, base) = self.held_out.detail?;
+        // The share the verdict graded, of the peak or of the rise to it.
+        let kept = kept_share(v.value, peak, base);
+        let kept = if base == 0.0 {
+            format!("{} of its peak {} (step {peak_step})", percent(kept), compact(peak))
+        } else {
+            format!("giving back {} of its rise from {} to its peak {} (step {peak_step})", percent(1.0 - kept), compact(base), compact(peak))
+        };
         let message = format!(
-            "held-out {name} fell to {} at step {}{kept} (step {peak_step}) while the training reward holds near its high ({} now): likely reward hacking",
+            "held-out {name} fell to {} at step {} (its level over the latest evaluations), {kept}, while the training reward holds near its high ({} now): likely reward hacking",
             compact(v.value),
             v.step,
             compact(reward_now)
@@ -530,6 +583,7 @@ mod tests {
     use crate::health::AlertKind;
     use crate::health::config::defaults;
     use crate::metrics::MetricName;
+    use crate::workload::rng::SplitMix64;
 
     fn wiggle(i: usize) -> f64 {
         1.0 + 0.03 * ((i as f64) * 1.7).sin()
@@ -567,6 +621,76 @@ mod tests {
             let got: Vec<_> = (0..500).filter_map(|i| d.check(&Point { step: i as u64, time_s: 0.0, values: &[("entropy".into(), entropy(i))] })).collect();
             assert_eq!(!got.is_empty(), raises, "{what}: {got:?}");
         }
+    }
+
+    /// A run for the held-out rule: a training reward rising to a plateau and
+    /// holding, and beside it `score(i, rng)` under `name` on the points where
+    /// it returns a value; the warn or critical alerts it raises.
+    fn held_out_run(n: usize, name: &'static str, mut score: impl FnMut(usize, &mut SplitMix64) -> Option<f64>) -> Vec<Raised> {
+        let mut rng = SplitMix64::new(11);
+        let mut d = RewardHacking::new(defaults(AlertKind::RewardHacking));
+        let mut raised = Vec::new();
+        for i in 0..n {
+            let reward = 1.0 - 0.8 * (-(i as f64) / 300.0).exp() + 0.05 * (rng.unit() - 0.5);
+            let mut values: Vec<(MetricName, f64)> = vec![(catalog::REWARD.into(), reward)];
+            if let Some(v) = score(i, &mut rng) {
+                values.push((name.into(), v));
+            }
+            raised.extend(d.check_both(&Point { step: i as u64, time_s: 0.0, values: &values }).into_iter().flatten().filter(|r| r.severity >= Severity::Warn));
+        }
+        raised
+    }
+
+    /// The share of `set` problems solved at pass rate `p`.
+    fn solved(set: usize, p: f64, rng: &mut SplitMix64) -> f64 {
+        (0..set).filter(|_| rng.unit() < p).count() as f64 / set as f64
+    }
+
+    /// Should not raise: an accuracy evaluated every 50 steps on 64 problems
+    /// and logged on every step in between (the last evaluation carried
+    /// forward) wanders by a few problems on its plateau. Counted as
+    /// evaluations, the repeats made its noise zero and one low evaluation a
+    /// fall.
+    #[test]
+    fn a_held_out_score_carried_forward_is_judged_by_its_evaluations() {
+        let mut last = 0.0;
+        let raised = held_out_run(6000, "eval_acc", |i, rng| {
+            if i % 50 == 0 {
+                last = solved(64, 0.5 * (1.0 - (-(i as f64) / 300.0).exp()) + 0.1, rng);
+            }
+            Some(last)
+        });
+        assert!(raised.is_empty(), "{raised:?}");
+    }
+
+    /// Should not raise: a pass@1 on 16 problems, logged every step of a long
+    /// run, moves by whole problems; the highest of thousands of levels stands
+    /// well above the plateau by chance, and a level of a few evaluations (or a
+    /// median, which jumps a whole problem) made its ordinary wander a fall.
+    #[test]
+    fn a_noisy_held_out_score_on_a_plateau_is_quiet_however_often_it_is_logged() {
+        for (set, p) in [(16, 0.15), (32, 0.12), (64, 0.3)] {
+            let raised = held_out_run(20_000, "pass@1", |i, rng| Some(solved(set, p * (1.0 - (-(i as f64) / 400.0).exp()).max(0.02), rng)));
+            assert!(raised.is_empty(), "set {set} at {p}: {raised:?}");
+        }
+    }
+
+    /// Should raise, and say the share the verdict graded: the same noisy
+    /// scores falling to a third of their level while the reward holds; a
+    /// signed score (a reward model's on held-out prompts) by the share of
+    /// its rise it gives back.
+    #[test]
+    fn a_held_out_score_that_falls_is_caught_through_its_noise() {
+        let falling = |i: usize| if i < 12_000 { 1.0 } else { 1.0 - 0.67 * ((i - 12_000) as f64 / 1_000.0).min(1.0) };
+        let raised = held_out_run(20_000, "eval/accuracy", |i, rng| Some(solved(64, 0.55 * falling(i), rng)));
+        let first = raised.first().expect("a fall to a third is caught");
+        assert!(first.step >= 12_000 && first.step < 13_500, "{first:?}");
+        assert!(first.message.contains("of its peak") && first.message.contains("likely reward hacking"), "{}", first.message);
+        let signed = held_out_run(6_000, "eval/rm_score", |i, rng| (i % 20 == 0).then(|| -1.0 + 2.0 * (1.0 - (-(i as f64) / 300.0).exp()) * falling(i * 3) + 0.1 * (rng.unit() - 0.5)));
+        let first = signed.first().expect("a signed score giving back its rise is caught");
+        assert!(first.step >= 4_000, "{first:?}");
+        let gave_back: f64 = first.message.split("giving back ").nth(1).and_then(|m| m.split('%').next()).and_then(|v| v.parse().ok()).unwrap_or_else(|| panic!("{}", first.message));
+        assert!((30.0..=100.0).contains(&gave_back), "{}", first.message);
     }
 
     /// Entropy "falls" for reward hacking: by a tenth of a positive level, by two
