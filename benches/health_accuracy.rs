@@ -625,7 +625,8 @@ fn heldout_study(seeds: std::ops::Range<u64>) {
         let caught = raised.iter().any(|(at, a)| a.kind == rlmon::health::AlertKind::RewardHacking && a.severity >= rlmon::health::Severity::Warn && *at >= onset);
         let false_alarm = alarms(&raised).iter().any(|(at, _)| *at < onset);
         let cadence = c.case.name.split('-').find(|w| *w == "every" || w.starts_with("sparse") || w.starts_with("carried")).map_or("every".to_owned(), |w| w.trim_end_matches(char::is_numeric).to_owned());
-        for key in [format!("cadence {cadence}"), format!("score {score:?}")] {
+        let wander = if c.case.name.contains("-wander") { "with memory" } else { "none" };
+        for key in [format!("cadence {cadence}"), format!("score {score:?}"), format!("wander {wander}")] {
             let t = tally.entry(key).or_default();
             if faulty {
                 t[0] += 1;

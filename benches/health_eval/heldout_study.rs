@@ -16,13 +16,18 @@
 //! reward rises to its own plateau with noise. Faulty twins: from an onset at
 //! 40-75% of the run the score falls to 60%, 40% or 15% of its level over 5-20%
 //! of the run while the training reward holds (or keeps rising).
+//!
+//! v2: in half the runs the policy's true score also wanders between
+//! evaluations with memory (AR(1), 0.9 or 0.98 from one evaluation to the
+//! next, 3-8% of the score's rise): checkpoints a few hundred steps apart
+//! differ in more than the evaluation set's noise, and neighbours alike.
 use rlmon::health::AlertKind;
 use rlmon::metrics::{catalog, MetricName};
 
 use super::indep::Xo;
 use super::synth::{Benign, Case, Family, Fault};
 
-pub const HELDOUT_STUDY_VERSION: u32 = 1;
+pub const HELDOUT_STUDY_VERSION: u32 = 2;
 
 pub struct HeldoutCase {
     pub case: Case,
@@ -111,6 +116,12 @@ pub fn generate(score: Score, m: usize, faulty: bool, seed: u64) -> HeldoutCase 
     let onset_x = rng.range(0.4, 0.75);
     let onset = ((onset_x * n as f64) as usize).min(n - 1);
     let fall_len = (rng.range(0.05, 0.2) * n as f64).max(1.0);
+    // The wander, from its own source so that the draws above stay those of
+    // v1: its memory between evaluations (0: none) and its size.
+    let mut wander_rng = Xo::new(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ ((score as u64) << 40) ^ 0x3A7D_E4);
+    let memory = wander_rng.pick(&[0.0, 0.0, 0.9, 0.98]);
+    let wander_size = wander_rng.range(0.03, 0.08) * (s1 - s0).abs();
+    let mut wander = wander_size * wander_rng.normal();
     let mut steps = Vec::with_capacity(n);
     let mut logged = Vec::with_capacity(n);
     let mut carried = None::<f64>;
@@ -140,6 +151,10 @@ pub fn generate(score: Score, m: usize, faulty: bool, seed: u64) -> HeldoutCase 
                 _ => {}
             }
             let mut level = s0 + (s1 - s0) * shape;
+            if memory > 0.0 {
+                wander = memory * wander + (1.0 - memory * memory).sqrt() * wander_size * wander_rng.normal();
+                level += wander;
+            }
             if faulty && i >= onset {
                 let fallen = (1.0 - kept) * ((i - onset) as f64 / fall_len).min(1.0);
                 // A signed score gives back its rise; an accuracy its level.
@@ -181,13 +196,14 @@ pub fn generate(score: Score, m: usize, faulty: bool, seed: u64) -> HeldoutCase 
         Cadence::CarriedForward(k) => format!("carried{k}"),
     };
     let case_name = format!(
-        "heldout-{score:?}-{}-s{seed}-n{n}-{}-{cadence_name}-set{set}-{trend:?}-fail{:.0}%-from{:.0}%-{:.2}to{:.2}",
+        "heldout-{score:?}-{}-s{seed}-n{n}-{}-{cadence_name}-set{set}-{trend:?}-fail{:.0}%-from{:.0}%-{:.2}to{:.2}{}",
         if faulty { format!("m{m}-kept{kept}") } else { format!("twin{m}") },
         name.replace('/', "_"),
         100.0 * fail_rate,
         100.0 * onset_x,
         s0,
-        s1
+        s1,
+        if memory > 0.0 { format!("-wander{memory}") } else { String::new() }
     );
     HeldoutCase { case: Case { name: case_name, family: Family::Rl, fault, benign, steps, partner: None }, logged }
 }

@@ -48,6 +48,8 @@ pub const HELD_OUT_LEVEL_MAX: usize = 64;
 /// The newest changes between evaluations whose median is the score's noise
 /// now (the whole run's is the other bound).
 pub const HELD_OUT_RECENT_CHANGES: usize = 4 * HELD_OUT_LEVEL_MAX;
+/// The levels' own wander counts once this many of its readings have come.
+pub const HELD_OUT_WANDER_MIN: usize = 50;
 /// The training reward is "near its high" while it keeps this share of the
 /// gain it had made by its best evaluation.
 pub const REWARD_KEPT: f64 = 0.75;
@@ -87,8 +89,15 @@ struct HeldOut {
     /// Consecutive evaluations below the line, and the verdict they hold.
     below: u32,
     verdict: Option<Severity>,
-    /// The newest level (the score the rule judges).
+    /// The newest level (the score the rule judges), and every level so far
+    /// (NaN for the first two evaluations, which have none).
     level_now: f64,
+    levels: Vec<f64>,
+    /// The second difference of the level over its own span (between levels
+    /// of disjoint evaluations), over the whole run: how far the levels wander, memory
+    /// in the score included (a policy whose checkpoints differ alike for
+    /// a stretch), which one evaluation's noise does not tell.
+    level_changes: RunningMedian,
     /// What the message says: (peak step, peak, reward level now, the base the
     /// kept share is measured from).
     detail: Option<(u64, f64, f64, f64)>,
@@ -119,6 +128,10 @@ impl RunningMedian {
             let std::cmp::Reverse(low) = self.upper.pop().unwrap_or_default();
             self.lower.push(low);
         }
+    }
+
+    fn len(&self) -> usize {
+        self.lower.len() + self.upper.len()
     }
 
     fn median(&self) -> Option<f64> {
@@ -153,7 +166,7 @@ fn level_noise(k: usize) -> f64 {
 
 impl HeldOut {
     fn new(w: usize) -> Self {
-        HeldOut { name: None, searched: 0, reward: Window::new(w), reward_first: None, evals: Vec::new(), peak: None, lowest_before_peak: f64::INFINITY, lowest: f64::INFINITY, all_nonnegative: true, changes: RunningMedian::default(), recent_changes: SortedSeries::new(HELD_OUT_RECENT_CHANGES, &[(HELD_OUT_RECENT_CHANGES, 0)]), below: 0, verdict: None, level_now: f64::NAN, detail: None }
+        HeldOut { name: None, searched: 0, reward: Window::new(w), reward_first: None, evals: Vec::new(), peak: None, lowest_before_peak: f64::INFINITY, lowest: f64::INFINITY, all_nonnegative: true, changes: RunningMedian::default(), recent_changes: SortedSeries::new(HELD_OUT_RECENT_CHANGES, &[(HELD_OUT_RECENT_CHANGES, 0)]), below: 0, verdict: None, level_now: f64::NAN, levels: Vec::new(), level_changes: RunningMedian::default(), detail: None }
     }
 
     /// One point: the reward, and the held-out score when the point carries it.
@@ -185,10 +198,23 @@ impl HeldOut {
         self.lowest = self.lowest.min(score);
         self.all_nonnegative &= score >= 0.0;
         let n = self.evals.len();
+        let mut now = f64::NAN;
+        if n >= 3 {
+            now = self.level(n - 1);
+            // The second difference over the span: a level that climbs or
+            // falls steadily (the run's first evaluations) cancels out of it.
+            let k = level_span(n);
+            if let Some(i) = (n - 1).checked_sub(2 * k) {
+                let (before, earlier) = (self.levels[i + k], self.levels[i]);
+                if before.is_finite() && earlier.is_finite() {
+                    self.level_changes.push((now - 2.0 * before + earlier).abs());
+                }
+            }
+        }
+        self.levels.push(now);
+        self.level_now = now;
         if n >= 3 {
             // (Ties go to the newest level, as `max_by` picks the last maximum.)
-            let now = self.level(n - 1);
-            self.level_now = now;
             if self.peak.is_none_or(|(_, peak)| now.total_cmp(&peak).is_ge()) {
                 self.peak = Some((n - 1, now));
                 self.lowest_before_peak = self.lowest;
@@ -233,7 +259,13 @@ impl HeldOut {
         // evaluations each: its noise is theirs combined.
         let recent = sorted_median(&self.recent_changes.sorted_range(0, self.recent_changes.len())).unwrap_or(0.0);
         let noise = self.changes.median().unwrap_or(0.0).max(recent) * MAD_TO_SIGMA / std::f64::consts::SQRT_2;
-        let fall_noise = noise * level_noise(level_span(peak_at + 1)).hypot(level_noise(level_span(n)));
+        // The levels' own wander, where the score has memory, is more.
+        // (A second difference of independent levels spreads sqrt 6 times one
+        // level's noise; the fall's is sqrt 2 times it.)
+        // Read once there are enough of them: over a short run's few levels a
+        // second difference is mostly the curve of its climb.
+        let wander = if self.level_changes.len() >= HELD_OUT_WANDER_MIN { self.level_changes.median().unwrap_or(0.0) * MAD_TO_SIGMA / 3f64.sqrt() } else { 0.0 };
+        let fall_noise = (noise * level_noise(level_span(peak_at + 1)).hypot(level_noise(level_span(n)))).max(wander);
         // The peak is the highest of every level so far, and the newest level
         // is compared with it on every evaluation: among m distinct levels the
         // highest and the lowest stand about sqrt(2 ln m) noises from their
