@@ -305,10 +305,19 @@ impl Spike {
             return None;
         }
         let logs = self.window.logs.values();
-        let newest: Vec<f64> = logs.range(n - span..).copied().collect();
-        if newest[span - 1] <= newest[0] {
+        let first = n - span;
+        if logs[n - 1] <= logs[first] {
             return None;
         }
+        // A cheap look first: the share of half-lag pairs that rise, counted as
+        // `half_lag_slope` counts them, before the copy and the median slope.
+        let lag = span / 2;
+        let pairs = span - lag;
+        let rising_pairs = (0..pairs).filter(|&i| (logs[first + i + lag] - logs[first + i]) / lag as f64 > 0.0).count();
+        if lag >= 2 && (rising_pairs as f64 / pairs as f64) < CLIMB_RISING {
+            return None;
+        }
+        let newest: Vec<f64> = logs.range(first..).copied().collect();
         let (rate, rising) = half_lag_slope(&newest)?;
         if rate < CLIMB_RATE || rising < CLIMB_RISING {
             return None;
