@@ -146,8 +146,10 @@ impl Spike {
             return None;
         }
         self.follow_level();
-        let j = self.judge(x, self.gate.streak.count as usize);
-        self.push(x);
+        // The point's log under the floor just settled: judged, then kept.
+        let y = self.log(x);
+        let j = self.judge(x, y, self.gate.streak.count as usize);
+        self.push_with_log(x, y);
         let mut j = j?;
         // A gradient norm climbing steadily: the trailing median follows a slow
         // exponential rise, so the spike rule above never sees it.
@@ -350,8 +352,13 @@ impl Spike {
 
     /// Adds a point to the reference window, with its log.
     fn push(&mut self, x: f64) {
-        let no_log = self.nonpositive(x);
         let log = self.log(x);
+        self.push_with_log(x, log);
+    }
+
+    /// [`Self::push`] with the point's log already taken.
+    fn push_with_log(&mut self, x: f64, log: f64) {
+        let no_log = self.nonpositive(x);
         self.window.push(x, log, no_log);
     }
 
@@ -443,7 +450,8 @@ impl Spike {
     /// values at or below zero or sits near zero relative to its spread, has no
     /// meaningful ratio and is judged on its difference from the median in units
     /// of its robust spread.
-    fn judge(&self, x: f64, streak: usize) -> Option<Judgement> {
+    /// `y`: the point's log ([`Self::log`]).
+    fn judge(&self, x: f64, y: f64, streak: usize) -> Option<Judgement> {
         // KL is signed in the catalog (some estimators go slightly negative), which
         // its floor absorbs; only values the floor cannot lift above zero send it
         // to differences.
@@ -451,7 +459,6 @@ impl Spike {
         let (raw, logs, n) = (|| self.window.raw(), &self.window.logs, self.window.len());
         let lower = self.direction == Direction::Down;
         if (magnitude || !catalog::is_signed(&self.metric)) && self.window.nonpositive == 0 {
-            let log = |v: f64| self.log(v);
             // The median decides the ratio; the MAD (a binary search) and the tail
             // only the z-score a ratio past the warning must also reach, and for a
             // loss whether it sits near zero: each is read when needed, once.
@@ -492,7 +499,6 @@ impl Spike {
                 med.abs() + self.floor < NEAR_ZERO_SPREADS * MAD_TO_SIGMA * mad
             } && self.noise_around_a_fall(streak, MAD_TO_SIGMA * lmad()).is_none_or(|around| around.sigma >= CLEARLY_POSITIVE_LOG_MAD);
             if !near_zero {
-                let y = log(x);
                 let past_warn = grade((y - lmed).exp(), self.settings.warn, self.settings.critical, lower).is_some();
                 // A gradient norm that lives at two levels is judged against the
                 // one on this point's side when the run keeps visiting it.
