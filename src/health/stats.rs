@@ -65,6 +65,11 @@ impl Window {
         self.values.iter().copied().collect()
     }
 
+    /// The values, oldest first, without a copy.
+    pub fn iter(&self) -> impl Iterator<Item = f64> + '_ {
+        self.values.iter().copied()
+    }
+
     /// [`median`] of the values, bit for bit: selected over the scratch buffer
     /// filled straight from the window, without a copy of its own.
     pub fn median(&self) -> Option<f64> {

@@ -404,15 +404,34 @@ fn scan_flat<'a>(line: &'a str, out: &mut Vec<(&'a str, Field<'a>)>) -> Option<(
 fn scan_str(line: &str, from: usize) -> Option<(&str, usize)> {
     let b = line.as_bytes();
     let mut i = from;
-    loop {
-        match *b.get(i)? {
-            // The quote is ASCII: `from..i` lies on character boundaries.
-            b'"' => return Some((&line[from..i], i + 1)),
-            b'\\' | 0..=0x1f | b'{' | b'[' | b'}' | b']' => return None,
-            _ => i += 1,
-        }
+    // One table lookup a byte for the common case (a plain character).
+    while i < b.len() && !STR_STOP[b[i] as usize] {
+        i += 1;
+    }
+    match *b.get(i)? {
+        // The quote is ASCII: `from..i` lies on character boundaries.
+        b'"' => Some((&line[from..i], i + 1)),
+        _ => None,
     }
 }
+
+/// The bytes that end a plain string's scan: its closing quote, and what sends
+/// the line to serde_json (escapes, control characters, brackets).
+static STR_STOP: [bool; 256] = {
+    let mut t = [false; 256];
+    let mut c = 0;
+    while c < 0x20 {
+        t[c] = true;
+        c += 1;
+    }
+    t[b'"' as usize] = true;
+    t[b'\\' as usize] = true;
+    t[b'{' as usize] = true;
+    t[b'[' as usize] = true;
+    t[b'}' as usize] = true;
+    t[b']' as usize] = true;
+    t
+};
 
 /// A value starting at `i` (not nested) and the index after it.
 fn scan_value(line: &str, i: usize) -> Option<(Field<'_>, usize)> {

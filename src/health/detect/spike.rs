@@ -146,8 +146,10 @@ impl Spike {
             return None;
         }
         self.follow_level();
-        let j = self.judge(x, self.gate.streak.count as usize);
-        self.push(x);
+        // The point's log under the floor just settled: judged, then kept.
+        let y = self.log(x);
+        let j = self.judge(x, y, self.gate.streak.count as usize);
+        self.push_with_log(x, y);
         let mut j = j?;
         // A gradient norm climbing steadily: the trailing median follows a slow
         // exponential rise, so the spike rule above never sees it.
@@ -305,10 +307,19 @@ impl Spike {
             return None;
         }
         let logs = self.window.logs.values();
-        let newest: Vec<f64> = logs.range(n - span..).copied().collect();
-        if newest[span - 1] <= newest[0] {
+        let first = n - span;
+        if logs[n - 1] <= logs[first] {
             return None;
         }
+        // A cheap look first: the share of half-lag pairs that rise, counted as
+        // `half_lag_slope` counts them, before the copy and the median slope.
+        let lag = span / 2;
+        let pairs = span - lag;
+        let rising_pairs = (0..pairs).filter(|&i| (logs[first + i + lag] - logs[first + i]) / lag as f64 > 0.0).count();
+        if lag >= 2 && (rising_pairs as f64 / pairs as f64) < CLIMB_RISING {
+            return None;
+        }
+        let newest: Vec<f64> = logs.range(first..).copied().collect();
         let (rate, rising) = half_lag_slope(&newest)?;
         if rate < CLIMB_RATE || rising < CLIMB_RISING {
             return None;
@@ -341,8 +352,13 @@ impl Spike {
 
     /// Adds a point to the reference window, with its log.
     fn push(&mut self, x: f64) {
-        let no_log = self.nonpositive(x);
         let log = self.log(x);
+        self.push_with_log(x, log);
+    }
+
+    /// [`Self::push`] with the point's log already taken.
+    fn push_with_log(&mut self, x: f64, log: f64) {
+        let no_log = self.nonpositive(x);
         self.window.push(x, log, no_log);
     }
 
@@ -434,7 +450,8 @@ impl Spike {
     /// values at or below zero or sits near zero relative to its spread, has no
     /// meaningful ratio and is judged on its difference from the median in units
     /// of its robust spread.
-    fn judge(&self, x: f64, streak: usize) -> Option<Judgement> {
+    /// `y`: the point's log ([`Self::log`]).
+    fn judge(&self, x: f64, y: f64, streak: usize) -> Option<Judgement> {
         // KL is signed in the catalog (some estimators go slightly negative), which
         // its floor absorbs; only values the floor cannot lift above zero send it
         // to differences.
@@ -442,7 +459,6 @@ impl Spike {
         let (raw, logs, n) = (|| self.window.raw(), &self.window.logs, self.window.len());
         let lower = self.direction == Direction::Down;
         if (magnitude || !catalog::is_signed(&self.metric)) && self.window.nonpositive == 0 {
-            let log = |v: f64| self.log(v);
             // The median decides the ratio; the MAD (a binary search) and the tail
             // only the z-score a ratio past the warning must also reach, and for a
             // loss whether it sits near zero: each is read when needed, once.
@@ -483,7 +499,6 @@ impl Spike {
                 med.abs() + self.floor < NEAR_ZERO_SPREADS * MAD_TO_SIGMA * mad
             } && self.noise_around_a_fall(streak, MAD_TO_SIGMA * lmad()).is_none_or(|around| around.sigma >= CLEARLY_POSITIVE_LOG_MAD);
             if !near_zero {
-                let y = log(x);
                 let past_warn = grade((y - lmed).exp(), self.settings.warn, self.settings.critical, lower).is_some();
                 // A gradient norm that lives at two levels is judged against the
                 // one on this point's side when the run keeps visiting it.

@@ -217,8 +217,13 @@ impl KlRunaway {
         let n = self.history.len();
         let window_reference = sorted_median(&self.history.sorted_range(0, n))?;
         let level = sorted_median(&self.history.sorted_range(n - KL_RECENT, n))?;
-        let newest: Vec<f64> = self.history.values().range(n - KL_SLOPE..).copied().collect();
-        let (slope, r2) = index_slope(&newest)?;
+        // The newest points' straight-line fit, read only where it can decide
+        // (see `climbing`). Forty points one step apart: the fit always has a
+        // slope (its indices spread), so reading it late drops no early return.
+        let fit_climbs = || {
+            let newest: Vec<f64> = self.history.values().range(n - KL_SLOPE..).copied().collect();
+            index_slope(&newest).is_some_and(|(slope, r2)| slope > 0.0 && r2 >= 0.3)
+        };
         // A climb slower than the window moves the window's median with it: the
         // run's settled level (the second quarter of the run so far) is the
         // reference when it is lower, and then the climb is judged over the run's
@@ -270,10 +275,11 @@ impl KlRunaway {
                 self.growths.push(self.pending_growths.pop_front().unwrap_or(f64::NAN));
             }
         }
-        let climbing = (slow_climb || slope > 0.0 && r2 >= 0.3) && level > KL_FLOOR && beyond_record && beyond_noise();
+        // The cheap conditions first: the fit and the noise are read only for a
+        // point that passes them.
+        let climbing = level > KL_FLOOR && beyond_record && (slow_climb || fit_climbs()) && beyond_noise();
         let coef_flat = self.coef.is_full() && {
-            let c = self.coef.to_vec();
-            let (lo, hi) = (c.iter().copied().fold(f64::INFINITY, f64::min), c.iter().copied().fold(f64::NEG_INFINITY, f64::max));
+            let (lo, hi) = (self.coef.iter().fold(f64::INFINITY, f64::min), self.coef.iter().fold(f64::NEG_INFINITY, f64::max));
             hi > 0.0 && (hi - lo) <= 0.01 * hi
         };
         let mut severity = grade(growth, self.s.warn, self.s.critical, false).filter(|_| climbing);
