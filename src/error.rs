@@ -70,10 +70,9 @@ thread_local! {
 /// can panic on corrupt input (the Parquet reader on a damaged file): bad input gets
 /// a message, never a crash.
 pub fn contain_panic<T>(f: impl FnOnce() -> T) -> std::result::Result<T, String> {
-    // Nested, the outer one stays contained after the inner returns.
-    let outer = CONTAINED.with(|c| c.replace(true));
+    CONTAINED.with(|c| c.set(true));
     let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(f));
-    CONTAINED.with(|c| c.set(outer));
+    CONTAINED.with(|c| c.set(false));
     result.map_err(|payload| panic_reason(payload.as_ref()))
 }
 

@@ -498,26 +498,40 @@ impl Streamed {
             }
         }
         let started: Vec<f64> = meta.runs.iter().map(|r| r.started_s.unwrap_or(0.0)).collect();
+        let start_of = |run: u32| if run == TELEMETRY { 0.0 } else { started.get(run as usize).copied().unwrap_or(0.0) };
         // A resume goes before the first point logged after it (see `timeline`).
         let mut resume_at: Vec<f64> = meta.resumes.iter().map(|r| r.at_s).collect();
-        // Row groups are scanned on up to `SCAN_THREADS` threads, then their
-        // findings taken in file order: the same as one scan through.
-        let groups = reader.metadata().num_row_groups();
-        let scans = scan_groups(path, file, &reader, &meta, groups);
         let mut scratch = Points::default();
-        let mut steps = Vec::with_capacity(scans.iter().map(|s| s.as_ref().and_then(|s| s.as_ref().ok()?.as_ref()).map_or(0, |s| s.steps.len())).sum());
-        for scan in scans {
-            let Some(scan) = scan else { break };
-            let scan = scan?;
+        let mut steps = Vec::new();
+        for g in 0..reader.metadata().num_row_groups() {
+            let mut firsts = FirstTimes::default();
+            let (mut rows, mut stretches) = (0usize, 0usize);
+            let mut prev: Option<(u32, u32, u64)> = None;
+            for batch in read_group(file, &reader, g, true)? {
+                let batch = batch.map_err(|e| BadFile(format!("corrupted data: {e}")))?;
+                scratch.clear_points();
+                snapshot::append_batch(&batch, &meta, &mut scratch, true)?;
+                let p = &scratch;
+                for i in 0..p.len() {
+                    let (run, metric, step, time_s) = (p.run[i], p.metric[i], p.step[i], p.time_s[i]);
+                    if !prev.is_some_and(|(r, m, s)| r == run && m == metric && step > s) {
+                        stretches += 1;
+                    }
+                    prev = Some((run, metric, step));
+                    firsts.see(run, metric, step, time_s);
+                    for (k, r) in meta.resumes.iter().enumerate() {
+                        if r.run as u32 == run && step >= r.at_step {
+                            resume_at[k] = resume_at[k].min(start_of(run) + time_s);
+                        }
+                    }
+                }
+                rows += p.len();
+            }
             // Rows not kept by series would make finding a step's points costly.
-            let Some(scan) = scan else { return Ok(None) };
-            for name in &scan.names {
-                scratch.metric_id(name);
+            if stretches > rows / 8 + 1024 {
+                return Ok(None);
             }
-            for (at, first) in resume_at.iter_mut().zip(&scan.resume_at) {
-                *at = at.min(*first);
-            }
-            steps.extend(scan.steps);
+            firsts.into_steps(g as u32, &mut steps);
         }
         // A step whose points another writer spread over several row groups (cut
         // by row count) is one key: timed by its first point in file order, played
@@ -696,120 +710,6 @@ impl Streamed {
         })
         .unwrap_or_else(|why| Err(BadFile(format!("corrupted data (the Parquet reader failed: {why})"))))
     }
-}
-
-/// Threads the first pass scans row groups on, at most.
-const SCAN_THREADS: usize = 4;
-
-/// What the first pass finds in one row group: its steps (each (run, step)'s first
-/// time), the earliest session time of each resume's run from its step on
-/// (infinite when none), and its metric names in the order first met.
-struct GroupScan {
-    steps: Vec<StepKey>,
-    resume_at: Vec<f64>,
-    names: Vec<String>,
-}
-
-/// The first pass over row groups `0..groups`, on several threads: per group in
-/// file order, its scan, `Ok(None)` when its rows are not kept by series, or the
-/// error reading it. After a group that ends the pass (an error, rows not kept by
-/// series) later groups may be left unscanned (`None`).
-fn scan_groups(path: &Path, file: &File, reader: &ArrowReaderMetadata, meta: &Meta, groups: usize) -> Vec<Option<Result<Option<GroupScan>, BadFile>>> {
-    use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-    let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).clamp(1, SCAN_THREADS).min(groups);
-    if threads <= 1 {
-        let mut out = Vec::with_capacity(groups);
-        for g in 0..groups {
-            let scan = scan_group(file, reader, meta, g);
-            let ends = !matches!(scan, Ok(Some(_)));
-            out.push(Some(scan));
-            if ends {
-                break;
-            }
-        }
-        return out;
-    }
-    let (next, stop) = (AtomicUsize::new(0), AtomicBool::new(false));
-    let found: Vec<Vec<(usize, Result<Option<GroupScan>, BadFile>)>> = std::thread::scope(|scope| {
-        let work = |own: bool| {
-            let mut mine = Vec::new();
-            // A file of its own: reads move the offset a cloned handle shares.
-            let opened;
-            let file = if own {
-                match File::open(path) {
-                    Ok(f) => {
-                        opened = f;
-                        &opened
-                    }
-                    // Its groups are left to the other threads.
-                    Err(_) => return mine,
-                }
-            } else {
-                file
-            };
-            while !stop.load(Ordering::Relaxed) {
-                let g = next.fetch_add(1, Ordering::Relaxed);
-                if g >= groups {
-                    break;
-                }
-                // A panic of the Parquet reader is this group's error, as one
-                // scan through would have said it.
-                let scan = crate::error::contain_panic(|| scan_group(file, reader, meta, g))
-                    .unwrap_or_else(|why| Err(BadFile(format!("corrupted data (the Parquet reader failed: {why})"))));
-                if !matches!(scan, Ok(Some(_))) {
-                    stop.store(true, Ordering::Relaxed);
-                }
-                mine.push((g, scan));
-            }
-            mine
-        };
-        let others: Vec<_> = (1..threads).map(|_| scope.spawn(move || work(true))).collect();
-        let mut all = vec![work(false)];
-        all.extend(others.into_iter().map(|t| t.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic))));
-        all
-    });
-    let mut out: Vec<Option<_>> = (0..groups).map(|_| None).collect();
-    for (g, scan) in found.into_iter().flatten() {
-        out[g] = Some(scan);
-    }
-    out
-}
-
-/// The first pass over row group `g`: checks every row and finds its steps.
-fn scan_group(file: &File, reader: &ArrowReaderMetadata, meta: &Meta, g: usize) -> Result<Option<GroupScan>, BadFile> {
-    let start_of = |run: u32| if run == TELEMETRY { 0.0 } else { meta.runs.get(run as usize).and_then(|r| r.started_s).unwrap_or(0.0) };
-    let mut resume_at = vec![f64::INFINITY; meta.resumes.len()];
-    let mut scratch = Points::default();
-    let mut firsts = FirstTimes::default();
-    let (mut rows, mut stretches) = (0usize, 0usize);
-    let mut prev: Option<(u32, u32, u64)> = None;
-    for batch in read_group(file, reader, g, true)? {
-        let batch = batch.map_err(|e| BadFile(format!("corrupted data: {e}")))?;
-        scratch.clear_points();
-        snapshot::append_batch(&batch, meta, &mut scratch, true)?;
-        let p = &scratch;
-        for i in 0..p.len() {
-            let (run, metric, step, time_s) = (p.run[i], p.metric[i], p.step[i], p.time_s[i]);
-            if !prev.is_some_and(|(r, m, s)| r == run && m == metric && step > s) {
-                stretches += 1;
-            }
-            prev = Some((run, metric, step));
-            firsts.see(run, metric, step, time_s);
-            for (k, r) in meta.resumes.iter().enumerate() {
-                if r.run as u32 == run && step >= r.at_step {
-                    resume_at[k] = resume_at[k].min(start_of(run) + time_s);
-                }
-            }
-        }
-        rows += p.len();
-    }
-    // Rows not kept by series would make finding a step's points costly.
-    if stretches > rows / 8 + 1024 {
-        return Ok(None);
-    }
-    let mut steps = Vec::new();
-    firsts.into_steps(g as u32, &mut steps);
-    Ok(Some(GroupScan { steps, resume_at, names: scratch.metric_names }))
 }
 
 /// The batches of row group `g`, with or without the `time_s` column.
