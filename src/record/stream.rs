@@ -419,6 +419,8 @@ pub struct Streamed {
     remaining: Vec<u32>,
     /// Why the file could not be read again, once it could not (said once).
     failure: Option<String>,
+    /// Points of the step played last: the next one's are usually as many.
+    step_points: usize,
 }
 
 impl Streamed {
@@ -561,6 +563,7 @@ impl Streamed {
             decoded: Vec::new(),
             remaining,
             failure: None,
+            step_points: 0,
         };
         streamed.order(&resume_at);
         Ok(Some(streamed))
@@ -669,12 +672,14 @@ impl Streamed {
             }
         }
         self.name_new_metrics();
-        let mut values = Vec::new();
+        // As many as the step before, and room for the metrics derived from them.
+        let mut values = Vec::with_capacity(self.step_points + 4);
         // Row groups in file order: the step's points in file order.
         for group in s.group..=s.last_group {
             let g = self.decoded.iter().find(|g| g.index == group)?;
             values.extend(g.points_at(s.run, s.step, &self.names).map(|(name, _, value)| (name, value)));
         }
+        self.step_points = values.len();
         Some(values)
     }
 

@@ -20,6 +20,81 @@ pub struct Hub {
     /// Alerts raised or escalated since last taken, when tracked (a live session
     /// sends them on and acts on them): (run, index into the alerts, escalated).
     alert_changes: Option<Vec<(Option<RunId>, usize, bool)>>,
+    /// Per run, where the values of its usual steps go among its series (see
+    /// [`Layout`]).
+    layouts: Vec<Vec<Layout>>,
+}
+
+/// Layouts kept per run: a run that logs a few kinds of step (every step, an
+/// evaluation every so often) meets each again.
+const LAYOUTS_PER_RUN: usize = 4;
+
+/// Where the values of a step go among its run's series, for steps whose names
+/// are the same interned names in the same order (a replayed snapshot's steps, a
+/// log's steps once read): their points are pushed along one walk of the
+/// series, without comparing a name.
+struct Layout {
+    /// Each value's name: the address and length of its interned text.
+    names: Vec<(usize, usize)>,
+    /// How many series the run had: a series added since moves the slots.
+    series: usize,
+    /// (slot among the series in name order, value index, the series' name's
+    /// address), by slot then value index: a series' points in value order.
+    pushes: Vec<(u32, u32, usize)>,
+}
+
+impl Layout {
+    fn name_of(name: &MetricName) -> Option<(usize, usize)> {
+        match name {
+            MetricName::Borrowed(n) => Some((n.as_ptr() as usize, n.len())),
+            MetricName::Owned(_) => None,
+        }
+    }
+
+    /// The layout of a step's `values` among `series`, every name interned (else
+    /// `None`) and every one a series already.
+    fn of(values: &[(MetricName, f64)], series: &std::collections::BTreeMap<String, crate::metrics::Series>) -> Option<Layout> {
+        let names = values.iter().map(|(n, _)| Self::name_of(n)).collect::<Option<Vec<_>>>()?;
+        let keys: Vec<&String> = series.keys().collect();
+        let mut pushes = Vec::with_capacity(values.len());
+        for (i, (name, _)) in values.iter().enumerate() {
+            let slot = keys.binary_search_by(|k| k.as_str().cmp(name.as_ref())).ok()?;
+            pushes.push((slot as u32, i as u32, keys[slot].as_ptr() as usize));
+        }
+        pushes.sort_unstable();
+        Some(Layout { names, series: series.len(), pushes })
+    }
+
+    fn fits(&self, values: &[(MetricName, f64)], series: usize) -> bool {
+        self.series == series && self.names.len() == values.len() && self.names.iter().zip(values).all(|(n, (v, _))| Self::name_of(v) == Some(*n))
+    }
+
+    /// Pushes the step's points along one walk of `series`; `false` (nothing
+    /// pushed) when a series is not where it was.
+    fn push(&self, series: &mut std::collections::BTreeMap<String, crate::metrics::Series>, values: &[(MetricName, f64)], step: u64, time_s: f64) -> bool {
+        let mut keys = series.keys().enumerate();
+        let mut checked = None;
+        for &(slot, _, key) in &self.pushes {
+            if checked == Some(slot) {
+                continue;
+            }
+            match keys.find(|(k, _)| *k == slot as usize) {
+                Some((_, name)) if name.as_ptr() as usize == key => checked = Some(slot),
+                _ => return false,
+            }
+        }
+        let mut walk = series.values_mut().enumerate();
+        let mut at: Option<(usize, &mut crate::metrics::Series)> = None;
+        for &(slot, i, _) in &self.pushes {
+            if at.as_ref().is_none_or(|(k, _)| *k != slot as usize) {
+                at = walk.find(|(k, _)| *k == slot as usize);
+            }
+            if let Some((_, s)) = &mut at {
+                s.push(step, time_s, values[i as usize].1);
+            }
+        }
+        true
+    }
 }
 
 /// Where a hub's runs are judged by their detectors.
@@ -101,7 +176,7 @@ impl Hub {
         for (r, config) in state.runs.iter().zip(&settings) {
             health.add_run(&r.name, config);
         }
-        Hub { state, health, settings, baseline: None, judging: Judging::Here, alert_changes: None }
+        Hub { state, health, settings, baseline: None, judging: Judging::Here, alert_changes: None, layouts: Vec::new() }
     }
 
     /// This hub keeps the points, the derived metrics and a baseline's check, but
@@ -345,6 +420,60 @@ impl Hub {
             _ => with_derived(values),
         };
         r.clock.note(step, time_s);
+        if self.layouts.len() <= run {
+            self.layouts.resize_with(run + 1, Vec::new);
+        }
+        let layouts = &mut self.layouts[run];
+        let laid = match layouts.iter().position(|l| l.fits(&all, r.series.len())) {
+            Some(k) => layouts[k].push(&mut r.series, &all, step, time_s),
+            None => false,
+        };
+        if !laid {
+            Self::push_by_name(r, step, time_s, &all);
+            if let Some(layout) = Layout::of(&all, &r.series) {
+                layouts.retain(|l| l.names != layout.names);
+                if layouts.len() == LAYOUTS_PER_RUN {
+                    layouts.remove(0);
+                }
+                layouts.push(layout);
+            }
+        }
+        let here = matches!(self.judging, Judging::Here);
+        let alerts = if here { self.health.observe(run, step, time_s, &all) } else { Vec::new() };
+        for alert in alerts {
+            self.raise(Some(run), alert, time_s);
+        }
+        // The run's and its job's alerts judged ahead: the straggler's is raised
+        // before the job's step moves here, which it does not read.
+        self.raise_given();
+        // A rank's throughput is compared with its job's other ranks.
+        if let Some((job, rank)) = rank_of {
+            // The job is as far as its slowest rank.
+            let slowest = self.state.ranks_of(job).iter().map(|(_, r)| r.step).min().unwrap_or(step);
+            if let Some(j) = self.state.runs.get_mut(job) {
+                j.step = slowest;
+                j.time_s = j.time_s.max(time_s);
+            }
+            let straggler = if here { self.health.observe_rank(job, rank, step, time_s, &all) } else { None };
+            if let Some(alert) = straggler {
+                self.raise(Some(job), alert, time_s);
+            }
+        }
+        let baseline_alerts = match (&mut self.baseline, self.state.runs.get(run)) {
+            (Some(b), Some(r)) => b.observe(r, run, step),
+            _ => Vec::new(),
+        };
+        for alert in baseline_alerts {
+            self.raise_against_baseline(Some(run), alert, self.state.time_s);
+        }
+        if let Judging::Elsewhere(calls) = &mut self.judging {
+            calls.push(HealthCall::Observe { run, step, time_s, values: all, rank_of });
+        }
+    }
+
+    /// Pushes a step's points to their run's series by name, adding the series
+    /// met first.
+    fn push_by_name(r: &mut RunRecord, step: u64, time_s: f64, all: &[(MetricName, f64)]) {
         // A step's values come in name order, as the series are kept: one walk
         // along both pushes most of them. The first 64 not met in the walk (a
         // name out of order, a new series) are marked and looked up by name
@@ -380,37 +509,6 @@ impl Hub {
                 Some(series) => series.push(step, time_s, *value),
                 None => r.series.entry(name.to_string()).or_insert_with(|| crate::metrics::Series::with_clock(r.clock.clone())).push(step, time_s, *value),
             }
-        }
-        let here = matches!(self.judging, Judging::Here);
-        let alerts = if here { self.health.observe(run, step, time_s, &all) } else { Vec::new() };
-        for alert in alerts {
-            self.raise(Some(run), alert, time_s);
-        }
-        // The run's and its job's alerts judged ahead: the straggler's is raised
-        // before the job's step moves here, which it does not read.
-        self.raise_given();
-        // A rank's throughput is compared with its job's other ranks.
-        if let Some((job, rank)) = rank_of {
-            // The job is as far as its slowest rank.
-            let slowest = self.state.ranks_of(job).iter().map(|(_, r)| r.step).min().unwrap_or(step);
-            if let Some(j) = self.state.runs.get_mut(job) {
-                j.step = slowest;
-                j.time_s = j.time_s.max(time_s);
-            }
-            let straggler = if here { self.health.observe_rank(job, rank, step, time_s, &all) } else { None };
-            if let Some(alert) = straggler {
-                self.raise(Some(job), alert, time_s);
-            }
-        }
-        let baseline_alerts = match (&mut self.baseline, self.state.runs.get(run)) {
-            (Some(b), Some(r)) => b.observe(r, run, step),
-            _ => Vec::new(),
-        };
-        for alert in baseline_alerts {
-            self.raise_against_baseline(Some(run), alert, self.state.time_s);
-        }
-        if let Judging::Elsewhere(calls) = &mut self.judging {
-            calls.push(HealthCall::Observe { run, step, time_s, values: all, rank_of });
         }
     }
 

@@ -90,9 +90,10 @@ impl ChunkCache {
     }
 }
 
-/// A decoded block kept for the next read of a point in it: a baseline or a
-/// comparison looks points up step after step, mostly in the same block.
-type Recent = Cache<Option<std::sync::Arc<Decoded>>>;
+/// The two decoded blocks read last, kept for the next read of a point in them: a
+/// baseline or a comparison looks points up step after step, mostly in the same
+/// block, and a window of a few points reads across a block's edge.
+type Recent = Cache<[Option<std::sync::Arc<Decoded>>; 2]>;
 
 struct Decoded {
     block: usize,
@@ -104,19 +105,19 @@ struct Decoded {
 impl Recent {
     /// Block `block` (of `b`) decoded, from the cache when it holds it.
     fn get(&self, block: usize, b: &Block) -> std::sync::Arc<Decoded> {
-        let mut slot = self.lock();
-        match slot.as_ref() {
-            Some(d) if d.block == block => d.clone(),
-            _ => {
-                let mut d = Decoded { block, steps: Vec::with_capacity(BLOCK), times: Vec::with_capacity(BLOCK), values: Vec::with_capacity(BLOCK) };
-                b.decode_steps(BLOCK, &mut d.steps);
-                b.decode_times(BLOCK, &mut d.times);
-                b.decode_values(BLOCK, &mut d.values);
-                let d = std::sync::Arc::new(d);
-                *slot = Some(d.clone());
-                d
-            }
+        let mut slots = self.lock();
+        if let Some(d) = slots.iter().flatten().find(|d| d.block == block) {
+            return d.clone();
         }
+        let mut d = Decoded { block, steps: Vec::with_capacity(BLOCK), times: Vec::with_capacity(BLOCK), values: Vec::with_capacity(BLOCK) };
+        b.decode_steps(BLOCK, &mut d.steps);
+        b.decode_times(BLOCK, &mut d.times);
+        b.decode_values(BLOCK, &mut d.values);
+        let d = std::sync::Arc::new(d);
+        // The one read before stays; the older goes.
+        slots[1] = slots[0].take();
+        slots[0] = Some(d.clone());
+        d
     }
 }
 
@@ -532,6 +533,23 @@ impl Series {
             let d = self.recent.get(block, &self.blocks[block]);
             let base = block * BLOCK;
             return Cow::Owned(decoded(&d).get(r.start - base..r.end - base).unwrap_or(&[]).to_vec());
+        }
+        if r.len() < SMALL_READ && r.end <= (block + 2) * BLOCK {
+            // A few points across a block's edge (a window over the newest steps):
+            // the first block's from the decoded blocks kept, the next one's too,
+            // or from the hot tail.
+            let (base, next) = (block * BLOCK, (block + 1) * BLOCK);
+            let mut out = Vec::with_capacity(r.len());
+            let d = self.recent.get(block, &self.blocks[block]);
+            out.extend_from_slice(decoded(&d).get(r.start - base..BLOCK).unwrap_or(&[]));
+            match self.blocks.get(block + 1) {
+                Some(b) => {
+                    let d = self.recent.get(block + 1, b);
+                    out.extend_from_slice(decoded(&d).get(..r.end - next).unwrap_or(&[]));
+                }
+                None => out.extend_from_slice(&hot(&self.hot)[..r.end - h]),
+            }
+            return Cow::Owned(out);
         }
         let mut out = Vec::with_capacity(r.len());
         let mut scratch = Vec::with_capacity(BLOCK);
