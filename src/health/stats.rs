@@ -448,17 +448,32 @@ pub fn index_slope(ys: &[f64]) -> Option<(f64, f64)> {
 /// with the fraction of those slopes that are positive. Robust to outliers and to
 /// the steps of a staircase; `None` with fewer than four points.
 pub fn half_lag_slope(ys: &[f64]) -> Option<(f64, f64)> {
-    let lag = ys.len() / 2;
-    if lag < 2 {
+    if ys.len() / 2 < 2 {
         return None;
     }
     // The slopes go straight into the scratch buffer a median selects over: the
     // same values in the same order as a vector of them, without one.
-    let slopes = (0..ys.len() - lag).map(|i| (ys[i + lag] - ys[i]) / lag as f64);
-    Some(with_scratch(slopes, |slopes| {
+    Some(with_scratch(half_lag_slopes(ys.len(), |i| ys[i]), |slopes| {
         let positive = slopes.iter().filter(|s| **s > 0.0).count() as f64 / slopes.len() as f64;
         (select_median(slopes), positive)
     }))
+}
+
+/// The slopes [`half_lag_slope`] reads, of the `len` values `y(0..len)`.
+fn half_lag_slopes(len: usize, y: impl Fn(usize) -> f64) -> impl Iterator<Item = f64> {
+    let lag = len / 2;
+    (0..len - lag).map(move |i| (y(i + lag) - y(i)) / lag as f64)
+}
+
+/// The share of [`half_lag_slope`]'s slopes that are positive, without their
+/// median or a copy of the values (a cheap look before the whole reading);
+/// `None` with fewer than four points.
+pub fn half_lag_rising(len: usize, y: impl Fn(usize) -> f64) -> Option<f64> {
+    if len / 2 < 2 {
+        return None;
+    }
+    let pairs = len - len / 2;
+    Some(half_lag_slopes(len, y).filter(|s| *s > 0.0).count() as f64 / pairs as f64)
 }
 
 /// Counts consecutive points for which a condition held.
@@ -679,6 +694,9 @@ mod tests {
         let (slope, positive) = half_lag_slope(&stairs).unwrap();
         assert!((slope - 1.0).abs() < 1e-12 && positive >= 0.9, "{slope} {positive}");
         assert_eq!(half_lag_slope(&[1.0, 2.0, 3.0]), None);
+        // The cheap look reads the same share of rising slopes.
+        assert_eq!(half_lag_rising(stairs.len(), |i| stairs[i]), Some(positive));
+        assert_eq!(half_lag_rising(3, |i| i as f64), None);
     }
 
     #[test]

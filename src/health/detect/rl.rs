@@ -35,14 +35,14 @@ pub const HELD_OUT_KEPT_WARN: f64 = 0.7;
 /// ...and at or below this share, critical.
 pub const HELD_OUT_KEPT_CRITICAL: f64 = 0.4;
 /// The fall from the peak level must also be this many times its own noise:
-/// that of two levels, each the median of several evaluations, from the
+/// that of two levels, each the mean of several evaluations, from the
 /// score's noise between evaluations (a small evaluation set's accuracy wanders).
 pub const HELD_OUT_NOISES: f64 = 4.0;
 /// Evaluations needed before the score is judged, and consecutive ones below
 /// the line that make a fall (one bad evaluation is not one).
 pub const HELD_OUT_MIN_EVALS: usize = 4;
 pub const HELD_OUT_FALLS: u32 = 2;
-/// The evaluations a level is the median of: at least 3, at most 64.
+/// The evaluations a level is the interquartile mean of: at least 3, at most 64.
 pub const HELD_OUT_LEVEL_MIN: usize = 3;
 pub const HELD_OUT_LEVEL_MAX: usize = 64;
 /// The newest changes between evaluations whose median is the score's noise
@@ -89,9 +89,8 @@ struct HeldOut {
     /// Consecutive evaluations below the line, and the verdict they hold.
     below: u32,
     verdict: Option<Severity>,
-    /// The newest level (the score the rule judges), and every level so far
-    /// (NaN for the first two evaluations, which have none).
-    level_now: f64,
+    /// Every evaluation's level, the newest last (the score the rule judges;
+    /// NaN for the first two evaluations, which have none).
     levels: Vec<f64>,
     /// The second difference of the level over its own span (between levels
     /// of disjoint evaluations), over the whole run: how far the levels wander, memory
@@ -151,7 +150,7 @@ fn kept_share(level: f64, peak: f64, base: f64) -> f64 {
     if scale > 0.0 { 1.0 - (peak - level) / scale } else { 1.0 }
 }
 
-/// How many evaluations a level is the median of when `n` have come: the
+/// How many evaluations a level is the mean of when `n` have come: the
 /// square root of their count, from [`HELD_OUT_LEVEL_MIN`] to [`HELD_OUT_LEVEL_MAX`].
 fn level_span(n: usize) -> usize {
     ((n as f64).sqrt().round() as usize).clamp(HELD_OUT_LEVEL_MIN, HELD_OUT_LEVEL_MAX).min(n.max(1))
@@ -166,7 +165,7 @@ fn level_noise(k: usize) -> f64 {
 
 impl HeldOut {
     fn new(w: usize) -> Self {
-        HeldOut { name: None, searched: 0, reward: Window::new(w), reward_first: None, evals: Vec::new(), peak: None, lowest_before_peak: f64::INFINITY, lowest: f64::INFINITY, all_nonnegative: true, changes: RunningMedian::default(), recent_changes: SortedSeries::new(HELD_OUT_RECENT_CHANGES, &[(HELD_OUT_RECENT_CHANGES, 0)]), below: 0, verdict: None, level_now: f64::NAN, levels: Vec::new(), level_changes: RunningMedian::default(), detail: None }
+        HeldOut { name: None, searched: 0, reward: Window::new(w), reward_first: None, evals: Vec::new(), peak: None, lowest_before_peak: f64::INFINITY, lowest: f64::INFINITY, all_nonnegative: true, changes: RunningMedian::default(), recent_changes: SortedSeries::new(HELD_OUT_RECENT_CHANGES, &[(HELD_OUT_RECENT_CHANGES, 0)]), below: 0, verdict: None, levels: Vec::new(), level_changes: RunningMedian::default(), detail: None }
     }
 
     /// One point: the reward, and the held-out score when the point carries it.
@@ -191,16 +190,18 @@ impl HeldOut {
         let level = self.reward.mean_of(0, self.reward.len()).unwrap_or(f64::NAN);
         let first = *self.reward_first.get_or_insert(level);
         if let Some(last) = self.evals.last() {
-            self.changes.push((score - last.1).abs());
-            self.recent_changes.push((score - last.1).abs());
+            let change = (score - last.1).abs();
+            self.changes.push(change);
+            self.recent_changes.push(change);
         }
         self.evals.push((p.step, score, level));
         self.lowest = self.lowest.min(score);
         self.all_nonnegative &= score >= 0.0;
         let n = self.evals.len();
-        let mut now = f64::NAN;
-        if n >= 3 {
-            now = self.level(n - 1);
+        if n < 3 {
+            self.levels.push(f64::NAN);
+        } else {
+            let now = self.level(n - 1);
             // The second difference over the span: a level that climbs or
             // falls steadily (the run's first evaluations) cancels out of it.
             let k = level_span(n);
@@ -210,10 +211,7 @@ impl HeldOut {
                     self.level_changes.push((now - 2.0 * before + earlier).abs());
                 }
             }
-        }
-        self.levels.push(now);
-        self.level_now = now;
-        if n >= 3 {
+            self.levels.push(now);
             // (Ties go to the newest level, as `max_by` picks the last maximum.)
             if self.peak.is_none_or(|(_, peak)| now.total_cmp(&peak).is_ge()) {
                 self.peak = Some((n - 1, now));
@@ -243,6 +241,11 @@ impl HeldOut {
         middle.iter().sum::<f64>() / middle.len() as f64
     }
 
+    /// The newest level (NaN before the third evaluation).
+    fn level_now(&self) -> f64 {
+        self.levels.last().copied().unwrap_or(f64::NAN)
+    }
+
     /// The verdict after the newest evaluation.
     fn judge(&mut self, first: f64) -> Option<Severity> {
         let n = self.evals.len();
@@ -253,9 +256,9 @@ impl HeldOut {
         // evaluation, has outliers its peak must not be).
         let (peak_at, peak) = self.peak?;
         let (peak_step, reward_at_peak) = (self.evals[peak_at].0, self.evals[peak_at].2);
-        let (now, reward_now) = (self.level_now, self.evals[n - 1].2);
+        let (now, reward_now) = (self.level_now(), self.evals[n - 1].2);
         // One evaluation's noise: the spread of its changes between evaluations.
-        // The fall is measured between two levels, medians of several
+        // The fall is measured between two levels, means of several
         // evaluations each: its noise is theirs combined.
         let recent = sorted_median(&self.recent_changes.sorted_range(0, self.recent_changes.len())).unwrap_or(0.0);
         let noise = self.changes.median().unwrap_or(0.0).max(recent) * MAD_TO_SIGMA / std::f64::consts::SQRT_2;
@@ -439,7 +442,7 @@ impl RewardHacking {
             return None;
         }
         let name = self.held_out.name.clone()?;
-        let v = self.held_out_gate.pass(self.held_out.verdict, p.step, self.held_out.level_now)?;
+        let v = self.held_out_gate.pass(self.held_out.verdict, p.step, self.held_out.level_now())?;
         let (peak_step, peak, reward_now, base) = self.held_out.detail?;
         // The share the verdict graded, of the peak or of the rise to it.
         let kept = kept_share(v.value, peak, base);

@@ -6,7 +6,7 @@
 //! of the robust spread instead: a ratio to a median near zero is meaningless.
 use super::{grade, Detector, Excursions, Gate, Point, Raised, Worse, FAMILIAR_EXCURSIONS};
 use crate::health::config::KindSettings;
-use crate::health::stats::{half_lag_slope, sorted_copy, sorted_median, sorted_median_mad, sorted_sigma, SortedSeries, StartLevel, MAD_TO_SIGMA};
+use crate::health::stats::{half_lag_rising, half_lag_slope, sorted_copy, sorted_median, sorted_median_mad, sorted_sigma, SortedSeries, StartLevel, MAD_TO_SIGMA};
 use crate::health::{AlertKind, Severity};
 use crate::metrics::catalog;
 use crate::report::format::{compact, times, percent, sigmas};
@@ -311,12 +311,9 @@ impl Spike {
         if logs[n - 1] <= logs[first] {
             return None;
         }
-        // A cheap look first: the share of half-lag pairs that rise, counted as
-        // `half_lag_slope` counts them, before the copy and the median slope.
-        let lag = span / 2;
-        let pairs = span - lag;
-        let rising_pairs = (0..pairs).filter(|&i| (logs[first + i + lag] - logs[first + i]) / lag as f64 > 0.0).count();
-        if lag >= 2 && (rising_pairs as f64 / pairs as f64) < CLIMB_RISING {
+        // A cheap look first: the share of half-lag pairs that rise, before the
+        // copy and the median slope.
+        if half_lag_rising(span, |i| logs[first + i]).is_some_and(|rising| rising < CLIMB_RISING) {
             return None;
         }
         let newest: Vec<f64> = logs.range(first..).copied().collect();
