@@ -304,6 +304,12 @@ fn drift_cost() {
 }
 
 fn main() {
+    run_mode();
+    let resumes = health_eval::score::RESUMES.load(std::sync::atomic::Ordering::Relaxed);
+    println!("resumes (a step that went back, judged as `rlmon check` reads it: the run resumed there): {resumes}");
+}
+
+fn run_mode() {
     let which = std::env::args().skip(1).find(|a| !a.starts_with('-')).unwrap_or_else(|| "test".into());
     match which.as_str() {
         "indep" => return independent(5000..5006),

@@ -8,6 +8,7 @@ use std::collections::BTreeMap;
 
 use rlmon::health::detect::moe::balance;
 use rlmon::health::stats::{mean, std_dev, Window};
+use rlmon::health::monitor::RunMonitor;
 use rlmon::health::{Alert, AlertKind, HealthConfig, SessionHealth, Severity};
 use rlmon::metrics::catalog;
 
@@ -47,16 +48,60 @@ pub fn run_rlmon_logged(case: &Case, mem_total: Option<f64>, logged: Option<&[(u
         }
     }
     let mut out = Vec::new();
+    let (mut kept_a, mut kept_b) = (Kept::default(), Kept::default());
     for (t, values) in case.steps.iter().enumerate() {
         let (step, time_s) = logged.and_then(|l| l.get(t).copied()).unwrap_or((t as u64, t as f64));
         let at = t as u64;
+        kept_a.resume(&mut h, a, step, &case.steps, mem_total, &cfg);
         out.extend(h.observe(a, step, time_s, values).into_iter().map(|x| (at, x)));
+        kept_a.keep(step, time_s, t);
         if let Some(p) = &case.partner {
+            kept_b.resume(&mut h, b, step, p, mem_total, &cfg);
             out.extend(h.observe(b, step, time_s, &p[t]).into_iter().map(|x| (at, x)));
+            kept_b.keep(step, time_s, t);
         }
     }
     out
 }
+
+/// A run's points as the hub keeps them, for a resume: a log whose step goes
+/// back (a restart from a checkpoint) is read by rlmon as the run resuming
+/// there, its points from that step on discarded and its detectors rebuilt
+/// from the rest (`Normalizer::push` and `Hub::resume`); the harness does the
+/// same, so that a corpus is judged as `rlmon check` would judge its logs.
+#[derive(Default)]
+struct Kept {
+    /// (step, wall time, index into the case's steps), in step order.
+    points: Vec<(u64, f64, usize)>,
+}
+
+impl Kept {
+    fn keep(&mut self, step: u64, time_s: f64, t: usize) {
+        self.points.push((step, time_s, t));
+    }
+
+    /// Before a point at `step`: when it goes back, drops the kept points from it
+    /// on and rebuilds run `run`'s detectors from the others (their alerts stand).
+    fn resume(&mut self, h: &mut SessionHealth, run: usize, step: u64, steps: &[Vec<(rlmon::metrics::MetricName, f64)>], mem_total: Option<f64>, cfg: &HealthConfig) {
+        if !self.points.last().is_some_and(|(last, ..)| step < *last) {
+            return;
+        }
+        RESUMES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        self.points.retain(|(s, ..)| *s < step);
+        let name = h.runs[run].run.clone();
+        let mut monitor = RunMonitor::new(&name, cfg);
+        if let Some(total) = mem_total {
+            monitor.set_memory_total(catalog::MEM_GPU_BYTES, total);
+        }
+        for &(s, time_s, t) in &self.points {
+            monitor.observe(s, time_s, &steps[t]);
+        }
+        h.runs[run] = monitor;
+    }
+}
+
+/// Resumes the harness has made, over every case run so far.
+pub static RESUMES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
 
 /// rlmon's detectors over a run and its baseline, logged at their own (training
 /// step, wall time) pairs: the points of both are fed in wall-time order, as a

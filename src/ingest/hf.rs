@@ -4,7 +4,7 @@
 //! 5e-05, 'epoch': 0.1}`, Python's repr, with no step: each counts on).
 use serde_json::Value;
 
-use super::{jsonl, number_in_text, Line, Record, SkipKind};
+use super::{jsonl, number_in_text, progress_step, Line, Record, SkipKind};
 
 /// The end-of-training summary (`train_runtime`, a mean `train_loss`) is not a step.
 const SUMMARY_KEY: &str = "train_runtime";
@@ -51,7 +51,11 @@ pub fn parse_printed(line: &str) -> Line {
         match python_number(value) {
             Some(v) if key == "step" => rec.step = (v.is_finite() && v >= 0.0 && v < 2f64.powi(63)).then_some(v as u64),
             Some(v) => rec.fields.push((key.into(), v)),
-            None => rec.ignored.push(key.to_owned()),
+            // A step given as progress (`'global_step/max_steps': '70/100'`).
+            None => match python_text(value).and_then(|t| progress_step(key, t)) {
+                Some(step) if rec.step.is_none() => rec.step = Some(step),
+                _ => rec.ignored.push(key.to_owned()),
+            },
         }
     }
     if rec.fields.is_empty() {
@@ -95,6 +99,12 @@ fn entries(inner: &str) -> Vec<(&str, &str)> {
 
 /// A Python value's number: `2.5`, `nan`, `inf`, and wrapped ones such as
 /// `tensor(2.5, device='cuda:0')` or `np.float64(2.5)`.
+/// A Python string literal's text (`'70/100'`).
+fn python_text(value: &str) -> Option<&str> {
+    let v = value.trim();
+    v.strip_prefix('\'').and_then(|v| v.strip_suffix('\'')).or_else(|| v.strip_prefix('"').and_then(|v| v.strip_suffix('"')))
+}
+
 fn python_number(value: &str) -> Option<f64> {
     let v = value.trim();
     if let Some(x) = number_in_text(v) {
@@ -113,6 +123,20 @@ mod tests {
         match l {
             Line::Metrics(r) => r,
             other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_step_given_as_progress_numbers_the_dict() {
+        // ms-swift prints its step as `done/all` text.
+        let r = rec(parse_printed("{'loss': 1.23, 'grad_norm': 0.5, 'epoch': 0.7, 'global_step/max_steps': '70/100', 'percentage': '70.00%', 'elapsed_time': '3m'}"));
+        assert_eq!(r.step, Some(70));
+        assert_eq!(r.fields.iter().map(|(k, _)| k.as_ref()).collect::<Vec<_>>(), ["loss", "grad_norm", "epoch"]);
+        assert_eq!(r.ignored, ["percentage", "elapsed_time"]);
+        // Progress under a name that is not a counter's, or past its total, is not a step.
+        for line in ["{'loss': 1.0, 'done/all': '70/100'}", "{'loss': 1.0, 'step': '170/100'}", "{'loss': 1.0, 'step': '7.5/100'}"] {
+            let r = rec(parse_printed(line));
+            assert_eq!((r.step, r.ignored.len()), (None, 1), "{line}");
         }
     }
 

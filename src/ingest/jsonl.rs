@@ -10,7 +10,7 @@ use serde::de::value::{MapAccessDeserializer, SeqAccessDeserializer};
 use serde::de::{Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde_json::Value;
 
-use super::{number_in_text, FieldName, Line, Record, SkipKind};
+use super::{number_in_text, progress_step, FieldName, Line, Record, SkipKind};
 
 const NONFINITE_TOKENS: [(&str, &str); 3] = [("-Infinity", "\"-Infinity\""), ("Infinity", "\"Infinity\""), ("NaN", "\"NaN\"")];
 
@@ -622,7 +622,12 @@ fn record<K: AsRef<str>>(fields: &mut Vec<(K, Field<'_>)>, names: &mut Names) ->
                 }
                 other => match other.number() {
                     Some(x) => rec.fields.push((names.get(rec.fields.len(), key), x)),
-                    None => rec.ignored.push(key.to_owned()),
+                    // A step given as progress (`"global_step/max_steps": "70/100"`),
+                    // when no step key numbers the line.
+                    None => match &other {
+                        Field::Str(text) if rec.step.is_none() && progress_step(key, text).is_some() => rec.step = progress_step(key, text),
+                        _ => rec.ignored.push(key.to_owned()),
+                    },
                 },
             },
         }
@@ -794,6 +799,15 @@ mod tests {
             Line::Skip(_, why) => why,
             other => panic!("{line}: {other:?}"),
         }
+    }
+
+    #[test]
+    fn a_step_given_as_progress_numbers_the_line() {
+        let r = rec(r#"{"loss": 1.5, "global_step/max_steps": "70/100", "percentage": "70.00%"}"#);
+        assert_eq!(r.step, Some(70));
+        // A step key wins over progress.
+        let r = rec(r#"{"step": 12, "loss": 1.5, "global_step/max_steps": "70/100"}"#);
+        assert_eq!(r.step, Some(12));
     }
 
     #[test]

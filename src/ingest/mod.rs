@@ -612,6 +612,25 @@ pub fn read_lines(mut input: impl std::io::Read, reader: &mut LineReader, mut f:
     Ok(())
 }
 
+/// The step of a progress field, `'global_step/max_steps': '70/100'` (ms-swift)
+/// or `"step": "70/100"`: a field named for a step counter (its name, or the
+/// part before a `/`) whose text is the step done over the steps in all.
+pub fn progress_step(key: &str, text: &str) -> Option<u64> {
+    const COUNTERS: &[&str] = &["step", "steps", "global_step", "global_steps", "iter", "iters", "iteration", "iterations", "train_step"];
+    let counter = key.split('/').next().unwrap_or(key);
+    if !COUNTERS.iter().any(|c| c.eq_ignore_ascii_case(counter)) {
+        return None;
+    }
+    let (done, all) = text.trim().split_once('/')?;
+    let digits = |t: &str| !t.is_empty() && t.len() <= 18 && t.bytes().all(|b| b.is_ascii_digit());
+    let (done, all) = (done.trim(), all.trim());
+    if !digits(done) || !digits(all) {
+        return None;
+    }
+    let done: u64 = done.parse().ok()?;
+    (done <= all.parse().ok()?).then_some(done)
+}
+
 /// A number written as a string (`"1.2"`, `"nan"`, `"-inf"`), as some loggers do.
 pub fn number_in_text(s: &str) -> Option<f64> {
     let t = s.trim();
