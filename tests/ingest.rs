@@ -346,6 +346,12 @@ fn every_trainer_of_the_gallery_is_read() {
     type Case = (&'static str, &'static str, usize, usize, u64, u64, &'static [(u64, &'static str, f64)]);
     let cases: &[Case] = &[
         ("accelerate.log", "text", 1, 3, 0, 2, &[(2, "val_loss", 3.0859)]),
+        // Spinning Up's progress.txt: CamelCase names read as the catalog's (`KL`, `LossPi`, `AverageEpRet`).
+        ("spinningup_progress.txt", "tsv", 1, 3, 0, 2, &[(1, "kl", 0.00934), (2, "policy_loss", -0.0109), (0, "reward", -181.3), (2, "entropy", 1.397), (1, "clip_frac", 0.101), (0, "value_loss", 512.4)]),
+        // llm.c: `norm` beside `train loss` is the gradient norm; `val loss` before step 1 is step 0's.
+        ("llmc.log", "text", 1, 5, 0, 4, &[(0, "val_loss", 11.00986), (3, "grad_norm", 13.7201), (4, "loss", 10.680283)]),
+        // ms-swift: the step printed as progress, `'global_step/max_steps': '5/300'`.
+        ("ms_swift.log", "hf-log", 1, 3, 1, 10, &[(5, "loss", 1.61), (10, "val_loss", 1.502), (10, "grad_norm", 1.5011)]),
         // `[Iteration N]`, `Loss is X.`, `Throughput is X records/second.`; the validation after an epoch joins its last step.
         ("bigdl.log", "text", 1, 7, 1, 471, &[(2, "loss", 2.2981), (2, "samples_per_s", 1230.77), (2, "lr", 0.05), (469, "loss", 0.1623), (469, "val_loss", 0.14532), (470, "lr", 0.0499)]),
         // BOM, CRLF, `[rank0]:` prefixes, an evaluation dict, the run's summary.

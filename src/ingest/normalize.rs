@@ -148,6 +148,29 @@ fn is_counter(name: &str) -> bool {
     COUNTER_FIELDS.iter().any(|c| c.eq_ignore_ascii_case(name))
 }
 
+/// A name with capitals in snake case: `KL` -> `kl`, `ClipFrac` -> `clip_frac`,
+/// `AverageEpRet` -> `average_ep_ret`, `KLDiv` -> `kl_div` (a word starts at a
+/// capital after a small letter or digit, or at the last capital of a run followed
+/// by a small letter). `None` when it has no capital.
+fn snake_case(name: &str) -> Option<String> {
+    if !name.bytes().any(|b| b.is_ascii_uppercase()) {
+        return None;
+    }
+    let chars: Vec<char> = name.chars().collect();
+    let mut out = String::with_capacity(name.len() + 4);
+    for (i, &c) in chars.iter().enumerate() {
+        if c.is_ascii_uppercase() && i > 0 {
+            let before = chars[i - 1];
+            let after_small = chars.get(i + 1).is_some_and(|n| n.is_ascii_lowercase());
+            if before.is_ascii_lowercase() || before.is_ascii_digit() || (before.is_ascii_uppercase() && after_small) {
+                out.push('_');
+            }
+        }
+        out.push(c.to_ascii_lowercase());
+    }
+    Some(out)
+}
+
 /// A counter's value as a step: a whole, non-negative number.
 fn whole(v: f64) -> Option<u64> {
     (v.fract() == 0.0 && (0.0..9.0e15).contains(&v)).then_some(v as u64)
@@ -373,7 +396,17 @@ impl Normalizer {
             None => {
                 // A canonical name as written takes part in the ranking as a rename to itself.
                 let itself = catalog::info(name).map(|m| m.pattern).filter(|p| *p == &**name).map(Conversion::Rename);
-                let r = Resolved { conversion: catalog::conversion(name).or(itself), rank: catalog::alias_rank(name), interned: catalog::intern(name) };
+                let mut r = Resolved { conversion: catalog::conversion(name).or(itself), rank: catalog::alias_rank(name), interned: catalog::intern(name) };
+                // A known name in capitals or CamelCase (`KL`, `Entropy`, Spinning Up's
+                // `ClipFrac`) is that name: its snake-case spelling.
+                if r.conversion.is_none() {
+                    if let Some(spelled) = snake_case(name).filter(|s| s != &**name) {
+                        let itself = catalog::info(&spelled).map(|m| m.pattern).filter(|p| *p == spelled).map(Conversion::Rename);
+                        if let Some(c) = catalog::conversion(&spelled).or(itself) {
+                            r = Resolved { conversion: Some(c), rank: catalog::alias_rank(&spelled), ..r };
+                        }
+                    }
+                }
                 self.names.insert(name.clone(), r);
                 r
             }
@@ -483,6 +516,27 @@ mod tests {
 
     fn points(emits: Vec<Emit>) -> Vec<Point> {
         emits.into_iter().filter_map(|e| if let Emit::Point(p) = e { Some(p) } else { None }).collect()
+    }
+
+    #[test]
+    fn known_names_in_capitals_or_camel_case_are_read_as_themselves() {
+        assert_eq!(snake_case("KL").as_deref(), Some("kl"));
+        assert_eq!(snake_case("ClipFrac").as_deref(), Some("clip_frac"));
+        assert_eq!(snake_case("AverageEpRet").as_deref(), Some("average_ep_ret"));
+        assert_eq!(snake_case("KLDiv").as_deref(), Some("kl_div"));
+        assert_eq!(snake_case("loss"), None);
+        // Spinning Up's progress.txt header.
+        let mut n = Normalizer::default();
+        let mut rec = Record::default();
+        rec.step = Some(1);
+        rec.fields = ["AverageEpRet", "KL", "Entropy", "ClipFrac", "LossPi", "LossV", "MyMetric"].iter().map(|k| ((*k).into(), 1.0)).collect();
+        n.push(rec);
+        let out = n.finish();
+        let Some(Emit::Point(p)) = out.first() else { panic!("{out:?}") };
+        let names: Vec<&str> = p.values.iter().map(|(k, _)| &**k).collect();
+        for want in ["reward", "kl", "entropy", "clip_frac", "policy_loss", "value_loss", "MyMetric"] {
+            assert!(names.contains(&want), "{want} not in {names:?}");
+        }
     }
 
     #[test]
