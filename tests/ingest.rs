@@ -350,6 +350,8 @@ fn every_trainer_of_the_gallery_is_read() {
         ("spinningup_progress.txt", "tsv", 1, 3, 0, 2, &[(1, "kl", 0.00934), (2, "policy_loss", -0.0109), (0, "reward", -181.3), (2, "entropy", 1.397), (1, "clip_frac", 0.101), (0, "value_loss", 512.4)]),
         // llm.c: `norm` beside `train loss` is the gradient norm; `val loss` before step 1 is step 0's.
         ("llmc.log", "text", 1, 5, 0, 4, &[(0, "val_loss", 11.00986), (3, "grad_norm", 13.7201), (4, "loss", 10.680283)]),
+        // PyTorch's MNIST example: samples seen through the epochs; the test set's results join the epoch's last step.
+        ("pytorch_mnist.log", "text", 1, 5, 0, 60640, &[(59520, "val_loss", 0.0335), (59520, "loss", 0.012345), (60640, "loss", 0.046721)]),
         // ms-swift: the step printed as progress, `'global_step/max_steps': '5/300'`.
         ("ms_swift.log", "hf-log", 1, 3, 1, 10, &[(5, "loss", 1.61), (10, "val_loss", 1.502), (10, "grad_norm", 1.5011)]),
         // `[Iteration N]`, `Loss is X.`, `Throughput is X records/second.`; the validation after an epoch joins its last step.

@@ -388,7 +388,8 @@ pub fn parse_generic(line: &str, progress: &mut Progress) -> Line {
             if !announced {
                 progress.evaluation = None;
             }
-            if phase == Some(LoggerPhase::Evaluation) || (rec.step.is_none() && is_evaluation_pass(line)) || announced {
+            let evaluation_result = rec.step.is_none() && read.counter.is_none() && labels_evaluation(line);
+            if phase == Some(LoggerPhase::Evaluation) || (rec.step.is_none() && is_evaluation_pass(line)) || evaluation_result || announced {
                 rec.continues = rec.step.is_none();
                 evaluation_names(&mut rec.fields);
             } else if let Some(counter) = read.counter {
@@ -569,6 +570,17 @@ fn is_evaluation_pass(line: &str) -> bool {
     let before = line[..at].trim_end().trim_end_matches([':', ')', '(']);
     let last = before.rsplit(|c: char| !c.is_ascii_alphabetic()).next().unwrap_or("");
     ["eval", "evaluation", "val", "valid", "validation", "test", "testing"].iter().any(|e| last.eq_ignore_ascii_case(e))
+}
+
+/// Whether a line's label, the words before its first `:`, names an evaluation
+/// (PyTorch's MNIST example prints `Test set: Average loss: 0.0335, Accuracy:
+/// 9890/10000 (99%)` after each epoch's training lines): its results, not a step.
+fn labels_evaluation(line: &str) -> bool {
+    let Some((label, _)) = line.trim_start().split_once(':') else { return false };
+    let words: Vec<&str> = label.split_whitespace().collect();
+    (1..=3).contains(&words.len())
+        && words.iter().all(|w| w.chars().all(|c| c.is_ascii_alphabetic()))
+        && words.iter().any(|w| ["eval", "evaluation", "val", "valid", "validation", "test", "testing"].iter().any(|e| w.eq_ignore_ascii_case(e)))
 }
 
 /// A metric's name on an evaluation line: the loss is the validation loss; other
@@ -1549,6 +1561,19 @@ mod tests {
         assert!(is_evaluation_pass("2024/05/01 12:08:00 - mmengine - INFO - Epoch(val)  [1][500/500]    coco/bbox_mAP: 0.2130"));
         assert!(!is_evaluation_pass("2024/05/01 - mmengine - INFO - Epoch(train)  [1][  50/1000]  loss: 2.1"));
         assert!(!is_evaluation_pass("Epoch 0: 100%|###| 10/10 [00:05<00:00, val_loss=2.05]"));
+    }
+
+    #[test]
+    fn a_line_labelled_as_an_evaluation_is_the_results_of_the_step_before() {
+        // PyTorch's MNIST example: the test set's loss is no training loss of the epoch's last step.
+        let got = records("Train Epoch: 1 [59520/60000 (99%)]\tLoss: 0.012345\n\nTest set: Average loss: 0.0335, Accuracy: 9890/10000 (99%)\n\nTrain Epoch: 2 [0/60000 (0%)]\tLoss: 0.021000\n");
+        assert_eq!(got.len(), 3, "{got:?}");
+        assert_eq!((got[1].0, got[1].1), (None, true), "{got:?}");
+        assert!(got[1].2.iter().any(|(n, v)| n == catalog::VAL_LOSS && *v == 0.0335) && !got[1].2.iter().any(|(n, _)| n == catalog::LOSS), "{got:?}");
+        assert!(labels_evaluation("Validation: loss 0.3"));
+        assert!(!labels_evaluation("val_loss: 0.3"));
+        assert!(!labels_evaluation("Train Epoch: 1 [0/60000 (0%)]"));
+        assert!(!labels_evaluation("2024-05-01 12:00:00 test loss 0.3"));
     }
 
     #[test]
