@@ -632,7 +632,9 @@ fn heldout_study(seeds: std::ops::Range<u64>) {
         let false_alarm = alarms(&raised).iter().any(|(at, _)| *at < onset);
         let cadence = c.case.name.split('-').find(|w| *w == "every" || w.starts_with("sparse") || w.starts_with("carried")).map_or("every".to_owned(), |w| w.trim_end_matches(char::is_numeric).to_owned());
         let wander = if c.case.name.contains("-wander") { "with memory" } else { "none" };
-        for key in [format!("cadence {cadence}"), format!("score {score:?}"), format!("wander {wander}")] {
+        let v3 = ["jointdip", "laplace", "gap"].iter().filter(|w| c.case.name.contains(*w)).copied().collect::<Vec<_>>().join("+");
+        let v3 = if v3.is_empty() { "none".to_owned() } else { v3 };
+        for key in [format!("cadence {cadence}"), format!("score {score:?}"), format!("wander {wander}"), format!("v3 {v3}")] {
             let t = tally.entry(key).or_default();
             if faulty {
                 t[0] += 1;

@@ -21,13 +21,21 @@
 //! evaluations with memory (AR(1), 0.9 or 0.98 from one evaluation to the
 //! next, 3-8% of the score's rise): checkpoints a few hundred steps apart
 //! differ in more than the evaluation set's noise, and neighbours alike.
+//!
+//! v3, from a third source (the draws above stay v2's): in about a third of
+//! the runs the training reward and the held-out score dip together for 2-8%
+//! of the run, by 30-70% of their rise, and climb back (a restart from an early
+//! checkpoint, a bad stretch of data, a learning-rate spike): a benign event
+//! that is no reward hacking, whatever the levels' spans. Half the runs have
+//! Laplace noise on the reward and on a signed score; a quarter stop logging
+//! the score for 10-25% of the run (an evaluation server down).
 use rlmon::health::AlertKind;
 use rlmon::metrics::{catalog, MetricName};
 
 use super::indep::Xo;
 use super::synth::{Benign, Case, Family, Fault};
 
-pub const HELDOUT_STUDY_VERSION: u32 = 2;
+pub const HELDOUT_STUDY_VERSION: u32 = 3;
 
 pub struct HeldoutCase {
     pub case: Case,
@@ -122,13 +130,36 @@ pub fn generate(score: Score, m: usize, faulty: bool, seed: u64) -> HeldoutCase 
     let memory = wander_rng.pick(&[0.0, 0.0, 0.9, 0.98]);
     let wander_size = wander_rng.range(0.03, 0.08) * (s1 - s0).abs();
     let mut wander = wander_size * wander_rng.normal();
+    // v3's draws.
+    let mut v3 = Xo::new(seed.wrapping_mul(0xD6E8_FEB8_6659_FD93) ^ ((score as u64) << 38) ^ 0x5EED_0003);
+    let joint_dip = v3.unit() < 0.35;
+    let (jd_at, jd_len, jd_depth) = (v3.range(0.15, 0.7), v3.range(0.02, 0.08), v3.range(0.3, 0.7));
+    let laplace = v3.unit() < 0.5;
+    let gap = v3.unit() < 0.25;
+    let (gap_at, gap_len) = (v3.range(0.2, 0.7), v3.range(0.1, 0.25));
+    // A joint dip's depth at x: a fall over its first fifth, a climb back over the rest.
+    let dip_now = |x: f64| {
+        if !joint_dip || !(jd_at..jd_at + jd_len).contains(&x) {
+            return 0.0;
+        }
+        let u = (x - jd_at) / jd_len;
+        jd_depth * if u < 0.2 { u / 0.2 } else { (1.0 - u) / 0.8 }
+    };
     let mut steps = Vec::with_capacity(n);
     let mut logged = Vec::with_capacity(n);
     let mut carried = None::<f64>;
     for i in 0..n {
         let t = i as f64;
         let x = t / n as f64;
-        let reward = r0 + (r1 - r0) * ((1.0 - (-t / r_tau).exp()) + r_late * x) + r_noise * rng.normal();
+        let z_reward = rng.normal();
+        // Laplace noise of the same spread (its scale is sigma / sqrt 2).
+        let mut draw_laplace = || {
+            let u = v3.unit() - 0.5;
+            -u.signum() * (1.0 - 2.0 * u.abs()).max(1e-12).ln() / std::f64::consts::SQRT_2
+        };
+        let z_reward = if laplace { draw_laplace() } else { z_reward };
+        let rise_r = (1.0 - (-t / r_tau).exp()) + r_late * x;
+        let reward = r0 + (r1 - r0) * (rise_r - dip_now(x) * rise_r) + r_noise * z_reward;
         let kl = 0.02 + 0.1 * x + 0.01 * rng.normal().abs();
         let entropy = 1.5 - 0.5 * x + 0.03 * rng.normal();
         let length = 300.0 + 100.0 * x + 20.0 * rng.normal();
@@ -140,6 +171,8 @@ pub fn generate(score: Score, m: usize, faulty: bool, seed: u64) -> HeldoutCase 
         };
         // Draws made on every point, evaluated or not, so twins stay aligned.
         let (z, fail) = (rng.normal(), rng.unit() < fail_rate);
+        let z = if laplace && score == Score::SignedEvalReward { draw_laplace() } else { z };
+        let in_gap = gap && (gap_at..gap_at + gap_len).contains(&x);
         if evaluate {
             // The true level: a rise to the plateau shaped by the trend.
             let rise = 1.0 - (-t / s_tau).exp();
@@ -150,6 +183,7 @@ pub fn generate(score: Score, m: usize, faulty: bool, seed: u64) -> HeldoutCase 
                 Trend::DipAndRecover if (dip_at..dip_at + dip_len).contains(&x) => shape -= dip * (std::f64::consts::PI * (x - dip_at) / dip_len).sin(),
                 _ => {}
             }
+            let shape = shape - dip_now(x) * shape;
             let mut level = s0 + (s1 - s0) * shape;
             if memory > 0.0 {
                 wander = memory * wander + (1.0 - memory * memory).sqrt() * wander_size * wander_rng.normal();
@@ -176,7 +210,7 @@ pub fn generate(score: Score, m: usize, faulty: bool, seed: u64) -> HeldoutCase 
             };
             carried = Some(value);
         }
-        if log {
+        if log && !in_gap {
             if let Some(v) = carried {
                 row.push((MetricName::Borrowed(name), v));
             }
@@ -188,6 +222,9 @@ pub fn generate(score: Score, m: usize, faulty: bool, seed: u64) -> HeldoutCase 
     let mut benign = Vec::new();
     if trend == Trend::DipAndRecover {
         benign.push(Benign { what: "held_out_dip", step: (dip_at * n as f64) as u64 });
+    }
+    if joint_dip {
+        benign.push(Benign { what: "joint_dip", step: (jd_at * n as f64) as u64 });
     }
     let fault = faulty.then(|| Fault { kind: AlertKind::RewardHacking, onset: onset as u64, magnitude: m });
     let cadence_name = match cadence {
@@ -204,6 +241,6 @@ pub fn generate(score: Score, m: usize, faulty: bool, seed: u64) -> HeldoutCase 
         s0,
         s1,
         if memory > 0.0 { format!("-wander{memory}") } else { String::new() }
-    );
+    ) + &format!("{}{}{}", if joint_dip { format!("-jointdip{:.0}%at{:.0}%", 100.0 * jd_depth, 100.0 * jd_at) } else { String::new() }, if laplace { "-laplace" } else { "" }, if gap { "-gap" } else { "" });
     HeldoutCase { case: Case { name: case_name, family: Family::Rl, fault, benign, steps, partner: None }, logged }
 }

@@ -62,10 +62,11 @@ pub const REWARD_KEPT: f64 = 0.75;
 #[derive(Debug, Clone)]
 struct HeldOut {
     /// The held-out score's name, once a point carries one, and the number of
-    /// values of the last point searched for one (a search runs only when a
-    /// point carries more values than the last searched).
+    /// values of the last point searched for one, without the reward and with
+    /// it (a search runs only when a point carries more values than the last
+    /// searched of its kind).
     name: Option<String>,
-    searched: usize,
+    searched: [usize; 2],
     /// The training reward's newest window.
     reward: Window,
     /// The reward's level (window mean) at the first evaluation with a full
@@ -73,6 +74,13 @@ struct HeldOut {
     reward_first: Option<f64>,
     /// Evaluations: (step, score, reward level then).
     evals: Vec<(u64, f64, f64)>,
+    /// The training reward's values since the last evaluation (sum, count), and
+    /// their running totals at each evaluation: the reward over the same
+    /// evaluations a score level spans is compared with it, so a dip of both
+    /// (a restart from an early checkpoint, a bad stretch of data) is no fall
+    /// of the score alone, however fast each side's level follows it.
+    reward_since: (f64, usize),
+    reward_totals: Vec<(f64, usize)>,
     /// Kept as evaluations come, so each one is judged in O(log n), not by
     /// walking them all (a score logged every step of a long run): the peak
     /// level's index and value, the lowest score up to it, whether every score
@@ -165,16 +173,21 @@ fn level_noise(k: usize) -> f64 {
 
 impl HeldOut {
     fn new(w: usize) -> Self {
-        HeldOut { name: None, searched: 0, reward: Window::new(w), reward_first: None, evals: Vec::new(), peak: None, lowest_before_peak: f64::INFINITY, lowest: f64::INFINITY, all_nonnegative: true, changes: RunningMedian::default(), recent_changes: SortedSeries::new(HELD_OUT_RECENT_CHANGES, &[(HELD_OUT_RECENT_CHANGES, 0)]), below: 0, verdict: None, levels: Vec::new(), level_changes: RunningMedian::default(), detail: None }
+        HeldOut { name: None, searched: [0; 2], reward: Window::new(w), reward_first: None, evals: Vec::new(), reward_since: (0.0, 0), reward_totals: Vec::new(), peak: None, lowest_before_peak: f64::INFINITY, lowest: f64::INFINITY, all_nonnegative: true, changes: RunningMedian::default(), recent_changes: SortedSeries::new(HELD_OUT_RECENT_CHANGES, &[(HELD_OUT_RECENT_CHANGES, 0)]), below: 0, verdict: None, levels: Vec::new(), level_changes: RunningMedian::default(), detail: None }
     }
 
     /// One point: the reward, and the held-out score when the point carries it.
     fn push(&mut self, p: &Point, reward: f64) {
         if reward.is_finite() {
             self.reward.push(reward);
+            self.reward_since.0 += reward;
+            self.reward_since.1 += 1;
         }
-        if self.name.is_none() && p.values.len() > self.searched {
-            self.searched = p.values.len();
+        // Points with the reward and points without it (an evaluation's own) are
+        // searched apart: the second kind may carry fewer values.
+        let searched = &mut self.searched[usize::from(reward.is_finite())];
+        if self.name.is_none() && p.values.len() > *searched {
+            *searched = p.values.len();
             self.name = p.values.iter().find(|(n, _)| catalog::is_held_out_score(n)).map(|(n, _)| n.to_string());
         }
         let Some(score) = self.name.as_deref().and_then(|n| p.get(n)).filter(|v| v.is_finite()) else { return };
@@ -189,6 +202,12 @@ impl HeldOut {
         }
         let level = self.reward.mean_of(0, self.reward.len()).unwrap_or(f64::NAN);
         let first = *self.reward_first.get_or_insert(level);
+        // The rewards since the evaluation before; at the first, the window's
+        // (the run's start is not the reward the score's first level is set beside).
+        let since = if self.evals.is_empty() { (level * self.reward.len() as f64, self.reward.len()) } else { self.reward_since };
+        let total = self.reward_totals.last().copied().unwrap_or((0.0, 0));
+        self.reward_totals.push((total.0 + since.0, total.1 + since.1));
+        self.reward_since = (0.0, 0);
         if let Some(last) = self.evals.last() {
             let change = (score - last.1).abs();
             self.changes.push(change);
@@ -241,6 +260,16 @@ impl HeldOut {
         middle.iter().sum::<f64>() / middle.len() as f64
     }
 
+    /// The training reward's mean over the evaluations level `i` spans (the
+    /// reward level at evaluation `i` when no reward came between them).
+    fn reward_level(&self, i: usize) -> f64 {
+        let k = level_span(i + 1);
+        let end = self.reward_totals[i];
+        let start = (i + 1).checked_sub(k + 1).map_or((0.0, 0), |j| self.reward_totals[j]);
+        let count = end.1 - start.1;
+        if count == 0 { self.evals[i].2 } else { (end.0 - start.0) / count as f64 }
+    }
+
     /// The newest level (NaN before the third evaluation).
     fn level_now(&self) -> f64 {
         self.levels.last().copied().unwrap_or(f64::NAN)
@@ -255,8 +284,8 @@ impl HeldOut {
         // Levels, not single evaluations (a score logged every step, or a noisy
         // evaluation, has outliers its peak must not be).
         let (peak_at, peak) = self.peak?;
-        let (peak_step, reward_at_peak) = (self.evals[peak_at].0, self.evals[peak_at].2);
-        let (now, reward_now) = (self.level_now(), self.evals[n - 1].2);
+        let (peak_step, reward_at_peak) = (self.evals[peak_at].0, self.reward_level(peak_at));
+        let (now, reward_now) = (self.level_now(), self.reward_level(n - 1));
         // One evaluation's noise: the spread of its changes between evaluations.
         // The fall is measured between two levels, means of several
         // evaluations each: its noise is theirs combined.
@@ -387,9 +416,11 @@ impl RewardHacking {
 
     /// The response-length rule's alert at this point, and the held-out rule's.
     pub fn check_both(&mut self, p: &Point) -> [Option<Raised>; 2] {
-        let Some(reward) = p.get(self.s.metric.as_deref().unwrap_or(catalog::REWARD)) else { return [None, None] };
-        self.held_out.push(p, reward);
-        [self.check_length(p, reward), self.check_held_out(p)]
+        // A held-out score may come on a point of its own (an evaluation logged at
+        // a step the reward was not): it is judged against the reward before it.
+        let reward = p.get(self.s.metric.as_deref().unwrap_or(catalog::REWARD));
+        self.held_out.push(p, reward.unwrap_or(f64::NAN));
+        [reward.and_then(|reward| self.check_length(p, reward)), self.check_held_out(p)]
     }
 
     /// The first of [`Self::check_both`]'s alerts.
@@ -661,12 +692,17 @@ mod tests {
     /// A run for the held-out rule: a training reward rising to a plateau and
     /// holding, and beside it `score(i, rng)` under `name` on the points where
     /// it returns a value; the warn or critical alerts it raises.
-    fn held_out_run(n: usize, name: &'static str, mut score: impl FnMut(usize, &mut SplitMix64) -> Option<f64>) -> Vec<Raised> {
+    fn held_out_run(n: usize, name: &'static str, score: impl FnMut(usize, &mut SplitMix64) -> Option<f64>) -> Vec<Raised> {
+        held_out_run_with(n, name, |i| 1.0 - 0.8 * (-(i as f64) / 300.0).exp(), score)
+    }
+
+    /// [`held_out_run`] with the reward's noiseless course `reward(i)`.
+    fn held_out_run_with(n: usize, name: &'static str, course: impl Fn(usize) -> f64, mut score: impl FnMut(usize, &mut SplitMix64) -> Option<f64>) -> Vec<Raised> {
         let mut rng = SplitMix64::new(11);
         let mut d = RewardHacking::new(defaults(AlertKind::RewardHacking));
         let mut raised = Vec::new();
         for i in 0..n {
-            let reward = 1.0 - 0.8 * (-(i as f64) / 300.0).exp() + 0.05 * (rng.unit() - 0.5);
+            let reward = course(i) + 0.05 * (rng.unit() - 0.5);
             let mut values: Vec<(MetricName, f64)> = vec![(catalog::REWARD.into(), reward)];
             if let Some(v) = score(i, &mut rng) {
                 values.push((name.into(), v));
@@ -726,6 +762,47 @@ mod tests {
         assert!(first.step >= 4_000, "{first:?}");
         let gave_back: f64 = first.message.split("giving back ").nth(1).and_then(|m| m.split('%').next()).and_then(|v| v.parse().ok()).unwrap_or_else(|| panic!("{}", first.message));
         assert!((30.0..=100.0).contains(&gave_back), "{}", first.message);
+    }
+
+    /// Should not raise: the training reward and the held-out score dip
+    /// together and climb back (a restart from an early checkpoint). The
+    /// score's level and the reward's window follow the dip at their own
+    /// speeds; judged over different spans, one side looked fallen while the
+    /// other still held. Both are now read over the same evaluations.
+    #[test]
+    fn a_dip_of_the_reward_and_the_score_together_is_no_reward_hacking() {
+        for (every, len) in [(1usize, 60usize), (5, 60), (5, 200), (25, 400)] {
+            // The share of its rise both keep: 35% at the dip's bottom.
+            let kept = move |i: usize| match i.checked_sub(3_000) {
+                Some(d) if d < len / 5 => 1.0 - 0.65 * d as f64 / (len / 5) as f64,
+                Some(d) if d < len => 0.35 + 0.65 * (d - len / 5) as f64 / (len - len / 5) as f64,
+                _ => 1.0,
+            };
+            let rise = |i: usize| 1.0 - (-(i as f64) / 300.0).exp();
+            let raised = held_out_run_with(6_000, "eval/accuracy", |i| 0.2 + 0.8 * rise(i) * kept(i), |i, rng| (i % every == 0).then(|| solved(500, 0.05 + 0.6 * rise(i) * kept(i), rng)));
+            assert!(raised.is_empty(), "every {every}, dip of {len}: {raised:?}");
+        }
+    }
+
+    /// Should raise: the evaluations are logged on points of their own (steps
+    /// the training reward was not logged at), and judged against the reward
+    /// before them.
+    #[test]
+    fn a_held_out_score_on_points_of_its_own_is_judged() {
+        let mut rng = SplitMix64::new(5);
+        let mut d = RewardHacking::new(defaults(AlertKind::RewardHacking));
+        let mut raised = Vec::new();
+        for i in 0..8_000u64 {
+            let values: Vec<(MetricName, f64)> = if i % 10 == 5 {
+                let p = if i < 5_000 { 0.6 } else { 0.15 };
+                vec![("eval/accuracy".into(), solved(500, p, &mut rng))]
+            } else {
+                vec![(catalog::REWARD.into(), 1.0 - 0.8 * (-(i as f64) / 300.0).exp() + 0.05 * (rng.unit() - 0.5))]
+            };
+            raised.extend(d.check_both(&Point { step: i, time_s: 0.0, values: &values }).into_iter().flatten().filter(|r| r.severity >= Severity::Warn));
+        }
+        let first = raised.first().expect("a fall to a quarter is caught");
+        assert!(first.step >= 5_000 && first.step < 6_000, "{first:?}");
     }
 
     /// Entropy "falls" for reward hacking: by a tenth of a positive level, by two
