@@ -185,7 +185,8 @@ impl KlRunaway {
         KlRunaway {
             metric: s.metric.clone().unwrap_or_default(),
             history: SortedSeries::new(s.window.max(2 * KL_SLOPE), &[(s.window.max(2 * KL_SLOPE), 0), (KL_RECENT, 0)]),
-            history_logs: SortedSeries::new(s.window.max(2 * KL_SLOPE), &[(s.window.max(2 * KL_SLOPE) - KL_SLOPE, KL_SLOPE)]),
+            // Read only for a point that climbs (`beyond_noise`).
+            history_logs: SortedSeries::lazy(s.window.max(2 * KL_SLOPE), &[(s.window.max(2 * KL_SLOPE) - KL_SLOPE, KL_SLOPE)]),
             coef: Window::new(KL_SLOPE),
             watched: super::Watched::new(s.metric.as_deref().unwrap_or_default()),
             run_levels: RunLevels::new(KL_RECENT),
