@@ -172,7 +172,10 @@ impl SortedWindow {
 #[derive(Debug, Clone)]
 pub struct SortedSeries {
     capacity: usize,
-    values: VecDeque<f64>,
+    /// The values are `buf[start..]`: one slice, moved to the front of the
+    /// buffer (twice the capacity) when it fills up, every `capacity` pushes.
+    buf: Vec<f64>,
+    start: usize,
     kept: Vec<(usize, SortedWindow)>,
     /// Whether the windows are kept up to date (always, unless
     /// [`SortedSeries::lazy`]); whether a span was read since the last push;
@@ -202,7 +205,7 @@ impl SortedSeries {
                 kept.push((lag, SortedWindow::new(len)));
             }
         }
-        SortedSeries { capacity, values: VecDeque::with_capacity(capacity), kept, live: true, lazy: false, read: std::cell::Cell::new(false), unread: usize::MAX, since_near: 0 }
+        SortedSeries { capacity, buf: Vec::with_capacity(2 * capacity), start: 0, kept, live: true, lazy: false, read: std::cell::Cell::new(false), unread: usize::MAX, since_near: 0 }
     }
 
     /// [`SortedSeries::new`] for spans seldom read (a detector's condition
@@ -216,29 +219,31 @@ impl SortedSeries {
     pub fn push(&mut self, v: f64) {
         if self.lazy {
             self.follow_reads();
-            if !self.live {
-                if self.values.len() == self.capacity {
-                    self.values.pop_front();
+        }
+        if self.live {
+            // The windows first, from the values before this one (m of them): a
+            // window `lag` back takes the value that then comes `lag` before the
+            // newest, and when full lets its oldest go, `len` before that.
+            let values = &self.buf[self.start..];
+            let m = values.len();
+            for (lag, w) in &mut self.kept {
+                let lag = *lag;
+                if m >= lag {
+                    let entering = if lag == 0 { v } else { values[m - lag] };
+                    let leaving = w.is_full().then(|| values[m - lag - w.capacity()]);
+                    w.push(entering, leaving);
                 }
-                return self.values.push_back(v);
             }
         }
-        // The windows first, from the values before this one (m of them): a
-        // window `lag` back takes the value that then comes `lag` before the
-        // newest, and when full lets its oldest go, `len` before that.
-        let m = self.values.len();
-        for (lag, w) in &mut self.kept {
-            let lag = *lag;
-            if m >= lag {
-                let entering = if lag == 0 { v } else { self.values[m - lag] };
-                let leaving = w.is_full().then(|| self.values[m - lag - w.capacity()]);
-                w.push(entering, leaving);
-            }
+        if self.len() == self.capacity {
+            self.start += 1;
         }
-        if m == self.capacity {
-            self.values.pop_front();
+        if self.buf.len() == 2 * self.capacity {
+            self.buf.copy_within(self.start.., 0);
+            self.buf.truncate(self.buf.len() - self.start);
+            self.start = 0;
         }
-        self.values.push_back(v);
+        self.buf.push(v);
     }
 
     /// A lazy series' windows, before a push: kept from a read close to the one
@@ -253,7 +258,7 @@ impl SortedSeries {
                 if !self.live {
                     let spans: Vec<(usize, usize)> = self.kept.iter().map(|(lag, w)| (w.capacity(), *lag)).collect();
                     let mut filled = SortedSeries::new(self.capacity, &spans);
-                    self.values.iter().for_each(|x| filled.push(*x));
+                    self.values().iter().for_each(|x| filled.push(*x));
                     self.kept = filled.kept;
                     self.live = true;
                 }
@@ -269,15 +274,15 @@ impl SortedSeries {
     }
 
     pub fn len(&self) -> usize {
-        self.values.len()
+        self.buf.len() - self.start
     }
 
     pub fn is_empty(&self) -> bool {
-        self.values.is_empty()
+        self.len() == 0
     }
 
     pub fn is_full(&self) -> bool {
-        self.values.len() == self.capacity
+        self.len() == self.capacity
     }
 
     pub fn capacity(&self) -> usize {
@@ -285,21 +290,21 @@ impl SortedSeries {
     }
 
     /// The values in arrival order, oldest first.
-    pub fn values(&self) -> &VecDeque<f64> {
-        &self.values
+    pub fn values(&self) -> &[f64] {
+        &self.buf[self.start..]
     }
 
     /// Values `from..to` (0 = oldest) in `total_cmp` order. A kept window of
     /// lag `l` holds the newest of the values that end `l` before the newest, as
     /// many as it has taken: exactly the span when it ends there and is as long.
     pub fn sorted_range(&self, from: usize, to: usize) -> std::borrow::Cow<'_, [f64]> {
-        let n = self.values.len();
+        let n = self.len();
         let to = to.min(n);
         let from = from.min(to);
         self.read.set(true);
         match self.kept.iter().filter(|_| self.live).find(|(lag, w)| to + lag == n && w.len() == to - from) {
             Some((_, w)) => std::borrow::Cow::Borrowed(w.sorted()),
-            None => std::borrow::Cow::Owned(sorted_copy(self.values.range(from..to).copied())),
+            None => std::borrow::Cow::Owned(sorted_copy(self.values()[from..to].iter().copied())),
         }
     }
 }

@@ -503,7 +503,7 @@ impl RewardSaturation {
         // reward_std when logged; else the step-to-step change of the reward.
         let spread = match p.get(catalog::REWARD_STD) {
             Some(s) => s.abs(),
-            None => self.reward.values().back().map_or(f64::NAN, |prev| (reward - prev).abs()),
+            None => self.reward.values().last().map_or(f64::NAN, |prev| (reward - prev).abs()),
         };
         self.reward.push(reward);
         // Only finite spreads are kept (the first step's change is NaN).

@@ -64,7 +64,7 @@ impl LossDivergence {
         self.lowest = self.lowest.min(x);
         if self.recent.is_full() {
             self.recent_logs.pop_front();
-            self.nonpositive -= usize::from(self.recent.values().front().is_some_and(|v| *v <= 0.0));
+            self.nonpositive -= usize::from(self.recent.values().first().is_some_and(|v| *v <= 0.0));
         }
         self.recent.push(x);
         self.recent_logs.push_back(x.ln());
@@ -222,8 +222,7 @@ impl KlRunaway {
         // (see `climbing`). Forty points one step apart: the fit always has a
         // slope (its indices spread), so reading it late drops no early return.
         let fit_climbs = || {
-            let newest: Vec<f64> = self.history.values().range(n - KL_SLOPE..).copied().collect();
-            index_slope(&newest).is_some_and(|(slope, r2)| slope > 0.0 && r2 >= 0.3)
+            index_slope(&self.history.values()[n - KL_SLOPE..]).is_some_and(|(slope, r2)| slope > 0.0 && r2 >= 0.3)
         };
         // A climb slower than the window moves the window's median with it: the
         // run's settled level (the second quarter of the run so far) is the
