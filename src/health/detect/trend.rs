@@ -277,7 +277,9 @@ impl KlRunaway {
         }
         // The cheap conditions first: the fit and the noise are read only for a
         // point that passes them.
-        let climbing = level > KL_FLOOR && beyond_record && (slow_climb || fit_climbs()) && beyond_noise();
+        // Growth beyond the noise is growth of at least 1 (the noise is no
+        // negative number): a point under it skips the fit.
+        let climbing = level > KL_FLOOR && beyond_record && growth >= 1.0 && (slow_climb || fit_climbs()) && beyond_noise();
         let coef_flat = self.coef.is_full() && {
             let (lo, hi) = (self.coef.iter().fold(f64::INFINITY, f64::min), self.coef.iter().fold(f64::NEG_INFINITY, f64::max));
             hi > 0.0 && (hi - lo) <= 0.01 * hi
