@@ -172,9 +172,27 @@ impl SortedWindow {
 #[derive(Debug, Clone)]
 pub struct SortedSeries {
     capacity: usize,
-    values: VecDeque<f64>,
+    /// The values are `buf[start..]`: one slice, moved to the front of the
+    /// buffer (twice the capacity) when it fills up, every `capacity` pushes.
+    buf: Vec<f64>,
+    start: usize,
     kept: Vec<(usize, SortedWindow)>,
+    /// Whether the windows are kept up to date (always, unless
+    /// [`SortedSeries::lazy`]); whether a span was read since the last push;
+    /// pushes since one was, and since a read close to the one before it.
+    live: bool,
+    lazy: bool,
+    read: std::cell::Cell<bool>,
+    unread: usize,
+    since_near: usize,
 }
+
+/// A lazy series keeps its windows from a read that comes within this many
+/// pushes of the one before (reads in a row: a detector's condition that now
+/// holds at every point)...
+const LAZY_NEAR: usize = 8;
+/// ...and drops them after this many pushes without such a read.
+const LAZY_IDLE: usize = 1_000;
 
 impl SortedSeries {
     /// `spans` are `(length, lag)` pairs; one that does not fit in `capacity`
@@ -187,38 +205,84 @@ impl SortedSeries {
                 kept.push((lag, SortedWindow::new(len)));
             }
         }
-        SortedSeries { capacity, values: VecDeque::with_capacity(capacity), kept }
+        SortedSeries { capacity, buf: Vec::with_capacity(2 * capacity), start: 0, kept, live: true, lazy: false, read: std::cell::Cell::new(false), unread: usize::MAX, since_near: 0 }
+    }
+
+    /// [`SortedSeries::new`] for spans seldom read (a detector's condition
+    /// checked only past its other ones): a read sorts a copy, and the windows
+    /// are kept only while reads come close together (see [`LAZY_NEAR`]). The
+    /// same spans either way.
+    pub fn lazy(capacity: usize, spans: &[(usize, usize)]) -> Self {
+        SortedSeries { live: false, lazy: true, ..SortedSeries::new(capacity, spans) }
     }
 
     pub fn push(&mut self, v: f64) {
-        // The windows first, from the values before this one (m of them): a
-        // window `lag` back takes the value that then comes `lag` before the
-        // newest, and when full lets its oldest go, `len` before that.
-        let m = self.values.len();
-        for (lag, w) in &mut self.kept {
-            let lag = *lag;
-            if m >= lag {
-                let entering = if lag == 0 { v } else { self.values[m - lag] };
-                let leaving = w.is_full().then(|| self.values[m - lag - w.capacity()]);
-                w.push(entering, leaving);
+        if self.lazy {
+            self.follow_reads();
+        }
+        if self.live {
+            // The windows first, from the values before this one (m of them): a
+            // window `lag` back takes the value that then comes `lag` before the
+            // newest, and when full lets its oldest go, `len` before that.
+            let values = &self.buf[self.start..];
+            let m = values.len();
+            for (lag, w) in &mut self.kept {
+                let lag = *lag;
+                if m >= lag {
+                    let entering = if lag == 0 { v } else { values[m - lag] };
+                    let leaving = w.is_full().then(|| values[m - lag - w.capacity()]);
+                    w.push(entering, leaving);
+                }
             }
         }
-        if m == self.capacity {
-            self.values.pop_front();
+        if self.len() == self.capacity {
+            self.start += 1;
         }
-        self.values.push_back(v);
+        if self.buf.len() == 2 * self.capacity {
+            self.buf.copy_within(self.start.., 0);
+            self.buf.truncate(self.buf.len() - self.start);
+            self.start = 0;
+        }
+        self.buf.push(v);
+    }
+
+    /// A lazy series' windows, before a push: kept from a read close to the one
+    /// before it, filled from the values as if kept all along (they hold only
+    /// the newest values, sorted); dropped after [`LAZY_IDLE`] pushes without
+    /// another such read.
+    fn follow_reads(&mut self) {
+        self.since_near = self.since_near.saturating_add(1);
+        if self.read.replace(false) {
+            if self.unread < LAZY_NEAR {
+                self.since_near = 0;
+                if !self.live {
+                    let spans: Vec<(usize, usize)> = self.kept.iter().map(|(lag, w)| (w.capacity(), *lag)).collect();
+                    let mut filled = SortedSeries::new(self.capacity, &spans);
+                    self.values().iter().for_each(|x| filled.push(*x));
+                    self.kept = filled.kept;
+                    self.live = true;
+                }
+            }
+            self.unread = 0;
+        } else {
+            self.unread = self.unread.saturating_add(1);
+        }
+        if self.live && self.since_near > LAZY_IDLE {
+            self.kept.iter_mut().for_each(|(_, w)| w.sorted.clear());
+            self.live = false;
+        }
     }
 
     pub fn len(&self) -> usize {
-        self.values.len()
+        self.buf.len() - self.start
     }
 
     pub fn is_empty(&self) -> bool {
-        self.values.is_empty()
+        self.len() == 0
     }
 
     pub fn is_full(&self) -> bool {
-        self.values.len() == self.capacity
+        self.len() == self.capacity
     }
 
     pub fn capacity(&self) -> usize {
@@ -226,20 +290,21 @@ impl SortedSeries {
     }
 
     /// The values in arrival order, oldest first.
-    pub fn values(&self) -> &VecDeque<f64> {
-        &self.values
+    pub fn values(&self) -> &[f64] {
+        &self.buf[self.start..]
     }
 
     /// Values `from..to` (0 = oldest) in `total_cmp` order. A kept window of
     /// lag `l` holds the newest of the values that end `l` before the newest, as
     /// many as it has taken: exactly the span when it ends there and is as long.
     pub fn sorted_range(&self, from: usize, to: usize) -> std::borrow::Cow<'_, [f64]> {
-        let n = self.values.len();
+        let n = self.len();
         let to = to.min(n);
         let from = from.min(to);
-        match self.kept.iter().find(|(lag, w)| to + lag == n && w.len() == to - from) {
+        self.read.set(true);
+        match self.kept.iter().filter(|_| self.live).find(|(lag, w)| to + lag == n && w.len() == to - from) {
             Some((_, w)) => std::borrow::Cow::Borrowed(w.sorted()),
-            None => std::borrow::Cow::Owned(sorted_copy(self.values.range(from..to).copied())),
+            None => std::borrow::Cow::Owned(sorted_copy(self.values()[from..to].iter().copied())),
         }
     }
 }
@@ -617,22 +682,61 @@ mod tests {
     fn sorted_series_spans_equal_sorted_copies() {
         let mut rng = crate::workload::rng::SplitMix64::new(5);
         let cap = 23;
-        let mut s = SortedSeries::new(cap, &[(cap, 0), (5, 0), (11, 0), (12, 0), (10, 13), (18, 5), (30, 0), (0, 0)]);
-        let mut all: Vec<f64> = Vec::new();
-        for i in 0..200 {
-            let v = ((rng.next_u64() % 13) as f64 - 6.0) * if i % 7 == 0 { -0.0 } else { 0.25 };
-            s.push(v);
-            all.push(v);
-            let newest = &all[all.len().saturating_sub(cap)..];
-            assert_eq!(s.values().iter().copied().collect::<Vec<_>>(), newest);
-            let n = newest.len();
-            for (from, to) in [(0, n), (n.saturating_sub(5), n), (n / 2, n), (0, n.saturating_sub(13)), (n.saturating_sub(23), n.saturating_sub(5)), (3, 4), (n, n)] {
-                let (from, to) = (from.min(to).min(n), to.min(n));
-                let want: Vec<u64> = sorted_copy(newest[from..to].iter().copied()).into_iter().map(f64::to_bits).collect();
-                let got: Vec<u64> = s.sorted_range(from, to).iter().map(|v| v.to_bits()).collect();
-                assert_eq!(got, want, "step {i}, {from}..{to}");
+        let spans = [(cap, 0), (5, 0), (11, 0), (12, 0), (10, 13), (18, 5), (30, 0), (0, 0)];
+        // A lazy series (first read at `first_read`) gives the same spans.
+        for (mut s, first_read) in [(SortedSeries::new(cap, &spans), 0), (SortedSeries::lazy(cap, &spans), 0), (SortedSeries::lazy(cap, &spans), 90)] {
+            // A lazy one read at every point keeps its windows: borrowed spans.
+            let lazy = s.lazy;
+            let mut all: Vec<f64> = Vec::new();
+            for i in 0..200 {
+                let v = ((rng.next_u64() % 13) as f64 - 6.0) * if i % 7 == 0 { -0.0 } else { 0.25 };
+                s.push(v);
+                all.push(v);
+                if i < first_read {
+                    continue;
+                }
+                let newest = &all[all.len().saturating_sub(cap)..];
+                assert_eq!(s.values().iter().copied().collect::<Vec<_>>(), newest);
+                let n = newest.len();
+                for (from, to) in [(0, n), (n.saturating_sub(5), n), (n / 2, n), (0, n.saturating_sub(13)), (n.saturating_sub(23), n.saturating_sub(5)), (3, 4), (n, n)] {
+                    let (from, to) = (from.min(to).min(n), to.min(n));
+                    let want: Vec<u64> = sorted_copy(newest[from..to].iter().copied()).into_iter().map(f64::to_bits).collect();
+                    let got: Vec<u64> = s.sorted_range(from, to).iter().map(|v| v.to_bits()).collect();
+                    assert_eq!(got, want, "step {i}, {from}..{to}");
+                }
+                assert_eq!(s.live, !lazy || i > first_read + 1, "step {i}");
             }
         }
+    }
+
+    /// A lazy series read now and then, in bursts and after long pauses, gives
+    /// the spans a sorted copy would, with its windows kept or not.
+    #[test]
+    fn a_lazy_series_read_at_any_pace_gives_the_same_spans() {
+        let mut rng = crate::workload::rng::SplitMix64::new(8);
+        let cap = 40;
+        let mut s = SortedSeries::lazy(cap, &[(30, 10), (cap, 0), (7, 0)]);
+        let mut all: Vec<f64> = Vec::new();
+        let mut was_live = 0;
+        for i in 0..6_000usize {
+            let v = ((rng.next_u64() % 29) as f64 - 14.0) * 0.125;
+            s.push(v);
+            all.push(v);
+            was_live += usize::from(s.live);
+            // Bursts of reads, single reads and a long pause.
+            let read = (i % 700 < 30 && i < 3_000) || i % 97 == 0;
+            if !read {
+                continue;
+            }
+            let newest = &all[all.len().saturating_sub(cap)..];
+            let n = newest.len();
+            for (from, to) in [(0, n.saturating_sub(10)), (0, n), (n.saturating_sub(7), n)] {
+                let want: Vec<u64> = sorted_copy(newest[from..to].iter().copied()).into_iter().map(f64::to_bits).collect();
+                let got: Vec<u64> = s.sorted_range(from, to).iter().map(|v| v.to_bits()).collect();
+                assert_eq!(got, want, "push {i}, {from}..{to}");
+            }
+        }
+        assert!(was_live > 0 && !s.live, "{was_live}");
     }
 
     /// A window pushed past its capacity keeps exactly the newest values sorted:

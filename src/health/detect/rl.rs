@@ -518,7 +518,8 @@ impl RewardSaturation {
         RewardSaturation {
             metric: s.metric.clone().unwrap_or_default(),
             spread: SortedSeries::new(w, &[(SAT_RECENT, 0), (past, w - past)]),
-            reward: SortedSeries::new(w, &[(w, 0)]),
+            // Read only for a spread past the warn ratio: kept sorted once read.
+            reward: SortedSeries::lazy(w, &[(w, 0)]),
             spread_levels: RunLevels::new(SAT_RECENT / 2),
             gate: Gate::new(&s, Worse::Higher),
             s,
@@ -533,7 +534,7 @@ impl RewardSaturation {
         // reward_std when logged; else the step-to-step change of the reward.
         let spread = match p.get(catalog::REWARD_STD) {
             Some(s) => s.abs(),
-            None => self.reward.values().back().map_or(f64::NAN, |prev| (reward - prev).abs()),
+            None => self.reward.values().last().map_or(f64::NAN, |prev| (reward - prev).abs()),
         };
         self.reward.push(reward);
         // Only finite spreads are kept (the first step's change is NaN).
@@ -556,12 +557,15 @@ impl RewardSaturation {
         // At the ceiling: at or above the window's 90th percentile (a robust max:
         // one lucky step earlier does not move it), give or take the reward's
         // own spread now (a batch mean of clipped rewards sits just under its bound).
-        let r = self.reward.sorted_range(0, self.reward.len());
-        let quantile = |q: f64| r[((r.len() - 1) as f64 * q).round() as usize];
-        let slack = (0.02 * (quantile(0.9) - quantile(0.1))).max(recent).max(1e-12);
-        let at_ceiling = reward >= quantile(0.9) - slack;
+        // Read only where the spread has fallen past the warn ratio.
+        let at_ceiling = || {
+            let r = self.reward.sorted_range(0, self.reward.len());
+            let quantile = |q: f64| r[((r.len() - 1) as f64 * q).round() as usize];
+            let slack = (0.02 * (quantile(0.9) - quantile(0.1))).max(recent).max(1e-12);
+            reward >= quantile(0.9) - slack
+        };
         let ratio = if past > 0.0 { recent / past } else { 1.0 };
-        let v = self.gate.pass(grade(ratio, self.s.warn, self.s.critical, true).filter(|_| at_ceiling), p.step, reward)?;
+        let v = self.gate.pass(grade(ratio, self.s.warn, self.s.critical, true).filter(|_| at_ceiling()), p.step, reward)?;
         let message = format!("{} saturated at {} from step {}: spread fell to {} of its past level", self.metric, compact(v.value), v.step, percent(ratio));
         Some(v.raise(self.metric.clone(), message))
     }

@@ -316,8 +316,8 @@ impl Spike {
         if half_lag_rising(span, |i| logs[first + i]).is_some_and(|rising| rising < CLIMB_RISING) {
             return None;
         }
-        let newest: Vec<f64> = logs.range(first..).copied().collect();
-        let (rate, rising) = half_lag_slope(&newest)?;
+        let newest = &logs[first..];
+        let (rate, rising) = half_lag_slope(newest)?;
         if rate < CLIMB_RATE || rising < CLIMB_RISING {
             return None;
         }
@@ -332,7 +332,7 @@ impl Spike {
             return None;
         }
         let level = sorted_median(&sorted_copy(newest[span - CLIMB_LEVEL_POINTS..].iter().copied()))?;
-        let before_noise = if late { climbing_before(&logs.range(..n - span).copied().collect::<Vec<_>>()) } else { None };
+        let before_noise = if late { climbing_before(&logs[..n - span]) } else { None };
         let sigma = (MAD_TO_SIGMA * before_noise.unwrap_or(mad)).max(self.record_sigma()).max(MIN_LOG_SIGMA);
         // A climb to a second level the run keeps visiting (see
         // `second_level`) is the norm back at that level, not climbing.
@@ -390,23 +390,23 @@ impl Spike {
             Direction::Up => y - lmed >= past,
             Direction::Down => y - lmed <= -past,
         };
-        let visited = sorted_copy(values.range(..n).copied().filter(|y| beyond(*y)));
+        let visited = sorted_copy(values[..n].iter().copied().filter(|y| beyond(*y)));
         if visited.len() < VISITED_MIN || (visited.len() as f64) < VISITED_SHARE * n as f64 {
             return None;
         }
-        let older = values.range(..n / 2).filter(|y| beyond(**y)).count();
+        let older = values[..n / 2].iter().filter(|y| beyond(**y)).count();
         if 4 * older.min(visited.len() - older) < visited.len() {
             return None;
         }
         let (level, mad) = sorted_median_mad(&visited)?;
         // The widest empty stretch between the median and that level.
         let (lo, hi) = (lmed.min(level), lmed.max(level));
-        let between = sorted_copy(values.range(..n).copied().filter(|y| (lo..=hi).contains(y)).chain([lo, hi]));
+        let between = sorted_copy(values[..n].iter().copied().filter(|y| (lo..=hi).contains(y)).chain([lo, hi]));
         let gap = between.windows(2).map(|w| w[1] - w[0]).fold(0.0, f64::max);
         if gap < LEVEL_GAP.ln() {
             return None;
         }
-        let rest = sorted_copy(values.range(..n).copied().filter(|y| !beyond(*y)));
+        let rest = sorted_copy(values[..n].iter().copied().filter(|y| !beyond(*y)));
         let (_, rest_mad) = sorted_median_mad(&rest)?;
         Some(Levels { level, sigma: MAD_TO_SIGMA * mad, rest_sigma: MAD_TO_SIGMA * rest_mad })
     }
@@ -698,8 +698,8 @@ fn noise_around_a_fall(reference: &SortedSeries, streak: usize, spread: f64) -> 
     if range.len() < FALL_MIN_POINTS {
         return None;
     }
-    let sample: Vec<f64> = reference.values().range(range).copied().collect();
-    let (slope, rising) = half_lag_slope(&sample)?;
+    let sample = &reference.values()[range];
+    let (slope, rising) = half_lag_slope(sample)?;
     if !(slope < 0.0 && rising <= FALL_RISING_SHARE) {
         return None;
     }

@@ -64,7 +64,7 @@ impl LossDivergence {
         self.lowest = self.lowest.min(x);
         if self.recent.is_full() {
             self.recent_logs.pop_front();
-            self.nonpositive -= usize::from(self.recent.values().front().is_some_and(|v| *v <= 0.0));
+            self.nonpositive -= usize::from(self.recent.values().first().is_some_and(|v| *v <= 0.0));
         }
         self.recent.push(x);
         self.recent_logs.push_back(x.ln());
@@ -185,7 +185,8 @@ impl KlRunaway {
         KlRunaway {
             metric: s.metric.clone().unwrap_or_default(),
             history: SortedSeries::new(s.window.max(2 * KL_SLOPE), &[(s.window.max(2 * KL_SLOPE), 0), (KL_RECENT, 0)]),
-            history_logs: SortedSeries::new(s.window.max(2 * KL_SLOPE), &[(s.window.max(2 * KL_SLOPE) - KL_SLOPE, KL_SLOPE)]),
+            // Read only for a point that climbs (`beyond_noise`).
+            history_logs: SortedSeries::lazy(s.window.max(2 * KL_SLOPE), &[(s.window.max(2 * KL_SLOPE) - KL_SLOPE, KL_SLOPE)]),
             coef: Window::new(KL_SLOPE),
             watched: super::Watched::new(s.metric.as_deref().unwrap_or_default()),
             run_levels: RunLevels::new(KL_RECENT),
@@ -221,8 +222,7 @@ impl KlRunaway {
         // (see `climbing`). Forty points one step apart: the fit always has a
         // slope (its indices spread), so reading it late drops no early return.
         let fit_climbs = || {
-            let newest: Vec<f64> = self.history.values().range(n - KL_SLOPE..).copied().collect();
-            index_slope(&newest).is_some_and(|(slope, r2)| slope > 0.0 && r2 >= 0.3)
+            index_slope(&self.history.values()[n - KL_SLOPE..]).is_some_and(|(slope, r2)| slope > 0.0 && r2 >= 0.3)
         };
         // A climb slower than the window moves the window's median with it: the
         // run's settled level (the second quarter of the run so far) is the
@@ -277,7 +277,9 @@ impl KlRunaway {
         }
         // The cheap conditions first: the fit and the noise are read only for a
         // point that passes them.
-        let climbing = level > KL_FLOOR && beyond_record && (slow_climb || fit_climbs()) && beyond_noise();
+        // Growth beyond the noise is growth of at least 1 (the noise is no
+        // negative number): a point under it skips the fit.
+        let climbing = level > KL_FLOOR && beyond_record && growth >= 1.0 && (slow_climb || fit_climbs()) && beyond_noise();
         let coef_flat = self.coef.is_full() && {
             let (lo, hi) = (self.coef.iter().fold(f64::INFINITY, f64::min), self.coef.iter().fold(f64::NEG_INFINITY, f64::max));
             hi > 0.0 && (hi - lo) <= 0.01 * hi

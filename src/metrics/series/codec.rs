@@ -13,7 +13,8 @@ const PAD: usize = 16;
 
 struct BitWriter {
     out: Vec<u8>,
-    acc: u128,
+    /// The bits not yet written out: fewer than 8, in the low bits.
+    acc: u64,
     pending: u32,
 }
 
@@ -28,22 +29,30 @@ impl BitWriter {
             return;
         }
         let bits = if n == 64 { bits } else { bits & ((1u64 << n) - 1) };
-        self.acc = (self.acc << n) | bits as u128;
-        self.pending += n;
-        while self.pending >= 8 {
-            self.pending -= 8;
-            self.out.push((self.acc >> self.pending) as u8);
+        // Fewer than 8 bits wait in `acc`: with these, at most 71, of which the
+        // whole bytes (1 to 8 of them, at most 64 bits) go out.
+        let acc = ((self.acc as u128) << n) | bits as u128;
+        let pending = self.pending + n;
+        let whole = pending / 8;
+        self.pending = pending % 8;
+        if whole > 0 {
+            // The whole bytes at the top of one word, most significant first,
+            // written with one 8-byte copy; the bytes past them are cut off.
+            let word = ((acc >> self.pending) as u64) << (64 - 8 * whole);
+            let len = self.out.len();
+            self.out.extend_from_slice(&word.to_be_bytes());
+            self.out.truncate(len + whole as usize);
         }
-        self.acc &= (1u128 << self.pending) - 1;
+        self.acc = acc as u64 & ((1u64 << self.pending) - 1);
     }
 
     /// Where the writer is, to [`rewind`](Self::rewind) to.
-    fn mark(&self) -> (usize, u128, u32) {
+    fn mark(&self) -> (usize, u64, u32) {
         (self.out.len(), self.acc, self.pending)
     }
 
     /// Drops what was written after `mark`.
-    fn rewind(&mut self, (len, acc, pending): (usize, u128, u32)) {
+    fn rewind(&mut self, (len, acc, pending): (usize, u64, u32)) {
         self.out.truncate(len);
         (self.acc, self.pending) = (acc, pending);
     }
@@ -105,9 +114,13 @@ fn put_signed(w: &mut BitWriter, d: i64) {
         return w.put(0, 1);
     }
     for (prefix, len, width) in WIDTHS {
-        if width == 64 || z < 1u64 << width {
+        if width == 64 {
             w.put(prefix, len);
             return w.put(z, width);
+        }
+        if z < 1u64 << width {
+            // The prefix and the change in one write (at most 37 bits).
+            return w.put(prefix << width | z, len + width);
         }
     }
 }
@@ -181,9 +194,8 @@ fn put_xor(w: &mut BitWriter, xs: impl Iterator<Item = f64>) {
             } else {
                 (lead, trail) = (d.leading_zeros().min(63), d.trailing_zeros());
                 let meaningful = 64 - lead - trail;
-                w.put(0b11, 2);
-                w.put(lead as u64, 6);
-                w.put(meaningful as u64 - 1, 6);
+                // The code, the leading zeros and the width in one write.
+                w.put(0b11 << 12 | (lead as u64) << 6 | (meaningful as u64 - 1), 14);
                 w.put(d >> trail, meaningful);
             }
         }
