@@ -325,9 +325,10 @@ impl KlRunaway {
 pub struct MemoryLeak {
     s: KindSettings,
     metric: String,
-    window: Window,
-    /// The longer history judged when no total is known, with its newest two
-    /// quarters kept sorted...
+    /// Samples in the window judged: the newest of `history`, read in place.
+    window: usize,
+    /// The longer history judged when no total is known (it holds the window),
+    /// with its newest two quarters kept sorted...
     history: SortedSeries,
     /// ...and the slopes between its points half the history apart (those of the
     /// full history's first half, kept sorted: see [`crate::health::stats::half_lag_slope`]).
@@ -369,7 +370,7 @@ impl MemoryLeak {
         let h = LEAK_HISTORY.max(s.window);
         MemoryLeak {
             metric: metric.to_owned(),
-            window: Window::new(s.window.max(10)),
+            window: s.window.max(10),
             history: SortedSeries::new(h, &[(h / 4, 0), (h / 4, h / 4)]),
             half_lag_slopes: SortedSeries::new(h - h / 2, &[(h - h / 2, 0)]),
             samples: 0,
@@ -403,7 +404,7 @@ impl MemoryLeak {
     fn at_a_new_high(&self, now: f64) -> bool {
         // Blocks that ended before the window's first sample (the block being
         // filled and the newest whole blocks lie within it).
-        let inside = self.s.window.max(10).saturating_sub(self.block.len()).div_ceil(LEAK_BLOCK);
+        let inside = self.window.saturating_sub(self.block.len()).div_ceil(LEAK_BLOCK);
         let older = self.blocks.len().saturating_sub(inside);
         let high = self.blocks.iter().take(older).copied().fold(self.evicted_high, f64::max);
         now > high
@@ -437,7 +438,6 @@ impl MemoryLeak {
         if !bytes.is_finite() {
             return None;
         }
-        self.window.push(bytes);
         self.history.push(bytes);
         // The slope from the point half the full history back, as half_lag_slope
         // computes it.
@@ -447,19 +447,27 @@ impl MemoryLeak {
         }
         self.samples += 1;
         self.record(bytes);
-        if self.gate.warming() || !self.window.is_full() {
+        if self.gate.warming() || n < self.window {
             return None;
         }
-        let w = self.window.to_vec();
-        let (slope, r2) = index_slope(&w)?;
+        // The window: the newest samples of the history, read in place.
+        let w = &self.history.values()[n - self.window..];
         let now = median(&w[w.len() - 5..])?;
-        let grown = slope * w.len() as f64;
         let total = total.filter(|t| *t > 0.0);
+        // The window's least-squares slope and fit: judged with a total, and
+        // otherwise wanted only by a message that quotes it (the capacity-free
+        // judgement takes the history's robust slope), so fitted only then. The
+        // window holds at least 10 samples: the fit always exists.
+        let (slope, r2) = match total {
+            Some(_) => index_slope(w)?,
+            None => (f64::NAN, f64::NAN),
+        };
+        let grown = slope * w.len() as f64;
         let (severity, slope) = match total {
             Some(total) if now >= 0.95 * total => (Some(Severity::Critical), slope),
             // Still rising at the newest quarter: an allocator warm-up that has
             // levelled off is not projected to the total.
-            Some(total) if slope > 0.0 && r2 >= 0.8 && grown >= 0.01 * total && still_rising(&w, slope) => {
+            Some(total) if slope > 0.0 && r2 >= 0.8 && grown >= 0.01 * total && still_rising(w, slope) => {
                 let left = ((total - now) / slope).max(0.0);
                 // A distant projection (warn) waits until the history is as long as
                 // the capacity-free judgement's: a startup climb (allocator, caches,
@@ -489,6 +497,8 @@ impl MemoryLeak {
         let used_up = total.is_some_and(|t| now >= 0.95 * t);
         let severity = severity.filter(|_| used_up || self.at_a_new_high(now) && self.keeps_its_rate());
         let v = self.gate.pass(severity, step, bytes)?;
+        // NaN: the window was not fitted (no total, no robust slope): fit it now.
+        let slope = if slope.is_nan() { index_slope(w)?.0 } else { slope };
         let gib = |b: f64| b / (1u64 << 30) as f64;
         let since = format!("since sample {} ({} GiB there)", v.step, compact(gib(v.value)));
         let per_sample = compact(slope / (1u64 << 20) as f64);
