@@ -86,8 +86,12 @@ pub struct Spike {
     role: super::LossRoleSeen,
     /// Whether the run logs a KL or a reward (an RL run).
     rl_run: bool,
-    /// A gradient norm's run: the learning rate at its newest points.
+    /// A gradient norm's run: the learning rate at its newest points...
     lr: std::collections::VecDeque<f64>,
+    /// ...and over the reference window, with the rise it explained at the
+    /// current event's first point: (the rate's median then, the rate now).
+    lr_reference: std::collections::VecDeque<f64>,
+    lr_explained: Option<(f64, f64)>,
     what: &'static str,
 }
 
@@ -118,6 +122,8 @@ impl Spike {
             role: Default::default(),
             rl_run: false,
             lr: Default::default(),
+            lr_reference: Default::default(),
+            lr_explained: None,
             what,
         }
     }
@@ -160,6 +166,10 @@ impl Spike {
                 self.lr.pop_front();
             }
             self.lr.push_back(p.get(catalog::LR).unwrap_or(f64::NAN));
+            if self.lr_reference.len() == self.settings.window.max(8) {
+                self.lr_reference.pop_front();
+            }
+            self.lr_reference.push_back(p.get(catalog::LR).unwrap_or(f64::NAN));
         }
         let lr_rising = self.lr.len() == CLIMB_POINTS && self.lr.back().zip(self.lr.front()).is_some_and(|(now, then)| *now > 1.01 * *then);
         if self.kind == AlertKind::GradExplosion && j.severity.is_none() && !lr_rising {
@@ -196,16 +206,38 @@ impl Spike {
         if j.severity.is_some() && harm.is_some() {
             j.severity = Some(Severity::Critical);
         }
+        // A gradient norm that rises with the run's own learning rate (a warm
+        // restart, a re-warm-up after a resume) by no more than the square root
+        // of the rate's rise is the schedule's doing, not an explosion: info.
+        // While an event lasts it is measured from the rate at its start, as the
+        // norm is from its level then (the reference holds no alarm's points).
+        let ongoing = self.gate.streak.count > 0 || self.gate.alarm_open();
+        let explained = match (j.severity, j.ratio) {
+            (Some(_), Some(r)) if self.kind == AlertKind::GradExplosion => {
+                let jump = match self.lr_explained.filter(|_| ongoing) {
+                    Some((then, _)) => self.lr_reference.back().copied().filter(|now| *now >= LR_JUMP * then).map(|now| (then, now)),
+                    None => self.lr_jump(),
+                };
+                jump.filter(|(then, now)| r <= (now / then).sqrt().max(LR_JUMP))
+            }
+            _ => None,
+        };
+        if explained.is_some() {
+            j.severity = Some(Severity::Info);
+        }
         // The message describes the event's first point, kept while its alarm is open.
         let keep_onset = self.gate.alarm_open();
         let anomalous = j.severity.is_some();
         let verdict = self.gate.pass(j.severity, p.step, x);
         if anomalous && self.gate.streak.count == 1 && !keep_onset {
             self.onset = j;
+            self.lr_explained = explained;
         }
         let v = verdict?;
         let (m, base, value) = (&self.metric, compact(self.onset.base), compact(v.value));
-        let message = if v.severity == Severity::Info && self.gate.streak.count == 0 {
+        let message = if let Some((then, now)) = self.lr_explained.filter(|_| v.severity == Severity::Info) {
+            format!("{m} rose to {value} at step {}, {}, with the learning rate ({} from a median of {}): the schedule's rise, not an explosion", v.step, self.onset.distance.against(&base), compact(now), compact(then))
+        } else if v.severity == Severity::Info && self.gate.streak.count == 0 {
             format!("{m} bump to {value} at step {} recovered (trailing median {base})", v.step)
         } else if v.severity == Severity::Info {
             format!(
@@ -221,6 +253,16 @@ impl Spike {
         };
         let message = message + &self.watched.note(&self.metric);
         Some(v.raise(self.metric.clone(), message))
+    }
+
+    /// The learning rate now and its median over the reference window, when
+    /// it stands at [`LR_JUMP`] times that median or more: `(median, now)`.
+    fn lr_jump(&self) -> Option<(f64, f64)> {
+        let now = *self.lr_reference.back()?;
+        let mut rates: Vec<f64> = self.lr_reference.iter().copied().filter(|r| r.is_finite() && *r > 0.0).collect();
+        rates.sort_unstable_by(f64::total_cmp);
+        let then = super::super::stats::sorted_median(&rates)?;
+        (now.is_finite() && then > 0.0 && now >= LR_JUMP * then).then_some((then, now))
     }
 
     /// Why this point harms the run enough to be critical whatever its ratio, if
@@ -579,6 +621,10 @@ struct Levels {
 /// A gradient norm's steady climb (see `Spike::climb`): the newest points it
 /// is read over, the window's points before them it needs at least...
 pub const CLIMB_POINTS: usize = 20;
+/// A learning rate at this many times its median over the reference window has
+/// jumped (a warm restart); a gradient norm's rise with it by up to the root of
+/// the rate's rise, and at least this, is explained.
+pub const LR_JUMP: f64 = 2.0;
 const CLIMB_BEFORE: usize = 20;
 /// ...the least rate per point on the log scale (1.5% a point: 4.4x in 100
 /// points; a healthy run's early rise, or its slow late one, is slower)...
@@ -1160,6 +1206,32 @@ mod tests {
         let mut s = defaults(AlertKind::GradExplosion);
         s.metric = Some("loss".into());
         Spike::new(AlertKind::GradExplosion, s, Direction::Up, 0.0, "exploded")
+    }
+
+    /// Should be info: a warm restart (the learning rate back from 1e-5 to
+    /// 1e-3) lifts the gradient norm 4x for the stretch the rate stays high.
+    /// The same rise with a flat rate, or one past the root of the rate's
+    /// rise, is an explosion.
+    #[test]
+    fn a_gradient_norm_that_rises_with_a_learning_rate_restart_is_the_schedules() {
+        let feed = |lr_jump: bool, factor: f64| {
+            let mut d = grad_detector();
+            let mut out = Vec::new();
+            for (i, x) in noisy(900).iter().enumerate() {
+                let restarted = i >= 600;
+                let lr = if restarted && lr_jump { 1e-3 } else { 1e-5 };
+                let vals: Vec<(MetricName, f64)> = vec![("loss".into(), x / 2.0 * if restarted { factor } else { 1.0 }), (catalog::LR.into(), lr)];
+                out.extend(d.check(&Point { step: i as u64, time_s: i as f64, values: &vals }));
+            }
+            out
+        };
+        let restart = feed(true, 4.0);
+        assert!(restart.iter().all(|r| r.severity == Severity::Info), "{restart:?}");
+        assert!(restart.first().is_some_and(|r| r.step == 600 && r.message.contains("with the learning rate")), "{restart:?}");
+        for (lr_jump, factor) in [(false, 4.0), (true, 40.0)] {
+            let alerts = feed(lr_jump, factor);
+            assert!(alerts.iter().any(|r| r.severity >= Severity::Warn && r.step == 600), "lr jump {lr_jump}, {factor}x: {alerts:?}");
+        }
     }
 
     #[test]
