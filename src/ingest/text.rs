@@ -1206,7 +1206,7 @@ mod tests {
         assert_eq!((step, f), (Some(10), vec![("skipped".into(), 0.0), ("lr".into(), 0.0001)]));
         let (step, f) = fields(Preset::DeepSpeed, "[Rank 0] epoch=0/micro_step=40/global_step=10, RunningAvgSamplesPerSec=52.1, CurrSamplesPerSec=50.3, MemAllocated=1.5GB, MaxMemAllocated=2GB");
         assert_eq!(step, Some(10));
-        assert!(f.contains(&("currsamplespersec".into(), 50.3)), "{f:?}");
+        assert!(f.contains(&("samples_per_s".into(), 50.3)), "{f:?}");
         let (step, f) = fields(Preset::DeepSpeed, "Epoch: 0 | Step: 12 | PPO Epoch: 1 | Actor Loss: 0.25 | Critic Loss: 0.5 | Unsupervised Loss: 0.0");
         assert_eq!(step, Some(12));
         assert!(f.contains(&("policy_loss".into(), 0.25)) && f.contains(&("value_loss".into(), 0.5)), "{f:?}");
