@@ -624,8 +624,11 @@ fn record<K: AsRef<str>>(fields: &mut Vec<(K, Field<'_>)>, names: &mut Names) ->
                     Some(x) => rec.fields.push((names.get(rec.fields.len(), key), x)),
                     // A step given as progress (`"global_step/max_steps": "70/100"`),
                     // when no step key numbers the line.
-                    None => match &other {
-                        Field::Str(text) if rec.step.is_none() && progress_step(key, text).is_some() => rec.step = progress_step(key, text),
+                    None => match (&other, rec.step) {
+                        (Field::Str(text), None) => match progress_step(key, text) {
+                            Some(step) => rec.step = Some(step),
+                            None => rec.ignored.push(key.to_owned()),
+                        },
                         _ => rec.ignored.push(key.to_owned()),
                     },
                 },

@@ -86,11 +86,11 @@ pub struct Spike {
     role: super::LossRoleSeen,
     /// Whether the run logs a KL or a reward (an RL run).
     rl_run: bool,
-    /// A gradient norm's run: the learning rate at its newest points...
+    /// A gradient norm's run: the learning rate at its newest points (the
+    /// reference window's, and a climb's [`CLIMB_POINTS`] at least), and the
+    /// rise it explained at the current event's first point: (the rate's median
+    /// then, the rate now).
     lr: std::collections::VecDeque<f64>,
-    /// ...and over the reference window, with the rise it explained at the
-    /// current event's first point: (the rate's median then, the rate now).
-    lr_reference: std::collections::VecDeque<f64>,
     lr_explained: Option<(f64, f64)>,
     what: &'static str,
 }
@@ -122,7 +122,6 @@ impl Spike {
             role: Default::default(),
             rl_run: false,
             lr: Default::default(),
-            lr_reference: Default::default(),
             lr_explained: None,
             what,
         }
@@ -162,16 +161,12 @@ impl Spike {
         if self.kind == AlertKind::GradExplosion {
             // The learning rate's newest points: a climb while it still rises
             // (a warm-up) is the warm-up's.
-            if self.lr.len() == CLIMB_POINTS {
+            if self.lr.len() == self.lr_window().max(CLIMB_POINTS) {
                 self.lr.pop_front();
             }
             self.lr.push_back(p.get(catalog::LR).unwrap_or(f64::NAN));
-            if self.lr_reference.len() == self.settings.window.max(8) {
-                self.lr_reference.pop_front();
-            }
-            self.lr_reference.push_back(p.get(catalog::LR).unwrap_or(f64::NAN));
         }
-        let lr_rising = self.lr.len() == CLIMB_POINTS && self.lr.back().zip(self.lr.front()).is_some_and(|(now, then)| *now > 1.01 * *then);
+        let lr_rising = self.lr.len() >= CLIMB_POINTS && self.lr.back().is_some_and(|now| *now > 1.01 * self.lr[self.lr.len() - CLIMB_POINTS]);
         if self.kind == AlertKind::GradExplosion && j.severity.is_none() && !lr_rising {
             if let Some((severity, climb)) = self.climb() {
                 j.severity = Some(severity);
@@ -215,7 +210,7 @@ impl Spike {
         let explained = match (j.severity, j.ratio) {
             (Some(_), Some(r)) if self.kind == AlertKind::GradExplosion => {
                 let jump = match self.lr_explained.filter(|_| ongoing) {
-                    Some((then, _)) => self.lr_reference.back().copied().filter(|now| *now >= LR_JUMP * then).map(|now| (then, now)),
+                    Some((then, _)) => self.lr.back().copied().filter(|now| *now >= LR_JUMP * then).map(|now| (then, now)),
                     None => self.lr_jump(),
                 };
                 jump.filter(|(then, now)| r <= (now / then).sqrt().max(LR_JUMP))
@@ -258,11 +253,15 @@ impl Spike {
     /// The learning rate now and its median over the reference window, when
     /// it stands at [`LR_JUMP`] times that median or more: `(median, now)`.
     fn lr_jump(&self) -> Option<(f64, f64)> {
-        let now = *self.lr_reference.back()?;
-        let mut rates: Vec<f64> = self.lr_reference.iter().copied().filter(|r| r.is_finite() && *r > 0.0).collect();
-        rates.sort_unstable_by(f64::total_cmp);
-        let then = super::super::stats::sorted_median(&rates)?;
+        let now = *self.lr.back()?;
+        let newest = self.lr.iter().skip(self.lr.len().saturating_sub(self.lr_window()));
+        let then = sorted_median(&sorted_copy(newest.copied().filter(|r| r.is_finite() && *r > 0.0)))?;
         (now.is_finite() && then > 0.0 && now >= LR_JUMP * then).then_some((then, now))
+    }
+
+    /// The learning rates a jump is measured against: the reference window's span.
+    fn lr_window(&self) -> usize {
+        self.settings.window.max(8)
     }
 
     /// Why this point harms the run enough to be critical whatever its ratio, if
