@@ -351,7 +351,11 @@ fn every_trainer_of_the_gallery_is_read() {
         // llm.c: `norm` beside `train loss` is the gradient norm; `val loss` before step 1 is step 0's.
         ("llmc.log", "text", 1, 5, 0, 4, &[(0, "val_loss", 11.00986), (3, "grad_norm", 13.7201), (4, "loss", 10.680283)]),
         // PyTorch's MNIST example: samples seen through the epochs; the test set's results join the epoch's last step.
-        ("pytorch_mnist.log", "text", 1, 5, 0, 60640, &[(59520, "val_loss", 0.0335), (59520, "loss", 0.012345), (60640, "loss", 0.046721)]),
+        ("pytorch_mnist.log", "text", 1, 5, 0, 60640, &[(59520, "val_loss", 0.0335), (59520, "val_accuracy", 0.989), (59520, "loss", 0.012345), (60640, "loss", 0.046721)]),
+        // ESPnet: counters glued to their words (`2epoch:train:1-100batch:`); the epoch's `[valid]` results join its last step.
+        ("espnet.log", "text", 1, 5, 100, 500, &[(100, "loss", 136.54), (300, "val_loss", 101.163), (300, "val_acc", 0.212), (400, "loss", 95.806), (500, "lr", 2.304e-05)]),
+        // Sample Factory: environment frames number the step; policy 0's reward from `[(0, '4.480')]`.
+        ("sample_factory.log", "text", 1, 3, 16384, 57344, &[(16384, "reward", 3.887), (36864, "samples_per_s", 3686.4), (57344, "reward", 4.919)]),
         // ms-swift: the step printed as progress, `'global_step/max_steps': '5/300'`.
         ("ms_swift.log", "hf-log", 1, 3, 1, 10, &[(5, "loss", 1.61), (10, "val_loss", 1.502), (10, "grad_norm", 1.5011)]),
         // `[Iteration N]`, `Loss is X.`, `Throughput is X records/second.`; the validation after an epoch joins its last step.

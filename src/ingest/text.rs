@@ -228,8 +228,9 @@ const STEP_WORDS: &[&str] = &[
     "total_timesteps", "time/total_timesteps",
     // MaxText: `completed step: 10, seconds: 1.2, ...`.
     "completed_step",
-    // Tianshou's bar counts environment steps across its epochs.
-    "env_step",
+    // Tianshou's bar counts environment steps across its epochs; Sample Factory
+    // reports the environment frames so far.
+    "env_step", "total_num_frames",
 ];
 /// Words whose value is a position within a pass rather than the step: read as a
 /// progress counter (a new pass starts when it goes back). `token` and `sample` count
@@ -363,6 +364,9 @@ pub fn parse_generic(line: &str, progress: &mut Progress) -> Line {
                 other => other,
             };
         }
+    }
+    if let Some(results) = epoch_results(line) {
+        return results;
     }
     let phase = logger_phase(line);
     if phase == Some(LoggerPhase::EpochSummary) {
@@ -510,6 +514,66 @@ fn bracketed_counters(line: &str) -> Option<String> {
     match COUNTER.replace_all(line, "$1 $2 ") {
         std::borrow::Cow::Owned(s) => Some(s),
         std::borrow::Cow::Borrowed(_) => None,
+    }
+}
+
+/// ESPnet's counters glued to their words (`3epoch:train:101-200batch:`), spelled as
+/// `epoch 3 batch 200` is read (the batch reached numbers the step within its
+/// epoch); `None` when the line has none.
+fn glued_counters(line: &str) -> Option<String> {
+    static GLUED: std::sync::LazyLock<Regex> =
+        std::sync::LazyLock::new(|| Regex::new(r"(?i)\b(\d+)epoch:[a-z_]+:(?:\d+-)?(\d+)batch\b:?").expect("a valid pattern"));
+    if !line.contains("epoch:") || !line.contains("batch") {
+        return None;
+    }
+    match GLUED.replace_all(line, "epoch $1 batch $2 ") {
+        std::borrow::Cow::Owned(s) => Some(s),
+        std::borrow::Cow::Borrowed(_) => None,
+    }
+}
+
+/// Sample Factory's report lines, spelled as pairs: `Fps is (10 sec: 3686.4, 60 sec:
+/// ..., 300 sec: ...). Total num frames: 36864. Throughput: 0: 897.2. Samples: ...`
+/// (the environment frames so far number the step, the last 10 seconds' rate is the
+/// speed; the per-policy fields are no metrics), and `Avg episode reward: [(0,
+/// '4.480')]` (policy 0's mean episode reward). `None` for any other line.
+fn sample_factory(line: &str) -> Option<String> {
+    static FPS: std::sync::LazyLock<Regex> =
+        std::sync::LazyLock::new(|| Regex::new(r"Fps is \(10 sec: ([^,]+), 60 sec: [^)]*\)\. Total num frames: (\d+)").expect("a valid pattern"));
+    static REWARD: std::sync::LazyLock<Regex> =
+        std::sync::LazyLock::new(|| Regex::new(r"Avg episode reward: \[\(0, '([^']+)'\)").expect("a valid pattern"));
+    if line.contains("Fps is (") {
+        let c = FPS.captures(line)?;
+        // The first report's rates are `nan` (no window yet): no speed to read.
+        let fps = c[1].trim();
+        return Some(if fps.parse::<f64>().is_ok_and(f64::is_finite) { format!("total_num_frames: {}, samples_per_s: {fps}", &c[2]) } else { format!("total_num_frames: {}", &c[2]) });
+    }
+    if line.contains("Avg episode reward: [(") {
+        return REWARD.captures(line).map(|c| format!("avg_episode_reward: {}", &c[1]));
+    }
+    None
+}
+
+/// ESPnet's summary of an epoch (`3epoch results: [train] loss=... [valid] loss=...,
+/// acc=... [att_plot] ...`): its `[train]` part averages steps already read, its
+/// `[valid]` part is the evaluation, joined to the last step under evaluation names.
+/// `None` for any other line.
+fn epoch_results(line: &str) -> Option<Line> {
+    let at = line.find("epoch results:")?;
+    let rest = &line[at..];
+    let Some(valid) = rest.find("[valid]") else { return Some(Line::Text) };
+    let valid = &rest[valid + "[valid]".len()..];
+    let valid = valid.find(" [").map_or(valid, |end| &valid[..end]);
+    // Its durations are spelled out (`time=1 minute and 12.36 seconds`): no metric.
+    let valid: String = valid.split(',').filter(|pair| !pair.trim_start().starts_with("time=")).collect::<Vec<_>>().join(",");
+    match generic_line(&valid, Accept::Any).line {
+        Line::Metrics(mut rec) => {
+            rec.step = None;
+            rec.continues = true;
+            evaluation_names(&mut rec.fields);
+            Some(Line::Metrics(rec))
+        }
+        _ => Some(Line::Text),
     }
 }
 
@@ -811,7 +875,7 @@ fn generic_line(line: &str, accept: Accept) -> Generic {
         }
     }
     let spelled;
-    let line = match bracketed_counters(line) {
+    let line = match bracketed_counters(line).or_else(|| glued_counters(line)).or_else(|| sample_factory(line)) {
         Some(s) => {
             spelled = s;
             spelled.as_str()
@@ -878,6 +942,10 @@ fn generic_line(line: &str, accept: Accept) -> Generic {
         if NOT_METRICS.contains(&name.as_str()) || is_phase_epoch(line, &name, value) || is_bar_percent(line, value) {
             continue;
         }
+        // A logger's level glued to its first word (ESPnet's `(trainer:737) INFO: ...`).
+        if ["info", "debug", "warning", "error"].contains(&name.as_str()) && kv::value(value).is_none() {
+            continue;
+        }
         if name == "epoch" {
             epoch = whole(value).filter(|e| *e < 1_000_000_000);
         }
@@ -893,6 +961,9 @@ fn generic_line(line: &str, accept: Accept) -> Generic {
         };
         // (A value with its own unit after a unit in the key keeps its own.)
         let value = kv::plain_number(value).map(|v| v * factor).or_else(|| kv::value(value));
+        // An accuracy as a count of the total (MNIST's `Accuracy: 9890/10000 (99%)`) is
+        // that share.
+        let value = value.or_else(|| kv::fraction(value_text).filter(|&(n, m)| m > 0 && n <= m && name.contains("acc")).map(|(n, m)| n as f64 / m as f64));
         // `Epoch 3/100`: the epoch is 3 (the only counter of a line, it numbers the step).
         let value = value.or_else(|| kv::fraction(value_text).filter(|_| name == "epoch").map(|(n, _)| n as f64));
         kept.push((word, value));
@@ -901,6 +972,11 @@ fn generic_line(line: &str, accept: Accept) -> Generic {
     // (a bar's `120/1000` rather than an epoch's `[1/3]`), after its epoch's steps.
     // clu's logging writer (JAX and Flax examples): `[100] loss=3.2, lr=0.001`.
     let step = step.or_else(|| bracketed_step(line));
+    if !progress.is_empty() {
+        // A phase's epoch before the pass's counter (MNIST's `Train Epoch: 1 [640/60000
+        // (1%)]`) only says which pass the counter is in: the counter numbers the step.
+        kept.retain(|(word, _)| !matches!(tidy(word).as_str(), "train_epoch" | "training_epoch"));
+    }
     let counter = if step.is_none() {
         progress.iter().copied().max_by_key(|(_, m)| *m).map(|(n, m)| (epoch.filter(|_| m > 0).map_or(n, |e| e.saturating_mul(m).saturating_add(n)), m))
     } else {
