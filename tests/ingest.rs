@@ -245,7 +245,7 @@ fn pytorch_word_language_model_logs_number_their_batches_and_skip_the_arguments(
     assert_eq!(read_as(run, "step_time_s"), Some("step_time_s"), "{run}");
     assert_eq!(read_as(run, "val_loss"), Some("val_loss"), "{run}");
     assert!(read_as(run, "end_of_epoch").is_none(), "{run}");
-    assert_eq!(run["last_step"].as_u64(), Some(10 * 2983 + 2800), "{run}");
+    assert_eq!(run["last_step"].as_u64(), Some(9 * 2983 + 2800), "{run}");
 }
 
 // ------------------------------------------------------------- format gallery
@@ -356,6 +356,10 @@ fn every_trainer_of_the_gallery_is_read() {
         ("espnet.log", "text", 1, 5, 100, 500, &[(100, "loss", 136.54), (300, "val_loss", 101.163), (300, "val_acc", 0.212), (400, "loss", 95.806), (500, "lr", 2.304e-05)]),
         // Sample Factory: environment frames number the step; policy 0's reward from `[(0, '4.480')]`.
         ("sample_factory.log", "text", 1, 3, 16384, 57344, &[(16384, "reward", 3.887), (36864, "samples_per_s", 3686.4), (57344, "reward", 4.919)]),
+        // Marian: ` : `-separated segments; `Up.` numbers the step, `Cost` is the loss; a validator's `ce-mean-words` the validation loss.
+        ("marian.log", "text", 1, 3, 500, 1500, &[(500, "loss", 8.18542194), (500, "tokens_per_s", 3317.67), (1000, "grad_norm", 1.2013), (1000, "val_loss", 6.51234), (1500, "lr", 5.625e-05)]),
+        // MMDetection 2.x: `Epoch [1][50/7330]`, its epochs counted from 1.
+        ("mmdet_v2.log", "text", 1, 3, 50, 7380, &[(50, "loss", 1.8441), (100, "grad_norm", 5.1092), (7380, "loss", 0.9823)]),
         // ms-swift: the step printed as progress, `'global_step/max_steps': '5/300'`.
         ("ms_swift.log", "hf-log", 1, 3, 1, 10, &[(5, "loss", 1.61), (10, "val_loss", 1.502), (10, "grad_norm", 1.5011)]),
         // `[Iteration N]`, `Loss is X.`, `Throughput is X records/second.`; the validation after an epoch joins its last step.
@@ -387,7 +391,7 @@ fn every_trainer_of_the_gallery_is_read() {
         ("nemo.log", "text", 1, 5, 0, 4, &[(4, "loss", 8.5), (4, "val_loss", 8.7)]),
         ("nemo2.log", "megatron", 1, 4, 0, 3, &[(1, "loss", 11.02), (3, "val_loss", 10.95), (2, "step_time_s", 5.1)]),
         ("openrlhf.log", "text", 1, 3, 1, 3, &[(2, "kl", 0.002), (3, "policy_loss", -0.03)]),
-        ("pytorch_wlm.log", "text", 1, 5, 3183, 6366, &[(3583, "val_loss", 5.98), (3583, "loss", 6.49)]),
+        ("pytorch_wlm.log", "text", 1, 5, 200, 3383, &[(600, "val_loss", 5.98), (600, "loss", 6.49)]),
         ("rllib.log", "text", 1, 2, 0, 1, &[(1, "reward", 41.3)]),
         // Tune's result.json: numbered by `training_iteration`, the learner stats of the policy read as the run's.
         ("rllib_result.json", "jsonl", 1, 5, 1, 5, &[(1, "reward", 22.37), (2, "kl", 0.0311), (3, "entropy", 0.6011), (4, "policy_loss", -0.0321), (5, "value_loss", 9.9456), (1, "kl_coef", 0.2), (1, "lr", 5e-05), (1, "grad_norm", 2.8)]),

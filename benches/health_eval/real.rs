@@ -106,7 +106,7 @@ pub const LOGS: &[RealLog] = &[
     RealLog { file: "qwen-verifier-sft-trainer_state.json", pattern: None, incident: None, clean_before: None, what: "Qwen2.5-0.5B full fine-tune, 120 steps: loss 1.28 -> 0.02 with one-point bumps, grad norm 33 -> 2-7", gap: None },
     RealLog { file: "pytorch-wlm-lstm-healthy.log", pattern: None, incident: None, clean_before: None, what: "PyTorch word-language-model LSTM, 10 epochs: valid loss 5.53 -> 4.84, the same bumps in every epoch", gap: None },
     // Epoch E's batch n is step E x 2,983 + n (the epoch's offset, counted from 0).
-    RealLog { file: "pytorch-wlm-rnn-relu-nan.log", pattern: None, incident: Some((3183, &[AlertKind::Nonfinite])), clean_before: Some(0), what: "PyTorch word-language-model RNN (ReLU) at lr 20: loss NaN from the first logged batch", gap: None },
+    RealLog { file: "pytorch-wlm-rnn-relu-nan.log", pattern: None, incident: Some((200, &[AlertKind::Nonfinite])), clean_before: Some(0), what: "PyTorch word-language-model RNN (ReLU) at lr 20: loss NaN from the first logged batch", gap: None },
 ];
 
 pub fn dir() -> PathBuf {

@@ -284,6 +284,9 @@ pub struct Progress {
     /// The indentation of the line before, when it was a metric line: an indented
     /// line of one `key= value` right under it, indented alike, is more of its step.
     after_metrics: Option<String>,
+    /// Whether the epochs named beside a counter with its total count from 1 (the
+    /// first such line's epoch was 1), or from 0.
+    epochs_from_one: Option<bool>,
 }
 
 #[derive(Debug, Clone, Default)]
@@ -403,6 +406,14 @@ pub fn parse_generic(line: &str, progress: &mut Progress) -> Line {
                     progress.new_epoch |= progress.epoch.is_some_and(|e| Some(e) != read.epoch);
                     progress.epoch = read.epoch;
                     without_epoch(&mut rec);
+                }
+                let mut counter = counter;
+                if let (Some(epoch), true) = (read.epoch, counter.1 > 0) {
+                    // The epochs before this one count their steps; a log whose first
+                    // epoch is 1 (MMDetection's `Epoch [1][50/500]`) numbers them from 1.
+                    if *progress.epochs_from_one.get_or_insert(epoch == 1) {
+                        counter.0 = counter.0.saturating_sub(counter.1);
+                    }
                 }
                 rec.step = Some(progress.step(counter));
             } else if rec.step.is_none() && read.epoch.is_some() && read.epoch == progress.epoch {
@@ -552,6 +563,40 @@ fn sample_factory(line: &str) -> Option<String> {
         return REWARD.captures(line).map(|c| format!("avg_episode_reward: {}", &c[1]));
     }
     None
+}
+
+/// Marian's progress lines, spelled as pairs: `Ep. 1 : Up. 500 : Sen. 128,000 : Cost
+/// 8.185 * 1,765,384 @ 3,456 after 1,765,384 : Time 110.93s : 15914.94 words/s : gNorm
+/// 1.23 : L.r. 3.0e-04` (the update numbers the step, the cost per word is the loss),
+/// and its validators' `[valid] Ep. 1 : Up. 5000 : ce-mean-words : 3.12 : new best`
+/// (the mean cross-entropy per word is the validation loss; any other validator,
+/// `bleu`, `perplexity`, is `val_` its name). `None` for any other line.
+fn marian(line: &str) -> Option<String> {
+    let at = line.find("Ep. ")?;
+    let mut segments = line[at..].split(" : ").map(str::trim);
+    let number = |text: &str| text.split_whitespace().next().map(|n| n.trim_end_matches('s').replace(',', ""));
+    let mut out = String::new();
+    let mut step = None;
+    let valid = line[..at].contains("[valid]");
+    while let Some(segment) = segments.next() {
+        let (word, rest) = segment.split_once(' ').unwrap_or((segment, ""));
+        match word {
+            "Up." => step = number(rest),
+            "Cost" if !valid => out.push_str(&format!(", loss: {}", number(rest)?)),
+            "gNorm" if !valid => out.push_str(&format!(", grad_norm: {}", number(rest)?)),
+            "L.r." if !valid => out.push_str(&format!(", lr: {}", number(rest)?)),
+            _ if !valid && rest == "words/s" => out.push_str(&format!(", tokens_per_s: {}", word.replace(',', ""))),
+            // A validator's name, then its value.
+            name if valid && step.is_some() && rest.is_empty() && !name.ends_with('.') => {
+                let value = number(segments.next()?)?;
+                let name = if matches!(name, "ce-mean-words" | "ce-mean") { "val_loss".to_owned() } else { format!("val_{}", name.replace('-', "_")) };
+                out.push_str(&format!(", {name}: {value}"));
+            }
+            _ => {}
+        }
+    }
+    let step = step?;
+    (!out.is_empty()).then(|| format!("step: {step}{out}"))
 }
 
 /// ESPnet's summary of an epoch (`3epoch results: [train] loss=... [valid] loss=...,
@@ -875,7 +920,7 @@ fn generic_line(line: &str, accept: Accept) -> Generic {
         }
     }
     let spelled;
-    let line = match bracketed_counters(line).or_else(|| glued_counters(line)).or_else(|| sample_factory(line)) {
+    let line = match bracketed_counters(line).or_else(|| glued_counters(line)).or_else(|| sample_factory(line)).or_else(|| marian(line)) {
         Some(s) => {
             spelled = s;
             spelled.as_str()
@@ -1656,7 +1701,7 @@ mod tests {
     fn a_summary_line_belongs_to_the_step_before() {
         // PyTorch's examples: `end of epoch` is no point of its own, and no metric either.
         let got = records("| epoch   1 |   600/ 2983 batches | lr 20.00 | ms/batch 12.01 | loss  6.49 | ppl   657.73\n| end of epoch   1 | time: 38.45s | valid loss  5.98 | valid ppl   395.62\n");
-        assert_eq!(got.iter().map(|r| (r.0, r.1)).collect::<Vec<_>>(), [(Some(2983 + 600), false), (None, true)]);
+        assert_eq!(got.iter().map(|r| (r.0, r.1)).collect::<Vec<_>>(), [(Some(600), false), (None, true)]);
         assert!(got[1].2.contains(&(catalog::VAL_LOSS.to_owned(), 5.98)) && !got[1].2.iter().any(|(n, _)| n == "end_of_epoch"), "{got:?}");
     }
 

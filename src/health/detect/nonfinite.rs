@@ -17,11 +17,58 @@ pub struct NonfiniteValues {
     /// points). A metric not here is one whose cooldown is closed, so a finite
     /// value costs nothing while nothing is broken.
     open: BTreeMap<String, Cooldown>,
+    /// Each metric by its place in a point's values, and whether it has had a
+    /// finite value yet: a statistic over episodes, an evaluation or a rate window
+    /// is NaN until there is something to average (RLlib's `episode_reward_mean`
+    /// before the first episode ends, Sample Factory's first `Fps is (10 sec: nan`),
+    /// which is no break. Read by place, so a steady point costs one flag per value.
+    finite_yet: Vec<(String, bool)>,
 }
 
 impl NonfiniteValues {
     pub fn new(s: KindSettings) -> Self {
-        NonfiniteValues { cooldown: s.cooldown, open: BTreeMap::new() }
+        NonfiniteValues { cooldown: s.cooldown, open: BTreeMap::new(), finite_yet: Vec::new() }
+    }
+
+    /// Notes that the value at `place` of a point, of `name`, is finite. A metric
+    /// takes the slot of the place it first comes at; the slot of a place already
+    /// seen finite is taken for this metric's without a look at its name (a point's
+    /// values come in a steady order; where they do not, a NaN is judged, as before).
+    fn note_finite(&mut self, place: usize, name: &str) {
+        if self.finite_yet.get(place).is_some_and(|(_, seen)| *seen) {
+            return;
+        }
+        if let Some((_, seen)) = self.finite_yet.iter_mut().find(|(n, _)| n == name) {
+            *seen = true;
+            return;
+        }
+        match self.finite_yet.get_mut(place) {
+            Some(slot) if slot.0.is_empty() => *slot = (name.to_owned(), true),
+            // The place's own metric never finite so far: this one takes a new slot.
+            Some(_) => self.finite_yet.push((name.to_owned(), true)),
+            None => {
+                self.finite_yet.resize(place, (String::new(), false));
+                self.finite_yet.push((name.to_owned(), true));
+            }
+        }
+    }
+
+    /// Records that `name`, at `place`, has come without a finite value yet, so
+    /// that it keeps the slot of its place.
+    fn note_place(&mut self, place: usize, name: &str) {
+        if place >= self.finite_yet.len() && !self.finite_yet.iter().any(|(n, _)| n == name) {
+            self.finite_yet.resize(place, (String::new(), false));
+            self.finite_yet.push((name.to_owned(), false));
+        }
+    }
+
+    /// Whether a NaN/Inf of `name` is a break: always for what training computes
+    /// every step (a loss, a gradient, a KL, an entropy, a perplexity: broken from
+    /// the start is broken), and for anything else once it has had a finite value.
+    fn is_a_break(&self, name: &str) -> bool {
+        let lower = name.to_ascii_lowercase();
+        ["loss", "grad", "norm", "kl", "entropy", "ppl", "perplexity"].iter().any(|w| lower.contains(w))
+            || self.finite_yet.iter().any(|(n, seen)| *seen && n == name)
     }
 
     /// Passes one value of `name` through its cooldown; true when it raises.
@@ -47,12 +94,24 @@ impl NonfiniteValues {
 
     pub fn check(&mut self, p: &Point) -> Option<Raised> {
         let mut broken: Vec<(&str, f64)> = Vec::new();
-        for (name, v) in p.values {
-            // Nothing open and nothing broken, the usual case, costs no lookup.
-            let quiet = self.open.is_empty() && v.is_finite();
+        for (place, (name, v)) in p.values.iter().enumerate() {
+            if v.is_finite() {
+                self.note_finite(place, name);
+                // Nothing open and nothing broken, the usual case, costs no lookup.
+                if self.open.is_empty() {
+                    continue;
+                }
+            }
             // A timing or memory reading that is NaN (modded-nanogpt prints
             // `step_avg:nanms` at step 0) says nothing about the training.
-            if !quiet && !catalog::is_timing_or_resource(name) && self.gate(name, *v) {
+            if catalog::is_timing_or_resource(name) {
+                continue;
+            }
+            if !v.is_finite() && !self.open.contains_key(&**name) && !self.is_a_break(name) {
+                self.note_place(place, name);
+                continue;
+            }
+            if self.gate(name, *v) {
                 broken.push((name, *v));
             }
         }
@@ -102,6 +161,26 @@ mod tests {
             ]
         );
         assert!(d.open.is_empty(), "both events closed after their cooldown");
+    }
+
+    #[test]
+    fn a_statistic_with_nothing_to_average_yet_is_not_a_break() {
+        let mut d = NonfiniteValues::new(defaults(AlertKind::Nonfinite));
+        let mut raised = Vec::new();
+        // RLlib: the episode reward is NaN until the first episode ends, then a
+        // number; a NaN after that is a break. A loss NaN from the start is one too.
+        for step in 0..8u64 {
+            let reward = if step < 3 || step == 6 { f64::NAN } else { 20.0 + step as f64 };
+            let loss = if step == 7 { f64::NAN } else { 0.5 };
+            let values: Vec<(MetricName, f64)> = vec![("episode_reward_mean".into(), reward), ("policy_loss".into(), loss)];
+            if let Some(r) = d.check(&Point { step, time_s: 0.0, values: &values }) {
+                raised.push((r.step, r.metric));
+            }
+        }
+        assert_eq!(raised, vec![(6, "episode_reward_mean".to_owned()), (7, "policy_loss".to_owned())]);
+        let mut d = NonfiniteValues::new(defaults(AlertKind::Nonfinite));
+        let values: Vec<(MetricName, f64)> = vec![("loss".into(), f64::NAN)];
+        assert!(d.check(&Point { step: 0, time_s: 0.0, values: &values }).is_some(), "a loss broken from its first step");
     }
 
     #[test]
