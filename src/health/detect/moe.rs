@@ -72,6 +72,11 @@ type LayerValues = (Vec<f64>, Option<f64>, Option<f64>);
 fn layers_of(p: &Point) -> BTreeMap<usize, LayerValues> {
     let mut out: BTreeMap<usize, LayerValues> = BTreeMap::new();
     for (name, v) in p.values {
+        // One prefix test per name before parsing: most of a step's values are
+        // no layer's (both parsers want the prefix).
+        if !catalog::is_moe_layer_metric(name) {
+            continue;
+        }
         if let Some((layer, _expert)) = MoeLayer::parse_load(name) {
             out.entry(layer).or_default().0.push(*v);
         } else if let Some((layer, measure)) = MoeLayer::parse(name) {

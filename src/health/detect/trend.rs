@@ -328,7 +328,7 @@ pub struct MemoryLeak {
     /// Samples in the window judged: the newest of `history`, read in place.
     window: usize,
     /// The longer history judged when no total is known (it holds the window),
-    /// with its newest two quarters kept sorted...
+    /// with its newest two quarters sorted when read...
     history: SortedSeries,
     /// ...and the slopes between its points half the history apart (those of the
     /// full history's first half, kept sorted: see [`crate::health::stats::half_lag_slope`]).
@@ -371,7 +371,9 @@ impl MemoryLeak {
         MemoryLeak {
             metric: metric.to_owned(),
             window: s.window.max(10),
-            history: SortedSeries::new(h, &[(h / 4, 0), (h / 4, h / 4)]),
+            // Its quarters are read only for a history whose slope climbs
+            // (`sustained_growth`): sorted while such reads come in a row.
+            history: SortedSeries::lazy(h, &[(h / 4, 0), (h / 4, h / 4)]),
             half_lag_slopes: SortedSeries::new(h - h / 2, &[(h - h / 2, 0)]),
             samples: 0,
             blocks: std::collections::VecDeque::with_capacity(LEAK_BLOCKS),
@@ -536,12 +538,16 @@ impl MemoryLeak {
         let slopes = self.half_lag_slopes.sorted_range(0, self.half_lag_slopes.len());
         let slope = sorted_median(&slopes)?;
         let positive = (slopes.len() - slopes.partition_point(|s| !(*s > 0.0))) as f64 / slopes.len() as f64;
+        // The slope's own conditions first: the quarters' levels (the history's
+        // sorted spans) are read only for a slope that passes them.
+        if !(slope > 0.0 && positive >= LEAK_POSITIVE && slope * self.horizon() >= LEAK_FRACTION * now.max(1.0)) {
+            return None;
+        }
         let q = n / 4;
         // Still rising: the newest quarter's level is above the one before by
         // nearly what the slope says (a plateau after warm-up is not).
         let recent_rise = sorted_median(&self.history.sorted_range(n - q, n))? - sorted_median(&self.history.sorted_range(n - 2 * q, n - q))?;
-        let sustained = positive >= LEAK_POSITIVE && recent_rise >= STILL_RISING * slope * q as f64;
-        (slope > 0.0 && sustained && slope * self.horizon() >= LEAK_FRACTION * now.max(1.0)).then_some(slope)
+        (recent_rise >= STILL_RISING * slope * q as f64).then_some(slope)
     }
 
     /// Samples ahead the capacity-free judgement projects the growth over:
