@@ -69,9 +69,9 @@ pub fn balance(loads: &[f64]) -> Option<LayerBalance> {
 type LayerValues = (Vec<f64>, Option<f64>, Option<f64>);
 
 /// Per-layer loads, balances and dropped fractions found among a step's values.
-fn layers_of(p: &Point) -> BTreeMap<usize, LayerValues> {
+fn layers_of(values: &[(crate::metrics::MetricName, f64)]) -> BTreeMap<usize, LayerValues> {
     let mut out: BTreeMap<usize, LayerValues> = BTreeMap::new();
-    for (name, v) in p.values {
+    for (name, v) in values {
         // One prefix test per name before parsing: most of a step's values are
         // no layer's (both parsers want the prefix).
         if !catalog::is_moe_layer_metric(name) {
@@ -99,11 +99,12 @@ impl ExpertCollapse {
     /// Alerts for every layer that collapses at this step.
     pub fn check(&mut self, p: &Point) -> Vec<Raised> {
         let mut out = Vec::new();
-        // Most runs log no MoE layer: one prefix test per name, no parsing.
-        if !p.values.iter().any(|(name, _)| catalog::is_moe_layer_metric(name)) {
+        // Most runs log no MoE layer: one prefix test per name, no parsing; the
+        // layers are read from the first name that has the prefix on.
+        let Some(first) = p.values.iter().position(|(name, _)| catalog::is_moe_layer_metric(name)) else {
             return out;
-        }
-        for (l, (loads, given_balance, dropped)) in layers_of(p) {
+        };
+        for (l, (loads, given_balance, dropped)) in layers_of(&p.values[first..]) {
             let summary = balance(&loads);
             let bal = summary.map(|b| b.balance).or(given_balance);
             let watch = self.layers.entry(l).or_insert_with(|| LayerWatch { gate: Gate::new(&self.s, Worse::Lower), first_step: p.step, points: 0 });

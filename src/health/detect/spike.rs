@@ -532,7 +532,12 @@ impl Spike {
             // scale would put its own tail at many robust sigmas.
             // A positive series falling steeply has a wide spread too, the fall's:
             // near zero only if the noise around the fall does not say otherwise.
-            let near_zero = !magnitude && lmad() >= CLEARLY_POSITIVE_LOG_MAD && {
+            // Every deviation from a median inside the window is at most the
+            // window's range (rounding is monotone), and so is the MAD of the
+            // whole window or of its newer half: a window narrower than
+            // CLEARLY_POSITIVE_LOG_MAD is clearly positive without a MAD read.
+            let narrow = whole.last().zip(whole.first()).is_some_and(|(hi, lo)| hi - lo < CLEARLY_POSITIVE_LOG_MAD);
+            let near_zero = !magnitude && !narrow && lmad() >= CLEARLY_POSITIVE_LOG_MAD && {
                 let (med, mad) = sorted_median_mad(&raw().sorted_range(0, n))?;
                 med.abs() + self.floor < NEAR_ZERO_SPREADS * MAD_TO_SIGMA * mad
             } && self.noise_around_a_fall(streak, MAD_TO_SIGMA * lmad()).is_none_or(|around| around.sigma >= CLEARLY_POSITIVE_LOG_MAD);

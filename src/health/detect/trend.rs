@@ -279,12 +279,15 @@ impl KlRunaway {
         // point that passes them.
         // Growth beyond the noise is growth of at least 1 (the noise is no
         // negative number): a point under it skips the fit.
-        let climbing = level > KL_FLOOR && beyond_record && growth >= 1.0 && (slow_climb || fit_climbs()) && beyond_noise();
+        // Whether it climbs matters only to a growth that grades or is sustained:
+        // the usual point (a KL near its median) reads neither the fit nor the noise.
+        let graded = grade(growth, self.s.warn, self.s.critical, false);
+        let climbing = (graded.is_some() || growth >= SUSTAINED_RATIO) && level > KL_FLOOR && beyond_record && growth >= 1.0 && (slow_climb || fit_climbs()) && beyond_noise();
         let coef_flat = self.coef.is_full() && {
             let (lo, hi) = (self.coef.iter().fold(f64::INFINITY, f64::min), self.coef.iter().fold(f64::NEG_INFINITY, f64::max));
             hi > 0.0 && (hi - lo) <= 0.01 * hi
         };
-        let mut severity = grade(growth, self.s.warn, self.s.critical, false).filter(|_| climbing);
+        let mut severity = graded.filter(|_| climbing);
         // The severity ladder: several times its level for a sustained stretch is harm.
         self.sustained = if climbing && growth >= SUSTAINED_RATIO { self.sustained + 1 } else { 0 };
         let sustained = self.sustained >= SUSTAINED_STEPS;
