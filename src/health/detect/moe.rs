@@ -68,9 +68,10 @@ pub fn balance(loads: &[f64]) -> Option<LayerBalance> {
 /// One layer's values at a step: per-expert loads, given balance, dropped fraction.
 type LayerValues = (Vec<f64>, Option<f64>, Option<f64>);
 
-/// Per-layer loads, balances and dropped fractions found among a step's values.
-fn layers_of(values: &[(crate::metrics::MetricName, f64)]) -> BTreeMap<usize, LayerValues> {
-    let mut out: BTreeMap<usize, LayerValues> = BTreeMap::new();
+/// Per-layer loads, balances and dropped fractions found among a step's values,
+/// by layer, lowest first (a step holds a few layers: a short list, not a map).
+fn layers_of(values: &[(crate::metrics::MetricName, f64)]) -> Vec<(usize, LayerValues)> {
+    let mut out: Vec<(usize, LayerValues)> = Vec::new();
     for (name, v) in values {
         // One prefix test per name before parsing: most of a step's values are
         // no layer's (both parsers want the prefix).
@@ -78,9 +79,9 @@ fn layers_of(values: &[(crate::metrics::MetricName, f64)]) -> BTreeMap<usize, La
             continue;
         }
         if let Some((layer, _expert)) = MoeLayer::parse_load(name) {
-            out.entry(layer).or_default().0.push(*v);
+            layer_entry(&mut out, layer).0.push(*v);
         } else if let Some((layer, measure)) = MoeLayer::parse(name) {
-            let entry = out.entry(layer).or_default();
+            let entry = layer_entry(&mut out, layer);
             if measure == MoeLayer::BALANCE {
                 entry.1 = Some(*v);
             } else if measure == MoeLayer::DROPPED_FRAC {
@@ -88,7 +89,20 @@ fn layers_of(values: &[(crate::metrics::MetricName, f64)]) -> BTreeMap<usize, La
             }
         }
     }
+    out.sort_unstable_by_key(|(l, _)| *l);
     out
+}
+
+/// `layer`'s values in `layers`, added empty when it has none yet.
+fn layer_entry(layers: &mut Vec<(usize, LayerValues)>, layer: usize) -> &mut LayerValues {
+    let i = match layers.iter().position(|(l, _)| *l == layer) {
+        Some(i) => i,
+        None => {
+            layers.push((layer, LayerValues::default()));
+            layers.len() - 1
+        }
+    };
+    &mut layers[i].1
 }
 
 impl ExpertCollapse {

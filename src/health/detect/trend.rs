@@ -457,7 +457,11 @@ impl MemoryLeak {
         }
         // The window: the newest samples of the history, read in place.
         let w = &self.history.values()[n - self.window..];
-        let now = median(&w[w.len() - 5..])?;
+        // The newest samples' level: read where a judgement needs it (with a
+        // total, at every point; without one, for a history whose slope climbs).
+        // The window holds at least 10 samples: the median always exists.
+        let now = std::cell::OnceCell::new();
+        let now = || *now.get_or_init(|| median(&w[w.len() - 5..]).unwrap_or(f64::NAN));
         let total = total.filter(|t| *t > 0.0);
         // The window's least-squares slope and fit: judged with a total, and
         // otherwise wanted only by a message that quotes it (the capacity-free
@@ -469,11 +473,11 @@ impl MemoryLeak {
         };
         let grown = slope * w.len() as f64;
         let (severity, slope) = match total {
-            Some(total) if now >= 0.95 * total => (Some(Severity::Critical), slope),
+            Some(total) if now() >= 0.95 * total => (Some(Severity::Critical), slope),
             // Still rising at the newest quarter: an allocator warm-up that has
             // levelled off is not projected to the total.
             Some(total) if slope > 0.0 && r2 >= 0.8 && grown >= 0.01 * total && still_rising(w, slope) => {
-                let left = ((total - now) / slope).max(0.0);
+                let left = ((total - now()) / slope).max(0.0);
                 // A distant projection (warn) waits until the history is as long as
                 // the capacity-free judgement's: a startup climb (allocator, caches,
                 // fragmentation) projects to the total while it lasts, then levels
@@ -499,8 +503,8 @@ impl MemoryLeak {
         };
         // Growth back to an earlier level, or growth that is slowing down, is not
         // a leak (all but memory already 95% used).
-        let used_up = total.is_some_and(|t| now >= 0.95 * t);
-        let severity = severity.filter(|_| used_up || self.at_a_new_high(now) && self.keeps_its_rate());
+        let used_up = total.is_some_and(|t| now() >= 0.95 * t);
+        let severity = severity.filter(|_| used_up || self.at_a_new_high(now()) && self.keeps_its_rate());
         let v = self.gate.pass(severity, step, bytes)?;
         // NaN: the window was not fitted (no total, no robust slope): fit it now.
         let slope = if slope.is_nan() { index_slope(w)?.0 } else { slope };
@@ -511,15 +515,15 @@ impl MemoryLeak {
             Some(t) => format!(
                 "{} growing {per_sample} MiB per sample {since} ({}/{} GiB now): full in about {} samples",
                 self.metric,
-                compact(gib(now)),
+                compact(gib(now())),
                 compact(gib(t)),
-                compact(((t - now) / slope).max(0.0).round())
+                compact(((t - now()) / slope).max(0.0).round())
             ),
             None => format!(
                 "{} growing {per_sample} MiB per sample {since}, now {} GiB: +{} over the next {} samples at this rate",
                 self.metric,
-                compact(gib(now)),
-                percent(slope * self.horizon() / now.max(1.0)),
+                compact(gib(now())),
+                percent(slope * self.horizon() / now().max(1.0)),
                 self.horizon()
             ),
         };
@@ -528,7 +532,7 @@ impl MemoryLeak {
 
     /// The robust slope of a sustained climb that has not levelled off and will
     /// add a sizeable part of `now` over the horizon; `None` otherwise.
-    fn sustained_growth(&self, now: f64) -> Option<f64> {
+    fn sustained_growth(&self, now: impl Fn() -> f64) -> Option<f64> {
         if !self.history.is_full() {
             return None;
         }
@@ -543,7 +547,7 @@ impl MemoryLeak {
         let positive = (slopes.len() - slopes.partition_point(|s| !(*s > 0.0))) as f64 / slopes.len() as f64;
         // The slope's own conditions first: the quarters' levels (the history's
         // sorted spans) are read only for a slope that passes them.
-        if !(slope > 0.0 && positive >= LEAK_POSITIVE && slope * self.horizon() >= LEAK_FRACTION * now.max(1.0)) {
+        if !(slope > 0.0 && positive >= LEAK_POSITIVE && slope * self.horizon() >= LEAK_FRACTION * now().max(1.0)) {
             return None;
         }
         let q = n / 4;
