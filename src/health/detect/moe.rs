@@ -68,14 +68,20 @@ pub fn balance(loads: &[f64]) -> Option<LayerBalance> {
 /// One layer's values at a step: per-expert loads, given balance, dropped fraction.
 type LayerValues = (Vec<f64>, Option<f64>, Option<f64>);
 
-/// Per-layer loads, balances and dropped fractions found among a step's values.
-fn layers_of(p: &Point) -> BTreeMap<usize, LayerValues> {
-    let mut out: BTreeMap<usize, LayerValues> = BTreeMap::new();
-    for (name, v) in p.values {
+/// Per-layer loads, balances and dropped fractions found among a step's values,
+/// by layer, lowest first (a step holds a few layers: a short list, not a map).
+fn layers_of(values: &[(crate::metrics::MetricName, f64)]) -> Vec<(usize, LayerValues)> {
+    let mut out: Vec<(usize, LayerValues)> = Vec::new();
+    for (name, v) in values {
+        // One prefix test per name before parsing: most of a step's values are
+        // no layer's (both parsers want the prefix).
+        if !catalog::is_moe_layer_metric(name) {
+            continue;
+        }
         if let Some((layer, _expert)) = MoeLayer::parse_load(name) {
-            out.entry(layer).or_default().0.push(*v);
+            layer_entry(&mut out, layer).0.push(*v);
         } else if let Some((layer, measure)) = MoeLayer::parse(name) {
-            let entry = out.entry(layer).or_default();
+            let entry = layer_entry(&mut out, layer);
             if measure == MoeLayer::BALANCE {
                 entry.1 = Some(*v);
             } else if measure == MoeLayer::DROPPED_FRAC {
@@ -83,7 +89,20 @@ fn layers_of(p: &Point) -> BTreeMap<usize, LayerValues> {
             }
         }
     }
+    out.sort_unstable_by_key(|(l, _)| *l);
     out
+}
+
+/// `layer`'s values in `layers`, added empty when it has none yet.
+fn layer_entry(layers: &mut Vec<(usize, LayerValues)>, layer: usize) -> &mut LayerValues {
+    let i = match layers.iter().position(|(l, _)| *l == layer) {
+        Some(i) => i,
+        None => {
+            layers.push((layer, LayerValues::default()));
+            layers.len() - 1
+        }
+    };
+    &mut layers[i].1
 }
 
 impl ExpertCollapse {
@@ -94,11 +113,12 @@ impl ExpertCollapse {
     /// Alerts for every layer that collapses at this step.
     pub fn check(&mut self, p: &Point) -> Vec<Raised> {
         let mut out = Vec::new();
-        // Most runs log no MoE layer: one prefix test per name, no parsing.
-        if !p.values.iter().any(|(name, _)| catalog::is_moe_layer_metric(name)) {
+        // Most runs log no MoE layer: one prefix test per name, no parsing; the
+        // layers are read from the first name that has the prefix on.
+        let Some(first) = p.values.iter().position(|(name, _)| catalog::is_moe_layer_metric(name)) else {
             return out;
-        }
-        for (l, (loads, given_balance, dropped)) in layers_of(p) {
+        };
+        for (l, (loads, given_balance, dropped)) in layers_of(&p.values[first..]) {
             let summary = balance(&loads);
             let bal = summary.map(|b| b.balance).or(given_balance);
             let watch = self.layers.entry(l).or_insert_with(|| LayerWatch { gate: Gate::new(&self.s, Worse::Lower), first_step: p.step, points: 0 });

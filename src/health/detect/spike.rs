@@ -532,19 +532,25 @@ impl Spike {
             // scale would put its own tail at many robust sigmas.
             // A positive series falling steeply has a wide spread too, the fall's:
             // near zero only if the noise around the fall does not say otherwise.
-            let near_zero = !magnitude && lmad() >= CLEARLY_POSITIVE_LOG_MAD && {
+            // Every deviation from a median inside the window is at most the
+            // window's range (rounding is monotone), and so is the MAD of the
+            // whole window or of its newer half: a window narrower than
+            // CLEARLY_POSITIVE_LOG_MAD is clearly positive without a MAD read.
+            let narrow = whole.last().zip(whole.first()).is_some_and(|(hi, lo)| hi - lo < CLEARLY_POSITIVE_LOG_MAD);
+            let near_zero = !magnitude && !narrow && lmad() >= CLEARLY_POSITIVE_LOG_MAD && {
                 let (med, mad) = sorted_median_mad(&raw().sorted_range(0, n))?;
                 med.abs() + self.floor < NEAR_ZERO_SPREADS * MAD_TO_SIGMA * mad
             } && self.noise_around_a_fall(streak, MAD_TO_SIGMA * lmad()).is_none_or(|around| around.sigma >= CLEARLY_POSITIVE_LOG_MAD);
             if !near_zero {
-                let past_warn = grade((y - lmed).exp(), self.settings.warn, self.settings.critical, lower).is_some();
+                let median_ratio = (y - lmed).exp();
+                let past_warn = grade(median_ratio, self.settings.warn, self.settings.critical, lower).is_some();
                 // A gradient norm that lives at two levels is judged against the
                 // one on this point's side when the run keeps visiting it.
                 let second = if past_warn { self.second_level(lmed, streak, self.direction) } else { None };
                 let other_side = if lower { Direction::Up } else { Direction::Down };
                 let own_spread = if past_warn && second.is_none() { self.second_level(lmed, streak, other_side).map(|l| l.rest_sigma) } else { None };
                 let lmed = second.map_or(lmed, |l| l.level);
-                let ratio = (y - lmed).exp();
+                let ratio = if second.is_some() { (y - lmed).exp() } else { median_ratio };
                 let severity = grade(ratio, self.settings.warn, self.settings.critical, lower).filter(|_| {
                     // Upwards only: a drop to 1% (vanishing) is judged against the
                     // bulk, and a fall's own ramp would widen its lower tail.

@@ -279,12 +279,15 @@ impl KlRunaway {
         // point that passes them.
         // Growth beyond the noise is growth of at least 1 (the noise is no
         // negative number): a point under it skips the fit.
-        let climbing = level > KL_FLOOR && beyond_record && growth >= 1.0 && (slow_climb || fit_climbs()) && beyond_noise();
+        // Whether it climbs matters only to a growth that grades or is sustained:
+        // the usual point (a KL near its median) reads neither the fit nor the noise.
+        let graded = grade(growth, self.s.warn, self.s.critical, false);
+        let climbing = (graded.is_some() || growth >= SUSTAINED_RATIO) && level > KL_FLOOR && beyond_record && growth >= 1.0 && (slow_climb || fit_climbs()) && beyond_noise();
         let coef_flat = self.coef.is_full() && {
             let (lo, hi) = (self.coef.iter().fold(f64::INFINITY, f64::min), self.coef.iter().fold(f64::NEG_INFINITY, f64::max));
             hi > 0.0 && (hi - lo) <= 0.01 * hi
         };
-        let mut severity = grade(growth, self.s.warn, self.s.critical, false).filter(|_| climbing);
+        let mut severity = graded.filter(|_| climbing);
         // The severity ladder: several times its level for a sustained stretch is harm.
         self.sustained = if climbing && growth >= SUSTAINED_RATIO { self.sustained + 1 } else { 0 };
         let sustained = self.sustained >= SUSTAINED_STEPS;
@@ -328,7 +331,7 @@ pub struct MemoryLeak {
     /// Samples in the window judged: the newest of `history`, read in place.
     window: usize,
     /// The longer history judged when no total is known (it holds the window),
-    /// with its newest two quarters kept sorted...
+    /// with its newest two quarters sorted when read...
     history: SortedSeries,
     /// ...and the slopes between its points half the history apart (those of the
     /// full history's first half, kept sorted: see [`crate::health::stats::half_lag_slope`]).
@@ -371,7 +374,9 @@ impl MemoryLeak {
         MemoryLeak {
             metric: metric.to_owned(),
             window: s.window.max(10),
-            history: SortedSeries::new(h, &[(h / 4, 0), (h / 4, h / 4)]),
+            // Its quarters are read only for a history whose slope climbs
+            // (`sustained_growth`): sorted while such reads come in a row.
+            history: SortedSeries::lazy(h, &[(h / 4, 0), (h / 4, h / 4)]),
             half_lag_slopes: SortedSeries::new(h - h / 2, &[(h - h / 2, 0)]),
             samples: 0,
             blocks: std::collections::VecDeque::with_capacity(LEAK_BLOCKS),
@@ -452,7 +457,11 @@ impl MemoryLeak {
         }
         // The window: the newest samples of the history, read in place.
         let w = &self.history.values()[n - self.window..];
-        let now = median(&w[w.len() - 5..])?;
+        // The newest samples' level: read where a judgement needs it (with a
+        // total, at every point; without one, for a history whose slope climbs).
+        // The window holds at least 10 samples: the median always exists.
+        let now = std::cell::OnceCell::new();
+        let now = || *now.get_or_init(|| median(&w[w.len() - 5..]).unwrap_or(f64::NAN));
         let total = total.filter(|t| *t > 0.0);
         // The window's least-squares slope and fit: judged with a total, and
         // otherwise wanted only by a message that quotes it (the capacity-free
@@ -464,11 +473,11 @@ impl MemoryLeak {
         };
         let grown = slope * w.len() as f64;
         let (severity, slope) = match total {
-            Some(total) if now >= 0.95 * total => (Some(Severity::Critical), slope),
+            Some(total) if now() >= 0.95 * total => (Some(Severity::Critical), slope),
             // Still rising at the newest quarter: an allocator warm-up that has
             // levelled off is not projected to the total.
             Some(total) if slope > 0.0 && r2 >= 0.8 && grown >= 0.01 * total && still_rising(w, slope) => {
-                let left = ((total - now) / slope).max(0.0);
+                let left = ((total - now()) / slope).max(0.0);
                 // A distant projection (warn) waits until the history is as long as
                 // the capacity-free judgement's: a startup climb (allocator, caches,
                 // fragmentation) projects to the total while it lasts, then levels
@@ -494,8 +503,8 @@ impl MemoryLeak {
         };
         // Growth back to an earlier level, or growth that is slowing down, is not
         // a leak (all but memory already 95% used).
-        let used_up = total.is_some_and(|t| now >= 0.95 * t);
-        let severity = severity.filter(|_| used_up || self.at_a_new_high(now) && self.keeps_its_rate());
+        let used_up = total.is_some_and(|t| now() >= 0.95 * t);
+        let severity = severity.filter(|_| used_up || self.at_a_new_high(now()) && self.keeps_its_rate());
         let v = self.gate.pass(severity, step, bytes)?;
         // NaN: the window was not fitted (no total, no robust slope): fit it now.
         let slope = if slope.is_nan() { index_slope(w)?.0 } else { slope };
@@ -506,15 +515,15 @@ impl MemoryLeak {
             Some(t) => format!(
                 "{} growing {per_sample} MiB per sample {since} ({}/{} GiB now): full in about {} samples",
                 self.metric,
-                compact(gib(now)),
+                compact(gib(now())),
                 compact(gib(t)),
-                compact(((t - now) / slope).max(0.0).round())
+                compact(((t - now()) / slope).max(0.0).round())
             ),
             None => format!(
                 "{} growing {per_sample} MiB per sample {since}, now {} GiB: +{} over the next {} samples at this rate",
                 self.metric,
-                compact(gib(now)),
-                percent(slope * self.horizon() / now.max(1.0)),
+                compact(gib(now())),
+                percent(slope * self.horizon() / now().max(1.0)),
                 self.horizon()
             ),
         };
@@ -523,7 +532,7 @@ impl MemoryLeak {
 
     /// The robust slope of a sustained climb that has not levelled off and will
     /// add a sizeable part of `now` over the horizon; `None` otherwise.
-    fn sustained_growth(&self, now: f64) -> Option<f64> {
+    fn sustained_growth(&self, now: impl Fn() -> f64) -> Option<f64> {
         if !self.history.is_full() {
             return None;
         }
@@ -536,12 +545,16 @@ impl MemoryLeak {
         let slopes = self.half_lag_slopes.sorted_range(0, self.half_lag_slopes.len());
         let slope = sorted_median(&slopes)?;
         let positive = (slopes.len() - slopes.partition_point(|s| !(*s > 0.0))) as f64 / slopes.len() as f64;
+        // The slope's own conditions first: the quarters' levels (the history's
+        // sorted spans) are read only for a slope that passes them.
+        if !(slope > 0.0 && positive >= LEAK_POSITIVE && slope * self.horizon() >= LEAK_FRACTION * now().max(1.0)) {
+            return None;
+        }
         let q = n / 4;
         // Still rising: the newest quarter's level is above the one before by
         // nearly what the slope says (a plateau after warm-up is not).
         let recent_rise = sorted_median(&self.history.sorted_range(n - q, n))? - sorted_median(&self.history.sorted_range(n - 2 * q, n - q))?;
-        let sustained = positive >= LEAK_POSITIVE && recent_rise >= STILL_RISING * slope * q as f64;
-        (slope > 0.0 && sustained && slope * self.horizon() >= LEAK_FRACTION * now.max(1.0)).then_some(slope)
+        (recent_rise >= STILL_RISING * slope * q as f64).then_some(slope)
     }
 
     /// Samples ahead the capacity-free judgement projects the growth over:
