@@ -217,8 +217,14 @@ struct Resolved {
 
 impl Normalizer {
     /// Takes one record; returns what is now complete.
-    pub fn push(&mut self, mut rec: Record) -> Vec<Emit> {
+    pub fn push(&mut self, rec: Record) -> Vec<Emit> {
         let mut out = Vec::new();
+        self.push_into(rec, &mut out);
+        out
+    }
+
+    /// Takes one record; appends what is now complete to `out`.
+    pub fn push_into(&mut self, mut rec: Record, out: &mut Vec<Emit>) {
         let last = self.pending.as_ref().map(|p| p.step).or(self.emitted.last());
         let unnumbered = rec.step.is_none() || rec.counted;
         let counter = if unnumbered { self.take_counter(&mut rec, last) } else { None };
@@ -273,12 +279,12 @@ impl Normalizer {
                 }
                 p.time_s = p.time_s.max(time_s);
                 self.report.duplicate_steps += u64::from(clashed);
-                return out;
+                return;
             }
             _ => {}
         }
         if let Some(p) = self.pending.take() {
-            self.emit(p, &mut out);
+            self.emit(p, out);
         }
         if self.emitted.last() == Some(step) {
             // A late part of the step already handed on: its new metrics follow it;
@@ -290,7 +296,7 @@ impl Normalizer {
                 self.last_names.extend(values.iter().map(|(n, _)| n.clone()));
                 out.push(Emit::Point(Point { step, time_s, values }));
             }
-            return out;
+            return;
         }
         if self.emitted.last().is_some_and(|l| step <= l) {
             let resume = Resume { at_step: step, discarded: self.emitted.remove_from(step) };
@@ -299,7 +305,6 @@ impl Normalizer {
             out.push(Emit::Resumed(resume));
         }
         self.pending = Some(Point { step, time_s, values });
-        out
     }
 
     /// The step a record without one takes from its counter field (removed from its
@@ -440,7 +445,10 @@ impl Normalizer {
                     match ranks.iter().position(|(n, _)| *n == c) {
                         Some(i) if ranks[i].1 <= rank => {}
                         found => {
-                            values.retain(|(n, _)| *n != c);
+                            // Most records name each metric once: nothing to take out.
+                            if values.iter().any(|(n, _)| *n == c) {
+                                values.retain(|(n, _)| *n != c);
+                            }
                             values.push((MetricName::Borrowed(c), v));
                             match found {
                                 Some(i) => ranks[i].1 = rank,
