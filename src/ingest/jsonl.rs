@@ -233,13 +233,14 @@ struct LastOrder {
 
 impl LastOrder {
     /// [`in_map_order`]: by the last line's swaps where its keys come in the
-    /// same order, else sorted afresh (and the swaps kept when no key repeats).
-    fn sort<K: AsRef<str>>(&mut self, fields: &mut Vec<(K, Field<'_>)>) {
+    /// same order (`true`), else sorted afresh (and the swaps kept when no key
+    /// repeats; `self.keys` is empty when one does).
+    fn sort<K: AsRef<str>>(&mut self, fields: &mut Vec<(K, Field<'_>)>) -> bool {
         if !self.keys.is_empty() && self.keys.len() == fields.len() && self.keys.iter().zip(fields.iter()).all(|(k, f)| **k == *f.0.as_ref()) {
             for &(a, b) in &self.swaps {
                 fields.swap(a, b);
             }
-            return;
+            return true;
         }
         self.keys.clear();
         self.swaps.clear();
@@ -247,7 +248,7 @@ impl LastOrder {
         perm.sort_by(|&a, &b| fields[a].0.as_ref().cmp(fields[b].0.as_ref()));
         if perm.windows(2).any(|w| fields[w[0]].0.as_ref() == fields[w[1]].0.as_ref()) {
             in_map_order(fields);
-            return;
+            return false;
         }
         self.keys.extend(fields.iter().map(|f| Box::from(f.0.as_ref())));
         // The swaps that bring field `perm[j]` to place `j`, place by place:
@@ -266,7 +267,62 @@ impl LastOrder {
                 pos[want] = j;
             }
         }
+        false
     }
+}
+
+/// How a key of a flat line reads in [`record`], where the line's keys have
+/// nothing else in them: no key that names a run, a rank, a long-format pair, a
+/// step of the second rank or a Ray result's parts.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Plan {
+    Step,
+    Time,
+    Metric,
+}
+
+impl Plan {
+    /// The reading of each of `fields`' keys (sorted, distinct), or `None` where
+    /// one needs [`record`]'s whole look.
+    fn of<K: AsRef<str>>(fields: &[(K, Field<'_>)]) -> Option<Vec<Plan>> {
+        fields
+            .iter()
+            .map(|(key, _)| match key.as_ref() {
+                k if STEP_KEYS.contains(&k) => Some(Plan::Step),
+                k if OTHER_STEP_KEYS.contains(&k) => None,
+                "name" | "value" | "run" | "run_id" | "rank" | "global_rank" | "local_rank" | "config" | "pid" | "info" | "learners" => None,
+                "time" | "timestamp" | "time_s" | "_timestamp" => Some(Plan::Time),
+                _ => Some(Plan::Metric),
+            })
+            .collect()
+    }
+}
+
+/// [`record`] of fields whose keys read as `plan` says, when every value is
+/// what the plan expects (a step a whole number, a metric a number); else `None`
+/// (and `fields` untouched), for `record` to say what it is.
+fn planned<K: AsRef<str>>(fields: &[(K, Field<'_>)], plan: &[Plan], names: &mut Names) -> Option<Line> {
+    let mut rec = Record { fields: Vec::with_capacity(fields.len()), ..Record::default() };
+    for ((key, v), kind) in fields.iter().zip(plan) {
+        match kind {
+            Plan::Step => {
+                let s = v.number().filter(|s| s.is_finite() && *s >= 0.0 && s.fract() == 0.0 && *s < 2f64.powi(63))?;
+                rec.step = Some(s as u64);
+            }
+            Plan::Time => rec.time = v.number().filter(|t| t.is_finite()),
+            Plan::Metric => {
+                if matches!(v, Field::Nested(_)) {
+                    return None;
+                }
+                let x = v.number()?;
+                rec.fields.push((names.get(rec.fields.len(), key.as_ref()), x));
+            }
+        }
+    }
+    if rec.fields.is_empty() {
+        return None;
+    }
+    Some(Line::Metrics(rec))
 }
 
 fn too_deep(line: &str) -> bool {
@@ -299,6 +355,9 @@ pub struct Reader {
     /// Empty between lines: only its allocation is kept.
     scanned: Vec<(&'static str, Field<'static>)>,
     order: LastOrder,
+    /// How each of the last sorted keys reads (see [`Plan`]), while every one is a
+    /// plain metric, a step or a time.
+    plan: Option<Vec<Plan>>,
 }
 
 impl Reader {
@@ -312,8 +371,13 @@ impl Reader {
         }
         let mut fields = recycle(std::mem::take(&mut self.scanned));
         let parsed = if scan_flat(line, &mut fields).is_some() {
-            self.order.sort(&mut fields);
-            record(&mut fields, &mut self.names)
+            if !self.order.sort(&mut fields) {
+                self.plan = if self.order.keys.is_empty() { None } else { Plan::of(&fields) };
+            }
+            match self.plan.as_deref().and_then(|plan| planned(&fields, plan, &mut self.names)) {
+                Some(line) => line,
+                None => record(&mut fields, &mut self.names),
+            }
         } else {
             parse_by_serde(line, &mut self.names)
         };
