@@ -235,8 +235,9 @@ impl LastOrder {
     /// [`in_map_order`]: by the last line's swaps where its keys come in the
     /// same order (`true`), else sorted afresh (and the swaps kept when no key
     /// repeats; `self.keys` is empty when one does).
-    fn sort<K: AsRef<str>>(&mut self, fields: &mut Vec<(K, Field<'_>)>) -> bool {
-        if !self.keys.is_empty() && self.keys.len() == fields.len() && self.keys.iter().zip(fields.iter()).all(|(k, f)| **k == *f.0.as_ref()) {
+    /// `same`: the caller knows the keys are the last line's.
+    fn sort<K: AsRef<str>>(&mut self, fields: &mut Vec<(K, Field<'_>)>, same: bool) -> bool {
+        if same || (!self.keys.is_empty() && self.keys.len() == fields.len() && self.keys.iter().zip(fields.iter()).all(|(k, f)| **k == *f.0.as_ref())) {
             for &(a, b) in &self.swaps {
                 fields.swap(a, b);
             }
@@ -370,8 +371,10 @@ impl Reader {
             return Line::Text;
         }
         let mut fields = recycle(std::mem::take(&mut self.scanned));
-        let parsed = if scan_flat(line, &mut fields).is_some() {
-            if !self.order.sort(&mut fields) {
+        let parsed = if let Some(hinted) = scan_flat(line, &mut fields, &self.order.keys) {
+            // Every key the last line's, in its order: no need to compare them again.
+            let same = hinted > 0 && hinted == fields.len() && hinted == self.order.keys.len();
+            if !self.order.sort(&mut fields, same) {
                 self.plan = if self.order.keys.is_empty() { None } else { Plan::of(&fields) };
             }
             match self.plan.as_deref().and_then(|plan| planned(&fields, plan, &mut self.names)) {
@@ -436,17 +439,30 @@ fn skip_ws(b: &[u8], mut i: usize) -> usize {
 /// nested values, strings with escapes, control characters or brackets (which
 /// the nesting check counts), numbers with more than 19 significant digits or a
 /// power of ten beyond 22, and anything malformed; the serde path reads those.
-fn scan_flat<'a>(line: &'a str, out: &mut Vec<(&'a str, Field<'a>)>) -> Option<()> {
+///
+/// `hint`: keys (each read by [`scan_str`] before) likely at the same places: a
+/// key that is the hint's at its place is taken as it is, as `scan_str` would read
+/// it, with one comparison. Returns how many keys were the hint's.
+fn scan_flat<'a>(line: &'a str, out: &mut Vec<(&'a str, Field<'a>)>, hint: &[Box<str>]) -> Option<usize> {
     let b = line.as_bytes();
     let mut i = skip_ws(b, 1);
+    let mut hinted = 0;
     if b.get(i) == Some(&b'}') {
-        return (skip_ws(b, i + 1) == b.len()).then_some(());
+        return (skip_ws(b, i + 1) == b.len()).then_some(hinted);
     }
     loop {
         if b.get(i) != Some(&b'"') {
             return None;
         }
-        let (key, next) = scan_str(line, i + 1)?;
+        let from = i + 1;
+        let (key, next) = match hint.get(out.len()) {
+            // No byte of the hint's key stops `scan_str`; the quote after it does.
+            Some(k) if b.get(from..from + k.len()) == Some(k.as_bytes()) && b.get(from + k.len()) == Some(&b'"') => {
+                hinted += 1;
+                (&line[from..from + k.len()], from + k.len() + 1)
+            }
+            _ => scan_str(line, from)?,
+        };
         i = skip_ws(b, next);
         if b.get(i) != Some(&b':') {
             return None;
@@ -457,7 +473,7 @@ fn scan_flat<'a>(line: &'a str, out: &mut Vec<(&'a str, Field<'a>)>) -> Option<(
         i = skip_ws(b, next);
         match b.get(i) {
             Some(b',') => i = skip_ws(b, i + 1),
-            Some(b'}') => return (skip_ws(b, i + 1) == b.len()).then_some(()),
+            Some(b'}') => return (skip_ws(b, i + 1) == b.len()).then_some(hinted),
             _ => return None,
         }
     }
@@ -982,7 +998,7 @@ mod tests {
     /// read it itself.
     fn scanned_and_serde(line: &str) -> (Line, Line, bool) {
         let trimmed = line.trim();
-        let scanned = trimmed.starts_with('{') && scan_flat(trimmed, &mut Vec::new()).is_some();
+        let scanned = trimmed.starts_with('{') && scan_flat(trimmed, &mut Vec::new(), &[]).is_some();
         let serde = if trimmed.starts_with('{') { parse_by_serde(trimmed, &mut Names::default()) } else { Line::Text };
         (Reader::default().parse(line), serde, scanned)
     }
