@@ -424,8 +424,10 @@ fn parse_by_serde(line: &str, names: &mut Names) -> Line {
 }
 
 /// JSON's whitespace (serde_json's: not Unicode's).
+#[inline(always)]
 fn skip_ws(b: &[u8], mut i: usize) -> usize {
-    while i < b.len() && matches!(b[i], b' ' | b'\n' | b'\t' | b'\r') {
+    // Whitespace is at most a space: a byte above it ends the run at once.
+    while i < b.len() && b[i] <= b' ' && matches!(b[i], b' ' | b'\n' | b'\t' | b'\r') {
         i += 1;
     }
     i
