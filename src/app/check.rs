@@ -198,6 +198,8 @@ struct Reading {
     last: Option<(String, Option<String>, Option<u32>, usize)>,
     /// What a record completed, before it goes into the batch (kept for its allocation).
     emits: Vec<Emit>,
+    /// Field names by place, none holding the separator of a CSV row's runs.
+    plain: Vec<ingest::FieldName>,
     batch: Vec<Read>,
     to_hub: Option<std::sync::mpsc::SyncSender<Vec<Read>>>,
     /// Values vectors judged, for the normalizers to fill again.
@@ -211,7 +213,7 @@ impl Reading {
     fn line(&mut self, default_run: &str, line_no: usize, line: Line) {
         match line {
             // A CSV row of several runs' columns is a record per run.
-            Line::Metrics(rec) if rec.fields.iter().any(|(k, _)| k.contains('\u{1f}')) => {
+            Line::Metrics(rec) if self.of_several_runs(&rec) => {
                 for rec in ingest::csv::split_runs(rec) {
                     self.record(default_run, rec);
                 }
@@ -227,6 +229,24 @@ impl Reading {
             }
             Line::Blank => {}
         }
+    }
+
+    /// Whether a field's name holds the separator of a CSV row's runs (looked for
+    /// only in names not met at their place in the record before).
+    fn of_several_runs(&mut self, rec: &Record) -> bool {
+        for (i, (k, _)) in rec.fields.iter().enumerate() {
+            if self.plain.get(i).is_some_and(|p| p.same(k)) {
+                continue;
+            }
+            if k.contains('\u{1f}') {
+                return true;
+            }
+            match self.plain.get_mut(i) {
+                Some(p) => *p = k.clone(),
+                None => self.plain.push(k.clone()),
+            }
+        }
+        false
     }
 
     /// One record to its stream's normalizer.
@@ -335,7 +355,7 @@ fn analyse_stream(
             raised
         });
         let reader = scope.spawn(move || {
-            let mut reading = Reading { keys: HashMap::new(), streams: Vec::new(), skipped: BTreeMap::new(), last: None, emits: Vec::new(), batch: Vec::with_capacity(BATCH), to_hub: Some(to_hub), spent };
+            let mut reading = Reading { keys: HashMap::new(), streams: Vec::new(), skipped: BTreeMap::new(), last: None, emits: Vec::new(), plain: Vec::new(), batch: Vec::with_capacity(BATCH), to_hub: Some(to_hub), spent };
             let done = read(&mut reading);
             reading.finish();
             done.map(|()| reading)
