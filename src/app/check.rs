@@ -177,8 +177,9 @@ fn analyse_detected(path: &Path, detected: Format, default_run: &str, default_me
 enum Read {
     /// A stream met for the first time: the run it belongs to, and its rank.
     Stream { name: String, rank: Option<u32> },
-    /// What stream `n` (in order of first appearance) made complete.
-    Emits(usize, Vec<Emit>),
+    /// What stream `n` (in order of first appearance) made complete: one step, or a
+    /// resume (one item each, so a record adds no vector of its own).
+    Emit(usize, Emit),
     /// An alert the script raised (through its tracker), for run `name`.
     Alert(String, Alert),
 }
@@ -195,6 +196,10 @@ struct Reading {
     skipped: BTreeMap<SkipKind, Skipped>,
     /// The last record's input (its default run), run and rank, and its stream.
     last: Option<(String, Option<String>, Option<u32>, usize)>,
+    /// What a record completed, before it goes into the batch (kept for its allocation).
+    emits: Vec<Emit>,
+    /// Field names by place, none holding the separator of a CSV row's runs.
+    plain: Vec<ingest::FieldName>,
     batch: Vec<Read>,
     to_hub: Option<std::sync::mpsc::SyncSender<Vec<Read>>>,
     /// Values vectors judged, for the normalizers to fill again.
@@ -208,7 +213,7 @@ impl Reading {
     fn line(&mut self, default_run: &str, line_no: usize, line: Line) {
         match line {
             // A CSV row of several runs' columns is a record per run.
-            Line::Metrics(rec) if rec.fields.iter().any(|(k, _)| k.contains('\u{1f}')) => {
+            Line::Metrics(rec) if self.of_several_runs(&rec) => {
                 for rec in ingest::csv::split_runs(rec) {
                     self.record(default_run, rec);
                 }
@@ -226,6 +231,24 @@ impl Reading {
         }
     }
 
+    /// Whether a field's name holds the separator of a CSV row's runs (looked for
+    /// only in names not met at their place in the record before).
+    fn of_several_runs(&mut self, rec: &Record) -> bool {
+        for (i, (k, _)) in rec.fields.iter().enumerate() {
+            if self.plain.get(i).is_some_and(|p| p.same(k)) {
+                continue;
+            }
+            if k.contains('\u{1f}') {
+                return true;
+            }
+            match self.plain.get_mut(i) {
+                Some(p) => *p = k.clone(),
+                None => self.plain.push(k.clone()),
+            }
+        }
+        false
+    }
+
     /// One record to its stream's normalizer.
     fn record(&mut self, default_run: &str, rec: Record) {
         // Most records belong to the stream of the record before them.
@@ -237,10 +260,12 @@ impl Reading {
                 n
             }
         };
-        let emits = self.streams[n].1.push(rec);
-        if !emits.is_empty() {
-            self.send(Read::Emits(n, emits));
+        let mut emits = std::mem::take(&mut self.emits);
+        self.streams[n].1.push_into(rec, &mut emits);
+        for e in emits.drain(..) {
+            self.send(Read::Emit(n, e));
         }
+        self.emits = emits;
     }
 
     /// The stream of a record, in order of first appearance.
@@ -292,8 +317,9 @@ impl Reading {
         let mut order: Vec<usize> = (0..self.streams.len()).collect();
         order.sort_by(|a, b| self.streams[*a].0.cmp(&self.streams[*b].0));
         for n in order {
-            let emits = self.streams[n].1.finish();
-            self.send(Read::Emits(n, emits));
+            for e in self.streams[n].1.finish() {
+                self.send(Read::Emit(n, e));
+            }
         }
         self.flush();
         // The hub side reads until the channel closes.
@@ -329,7 +355,7 @@ fn analyse_stream(
             raised
         });
         let reader = scope.spawn(move || {
-            let mut reading = Reading { keys: HashMap::new(), streams: Vec::new(), skipped: BTreeMap::new(), last: None, batch: Vec::with_capacity(BATCH), to_hub: Some(to_hub), spent };
+            let mut reading = Reading { keys: HashMap::new(), streams: Vec::new(), skipped: BTreeMap::new(), last: None, emits: Vec::new(), plain: Vec::new(), batch: Vec::with_capacity(BATCH), to_hub: Some(to_hub), spent };
             let done = read(&mut reading);
             reading.finish();
             done.map(|()| reading)
@@ -343,7 +369,7 @@ fn analyse_stream(
                         let job = job.unwrap_or_else(|| hub.add_run(RunRecord::new(name.clone(), "log".into(), "-".into(), 0), &HealthConfig::default()));
                         runs.push(rank.and_then(|rank| hub.rank_run(job, rank)).unwrap_or(job));
                     }
-                    Read::Emits(n, emits) => feed(&mut hub, runs[n], emits),
+                    Read::Emit(n, emit) => feed(&mut hub, runs[n], emit),
                     Read::Alert(name, mut alert) => {
                         let run = hub.state.runs.iter().position(|r| r.name == name && r.rank_of.is_none());
                         let run = run.unwrap_or_else(|| hub.add_run(RunRecord::new(name.clone(), "log".into(), "-".into(), 0), &HealthConfig::default()));
@@ -405,14 +431,12 @@ fn analyse_stream(
 }
 
 /// A stream's completed steps into the hub, as run `run`.
-fn feed(hub: &mut Hub, run: usize, emits: Vec<Emit>) {
-    for e in emits {
-        match e {
-            Emit::Point(p) => hub.apply(Event::Metrics { run, step: p.step, time_s: p.time_s, values: p.values }, p.time_s),
-            Emit::Resumed(r) => {
-                let now = hub.state.time_s;
-                hub.resume(run, r.at_step, now);
-            }
+fn feed(hub: &mut Hub, run: usize, emit: Emit) {
+    match emit {
+        Emit::Point(p) => hub.apply(Event::Metrics { run, step: p.step, time_s: p.time_s, values: p.values }, p.time_s),
+        Emit::Resumed(r) => {
+            let now = hub.state.time_s;
+            hub.resume(run, r.at_step, now);
         }
     }
 }

@@ -233,13 +233,15 @@ struct LastOrder {
 
 impl LastOrder {
     /// [`in_map_order`]: by the last line's swaps where its keys come in the
-    /// same order, else sorted afresh (and the swaps kept when no key repeats).
-    fn sort<K: AsRef<str>>(&mut self, fields: &mut Vec<(K, Field<'_>)>) {
-        if !self.keys.is_empty() && self.keys.len() == fields.len() && self.keys.iter().zip(fields.iter()).all(|(k, f)| **k == *f.0.as_ref()) {
+    /// same order (`true`), else sorted afresh (and the swaps kept when no key
+    /// repeats; `self.keys` is empty when one does).
+    /// `same`: the caller knows the keys are the last line's.
+    fn sort<K: AsRef<str>>(&mut self, fields: &mut Vec<(K, Field<'_>)>, same: bool) -> bool {
+        if same || (!self.keys.is_empty() && self.keys.len() == fields.len() && self.keys.iter().zip(fields.iter()).all(|(k, f)| **k == *f.0.as_ref())) {
             for &(a, b) in &self.swaps {
                 fields.swap(a, b);
             }
-            return;
+            return true;
         }
         self.keys.clear();
         self.swaps.clear();
@@ -247,7 +249,7 @@ impl LastOrder {
         perm.sort_by(|&a, &b| fields[a].0.as_ref().cmp(fields[b].0.as_ref()));
         if perm.windows(2).any(|w| fields[w[0]].0.as_ref() == fields[w[1]].0.as_ref()) {
             in_map_order(fields);
-            return;
+            return false;
         }
         self.keys.extend(fields.iter().map(|f| Box::from(f.0.as_ref())));
         // The swaps that bring field `perm[j]` to place `j`, place by place:
@@ -266,7 +268,62 @@ impl LastOrder {
                 pos[want] = j;
             }
         }
+        false
     }
+}
+
+/// How a key of a flat line reads in [`record`], where the line's keys have
+/// nothing else in them: no key that names a run, a rank, a long-format pair, a
+/// step of the second rank or a Ray result's parts.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Plan {
+    Step,
+    Time,
+    Metric,
+}
+
+impl Plan {
+    /// The reading of each of `fields`' keys (sorted, distinct), or `None` where
+    /// one needs [`record`]'s whole look.
+    fn of<K: AsRef<str>>(fields: &[(K, Field<'_>)]) -> Option<Vec<Plan>> {
+        fields
+            .iter()
+            .map(|(key, _)| match key.as_ref() {
+                k if STEP_KEYS.contains(&k) => Some(Plan::Step),
+                k if OTHER_STEP_KEYS.contains(&k) => None,
+                "name" | "value" | "run" | "run_id" | "rank" | "global_rank" | "local_rank" | "config" | "pid" | "info" | "learners" => None,
+                "time" | "timestamp" | "time_s" | "_timestamp" => Some(Plan::Time),
+                _ => Some(Plan::Metric),
+            })
+            .collect()
+    }
+}
+
+/// [`record`] of fields whose keys read as `plan` says, when every value is
+/// what the plan expects (a step a whole number, a metric a number); else `None`
+/// (and `fields` untouched), for `record` to say what it is.
+fn planned<K: AsRef<str>>(fields: &[(K, Field<'_>)], plan: &[Plan], names: &mut Names) -> Option<Line> {
+    let mut rec = Record { fields: Vec::with_capacity(fields.len()), ..Record::default() };
+    for ((key, v), kind) in fields.iter().zip(plan) {
+        match kind {
+            Plan::Step => {
+                let s = v.number().filter(|s| s.is_finite() && *s >= 0.0 && s.fract() == 0.0 && *s < 2f64.powi(63))?;
+                rec.step = Some(s as u64);
+            }
+            Plan::Time => rec.time = v.number().filter(|t| t.is_finite()),
+            Plan::Metric => {
+                if matches!(v, Field::Nested(_)) {
+                    return None;
+                }
+                let x = v.number()?;
+                rec.fields.push((names.get(rec.fields.len(), key.as_ref()), x));
+            }
+        }
+    }
+    if rec.fields.is_empty() {
+        return None;
+    }
+    Some(Line::Metrics(rec))
 }
 
 fn too_deep(line: &str) -> bool {
@@ -299,6 +356,9 @@ pub struct Reader {
     /// Empty between lines: only its allocation is kept.
     scanned: Vec<(&'static str, Field<'static>)>,
     order: LastOrder,
+    /// How each of the last sorted keys reads (see [`Plan`]), while every one is a
+    /// plain metric, a step or a time.
+    plan: Option<Vec<Plan>>,
 }
 
 impl Reader {
@@ -311,9 +371,16 @@ impl Reader {
             return Line::Text;
         }
         let mut fields = recycle(std::mem::take(&mut self.scanned));
-        let parsed = if scan_flat(line, &mut fields).is_some() {
-            self.order.sort(&mut fields);
-            record(&mut fields, &mut self.names)
+        let parsed = if let Some(hinted) = scan_flat(line, &mut fields, &self.order.keys) {
+            // Every key the last line's, in its order: no need to compare them again.
+            let same = hinted > 0 && hinted == fields.len() && hinted == self.order.keys.len();
+            if !self.order.sort(&mut fields, same) {
+                self.plan = if self.order.keys.is_empty() { None } else { Plan::of(&fields) };
+            }
+            match self.plan.as_deref().and_then(|plan| planned(&fields, plan, &mut self.names)) {
+                Some(line) => line,
+                None => record(&mut fields, &mut self.names),
+            }
         } else {
             parse_by_serde(line, &mut self.names)
         };
@@ -357,8 +424,10 @@ fn parse_by_serde(line: &str, names: &mut Names) -> Line {
 }
 
 /// JSON's whitespace (serde_json's: not Unicode's).
+#[inline(always)]
 fn skip_ws(b: &[u8], mut i: usize) -> usize {
-    while i < b.len() && matches!(b[i], b' ' | b'\n' | b'\t' | b'\r') {
+    // Whitespace is at most a space: a byte above it ends the run at once.
+    while i < b.len() && b[i] <= b' ' && matches!(b[i], b' ' | b'\n' | b'\t' | b'\r') {
         i += 1;
     }
     i
@@ -372,17 +441,30 @@ fn skip_ws(b: &[u8], mut i: usize) -> usize {
 /// nested values, strings with escapes, control characters or brackets (which
 /// the nesting check counts), numbers with more than 19 significant digits or a
 /// power of ten beyond 22, and anything malformed; the serde path reads those.
-fn scan_flat<'a>(line: &'a str, out: &mut Vec<(&'a str, Field<'a>)>) -> Option<()> {
+///
+/// `hint`: keys (each read by [`scan_str`] before) likely at the same places: a
+/// key that is the hint's at its place is taken as it is, as `scan_str` would read
+/// it, with one comparison. Returns how many keys were the hint's.
+fn scan_flat<'a>(line: &'a str, out: &mut Vec<(&'a str, Field<'a>)>, hint: &[Box<str>]) -> Option<usize> {
     let b = line.as_bytes();
     let mut i = skip_ws(b, 1);
+    let mut hinted = 0;
     if b.get(i) == Some(&b'}') {
-        return (skip_ws(b, i + 1) == b.len()).then_some(());
+        return (skip_ws(b, i + 1) == b.len()).then_some(hinted);
     }
     loop {
         if b.get(i) != Some(&b'"') {
             return None;
         }
-        let (key, next) = scan_str(line, i + 1)?;
+        let from = i + 1;
+        let (key, next) = match hint.get(out.len()) {
+            // No byte of the hint's key stops `scan_str`; the quote after it does.
+            Some(k) if b.get(from..from + k.len()) == Some(k.as_bytes()) && b.get(from + k.len()) == Some(&b'"') => {
+                hinted += 1;
+                (&line[from..from + k.len()], from + k.len() + 1)
+            }
+            _ => scan_str(line, from)?,
+        };
         i = skip_ws(b, next);
         if b.get(i) != Some(&b':') {
             return None;
@@ -393,7 +475,7 @@ fn scan_flat<'a>(line: &'a str, out: &mut Vec<(&'a str, Field<'a>)>) -> Option<(
         i = skip_ws(b, next);
         match b.get(i) {
             Some(b',') => i = skip_ws(b, i + 1),
-            Some(b'}') => return (skip_ws(b, i + 1) == b.len()).then_some(()),
+            Some(b'}') => return (skip_ws(b, i + 1) == b.len()).then_some(hinted),
             _ => return None,
         }
     }
@@ -918,7 +1000,7 @@ mod tests {
     /// read it itself.
     fn scanned_and_serde(line: &str) -> (Line, Line, bool) {
         let trimmed = line.trim();
-        let scanned = trimmed.starts_with('{') && scan_flat(trimmed, &mut Vec::new()).is_some();
+        let scanned = trimmed.starts_with('{') && scan_flat(trimmed, &mut Vec::new(), &[]).is_some();
         let serde = if trimmed.starts_with('{') { parse_by_serde(trimmed, &mut Names::default()) } else { Line::Text };
         (Reader::default().parse(line), serde, scanned)
     }

@@ -172,6 +172,14 @@ fn snake_case(name: &str) -> Option<String> {
 }
 
 /// A counter's value as a step: a whole, non-negative number.
+/// One of 64 bits for a name, by its length and its first and last bytes: names
+/// with different bits differ.
+fn name_bit(name: &str) -> u64 {
+    let b = name.as_bytes();
+    let h = b.len().wrapping_mul(31).wrapping_add(b.first().map_or(0, |x| *x as usize)).wrapping_add(b.last().map_or(0, |x| 7 * *x as usize));
+    1 << (h % 64)
+}
+
 fn whole(v: f64) -> Option<u64> {
     (v.fract() == 0.0 && (0.0..9.0e15).contains(&v)).then_some(v as u64)
 }
@@ -217,8 +225,14 @@ struct Resolved {
 
 impl Normalizer {
     /// Takes one record; returns what is now complete.
-    pub fn push(&mut self, mut rec: Record) -> Vec<Emit> {
+    pub fn push(&mut self, rec: Record) -> Vec<Emit> {
         let mut out = Vec::new();
+        self.push_into(rec, &mut out);
+        out
+    }
+
+    /// Takes one record; appends what is now complete to `out`.
+    pub fn push_into(&mut self, mut rec: Record, out: &mut Vec<Emit>) {
         let last = self.pending.as_ref().map(|p| p.step).or(self.emitted.last());
         let unnumbered = rec.step.is_none() || rec.counted;
         let counter = if unnumbered { self.take_counter(&mut rec, last) } else { None };
@@ -273,12 +287,12 @@ impl Normalizer {
                 }
                 p.time_s = p.time_s.max(time_s);
                 self.report.duplicate_steps += u64::from(clashed);
-                return out;
+                return;
             }
             _ => {}
         }
         if let Some(p) = self.pending.take() {
-            self.emit(p, &mut out);
+            self.emit(p, out);
         }
         if self.emitted.last() == Some(step) {
             // A late part of the step already handed on: its new metrics follow it;
@@ -290,7 +304,7 @@ impl Normalizer {
                 self.last_names.extend(values.iter().map(|(n, _)| n.clone()));
                 out.push(Emit::Point(Point { step, time_s, values }));
             }
-            return out;
+            return;
         }
         if self.emitted.last().is_some_and(|l| step <= l) {
             let resume = Resume { at_step: step, discarded: self.emitted.remove_from(step) };
@@ -299,7 +313,6 @@ impl Normalizer {
             out.push(Emit::Resumed(resume));
         }
         self.pending = Some(Point { step, time_s, values });
-        out
     }
 
     /// The step a record without one takes from its counter field (removed from its
@@ -417,6 +430,9 @@ impl Normalizer {
     fn canonical(&mut self, fields: Vec<(FieldName, f64)>, already: bool) -> Vec<(MetricName, f64)> {
         let mut values: Vec<(MetricName, f64)> = self.spare.pop().unwrap_or_else(|| Vec::with_capacity(fields.len()));
         let mut split_tokens = (None, None);
+        // The bits (`name_bit`) of the names in `values`: a name whose bit is not
+        // there is not there, without a look along `values` or `ranks`.
+        let mut seen = 0u64;
         let mut ranks = std::mem::take(&mut self.ranks);
         ranks.clear();
         for (slot, (name, v)) in fields.into_iter().enumerate() {
@@ -437,11 +453,18 @@ impl Normalizer {
                 Some(Conversion::Rename(c)) => {
                     // Several names for one metric in a record: the strongest wins.
                     let rank = resolved.rank;
-                    match ranks.iter().position(|(n, _)| *n == c) {
+                    let bit = name_bit(c);
+                    // `ranks` holds names of `values` only.
+                    let maybe = seen & bit != 0;
+                    match if maybe { ranks.iter().position(|(n, _)| *n == c) } else { None } {
                         Some(i) if ranks[i].1 <= rank => {}
                         found => {
-                            values.retain(|(n, _)| *n != c);
+                            // Most records name each metric once: nothing to take out.
+                            if maybe && values.iter().any(|(n, _)| *n == c) {
+                                values.retain(|(n, _)| *n != c);
+                            }
                             values.push((MetricName::Borrowed(c), v));
+                            seen |= bit;
                             match found {
                                 Some(i) => ranks[i].1 = rank,
                                 None => ranks.push((c, rank)),
@@ -452,11 +475,13 @@ impl Normalizer {
                 }
                 Some(Conversion::Scale(c, f)) => {
                     values.push((MetricName::Borrowed(c), v * f));
+                    seen |= name_bit(c);
                     c
                 }
                 Some(Conversion::Cumulative(c)) => {
                     if let Some(prev) = self.cumulative.insert(name.clone(), v) {
                         values.push((MetricName::Borrowed(c), v - prev));
+                        seen |= name_bit(c);
                     }
                     c
                 }
@@ -471,6 +496,7 @@ impl Normalizer {
                     }
                     _ => {
                         values.push((MetricName::Borrowed(resolved.interned), v));
+                        seen |= name_bit(resolved.interned);
                         resolved.interned
                     }
                 },

@@ -653,12 +653,30 @@ impl Hub {
 /// itself is taken as logged), and per MoE layer its balance, routing entropy,
 /// CV, MaxVio and dead experts.
 fn with_derived(mut values: Vec<(MetricName, f64)>) -> Vec<(MetricName, f64)> {
-    let find = |name: &str| values.iter().find(|(n, _)| n == name).map(|(_, v)| *v);
-    let step_time = find(catalog::STEP_TIME_S).filter(|s| *s > 0.0);
+    // One walk finds each name's first value (as a search per name would) and
+    // whether any MoE layer metric is there.
+    let (mut step_time, mut tokens, mut tokens_per_s, mut samples, mut samples_per_s) = (None, None, None, None, None);
+    let mut moe_layers = false;
+    for (n, v) in &values {
+        let slot = match n.as_ref() {
+            catalog::STEP_TIME_S => &mut step_time,
+            catalog::TOKENS => &mut tokens,
+            catalog::TOKENS_PER_S => &mut tokens_per_s,
+            catalog::SAMPLES => &mut samples,
+            catalog::SAMPLES_PER_S => &mut samples_per_s,
+            other => {
+                moe_layers |= catalog::is_moe_layer_metric(other);
+                continue;
+            }
+        };
+        slot.get_or_insert(*v);
+    }
+    let step_time = step_time.filter(|s: &f64| *s > 0.0);
     // The rates' names are the catalog's own: borrowed, not allocated per step.
-    let rates = [(catalog::TOKENS, catalog::TOKENS_PER_S), (catalog::SAMPLES, catalog::SAMPLES_PER_S)]
-        .map(|(count, rate)| if find(rate).is_some() { None } else { Some((MetricName::Borrowed(rate), find(count)? / step_time?)) });
-    let layers = if values.iter().any(|(n, _)| catalog::is_moe_layer_metric(n)) { moe::derive(values.iter().map(|(n, v)| (n.as_ref(), *v))) } else { Vec::new() };
+    let rates = [(tokens, tokens_per_s, catalog::TOKENS_PER_S), (samples, samples_per_s, catalog::SAMPLES_PER_S)]
+        .map(|(count, rate, name)| if rate.is_some() { None } else { Some((MetricName::Borrowed(name), count? / step_time?)) });
+    let layers = if moe_layers { moe::derive(values.iter().map(|(n, v)| (n.as_ref(), *v))) } else { Vec::new() };
+    values.reserve(rates.iter().flatten().count() + layers.len());
     values.extend(rates.into_iter().flatten());
     values.extend(layers.into_iter().map(|(n, v)| (MetricName::Owned(n), v)));
     values
