@@ -589,7 +589,7 @@ fn marian(line: &str) -> Option<String> {
             // A validator's name, then its value.
             name if valid && step.is_some() && rest.is_empty() && !name.ends_with('.') => {
                 let value = number(segments.next()?)?;
-                let name = if matches!(name, "ce-mean-words" | "ce-mean") { "val_loss".to_owned() } else { format!("val_{}", name.replace('-', "_")) };
+                let name = if matches!(name, "ce-mean-words" | "ce-mean") { catalog::VAL_LOSS.to_owned() } else { format!("val_{}", name.replace('-', "_")) };
                 out.push_str(&format!(", {name}: {value}"));
             }
             _ => {}

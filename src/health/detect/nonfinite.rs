@@ -67,7 +67,7 @@ impl NonfiniteValues {
     /// the start is broken), and for anything else once it has had a finite value.
     fn is_a_break(&self, name: &str) -> bool {
         let lower = name.to_ascii_lowercase();
-        ["loss", "grad", "norm", "kl", "entropy", "ppl", "perplexity"].iter().any(|w| lower.contains(w))
+        [catalog::LOSS, "grad", "norm", catalog::KL, catalog::ENTROPY, "ppl", "perplexity"].iter().any(|w| lower.contains(w))
             || self.finite_yet.iter().any(|(n, seen)| *seen && n == name)
     }
 
