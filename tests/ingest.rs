@@ -360,6 +360,8 @@ fn every_trainer_of_the_gallery_is_read() {
         ("marian.log", "text", 1, 3, 500, 1500, &[(500, "loss", 8.18542194), (500, "tokens_per_s", 3317.67), (1000, "grad_norm", 1.2013), (1000, "val_loss", 6.51234), (1500, "lr", 5.625e-05)]),
         // MMDetection 2.x: `Epoch [1][50/7330]`, its epochs counted from 1.
         ("mmdet_v2.log", "text", 1, 3, 50, 7380, &[(50, "loss", 1.8441), (100, "grad_norm", 5.1092), (7380, "loss", 0.9823)]),
+        // Acme: `[Learner] Learner Steps = 100 | ... | Critic Loss = 4.5`; the learner's counter is the clock, the actor's and evaluator's lines join its step.
+        ("acme.log", "text", 1, 4, 0, 300, &[(0, "reward", -312.54), (100, "value_loss", 4.512), (200, "reward", -280.115), (300, "val_reward", -251.004), (300, "policy_loss", -0.618)]),
         // ms-swift: the step printed as progress, `'global_step/max_steps': '5/300'`.
         ("ms_swift.log", "hf-log", 1, 3, 1, 10, &[(5, "loss", 1.61), (10, "val_loss", 1.502), (10, "grad_norm", 1.5011)]),
         // `[Iteration N]`, `Loss is X.`, `Throughput is X records/second.`; the validation after an epoch joins its last step.

@@ -287,6 +287,9 @@ pub struct Progress {
     /// Whether the epochs named beside a counter with its total count from 1 (the
     /// first such line's epoch was 1), or from 0.
     epochs_from_one: Option<bool>,
+    /// The label whose counter numbers a labelled logger's steps (Acme's
+    /// `[Learner] Learner Steps = 1000`).
+    clock_label: Option<String>,
 }
 
 #[derive(Debug, Clone, Default)]
@@ -370,6 +373,9 @@ pub fn parse_generic(line: &str, progress: &mut Progress) -> Line {
     }
     if let Some(results) = epoch_results(line) {
         return results;
+    }
+    if let Some(read) = labelled_counter_line(line, progress) {
+        return read;
     }
     let phase = logger_phase(line);
     if phase == Some(LoggerPhase::EpochSummary) {
@@ -597,6 +603,47 @@ fn marian(line: &str) -> Option<String> {
     }
     let step = step?;
     (!out.is_empty()).then(|| format!("step: {step}{out}"))
+}
+
+/// A line of a labelled logger whose counter is named after its label (Acme's
+/// `[Learner] Learner Steps = 1000 | Learner Walltime = 12.3 | Loss = 0.5` and
+/// `[Actor] Actor Episodes = 10 | Actor Steps = 10000 | Episode Return = 123.4`):
+/// the first label met with a counter of its own and a loss (the learner) is the
+/// run's clock, its counter the step; another label's lines (the actor's, the
+/// evaluator's) count in their own units, so they join the clock's step before
+/// them. `None` for any other line.
+fn labelled_counter_line(line: &str, progress: &mut Progress) -> Option<Line> {
+    let rest = line.trim_start().strip_prefix('[')?;
+    let (label, pairs) = rest.split_once("] ")?;
+    if label.is_empty() || label.len() > 40 || !label.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, ' ' | '_' | '-')) || !pairs.contains(" = ") {
+        return None;
+    }
+    let counter = format!("{}_steps", label.trim().to_ascii_lowercase().replace([' ', '-'], "_"));
+    let Line::Metrics(mut rec) = generic_line(pairs, Accept::Known).line else { return None };
+    let at = rec.fields.iter().position(|(name, _)| name.eq_ignore_ascii_case(&counter));
+    // The learner's lines carry its losses: that label's counter is the clock.
+    if progress.clock_label.is_none() && at.is_some() && rec.fields.iter().any(|(name, _)| name.contains(catalog::LOSS)) {
+        progress.clock_label = Some(label.to_owned());
+    }
+    match (&progress.clock_label, at) {
+        (Some(clock), Some(at)) if clock == label => {
+            let (_, value) = rec.fields.remove(at);
+            rec.step = (value >= 0.0 && value.fract() == 0.0 && value < 2f64.powi(63)).then_some(value as u64);
+            progress.seen_step |= rec.step.is_some();
+        }
+        // Another label's line (the actor's, the evaluator's), or one before the
+        // clock is known: more of the clock's step before it; an evaluator's
+        // results under evaluation names.
+        (_, Some(_)) | (Some(_), None) => {
+            rec.step = None;
+            rec.continues = progress.seen_step;
+            if label.to_ascii_lowercase().starts_with("eval") {
+                evaluation_names(&mut rec.fields);
+            }
+        }
+        _ => return None,
+    }
+    Some(Line::Metrics(rec))
 }
 
 /// ESPnet's summary of an epoch (`3epoch results: [train] loss=... [valid] loss=...,
