@@ -327,7 +327,7 @@ pub const CATALOG: &[MetricInfo] = &[
     entry(SAMPLES, "samples", Unit::Count, Neither, PerStep, P::None),
     entry(STEP_TIME_S, "step time", Unit::Seconds, Lower, PerStep, P::Throughput).aliases(&["step_time", "perf/time_per_step", "timing_s/step", "timing/train/total_step_time", "time/ppo/total", "train_step_timing_in_s", "train_step_timing"]),
     entry(TOKENS_PER_S, "tokens/s", Unit::PerSecond, Higher, Derived, P::Throughput).aliases(&["tokens_per_sec", "tokens_per_second", "tokens/sec", "throughput/tokens_per_sec", "throughput/device/tokens_per_sec", "throughput/device/tokens_per_second", "perf/throughput", "tokens_per_second_per_gpu", "tokens/s/device"]),
-    entry(SAMPLES_PER_S, "samples/s", Unit::PerSecond, Higher, Derived, P::Throughput).aliases(&["samples_per_sec", "samples_per_second", "samples/sec", "throughput/samples_per_sec", "throughput/device/samples_per_sec", "time/fps"]),
+    entry(SAMPLES_PER_S, "samples/s", Unit::PerSecond, Higher, Derived, P::Throughput).aliases(&["samples_per_sec", "samples_per_second", "samples/sec", "throughput/samples_per_sec", "throughput/device/samples_per_sec", "time/fps", "img/s", "images/s", "images_per_sec"]),
     entry(VAL_LOSS, "val loss", Unit::Ratio, Lower, PerStep, P::None).aliases(&["eval_loss", "eval/loss", "validation_loss", "metrics/eval/LanguageCrossEntropy", "valid_loss", "validation_cross_entropy", "val_cross_entropy"]),
     entry(EVAL_TRAIN_LOSS, "train loss (eval)", Unit::Ratio, Lower, PerStep, P::None),
     entry(STEP_AVG_S, "mean step time", Unit::Seconds, Lower, PerStep, P::None),
