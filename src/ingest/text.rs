@@ -528,7 +528,12 @@ fn bracketed_counters(line: &str) -> Option<String> {
     if !line.as_bytes().windows(6).any(word) {
         return None;
     }
-    match COUNTER.replace_all(line, "$1 $2 ") {
+    replaced(&COUNTER, line, "$1 $2 ")
+}
+
+/// `line` with every match of `pattern` replaced; `None` when nothing matched.
+fn replaced(pattern: &Regex, line: &str, with: &str) -> Option<String> {
+    match pattern.replace_all(line, with) {
         std::borrow::Cow::Owned(s) => Some(s),
         std::borrow::Cow::Borrowed(_) => None,
     }
@@ -543,10 +548,7 @@ fn glued_counters(line: &str) -> Option<String> {
     if !line.contains("epoch:") || !line.contains("batch") {
         return None;
     }
-    match GLUED.replace_all(line, "epoch $1 batch $2 ") {
-        std::borrow::Cow::Owned(s) => Some(s),
-        std::borrow::Cow::Borrowed(_) => None,
-    }
+    replaced(&GLUED, line, "epoch $1 batch $2 ")
 }
 
 /// Sample Factory's report lines, spelled as pairs: `Fps is (10 sec: 3686.4, 60 sec:
