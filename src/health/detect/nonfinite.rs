@@ -31,11 +31,11 @@ impl NonfiniteValues {
     }
 
     /// Notes that the value at `place` of a point, of `name`, is finite. A metric
-    /// takes the slot of the place it first comes at; the slot of a place already
-    /// seen finite is taken for this metric's without a look at its name (a point's
-    /// values come in a steady order; where they do not, a NaN is judged, as before).
+    /// takes the slot of the place it first comes at: a point's values come in a
+    /// steady order, so its own slot is found at once; a metric away from its
+    /// place (a point with an evaluation's values among them) is looked up.
     fn note_finite(&mut self, place: usize, name: &str) {
-        if self.finite_yet.get(place).is_some_and(|(_, seen)| *seen) {
+        if self.finite_yet.get(place).is_some_and(|(n, seen)| *seen && n == name) {
             return;
         }
         if let Some((_, seen)) = self.finite_yet.iter_mut().find(|(n, _)| n == name) {
@@ -178,6 +178,17 @@ mod tests {
             }
         }
         assert_eq!(raised, vec![(6, "episode_reward_mean".to_owned()), (7, "policy_loss".to_owned())]);
+        // A score first finite at a place another metric holds is still its own:
+        // its NaN afterwards is a break.
+        let mut d = NonfiniteValues::new(defaults(AlertKind::Nonfinite));
+        let mut raised = Vec::new();
+        for (step, values) in [vec![("loss", 0.5)], vec![("eval_accuracy", 0.7), ("loss", 0.4)], vec![("eval_accuracy", f64::NAN), ("loss", 0.3)]].into_iter().enumerate() {
+            let values: Vec<(MetricName, f64)> = values.into_iter().map(|(n, v)| (n.into(), v)).collect();
+            if let Some(r) = d.check(&Point { step: step as u64, time_s: 0.0, values: &values }) {
+                raised.push((r.step, r.metric));
+            }
+        }
+        assert_eq!(raised, vec![(2, "eval_accuracy".to_owned())]);
         let mut d = NonfiniteValues::new(defaults(AlertKind::Nonfinite));
         let values: Vec<(MetricName, f64)> = vec![("loss".into(), f64::NAN)];
         assert!(d.check(&Point { step: 0, time_s: 0.0, values: &values }).is_some(), "a loss broken from its first step");
