@@ -17,12 +17,11 @@ pub struct NonfiniteValues {
     /// points). A metric not here is one whose cooldown is closed, so a finite
     /// value costs nothing while nothing is broken.
     open: BTreeMap<String, Cooldown>,
-    /// Each metric by its place in a point's values, and whether it has had a
-    /// finite value yet: a statistic over episodes, an evaluation or a rate window
-    /// is NaN until there is something to average (RLlib's `episode_reward_mean`
+    /// The metrics that have had a finite value yet: a statistic over episodes, an
+    /// evaluation or a rate window is NaN until there is something to average (RLlib's `episode_reward_mean`
     /// before the first episode ends, Sample Factory's first `Fps is (10 sec: nan`),
-    /// which is no break. Read by place, so a steady point costs one flag per value.
-    finite_yet: Vec<(String, bool)>,
+    /// which is no break.
+    finite_yet: Vec<String>,
 }
 
 impl NonfiniteValues {
@@ -30,35 +29,16 @@ impl NonfiniteValues {
         NonfiniteValues { cooldown: s.cooldown, open: BTreeMap::new(), finite_yet: Vec::new() }
     }
 
-    /// Notes that the value at `place` of a point, of `name`, is finite. A metric
-    /// takes the slot of the place it first comes at: a point's values come in a
-    /// steady order, so its own slot is found at once; a metric away from its
-    /// place (a point with an evaluation's values among them) is looked up.
+    /// Notes that the value at `place` of a point, of `name`, is finite. Metrics
+    /// are noted in the order they first come finite, which is a point's order when
+    /// all are finite from the start, so a steady point finds each at its place; a
+    /// metric away from its place is looked up.
     fn note_finite(&mut self, place: usize, name: &str) {
-        if self.finite_yet.get(place).is_some_and(|(n, seen)| *seen && n == name) {
+        if self.finite_yet.get(place).is_some_and(|n| n == name) {
             return;
         }
-        if let Some((_, seen)) = self.finite_yet.iter_mut().find(|(n, _)| n == name) {
-            *seen = true;
-            return;
-        }
-        match self.finite_yet.get_mut(place) {
-            Some(slot) if slot.0.is_empty() => *slot = (name.to_owned(), true),
-            // The place's own metric never finite so far: this one takes a new slot.
-            Some(_) => self.finite_yet.push((name.to_owned(), true)),
-            None => {
-                self.finite_yet.resize(place, (String::new(), false));
-                self.finite_yet.push((name.to_owned(), true));
-            }
-        }
-    }
-
-    /// Records that `name`, at `place`, has come without a finite value yet, so
-    /// that it keeps the slot of its place.
-    fn note_place(&mut self, place: usize, name: &str) {
-        if place >= self.finite_yet.len() && !self.finite_yet.iter().any(|(n, _)| n == name) {
-            self.finite_yet.resize(place, (String::new(), false));
-            self.finite_yet.push((name.to_owned(), false));
+        if !self.finite_yet.iter().any(|n| n == name) {
+            self.finite_yet.push(name.to_owned());
         }
     }
 
@@ -68,7 +48,7 @@ impl NonfiniteValues {
     fn is_a_break(&self, name: &str) -> bool {
         let lower = name.to_ascii_lowercase();
         [catalog::LOSS, "grad", "norm", catalog::KL, catalog::ENTROPY, "ppl", "perplexity"].iter().any(|w| lower.contains(w))
-            || self.finite_yet.iter().any(|(n, seen)| *seen && n == name)
+            || self.finite_yet.iter().any(|n| n == name)
     }
 
     /// Passes one value of `name` through its cooldown; true when it raises.
@@ -108,7 +88,6 @@ impl NonfiniteValues {
                 continue;
             }
             if !v.is_finite() && !self.open.contains_key(&**name) && !self.is_a_break(name) {
-                self.note_place(place, name);
                 continue;
             }
             if self.gate(name, *v) {
