@@ -319,15 +319,16 @@ impl Gallery {
     }
 }
 
-/// Prints what each gallery file reads (`cargo test --test ingest gallery_dump -- --ignored --nocapture`).
+/// Prints what each gallery file reads (`cargo test --test ingest gallery_dump -- --ignored --nocapture`);
+/// `GALLERY_DIR=/some/logs` prints another folder's logs, read the same way.
 #[test]
 #[ignore]
 fn gallery_dump() {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/formats");
-    let mut names: Vec<String> = std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).filter(|n| n != "README.md").collect();
+    let dir = std::env::var_os("GALLERY_DIR").map_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/formats"), Into::into);
+    let mut names: Vec<String> = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).filter(|n| n != "README.md").collect();
     names.sort();
     for name in names {
-        let g = Gallery::read(&name);
+        let g = Gallery::read(&dir.join(&name).to_string_lossy());
         println!("== {name} ({})", g.format);
         for (stream, points) in &g.streams {
             println!("  stream {stream:?}: {} points", points.len());
@@ -362,6 +363,20 @@ fn every_trainer_of_the_gallery_is_read() {
         ("mmdet_v2.log", "text", 1, 3, 50, 7380, &[(50, "loss", 1.8441), (100, "grad_norm", 5.1092), (7380, "loss", 0.9823)]),
         // Acme: `[Learner] Learner Steps = 100 | ... | Critic Loss = 4.5`; the learner's counter is the clock, the actor's and evaluator's lines join its step.
         ("acme.log", "text", 1, 4, 0, 300, &[(0, "reward", -312.54), (100, "value_loss", 4.512), (200, "reward", -280.115), (300, "val_reward", -251.004), (300, "policy_loss", -0.618)]),
+        // Darknet (YOLO): `N: loss, avg avg loss, rate rate, s seconds, n images`; the per-layer `Region` lines are no steps; `-nan` read.
+        ("darknet.log", "text", 1, 6, 0, 5, &[(1, "loss", 1383.298462), (2, "step_time_s", 3.981204), (4, "lr", 0.000001), (5, "loss", f64::NAN)]),
+        // Caffe behind glog's prefix: `Iteration N, Testing net` announces the test net's outputs at N, as `val_*`.
+        ("caffe.log", "text", 1, 4, 0, 300, &[(0, "val_loss", 2.30821), (0, "loss", 2.30259), (200, "val_accuracy", 0.9712), (200, "val_loss", 0.0891), (200, "loss", 0.15121), (300, "lr", 0.00978075)]),
+        // Chainer's PrintReport table: `main/loss` the loss, `validation/main/loss` the validation loss.
+        ("chainer.log", "text", 1, 4, 1, 4, &[(1, "loss", 0.191809), (3, "val_loss", 0.0713481), (4, "validation/main/accuracy", 0.9782)]),
+        // gpt-2's fine-tuning script: `[1010 | 7.48] loss=3.44 avg=3.44`, the counter and the seconds so far.
+        ("gpt2_finetune.log", "text", 1, 5, 1010, 1050, &[(1010, "loss", 3.44), (1050, "loss", 3.15)]),
+        // PyTorch Ignite's examples: `Validation Results - Epoch: 1  Avg accuracy: ... Avg loss: ...` as `val_*`.
+        ("ignite.log", "text", 1, 6, 10, 489, &[(460, "loss", 0.51), (461, "val_loss", 0.19), (461, "val_avg_accuracy", 0.94), (479, "loss", 0.40)]),
+        // kohya's sd-scripts: the bar's `avr_loss` (a running mean, its only loss) is the loss.
+        ("kohya.log", "text", 1, 3, 1, 3, &[(1, "loss", 0.0912), (3, "loss", 0.0871), (2, "step_time_s", 1.69)]),
+        // minGPT: an `iter` line's `train loss` is the training loss (nanoGPT's `step` line evaluates it).
+        ("mingpt.log", "nanogpt", 1, 4, 0, 3, &[(0, "loss", 4.17434), (3, "lr", 0.0006)]),
         // ms-swift: the step printed as progress, `'global_step/max_steps': '5/300'`.
         ("ms_swift.log", "hf-log", 1, 3, 1, 10, &[(5, "loss", 1.61), (10, "val_loss", 1.502), (10, "grad_norm", 1.5011)]),
         // `[Iteration N]`, `Loss is X.`, `Throughput is X records/second.`; the validation after an epoch joins its last step.
@@ -445,7 +460,7 @@ fn every_trainer_of_the_gallery_is_read() {
         }
         for (step, metric, value) in *values {
             let v = g.at(*step, metric);
-            if !v.is_some_and(|v| v == *value || (v - value).abs() <= 1e-9 * value.abs()) {
+            if !v.is_some_and(|v| v == *value || (v.is_nan() && value.is_nan()) || (v - value).abs() <= 1e-9 * value.abs()) {
                 failures.push(format!("{file}: {metric} at {step} is {v:?}, expected {value} (names: {:?})", g.names()));
             }
         }

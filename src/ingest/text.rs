@@ -108,16 +108,33 @@ fn record(preset: Preset, pairs: Parsed<'_>, value_of: fn(&str) -> Option<f64>) 
 /// The record of a line's words and their values (`None`: not a number).
 fn record_of_values<W: AsRef<str>>(preset: Preset, step: Option<u64>, continues: bool, values: impl IntoIterator<Item = (W, Option<f64>)>) -> Line {
     let mut rec = Record { step, canonical: true, continues, ..Default::default() };
+    // The fields that are a mean of the loss (`Average Loss`), and how many are the loss.
+    let (mut means, mut losses) = (Vec::new(), 0);
     for (word, value) in values {
         let word = word.as_ref();
         match value {
             Some(v) => match catalog::preset_conversion(preset, word) {
-                Conversion::Rename(name) => rec.fields.push((name.into(), v)),
+                Conversion::Rename(name) => {
+                    if name == catalog::LOSS {
+                        losses += 1;
+                        if catalog::is_mean_loss_word(word) {
+                            means.push(rec.fields.len());
+                        }
+                    }
+                    rec.fields.push((name.into(), v));
+                }
                 Conversion::Scale(name, f) => rec.fields.push((name.into(), v * f)),
                 // No preset word is a running total today; keep the value as written.
                 Conversion::Cumulative(name) => rec.fields.push((name.into(), v)),
             },
             None => rec.ignored.push(word.trim().to_owned()),
+        }
+    }
+    if losses > means.len() {
+        // Beside the loss itself, a mean of it keeps its own name.
+        for at in means {
+            let name = &mut rec.fields[at].0;
+            *name = catalog::MEAN_LOSS.into();
         }
     }
     if rec.fields.is_empty() {
@@ -217,7 +234,18 @@ fn nanogpt_at(line: &str) -> Parsed<'_> {
         [iter, "step", optimizer_step] if line.starts_with("iter ") && integer(optimizer_step).is_some() => integer(iter),
         _ => None,
     })?;
-    Some((Some(step), false, kv::pairs(rest).0))
+    let mut pairs = kv::pairs(rest).0;
+    // An `iter` line is a training step: its `train loss` is the loss (minGPT's
+    // `epoch 1 iter 10: train loss 2.31. lr 6e-04`), where nanoGPT's `step` line
+    // evaluates the training set.
+    if line.starts_with("iter ") {
+        for (key, _) in &mut pairs {
+            if key.trim().eq_ignore_ascii_case("train loss") {
+                *key = catalog::LOSS;
+            }
+        }
+    }
+    Some((Some(step), false, pairs))
 }
 
 /// Words that name the step in a generic line (lower case, spaces and dashes as
@@ -281,6 +309,9 @@ pub struct Progress {
     /// The step of a line that announced an evaluation (BigDL's `[Iteration 469]
     /// Validate model...`): later lines of that step are its results.
     evaluation: Option<u64>,
+    /// That evaluation's results came on lines labelled as its own, without the
+    /// step (Caffe's `Test net output #0: accuracy = 0.97`).
+    evaluation_labelled: bool,
     /// The indentation of the line before, when it was a metric line: an indented
     /// line of one `key= value` right under it, indented alike, is more of its step.
     after_metrics: Option<String>,
@@ -397,13 +428,22 @@ pub fn parse_generic(line: &str, progress: &mut Progress) -> Line {
             // `Test: [ 10/48]`, mmengine's `Epoch(val) [1][500/500]`), are no
             // training steps: without a step of their own their results belong to
             // the step before them, under evaluation names.
-            let announced = rec.step.is_some() && rec.step == progress.evaluation;
-            if !announced {
+            let announced = rec.step.is_some() && rec.step == progress.evaluation && !progress.evaluation_labelled;
+            let evaluation_result = rec.step.is_none() && read.counter.is_none() && labels_evaluation(line);
+            // The results of an evaluation announced with its step (Caffe's `Iteration
+            // 200, Testing net (#0)` then `Test net output #0: accuracy = 0.97`) are at
+            // that step, however many lines they take.
+            let of_announced = progress.evaluation.filter(|_| evaluation_result);
+            if !announced && of_announced.is_none() {
                 progress.evaluation = None;
             }
-            let evaluation_result = rec.step.is_none() && read.counter.is_none() && labels_evaluation(line);
+            // Its results came labelled: a later line of its step is training again.
+            progress.evaluation_labelled |= of_announced.is_some();
             if phase == Some(LoggerPhase::Evaluation) || (rec.step.is_none() && is_evaluation_pass(line)) || evaluation_result || announced {
-                rec.continues = rec.step.is_none();
+                rec.continues = rec.step.is_none() && of_announced.is_none();
+                rec.step = rec.step.or(of_announced);
+                // (The epoch it names is the step's, no result: Ignite's `Validation Results - Epoch: 1`.)
+                without_epoch(&mut rec);
                 evaluation_names(&mut rec.fields);
             } else if let Some(counter) = read.counter {
                 if counter.1 == 0 && read.epoch.is_some() {
@@ -470,6 +510,7 @@ pub fn parse_generic(line: &str, progress: &mut Progress) -> Line {
             progress.seen_step |= read.step.is_some();
             if read.step.is_some() && mentions_evaluation(line) {
                 progress.evaluation = read.step;
+                progress.evaluation_labelled = false;
             } else if read.step.is_some() && read.step != progress.evaluation {
                 progress.evaluation = None;
             }
@@ -607,6 +648,33 @@ fn marian(line: &str) -> Option<String> {
     (!out.is_empty()).then(|| format!("step: {step}{out}"))
 }
 
+/// Darknet's (YOLO's) progress line, spelled as pairs: `1: 697.416260, 697.416260
+/// avg, 0.000000 rate, 3.466498 seconds, 64 images` (and the newer ` 12: 6.27, 8.03
+/// avg loss, 0.0010 rate, 3.47 seconds, 768 images, 22.1 hours left`): the iteration,
+/// the batch's loss, its running average (no metric: the loss already is one), the
+/// learning rate and the iteration's seconds. `None` for any other line.
+fn darknet(line: &str) -> Option<String> {
+    static PROGRESS: std::sync::LazyLock<Regex> = std::sync::LazyLock::new(|| {
+        Regex::new(r"^\s*(\d+): ([-+.\w]+), [-+.\w]+ avg(?: loss)?, ([-+.\w]+) rate, ([-+.\w]+) seconds, \d+ images").expect("a valid pattern")
+    });
+    if !line.contains(" rate, ") {
+        return None;
+    }
+    let c = PROGRESS.captures(line)?;
+    Some(format!("iteration: {}, {}: {}, {}: {}, {}: {}", &c[1], catalog::LOSS, &c[2], catalog::LR, &c[3], catalog::STEP_TIME_S, &c[4]))
+}
+
+/// Darknet's per-layer lines between its progress lines (`Region 82 Avg IOU:
+/// 0.27, Class: 0.48, ...`, and the newer `v3 (mse loss, Normalizer: ...) Region
+/// 106 Avg (IOU: 0.24), count: 9, class_loss = 1095.6, ..., total_loss = 1116.1`):
+/// one output layer's diagnostics, not a step.
+fn is_darknet_region(line: &str) -> bool {
+    let Some(at) = line.find("Region ") else { return false };
+    let rest = &line[at + "Region ".len()..];
+    let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
+    digits > 0 && rest[digits..].starts_with(" Avg")
+}
+
 /// A line of a labelled logger whose counter is named after its label (Acme's
 /// `[Learner] Learner Steps = 1000 | Learner Walltime = 12.3 | Loss = 0.5` and
 /// `[Actor] Actor Episodes = 10 | Actor Steps = 10000 | Episode Return = 123.4`):
@@ -675,6 +743,9 @@ fn epoch_results(line: &str) -> Option<Line> {
 /// (`logging.basicConfig()`: `INFO:root:`, `INFO:tensorflow:`, `WARNING:__main__:`),
 /// which glues the level and the logger's name to the line's first word.
 pub fn without_logging_prefix(line: &str) -> &str {
+    if let Some(rest) = without_glog_prefix(line) {
+        return rest;
+    }
     for level in ["INFO:", "DEBUG:", "WARNING:", "ERROR:", "CRITICAL:"] {
         if let Some(rest) = line.strip_prefix(level) {
             let name = rest.bytes().take_while(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'-')).count();
@@ -684,6 +755,30 @@ pub fn without_logging_prefix(line: &str) -> &str {
         }
     }
     line
+}
+
+/// A line without glog's prefix (C++ and abseil logging: Caffe's `I0628
+/// 12:00:00.123456 12345 solver.cpp:218] Iteration 100, loss = 0.214`, JAX's
+/// `I0501 12:00:00.1 1 logging_writer.py:48] [100] loss=3.2`): a severity letter,
+/// month and day, the time, a thread id and `file:line]`; `None` without one.
+fn without_glog_prefix(line: &str) -> Option<&str> {
+    let b = line.as_bytes();
+    if b.len() < 20 || !matches!(b[0], b'I' | b'W' | b'E' | b'F') || !b[1..5].iter().all(u8::is_ascii_digit) || b[5] != b' ' {
+        return None;
+    }
+    let rest = &line[6..];
+    let (time, rest) = rest.split_once(' ')?;
+    if !(time.len() >= 8 && time.as_bytes()[2] == b':' && time.as_bytes()[5] == b':' && time.bytes().all(|c| c.is_ascii_digit() || matches!(c, b':' | b'.'))) {
+        return None;
+    }
+    let rest = rest.trim_start();
+    let (thread, rest) = rest.split_once(' ')?;
+    if thread.is_empty() || !thread.bytes().all(|c| c.is_ascii_digit()) {
+        return None;
+    }
+    let (source, rest) = rest.split_once(']')?;
+    // (Caffe indents a step's outputs under it after the prefix: no nesting of the log's own.)
+    (source.contains(':') && !source.contains(' ')).then(|| rest.trim_start())
 }
 
 /// Whether a line announces an epoch: `Epoch 2/10`, `Epoch 2`, `epoch: 2`.
@@ -733,10 +828,13 @@ fn is_evaluation_pass(line: &str) -> bool {
 /// Whether a line's label, the words before its first `:`, names an evaluation
 /// (PyTorch's MNIST example prints `Test set: Average loss: 0.0335, Accuracy:
 /// 9890/10000 (99%)` after each epoch's training lines): its results, not a step.
+/// Dashes between the label's words and an output's number (Ignite's `Validation
+/// Results - Epoch: 1`, Caffe's `Test net output #0: accuracy = 0.97`) are no words.
 fn labels_evaluation(line: &str) -> bool {
     let Some((label, _)) = line.trim_start().split_once(':') else { return false };
-    let words: Vec<&str> = label.split_whitespace().collect();
-    (1..=3).contains(&words.len())
+    let is_number = |w: &str| w.strip_prefix('#').is_some_and(|n| !n.is_empty() && n.bytes().all(|c| c.is_ascii_digit()));
+    let words: Vec<&str> = label.split_whitespace().filter(|w| !(w.bytes().all(|c| c.is_ascii_punctuation()) || is_number(w))).collect();
+    (1..=4).contains(&words.len())
         && words.iter().all(|w| w.chars().all(|c| c.is_ascii_alphabetic()))
         && words.iter().any(|w| ["eval", "evaluation", "val", "valid", "validation", "test", "testing"].iter().any(|e| w.eq_ignore_ascii_case(e)))
 }
@@ -761,7 +859,7 @@ fn evaluation_names(fields: &mut [(super::FieldName, f64)]) {
     for (name, _) in fields.iter_mut() {
         *name = evaluation_name(name).into();
     }
-    if let Some(mean) = fields.iter().position(|(n, _)| ["val_average_loss", "val_avg_loss", "val_mean_loss"].contains(&&**n)) {
+    if let Some(mean) = fields.iter().position(|(n, _)| n.strip_prefix("val_") == Some(catalog::MEAN_LOSS)) {
         if let Some(total) = fields.iter().position(|(n, _)| *n == catalog::VAL_LOSS) {
             fields[total].0 = "val_loss_sum".into();
         }
@@ -969,7 +1067,10 @@ fn generic_line(line: &str, accept: Accept) -> Generic {
         }
     }
     let spelled;
-    let line = match bracketed_counters(line).or_else(|| glued_counters(line)).or_else(|| sample_factory(line)).or_else(|| marian(line)) {
+    if is_darknet_region(line) {
+        return Generic { line: Line::Text, step: None, counter: None, epoch: None };
+    }
+    let line = match bracketed_counters(line).or_else(|| glued_counters(line)).or_else(|| sample_factory(line)).or_else(|| marian(line)).or_else(|| darknet(line)) {
         Some(s) => {
             spelled = s;
             spelled.as_str()
@@ -1141,7 +1242,9 @@ fn bracketed_step(line: &str) -> Option<u64> {
         }
         let rest = &line[at + 1..];
         let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
-        if digits > 0 && rest[digits..].starts_with("] ") {
+        // (gpt-2's fine-tuning script adds the seconds so far: `[10 | 17.95] loss=3.1`.)
+        let elapsed = || rest[digits..].strip_prefix(" | ").and_then(|r| r.split_once("] ")).is_some_and(|(t, _)| t.parse::<f64>().is_ok());
+        if digits > 0 && (rest[digits..].starts_with("] ") || elapsed()) {
             return rest[..digits].parse().ok();
         }
     }
@@ -1344,6 +1447,8 @@ mod tests {
         // LitGPT: a line per micro-batch, its iter the step (tests/fixtures/real/litgpt-628-loss-spike.log).
         assert_eq!(fields(Preset::NanoGpt, "iter 1152 step 144: loss 11.4630, iter time: 1260.82ms"), (Some(1152), vec![("loss".into(), 11.463), ("step_time_s".into(), 1.26082)]));
         assert_eq!(fields(Preset::NanoGpt, "iter 1151 step 144: loss 1.7019, iter time: 1106.53ms (optimizer.step)").0, Some(1151));
+        // minGPT: an `iter` line's `train loss` is the step's loss.
+        assert_eq!(fields(Preset::NanoGpt, "epoch 1 iter 10: train loss 2.31434. lr 6.000000e-04"), (Some(10), vec![("loss".into(), 2.31434), ("lr".into(), 6e-4)]));
     }
 
     #[test]
@@ -1606,6 +1711,58 @@ mod tests {
                 _ => None,
             })
             .collect()
+    }
+
+    #[test]
+    fn glogs_prefix_is_no_part_of_the_line() {
+        assert_eq!(without_logging_prefix("I0628 12:00:00.123456 12345 solver.cpp:218] Iteration 100, loss = 0.214"), "Iteration 100, loss = 0.214");
+        assert_eq!(without_logging_prefix("W0501 09:15:02.5 140012345678912 trainer.py:48]     Train net output #0: loss = 0.2"), "Train net output #0: loss = 0.2");
+        for not in ["I0628 is no prefix: loss = 2", "E2024 12:00:00 x y] loss 2", "I0628 12:00:00.1 x solver.cpp:1] loss 2"] {
+            assert_eq!(without_logging_prefix(not), not);
+        }
+    }
+
+    #[test]
+    fn an_evaluation_announced_with_its_step_has_its_labelled_outputs_at_that_step() {
+        // Caffe: the test net's outputs come between the announcement and the training line of the same iteration.
+        let got = records("Iteration 100, loss = 0.21\nIteration 200, Testing net (#0)\n    Test net output #0: accuracy = 0.97\n    Test net output #1: loss = 0.089 (* 1 = 0.089 loss)\nIteration 200, loss = 0.15\n    Train net output #0: loss = 0.15 (* 1 = 0.15 loss)\n");
+        let at = |step: u64, name: &str| got.iter().filter(|r| r.0 == Some(step)).flat_map(|r| r.2.iter()).find(|(n, _)| n == name).map(|(_, v)| *v);
+        assert_eq!((at(200, "val_accuracy"), at(200, catalog::VAL_LOSS), at(200, catalog::LOSS)), (Some(0.97), Some(0.089), Some(0.15)), "{got:?}");
+        assert!(labels_evaluation("Validation Results - Epoch: 1  Avg accuracy: 0.94"));
+        assert!(labels_evaluation("Test net output #1: loss = 0.089"));
+        assert!(!labels_evaluation("Training Results - Epoch: 1  Avg loss: 0.21"));
+    }
+
+    #[test]
+    fn darknets_progress_line_is_its_iteration() {
+        for (line, step, loss, lr, seconds) in [
+            ("1: 697.416260, 697.416260 avg, 0.000000 rate, 3.466498 seconds, 64 images", 1, 697.41626, 0.0, 3.466498),
+            (" 1200: 6.274102, 8.031544 avg loss, 0.001000 rate, 3.471000 seconds, 76800 images, 22.1 hours left", 1200, 6.274102, 0.001, 3.471),
+        ] {
+            let got = records(line);
+            assert_eq!(got.len(), 1, "{got:?}");
+            assert_eq!(got[0].0, Some(step));
+            assert_eq!(got[0].2, [(catalog::LOSS.to_owned(), loss), (catalog::LR.to_owned(), lr), (catalog::STEP_TIME_S.to_owned(), seconds)]);
+        }
+        let got = records(" 7: -nan, -nan avg loss, 0.000010 rate, 3.5 seconds, 448 images, 21.0 hours left");
+        assert!(got[0].2[0].1.is_nan(), "{got:?}");
+        // A layer's diagnostics between iterations: no step, though it names a total loss.
+        assert!(records("v3 (iou loss, Normalizer: (iou: 0.07, obj: 1.00, cls: 1.00) Region 150 Avg (IOU: 0.25), count: 4, class_loss = 1121.5, iou_loss = 7.39, total_loss = 1128.9 ").is_empty());
+        assert!(records("Region 82 Avg IOU: 0.279510, Class: 0.487458, Obj: 0.499466, No Obj: 0.500460, .5R: 0.111111, .75R: 0.000000,  count: 9").is_empty());
+    }
+
+    #[test]
+    fn a_bracketed_counter_with_the_seconds_so_far_is_the_step() {
+        // nshepperd's gpt-2: `[counter | time] loss=... avg=...`.
+        let got = records("[1010 | 7.48] loss=3.44 avg=3.44\n[1020 | 20.80] loss=3.28 avg=3.36\n");
+        assert_eq!(got.iter().map(|r| r.0).collect::<Vec<_>>(), [Some(1010), Some(1020)]);
+        assert_eq!(bracketed_step("[12 | x] loss=1"), None, "seconds are a number");
+    }
+
+    #[test]
+    fn a_mean_of_the_loss_is_the_loss_only_without_the_loss_itself() {
+        assert_eq!(records("step 3, avr_loss=0.0912")[0].2, [(catalog::LOSS.to_owned(), 0.0912)]);
+        assert_eq!(records("step 3, loss=0.5, avg_loss=0.61")[0].2, [(catalog::LOSS.to_owned(), 0.5), (catalog::MEAN_LOSS.to_owned(), 0.61)]);
     }
 
     #[test]

@@ -318,7 +318,7 @@ use SeriesKind::{Derived, DerivedStored, PerStep, Telemetry};
 /// Every metric family rlmon knows. Order within a pane is the order the pane
 /// offers them in.
 pub const CATALOG: &[MetricInfo] = &[
-    entry(LOSS, "loss", Unit::Ratio, Lower, PerStep, P::Training).agree().aliases(&["train_loss", "train/loss", "lm_loss", "ppo/loss/total", "loss/train/total", "total_loss", "train/CrossEntropyLoss", "losses/total_loss", "train_loss_step", "reduced_train_loss", "cost", "xent", "cross_entropy"]),
+    entry(LOSS, "loss", Unit::Ratio, Lower, PerStep, P::Training).agree().aliases(&["train_loss", "train/loss", "lm_loss", "ppo/loss/total", "loss/train/total", "total_loss", "train/CrossEntropyLoss", "losses/total_loss", "train_loss_step", "reduced_train_loss", "cost", "xent", "cross_entropy", "avg_loss", "avr_loss", "average_loss", "mean_loss", "running_loss", "loss_avg"]),
     entry(POLICY_LOSS, "policy loss", Unit::Ratio, Lower, PerStep, P::Training).signed().aliases(&["actor/pg_loss", "loss/policy_avg", "ppo/loss/policy", "policy_gradient_loss", "pol_surr", "pg_loss", "act_loss", "losses/policy_loss", "loss_pi", "pi_loss"]),
     entry(VALUE_LOSS, "value loss", Unit::Ratio, Lower, PerStep, P::Training).aliases(&["critic/vf_loss", "loss/value_avg", "ppo/loss/value", "critic_loss", "vf_loss", "cri_loss", "losses/value_loss", "loss_v", "v_loss"]),
     entry(LR, "lr", Unit::Ratio, Neither, PerStep, P::Training).agree().aliases(&["learning_rate", "actor/lr", "actor_lr", "act_lr", "ppo/learning_rate", "cur_lr", "default_optimizer_learning_rate", "optim0_lr0"]),
@@ -651,7 +651,10 @@ const CONVERSIONS: &[(&str, Conversion)] = &[
 /// Prefixes loggers put before a trainer's own names (the Hugging Face W&B callback,
 /// NeMo-RL, OpenRLHF): `train/kl` is read as `kl` when `kl` is known; Sacred's
 /// dotted names (`train.loss`, `training.loss`) likewise.
-const INPUT_PREFIXES: &[&str] = &["train/", "train.", "training/", "training."];
+const INPUT_PREFIXES: &[&str] = &["train/", "train.", "training/", "training.", "main/"];
+/// Prefixes of an evaluation's names: the loss under one is the validation loss
+/// (Chainer's `validation/main/loss`, `val/loss`, `test/loss`).
+const EVALUATION_PREFIXES: &[&str] = &["validation/", "val/", "valid/", "eval/", "test/", "validation.", "val.", "valid.", "eval.", "test."];
 
 /// Text-log dialects whose field names are not rlmon's: each maps the words its
 /// trainer prints to a canonical metric (and a factor for milliseconds).
@@ -750,10 +753,29 @@ pub fn preset_conversion(preset: Preset, word: &str) -> Conversion {
     if let Some((_, _, c)) = PRESET_NAMES.iter().find(|(p, w, _)| *p == preset && w.eq_ignore_ascii_case(word)) {
         return *c;
     }
-    let tidy: String = word.trim().chars().map(|c| if c.is_ascii_alphanumeric() || c == '/' { c.to_ascii_lowercase() } else { '_' }).collect();
-    let tidy = tidy.trim_matches('_');
-    let tidy = intern(tidy);
+    let tidy = tidy_word(word);
     conversion(tidy).unwrap_or(Conversion::Rename(tidy))
+}
+
+/// A text log's word as a metric name: lower case, `_` for anything but letters,
+/// digits and `/`.
+pub fn tidy_word(word: &str) -> &'static str {
+    let tidy: String = word.trim().chars().map(|c| if c.is_ascii_alphanumeric() || c == '/' { c.to_ascii_lowercase() } else { '_' }).collect();
+    intern(tidy.trim_matches('_'))
+}
+
+/// The loss's aliases that name a mean or a running average of it (kohya's
+/// `avr_loss`, Ignite's `Avg loss`): the loss when a line has no other, and
+/// the mean itself beside one (BigDL's evaluation: `Loss: 11.48, count: 79,
+/// Average Loss: 0.1453`, a sum and its mean).
+const MEAN_LOSS_NAMES: &[&str] = &["avg_loss", "avr_loss", "average_loss", "mean_loss", "running_loss", "loss_avg"];
+
+/// A mean of the loss printed beside the loss itself.
+pub const MEAN_LOSS: &str = "loss_mean";
+
+/// Whether a text log's word names a mean of the loss ([`MEAN_LOSS_NAMES`]).
+pub fn is_mean_loss_word(word: &str) -> bool {
+    MEAN_LOSS_NAMES.contains(&tidy_word(word))
 }
 
 /// The catalog name closest to an unknown `name` (a likely typo or variant), when
@@ -774,7 +796,8 @@ pub fn closest(name: &str) -> Option<&'static str> {
         row[b.len()]
     }
     let lower = name.to_ascii_lowercase();
-    let names = CATALOG.iter().filter(|m| !m.pattern.contains('{')).flat_map(|m| std::iter::once(m.pattern).chain(m.aliases.iter().copied()));
+    // (A mean's spelling is no near miss: `loss_att` is no `loss_avg`.)
+    let names = CATALOG.iter().filter(|m| !m.pattern.contains('{')).flat_map(|m| std::iter::once(m.pattern).chain(m.aliases.iter().copied())).filter(|n| !MEAN_LOSS_NAMES.contains(n));
     names
         .map(|n| (distance(&lower, n), n))
         .filter(|(d, n)| *d > 0 && *d <= (n.len() / 4).clamp(1, 3))
@@ -793,6 +816,9 @@ pub fn conversion(name: &str) -> Option<Conversion> {
     }
     if is_optimizer_lr(name) {
         return Some(Conversion::Rename(LR));
+    }
+    if let Some(rest) = EVALUATION_PREFIXES.iter().find_map(|p| name.strip_prefix(p)) {
+        return (rest == LOSS || canonical(rest) == LOSS).then_some(Conversion::Rename(VAL_LOSS));
     }
     let rest = INPUT_PREFIXES.iter().find_map(|p| name.strip_prefix(p))?;
     match conversion(rest) {
@@ -902,6 +928,16 @@ pub fn markdown_table() -> String {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn an_evaluations_prefix_makes_the_loss_the_validation_loss() {
+        use super::{canonical, VAL_LOSS};
+        for name in ["validation/main/loss", "val/loss", "test/loss", "valid/train_loss", "eval.loss"] {
+            assert_eq!(canonical(name), VAL_LOSS, "{name}");
+        }
+        assert_eq!(canonical("main/loss"), super::LOSS);
+        assert_eq!(canonical("validation/main/accuracy"), "validation/main/accuracy");
+        assert_eq!(canonical("val/kl"), "val/kl", "only the loss");
+    }
 
     #[test]
     fn openmetric_names_move_dimensions_to_labels_and_spell_units() {
