@@ -377,6 +377,12 @@ fn every_trainer_of_the_gallery_is_read() {
         ("kohya.log", "text", 1, 3, 1, 3, &[(1, "loss", 0.0912), (3, "loss", 0.0871), (2, "step_time_s", 1.69)]),
         // minGPT: an `iter` line's `train loss` is the training loss (nanoGPT's `step` line evaluates it).
         ("mingpt.log", "nanogpt", 1, 4, 0, 3, &[(0, "loss", 4.17434), (3, "lr", 0.0006)]),
+        // spaCy's training table: `E` the epoch, `#` the step, names of two words apart by two spaces.
+        ("spacy.log", "text", 1, 4, 0, 600, &[(200, "loss_ner", 1845.59), (600, "score", 0.80), (400, "loss_tok2vec", 41.27)]),
+        // YOLOv5's per-epoch rows under `Epoch  gpu_mem  box  obj  cls ...` (no name rlmon knows); the validation table's `all` row is no epoch.
+        ("yolov5.log", "text", 1, 2, 0, 1, &[(0, "box", 0.1128), (1, "cls", 0.03959), (1, "gpu_mem", 3.35e9)]),
+        // AllenNLP: the bar after `- Validating` is the evaluation of the epoch's last step, as `val_*`.
+        ("allennlp.log", "text", 1, 2, 100, 200, &[(100, "loss", 0.6931), (100, "val_loss", 0.6631), (100, "val_accuracy", 0.6), (200, "loss", 0.5731)]),
         // ms-swift: the step printed as progress, `'global_step/max_steps': '5/300'`.
         ("ms_swift.log", "hf-log", 1, 3, 1, 10, &[(5, "loss", 1.61), (10, "val_loss", 1.502), (10, "grad_norm", 1.5011)]),
         // `[Iteration N]`, `Loss is X.`, `Throughput is X records/second.`; the validation after an epoch joins its last step.

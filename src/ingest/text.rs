@@ -312,6 +312,9 @@ pub struct Progress {
     /// That evaluation's results came on lines labelled as its own, without the
     /// step (Caffe's `Test net output #0: accuracy = 0.97`).
     evaluation_labelled: bool,
+    /// A line announced an evaluation pass (`Validating`) and no training pass
+    /// or epoch came since.
+    evaluation_pass: bool,
     /// The indentation of the line before, when it was a metric line: an indented
     /// line of one `key= value` right under it, indented alike, is more of its step.
     after_metrics: Option<String>,
@@ -388,6 +391,11 @@ pub fn parse_generic(line: &str, progress: &mut Progress) -> Line {
         if let Some(pairs) = column_row(columns, line) {
             let read = generic_line(&pairs, Accept::Any);
             return match read.line {
+                // A step column numbers the row; the epoch beside it is no metric.
+                Line::Metrics(mut rec) if rec.step.is_some() => {
+                    without_epoch(&mut rec);
+                    Line::Metrics(rec)
+                }
                 // A row per epoch (ultralytics' `1/3  3.21G  1.312 ...`, fastai's
                 // `0  1.23  0.87 ...`): the epoch column numbers it.
                 Line::Metrics(mut rec) if rec.step.is_none() => {
@@ -421,7 +429,7 @@ pub fn parse_generic(line: &str, progress: &mut Progress) -> Line {
     } else {
         Accept::Known
     };
-    let read = generic_line(line, accept);
+    let mut read = generic_line(line, accept);
     match read.line {
         Line::Metrics(mut rec) => {
             // A logger's evaluation phase, or an evaluation's own batches (timm's
@@ -439,7 +447,13 @@ pub fn parse_generic(line: &str, progress: &mut Progress) -> Line {
             }
             // Its results came labelled: a later line of its step is training again.
             progress.evaluation_labelled |= of_announced.is_some();
-            if phase == Some(LoggerPhase::Evaluation) || (rec.step.is_none() && is_evaluation_pass(line)) || evaluation_result || announced {
+            // Under an announced evaluation pass (AllenNLP's `... - Validating`), a bar's
+            // counter counts the evaluation's batches: its results, not a training step.
+            let in_evaluation_pass = progress.evaluation_pass && rec.step.is_none();
+            if in_evaluation_pass {
+                read.counter = None;
+            }
+            if phase == Some(LoggerPhase::Evaluation) || (rec.step.is_none() && is_evaluation_pass(line)) || evaluation_result || announced || in_evaluation_pass {
                 rec.continues = rec.step.is_none() && of_announced.is_none();
                 rec.step = rec.step.or(of_announced);
                 // (The epoch it names is the step's, no result: Ignite's `Validation Results - Epoch: 1`.)
@@ -517,8 +531,14 @@ pub fn parse_generic(line: &str, progress: &mut Progress) -> Line {
             if !indented {
                 progress.block = None;
             }
-            if names_an_epoch(line) {
-                progress.new_epoch = true;
+            match announced_pass(line) {
+                Some(Pass::Evaluation) => progress.evaluation_pass = true,
+                Some(Pass::Epoch) => {
+                    progress.evaluation_pass = false;
+                    progress.new_epoch = true;
+                }
+                Some(Pass::Training) => progress.evaluation_pass = false,
+                None => {}
             }
             // A header: `[epoch=1][batch=16/625]:`; an evaluation's
             // (`[Eval batch=10/10] Eval on eval data:`) counts its own batches, and
@@ -781,6 +801,34 @@ fn without_glog_prefix(line: &str) -> Option<&str> {
     (source.contains(':') && !source.contains(' ')).then(|| rest.trim_start())
 }
 
+/// What a line that only names a pass announces.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Pass {
+    /// `Epoch 2/10`: an epoch starts (training).
+    Epoch,
+    /// `Training`.
+    Training,
+    /// `Validating`, `Running evaluation`: the metric lines after it, up to the
+    /// next training pass, are its results.
+    Evaluation,
+}
+
+/// The pass a line announces, after a logger's ` - ` separated prefix (AllenNLP's
+/// `2021-06-27 12:00:01,000 - INFO - allennlp.training.gradient_descent_trainer -
+/// Validating`); `None` for any other line.
+fn announced_pass(line: &str) -> Option<Pass> {
+    let message = line.rsplit(" - ").next().unwrap_or(line);
+    if names_an_epoch(message) {
+        return Some(Pass::Epoch);
+    }
+    let message = message.trim().trim_matches(|c: char| matches!(c, '.' | ':' | '*' | ' ' | '=')).to_ascii_lowercase();
+    match message.as_str() {
+        "training" | "running training" => Some(Pass::Training),
+        "validating" | "validation" | "evaluating" | "evaluation" | "running validation" | "running evaluation" | "testing" => Some(Pass::Evaluation),
+        _ => None,
+    }
+}
+
 /// Whether a line announces an epoch: `Epoch 2/10`, `Epoch 2`, `epoch: 2`.
 fn names_an_epoch(line: &str) -> bool {
     let mut words = line.split(|c: char| c.is_whitespace() || c == ':').filter(|w| !w.is_empty());
@@ -890,14 +938,24 @@ fn cells(line: &str) -> Vec<&str> {
 
 /// The names of a header row: words only, two or more, one of them a metric
 /// rlmon knows or a loss.
+///
+/// Names of several words stand between bars, or apart by two spaces or more
+/// (spaCy's `E    #       LOSS TOK2VEC  LOSS NER  ENTS_F  SCORE`, whose `E` is the
+/// epoch and `#` the step). A header whose first column is the epoch needs no
+/// known name (YOLOv5's `Epoch  gpu_mem  box  obj  cls  labels  img_size`).
 fn column_names(line: &str) -> Option<Vec<String>> {
-    let words = cells(line);
-    if words.len() < 2 || words.len() > 64 || line.contains([':', '=', ',', '\t']) {
+    if line.contains([':', '=', ',', '\t']) {
         return None;
     }
-    // Cells between bars may hold a name of several words (`| Epoch | Training Loss |`).
-    let spaced = line.contains('|');
-    let word = |w: &str| w.chars().any(|c| c.is_ascii_alphabetic()) && w.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '/' | '.' | '-') || (spaced && c == ' '));
+    let by_bars = line.contains('|');
+    let by_gaps = || -> Vec<&str> { line.split("  ").map(str::trim).filter(|c| !c.is_empty()).collect() };
+    let words = if by_bars || !line.contains("  ") { cells(line) } else { by_gaps() };
+    if words.len() < 2 || words.len() > 64 {
+        return None;
+    }
+    let spaced = by_bars || words.iter().any(|w| w.contains(' '));
+    // (Each word of a name has a letter: `| epoch   1 |` is a value's cell.)
+    let word = |w: &str| w == "#" || (w.split(' ').all(|part| part.is_empty() || part.chars().any(|c| c.is_ascii_alphabetic())) && w.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '/' | '.' | '-') || (spaced && c == ' ')));
     if !words.iter().all(|w| word(w)) {
         return None;
     }
@@ -905,9 +963,24 @@ fn column_names(line: &str) -> Option<Vec<String>> {
         let name = match catalog::preset_conversion(Preset::Generic, w) {
             Conversion::Rename(n) | Conversion::Scale(n, _) | Conversion::Cumulative(n) => n,
         };
-        catalog::info(name).is_some() || name.ends_with(catalog::LOSS)
+        catalog::info(name).is_some() || name.ends_with(catalog::LOSS) || name.strip_prefix(catalog::LOSS).is_some_and(|rest| rest.starts_with('_'))
     };
-    words.iter().any(known).then(|| words.iter().map(|w| (*w).to_owned()).collect())
+    let epoch_first = words.len() >= 3 && words[0].eq_ignore_ascii_case("epoch");
+    if !(epoch_first || words.iter().any(known)) {
+        return None;
+    }
+    let spacy = words.len() >= 3 && words[0] == "E" && words[1] == "#";
+    Some(
+        words
+            .iter()
+            .enumerate()
+            .map(|(i, w)| match (spacy, i) {
+                (true, 0) => "epoch".to_owned(),
+                (true, 1) => "step".to_owned(),
+                _ => (*w).to_owned(),
+            })
+            .collect(),
+    )
 }
 
 /// A row without the progress bar a trainer draws after its cells (ultralytics:
@@ -1711,6 +1784,32 @@ mod tests {
                 _ => None,
             })
             .collect()
+    }
+
+    #[test]
+    fn header_rows_of_names_apart_by_gaps_or_led_by_the_epoch() {
+        // spaCy: two-word names apart by two spaces, `E` the epoch and `#` the step.
+        assert_eq!(column_names("E    #       LOSS TOK2VEC  LOSS NER  ENTS_F  SCORE ").unwrap(), ["epoch", "step", "LOSS TOK2VEC", "LOSS NER", "ENTS_F", "SCORE"]);
+        let got = records("E    #       LOSS TOK2VEC  LOSS NER  ENTS_F  SCORE \n---  ------  ------------  --------  ------  ------\n  0     200         25.13   1845.59   64.77    0.65\n");
+        assert_eq!(got.len(), 1, "{got:?}");
+        assert_eq!(got[0].0, Some(200));
+        assert!(!got[0].2.iter().any(|(n, _)| n == "epoch"), "{got:?}");
+        // YOLOv5: no known name, but the epoch leads.
+        assert!(column_names("      Epoch   gpu_mem       box       obj       cls    labels  img_size").is_some());
+        assert!(column_names("Class  Images  Labels  P  R").is_none(), "no epoch, no known name");
+        // A line of cells holding values is no header (PyTorch's word-language-model example).
+        assert!(column_names("| epoch   1 |   600/ 2983 batches | lr 20.00 | ms/batch 12.01 | loss  6.49 | ppl   657.73").is_none());
+    }
+
+    #[test]
+    fn an_announced_evaluation_pass_holds_the_lines_up_to_the_next_training_pass() {
+        assert_eq!(announced_pass("2021-06-27 12:00:01,000 - INFO - allennlp.training.gradient_descent_trainer - Validating"), Some(Pass::Evaluation));
+        assert_eq!(announced_pass("***** Running Evaluation *****"), Some(Pass::Evaluation));
+        assert_eq!(announced_pass("2021-06-27 12:00:02,000 - INFO - allennlp.training.gradient_descent_trainer - Epoch 1/9"), Some(Pass::Epoch));
+        assert_eq!(announced_pass("validation loss 0.3"), None);
+        let got = records("Epoch 0/9\nloss: 0.69 ||: 100%|##| 100/100 [00:01<00:00, 50.00it/s]\nValidating\nloss: 0.66 ||: 100%|##| 20/20 [00:00<00:00, 80.00it/s]\nEpoch 1/9\nloss: 0.57 ||: 100%|##| 100/100 [00:01<00:00, 50.00it/s]\n");
+        assert_eq!(got.iter().map(|r| (r.0, r.1)).collect::<Vec<_>>(), [(Some(100), false), (None, true), (Some(200), false)], "{got:?}");
+        assert!(got[1].2.iter().any(|(n, v)| n == catalog::VAL_LOSS && *v == 0.66), "{got:?}");
     }
 
     #[test]
