@@ -684,5 +684,15 @@ fn study6(seeds: std::ops::Range<u64>) {
         }
         (c.case, None, Some(c.logged))
     });
-    scored_one_by_one(cases, true);
+    // A missed slow drift's reach, as the README's definition reads it (INDEP6_REACH=1).
+    let cases: Vec<_> = cases.collect();
+    if std::env::var("INDEP6_REACH").is_ok() {
+        for (c, _, logged) in &cases {
+            let Some(f) = c.fault.as_ref().filter(|f| f.kind == rlmon::health::AlertKind::SlowDrift) else { continue };
+            let raised = run_rlmon_logged(c, None, logged.as_deref());
+            let caught = raised.iter().any(|(at, a)| a.kind == f.kind && a.severity >= rlmon::health::Severity::Warn && *at >= f.onset);
+            println!("{} {}{}{}", if caught { "caught" } else { "MISSED" }, if meets_definition(c) { "def " } else { "under " }, c.name, reach_words(c));
+        }
+    }
+    scored_one_by_one(cases.into_iter(), true);
 }
