@@ -22,7 +22,11 @@
 //! slow grad-norm explosions, GRPO runs with zero-inflated losses, KLs from
 //! exactly zero, held-out scores that fall while the training reward holds.
 //!
-//! cargo bench --bench health_accuracy [-- tune|test|both|indep|indep2|indep3|indep4|indep5|drift|drift2|real|cost|conform|unseen|heldout]
+//! The sixth study corpus (`health_eval::indep6`, seeds 37000..37012): kl_spike,
+//! slow_drift and expert_collapse on heavy-tailed regime-switching noise, other
+//! scales, strides and schedules, each faulty run beside its clean twin.
+//!
+//! cargo bench --bench health_accuracy [-- tune|test|both|indep|indep2|indep3|indep4|indep5|indep6|drift|drift2|real|cost|conform|unseen|heldout]
 mod health_eval;
 
 use health_eval::synth::Case;
@@ -324,6 +328,11 @@ fn run_mode() {
         "conform" => return conformance(17000..17003),
         "unseen" => return unseen(28000..28010),
         "heldout" => return heldout_study(31000..31008),
+        "indep6" => {
+            // INDEP6_SEEDS=a..b: another range of seeds (the default's six are the ones reported).
+            let seeds = std::env::var("INDEP6_SEEDS").ok().and_then(|r| r.split_once("..").and_then(|(a, b)| Some(a.parse().ok()?..b.parse().ok()?)));
+            return study6(seeds.unwrap_or(37000..37012));
+        }
         _ => {}
     }
     let splits: &[(&str, std::ops::Range<u64>)] = match which.as_str() {
@@ -649,6 +658,41 @@ fn heldout_study(seeds: std::ops::Range<u64>) {
     println!("| part | faulty runs | caught | runs with a false alarm (of all) |\n|---|---:|---:|---:|");
     for (k, t) in &tally {
         println!("| {k} | {} | {} | {} of {} |", t[0], t[1], t[3], t[0] + t[2]);
+    }
+    scored_one_by_one(cases.into_iter(), true);
+}
+
+/// The sixth corpus (`indep6`), for study case by case: kl_spike, slow_drift
+/// and expert_collapse with clean twins. `INDEP6_TRACE=<part of a name>` prints
+/// a case's alerts.
+fn study6(seeds: std::ops::Range<u64>) {
+    use health_eval::indep6;
+    println!("\n## study corpus indep6 v{}: seeds {seeds:?}", indep6::INDEP6_VERSION);
+    let trace = std::env::var("INDEP6_TRACE").ok();
+    let cases = indep6::corpus(seeds).map(move |(kind, m, faulty, seed)| {
+        let c = indep6::generate(kind, m, faulty, seed);
+        if trace.as_deref().is_some_and(|w| c.case.name.contains(w)) {
+            let raised = run_rlmon_logged(&c.case, None, Some(&c.logged));
+            println!("trace {} ({} points)", c.case.name, c.case.steps.len());
+            // The points around the onset (the middle of a clean run), MoE loads left out.
+            let o = c.case.fault.as_ref().map_or(c.case.steps.len() / 2, |f| f.onset as usize);
+            for i in o.saturating_sub(8)..(o + 12).min(c.case.steps.len()) {
+                let row: Vec<String> = c.case.steps[i].iter().filter(|(n, _)| !n.starts_with("moe/")).map(|(n, v)| format!("{n}={v:.5}")).collect();
+                println!("  {i:>6} step {:>8} {}", c.logged[i].0, row.join(" "));
+            }
+            raised.iter().for_each(|(at, a)| println!("  alert at {at}: {} {} step {}: {}", a.severity.as_str(), a.kind, a.step, a.message));
+        }
+        (c.case, None, Some(c.logged))
+    });
+    // A missed slow drift's reach, as the README's definition reads it (INDEP6_REACH=1).
+    let cases: Vec<_> = cases.collect();
+    if std::env::var("INDEP6_REACH").is_ok() {
+        for (c, _, logged) in &cases {
+            let Some(f) = c.fault.as_ref().filter(|f| f.kind == rlmon::health::AlertKind::SlowDrift) else { continue };
+            let raised = run_rlmon_logged(c, None, logged.as_deref());
+            let caught = raised.iter().any(|(at, a)| a.kind == f.kind && a.severity >= rlmon::health::Severity::Warn && *at >= f.onset);
+            println!("{} {}{}{}", if caught { "caught" } else { "MISSED" }, if meets_definition(c) { "def " } else { "under " }, c.name, reach_words(c));
+        }
     }
     scored_one_by_one(cases.into_iter(), true);
 }

@@ -10,6 +10,7 @@ pub mod indep2;
 pub mod indep3;
 pub mod indep4;
 pub mod indep5;
+pub mod indep6;
 pub mod real;
 pub mod score;
 pub mod synth;
