@@ -1207,7 +1207,8 @@ fn generic_line(line: &str, accept: Accept) -> Generic {
                 continue;
             }
         }
-        if NOT_METRICS.contains(&name.as_str()) || is_phase_epoch(line, &name, value) || is_bar_percent(line, value) {
+        // A name starts with a letter: `0m` of fastText's `ETA:   0h 0m 9s` is a clock's piece.
+        if NOT_METRICS.contains(&name.as_str()) || name.starts_with(|c: char| c.is_ascii_digit()) || is_phase_epoch(line, &name, value) || is_bar_percent(line, value) {
             continue;
         }
         // A logger's level glued to its first word (ESPnet's `(trainer:737) INFO: ...`).
@@ -1810,6 +1811,14 @@ mod tests {
         let got = records("Epoch 0/9\nloss: 0.69 ||: 100%|##| 100/100 [00:01<00:00, 50.00it/s]\nValidating\nloss: 0.66 ||: 100%|##| 20/20 [00:00<00:00, 80.00it/s]\nEpoch 1/9\nloss: 0.57 ||: 100%|##| 100/100 [00:01<00:00, 50.00it/s]\n");
         assert_eq!(got.iter().map(|r| (r.0, r.1)).collect::<Vec<_>>(), [(Some(100), false), (None, true), (Some(200), false)], "{got:?}");
         assert!(got[1].2.iter().any(|(n, v)| n == catalog::VAL_LOSS && *v == 0.66), "{got:?}");
+    }
+
+    #[test]
+    fn a_name_starts_with_a_letter() {
+        // fastText: the ETA's pieces are no metrics.
+        let got = records("Progress:  50.0% words/sec/thread:   76841 lr:  0.050012 avg.loss:  6.123456 ETA:   0h 0m 5s");
+        assert!(got[0].2.iter().all(|(n, _)| n.starts_with(|c: char| c.is_ascii_alphabetic())), "{got:?}");
+        assert!(got[0].2.contains(&(catalog::LOSS.to_owned(), 6.123456)), "{got:?}");
     }
 
     #[test]
