@@ -153,6 +153,13 @@ impl Clock {
         }
         let blocks: Box<[Arc<ClockBlock>]> = blocks.into();
         let decoded: Vec<Arc<Entries>> = blocks.iter().map(|b| log.decoded(b)).collect();
+        if let [d] = &decoded[..] {
+            if d.steps == steps {
+                // The block's steps are the clock block's (a metric logged at
+                // every step): the times match when every one has the same bits.
+                return (d.times.len() == times.len() && d.times.iter().zip(times).all(|(a, b)| a.to_bits() == b.to_bits())).then_some(blocks);
+            }
+        }
         let mut i = 0;
         let mut same = true;
         lookup(decoded.iter().map(|d| &**d), steps, |t| {
