@@ -177,7 +177,15 @@ impl Log {
         if n == 0 {
             return;
         }
-        self.sealed.push(Arc::new(ClockBlock::new(&self.steps[..n], &self.times[..n])));
+        let block = Arc::new(ClockBlock::new(&self.steps[..n], &self.times[..n]));
+        // The block's entries as decoding would give them (the code is
+        // lossless): the series sealing the same steps next compare with them.
+        let entries = Arc::new(Entries { steps: self.steps[..n].to_vec(), times: self.times[..n].to_vec() });
+        if self.decoded.len() == DECODED_KEPT {
+            self.decoded.remove(0);
+        }
+        self.decoded.push((block.clone(), entries));
+        self.sealed.push(block);
         self.steps.drain(..n);
         self.times.drain(..n);
     }

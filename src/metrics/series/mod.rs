@@ -380,18 +380,37 @@ impl Series {
         let mut summary = Summary::EMPTY;
         // Every reading's column in one pass, as `Segment::scan` reads each: per
         // reading the places of its first smallest, first largest and last reading.
-        let mut found = [BlockColumn::EMPTY; 4];
+        // Where no reading is at or below zero (a loss, a rate, a count), the
+        // positive-only columns read the same points.
+        let (mut found, mut nonpositive) = ([BlockColumn::EMPTY; 4], [false; 2]);
         for (k, (&raw, &smooth)) in hot.values.iter().zip(&smoothed).enumerate() {
             if !raw.is_finite() {
                 continue;
             }
             found[0].add(k, raw);
-            if !(raw <= 0.0) {
-                found[1].add(k, raw);
-            }
             found[2].add(k, smooth);
-            if !(smooth <= 0.0) {
-                found[3].add(k, smooth);
+            nonpositive[0] |= raw <= 0.0;
+            nonpositive[1] |= smooth <= 0.0;
+        }
+        found[1] = found[0];
+        found[3] = found[2];
+        if nonpositive[0] || nonpositive[1] {
+            if nonpositive[0] {
+                found[1] = BlockColumn::EMPTY;
+            }
+            if nonpositive[1] {
+                found[3] = BlockColumn::EMPTY;
+            }
+            for (k, (&raw, &smooth)) in hot.values.iter().zip(&smoothed).enumerate() {
+                if !raw.is_finite() {
+                    continue;
+                }
+                if nonpositive[0] && !(raw <= 0.0) {
+                    found[1].add(k, raw);
+                }
+                if nonpositive[1] && !(smooth <= 0.0) {
+                    found[3].add(k, smooth);
+                }
             }
         }
         for (reading, f) in found.iter().enumerate() {
