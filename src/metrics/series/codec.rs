@@ -313,9 +313,12 @@ fn as_decimals(xs: &[f64]) -> Option<Decimals> {
     let (mut k, mut misses) = (0, 0);
     let mut each = Vec::with_capacity(xs.len());
     for (i, x) in xs.iter().enumerate() {
-        let found = (x.to_bits() != (-0.0f64).to_bits()).then(|| (k..POW10.len()).take_while(|&j| (x * POW10[j]).abs() < DECIMAL_LIMIT).find(|&j| (round_i64(x * POW10[j]) as f64 / POW10[j]).to_bits() == x.to_bits())).flatten();
+        // Each value's decimals and its integer at them.
+        let found = (x.to_bits() != (-0.0f64).to_bits())
+            .then(|| (k..POW10.len()).take_while(|&j| (x * POW10[j]).abs() < DECIMAL_LIMIT).find_map(|j| Some(round_i64(x * POW10[j])).filter(|n| (*n as f64 / POW10[j]).to_bits() == x.to_bits()).map(|n| (j, n))))
+            .flatten();
         match found {
-            Some(j) => k = j,
+            Some((j, _)) => k = j,
             None => misses += 1,
         }
         if misses > 4.max((i + 1) / 8) {
@@ -329,9 +332,14 @@ fn as_decimals(xs: &[f64]) -> Option<Decimals> {
     let mut last = xs.iter().zip(&each).find_map(|(x, d)| d.map(|_| round_i64(x * p))).unwrap_or(0);
     let (mut ns, mut exceptions) = (Vec::with_capacity(xs.len()), Vec::new());
     for (i, (x, d)) in xs.iter().zip(&each).enumerate() {
-        let n = round_i64(x * p);
-        // A value exact at its own decimals is exact at more; checked, not assumed.
-        if d.is_some() && (n as f64 / p).to_bits() == x.to_bits() {
+        // A value exact at its own decimals is exact at more; checked, not
+        // assumed (a value found at the block's decimals was checked there).
+        let exact = match *d {
+            Some((j, n)) if j == k => Some(n),
+            Some(_) => Some(round_i64(x * p)).filter(|n| (*n as f64 / p).to_bits() == x.to_bits()),
+            None => None,
+        };
+        if let Some(n) = exact {
             last = n;
         } else {
             exceptions.push((i, x.to_bits()));
