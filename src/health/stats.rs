@@ -102,14 +102,12 @@ impl Window {
 struct SortedWindow {
     capacity: usize,
     sorted: Vec<f64>,
-    /// How many of the values are NaN.
-    nans: usize,
 }
 
 impl SortedWindow {
     fn new(capacity: usize) -> Self {
         let capacity = capacity.max(1);
-        SortedWindow { capacity, sorted: Vec::with_capacity(capacity), nans: 0 }
+        SortedWindow { capacity, sorted: Vec::with_capacity(capacity) }
     }
 
     /// Adds `v`; `leaving`, when the window is full, is its oldest value, which
@@ -120,28 +118,16 @@ impl SortedWindow {
         if self.is_full() && leaving.is_some_and(|old| old.to_bits() == v.to_bits()) {
             return;
         }
-        let leaving = leaving.filter(|_| self.is_full());
-        // Without a NaN among them the values in `total_cmp` order are in
-        // numeric order too, and for a value neither zero nor NaN `total_cmp`
-        // and the numeric comparison agree with every one of them (only the
-        // zeros' signs tell them apart): the searches compare numerically.
-        let plain = |x: f64| x != 0.0 && !x.is_nan();
-        let numeric = self.nans == 0 && plain(v) && leaving.is_none_or(plain);
-        let at = if numeric { self.sorted.partition_point(|p| *p <= v) } else { self.sorted.partition_point(|p| p.total_cmp(&v).is_le()) };
+        let at = self.sorted.partition_point(|p| p.total_cmp(&v).is_le());
         // total_cmp equality is bit equality: any match is the oldest's value. It
         // is among the values up to the new one's place when at or below it.
-        let leaving = leaving.and_then(|old| {
-            let (from, to) = if old.total_cmp(&v).is_le() { (0, at) } else { (at, self.sorted.len()) };
-            let span = &self.sorted[from..to];
-            if numeric {
-                // The first value at or above it: its bits when it is there.
-                let i = span.partition_point(|p| *p < old);
-                span.get(i).filter(|p| p.to_bits() == old.to_bits()).map(|_| from + i)
+        let leaving = leaving.filter(|_| self.is_full()).and_then(|old| {
+            if old.total_cmp(&v).is_le() {
+                self.sorted[..at].binary_search_by(|p| p.total_cmp(&old)).ok()
             } else {
-                span.binary_search_by(|p| p.total_cmp(&old)).ok().map(|i| from + i)
+                self.sorted[at..].binary_search_by(|p| p.total_cmp(&old)).ok().map(|i| at + i)
             }
         });
-        self.nans = self.nans + usize::from(v.is_nan()) - usize::from(leaving.is_some_and(|i| self.sorted[i].is_nan()));
         match leaving {
             // The values between the leaving one and the new one's place shift
             // by one: a single move instead of a remove and an insert.
@@ -282,10 +268,7 @@ impl SortedSeries {
             self.unread = self.unread.saturating_add(1);
         }
         if self.live && self.since_near > LAZY_IDLE {
-            self.kept.iter_mut().for_each(|(_, w)| {
-                w.sorted.clear();
-                w.nans = 0;
-            });
+            self.kept.iter_mut().for_each(|(_, w)| w.sorted.clear());
             self.live = false;
         }
     }
@@ -763,13 +746,13 @@ mod tests {
     fn a_sliding_window_stays_sorted_bit_for_bit() {
         let mut rng = crate::workload::rng::SplitMix64::new(9);
         let specials = [0.0, -0.0, f64::INFINITY, f64::NEG_INFINITY, f64::NAN, -f64::NAN, 1e300, -1e-300];
-        for (cap, rare) in [(1, 11), (2, 11), (3, 11), (8, 11), (33, 11), (8, 97), (33, 97), (100, 400)] {
+        for cap in [1, 2, 3, 8, 33] {
             for lag in [0, 1, 4] {
                 let mut s = SortedSeries::new(cap + lag, &[(cap, lag)]);
                 let mut all = Vec::new();
-                for i in 0..2000 {
+                for i in 0..600 {
                     let r = rng.next_u64();
-                    let v = if r % rare == 0 { specials[(r / rare) as usize % specials.len()] } else { ((r % 7) as f64 - 3.0) * 0.5 };
+                    let v = if r % 11 == 0 { specials[(r / 11) as usize % specials.len()] } else { ((r % 7) as f64 - 3.0) * 0.5 };
                     s.push(v);
                     all.push(v);
                     let Some((_, w)) = s.kept.first() else { panic!("the span is kept") };
