@@ -428,7 +428,7 @@ impl Normalizer {
 
     /// Canonical names and values of a record's fields.
     fn canonical(&mut self, fields: Vec<(FieldName, f64)>, already: bool) -> Vec<(MetricName, f64)> {
-        let mut values: Vec<(MetricName, f64)> = self.spare.pop().unwrap_or_else(|| Vec::with_capacity(fields.len()));
+        let mut values: Vec<(MetricName, f64)> = self.spare.pop().unwrap_or_else(|| Vec::with_capacity(fields.len() + 2));
         let mut split_tokens = (None, None);
         // The bits (`name_bit`) of the names in `values`: a name whose bit is not
         // there is not there, without a look along `values` or `ranks`.

@@ -46,17 +46,6 @@ impl BitWriter {
         self.acc = acc as u64 & ((1u64 << self.pending) - 1);
     }
 
-    /// Where the writer is, to [`rewind`](Self::rewind) to.
-    fn mark(&self) -> (usize, u64, u32) {
-        (self.out.len(), self.acc, self.pending)
-    }
-
-    /// Drops what was written after `mark`.
-    fn rewind(&mut self, (len, acc, pending): (usize, u64, u32)) {
-        self.out.truncate(len);
-        (self.acc, self.pending) = (acc, pending);
-    }
-
     fn bit_len(&self) -> usize {
         self.out.len() * 8 + self.pending as usize
     }
@@ -148,18 +137,33 @@ fn get_signed(r: &mut BitReader) -> i64 {
 }
 
 /// Delta-of-delta of a sequence of 64-bit patterns (wrapping, so any pattern fits).
+/// A run of unchanged deltas (regular steps, a steady clock) is a run of 0 bits,
+/// written up to 64 at a time.
 fn put_dod(w: &mut BitWriter, xs: impl Iterator<Item = u64>) {
     let (mut prev, mut delta) = (0u64, 0u64);
+    let mut zeros = 0u32;
     for (i, x) in xs.enumerate() {
         if i == 0 {
             w.put(x, 64);
         } else {
             let d = x.wrapping_sub(prev);
-            put_signed(w, d.wrapping_sub(delta) as i64);
+            let dod = d.wrapping_sub(delta);
+            if dod == 0 {
+                zeros += 1;
+                if zeros == 64 {
+                    w.put(0, 64);
+                    zeros = 0;
+                }
+            } else {
+                w.put(0, zeros);
+                zeros = 0;
+                put_signed(w, dod as i64);
+            }
             delta = d;
         }
         prev = x;
     }
+    w.put(0, zeros);
 }
 
 fn get_dod(r: &mut BitReader, n: usize, mut out: impl FnMut(u64)) {
@@ -174,6 +178,28 @@ fn get_dod(r: &mut BitReader, n: usize, mut out: impl FnMut(u64)) {
         out(x);
         prev = x;
     }
+}
+
+/// The bits [`put_xor`] writes for `xs`, counted without writing them.
+fn xor_bits(xs: &[f64]) -> usize {
+    let Some(first) = xs.first() else { return 0 };
+    let mut prev = first.to_bits();
+    let (mut lead, mut trail) = (u32::MAX, 0u32);
+    let mut bits = 64usize;
+    for x in &xs[1..] {
+        let x = x.to_bits();
+        let d = x ^ prev;
+        bits += if d == 0 {
+            1
+        } else if lead != u32::MAX && d.leading_zeros() >= lead && d.trailing_zeros() >= trail {
+            2 + (64 - lead - trail) as usize
+        } else {
+            (lead, trail) = (d.leading_zeros().min(63), d.trailing_zeros());
+            14 + (64 - lead - trail) as usize
+        };
+        prev = x;
+    }
+    bits
 }
 
 fn put_xor(w: &mut BitWriter, xs: impl Iterator<Item = f64>) {
@@ -260,6 +286,25 @@ struct Decimals {
 /// Bits an exception costs: its index and its pattern.
 const EXCEPTION_BITS: usize = 32 + 64;
 
+/// `y.round() as i64`, without the library's rounding call: below 2^52 the
+/// fraction `y - trunc(y)` is exact and rounds half away from zero; at or above
+/// it `y` is an integer already (or NaN, or infinite: the same saturating cast).
+fn round_i64(y: f64) -> i64 {
+    if y.abs() < DECIMAL_LIMIT {
+        let t = y as i64;
+        let f = y - t as f64;
+        if f >= 0.5 {
+            t + 1
+        } else if f <= -0.5 {
+            t - 1
+        } else {
+            t
+        }
+    } else {
+        y as i64
+    }
+}
+
 fn as_decimals(xs: &[f64]) -> Option<Decimals> {
     // The block's decimals so far: a value exact at them needs one try (a value
     // exact at fewer decimals is exact at more). Gives up as soon as more than an
@@ -268,9 +313,12 @@ fn as_decimals(xs: &[f64]) -> Option<Decimals> {
     let (mut k, mut misses) = (0, 0);
     let mut each = Vec::with_capacity(xs.len());
     for (i, x) in xs.iter().enumerate() {
-        let found = (x.to_bits() != (-0.0f64).to_bits()).then(|| (k..POW10.len()).take_while(|&j| (x * POW10[j]).abs() < DECIMAL_LIMIT).find(|&j| ((x * POW10[j]).round() / POW10[j]).to_bits() == x.to_bits())).flatten();
+        // Each value's decimals and its integer at them.
+        let found = (x.to_bits() != (-0.0f64).to_bits())
+            .then(|| (k..POW10.len()).take_while(|&j| (x * POW10[j]).abs() < DECIMAL_LIMIT).find_map(|j| Some(round_i64(x * POW10[j])).filter(|n| (*n as f64 / POW10[j]).to_bits() == x.to_bits()).map(|n| (j, n))))
+            .flatten();
         match found {
-            Some(j) => k = j,
+            Some((j, _)) => k = j,
             None => misses += 1,
         }
         if misses > 4.max((i + 1) / 8) {
@@ -281,12 +329,17 @@ fn as_decimals(xs: &[f64]) -> Option<Decimals> {
     each.iter().flatten().next()?;
     let p = POW10[k];
     // Exceptions before the first decimal take its integer, so they widen nothing.
-    let mut last = xs.iter().zip(&each).find_map(|(x, d)| d.map(|_| (x * p).round() as i64)).unwrap_or(0);
+    let mut last = xs.iter().zip(&each).find_map(|(x, d)| d.map(|_| round_i64(x * p))).unwrap_or(0);
     let (mut ns, mut exceptions) = (Vec::with_capacity(xs.len()), Vec::new());
     for (i, (x, d)) in xs.iter().zip(&each).enumerate() {
-        let n = (x * p).round() as i64;
-        // A value exact at its own decimals is exact at more; checked, not assumed.
-        if d.is_some() && (n as f64 / p).to_bits() == x.to_bits() {
+        // A value exact at its own decimals is exact at more; checked, not
+        // assumed (a value found at the block's decimals was checked there).
+        let exact = match *d {
+            Some((j, n)) if j == k => Some(n),
+            Some(_) => Some(round_i64(x * p)).filter(|n| (*n as f64 / p).to_bits() == x.to_bits()),
+            None => None,
+        };
+        if let Some(n) = exact {
             last = n;
         } else {
             exceptions.push((i, x.to_bits()));
@@ -313,11 +366,8 @@ fn put_values(w: &mut BitWriter, xs: &[f64]) {
     if xs.is_empty() {
         return;
     }
-    // XOR is written first and kept unless another code is smaller.
-    let start = w.mark();
-    w.put(ValueCode::Xor as u64, 2);
-    put_xor(w, xs.iter().copied());
-    let mut best = (w.bit_len() - start.0 * 8 - start.2 as usize, ValueCode::Xor);
+    // XOR is counted first and kept unless another code is smaller.
+    let mut best = (2 + xor_bits(xs), ValueCode::Xor);
     let decimals = as_decimals(xs);
     let mut spread = (0, 0, 0, 0);
     if let Some(d) = &decimals {
@@ -333,10 +383,6 @@ fn put_values(w: &mut BitWriter, xs: &[f64]) {
     if let Some(d) = &dictionary {
         best = best.min((32 + d.distinct.len() * 64 + xs.len() * index_width as usize, ValueCode::Dictionary));
     }
-    if best.1 == ValueCode::Xor {
-        return;
-    }
-    w.rewind(start);
     w.put(best.1 as u64, 2);
     match (best.1, decimals) {
         (ValueCode::Decimal | ValueCode::DecimalDelta, Some(d)) => {
@@ -583,6 +629,24 @@ mod tests {
         values_round_trip(&near_limit);
         values_round_trip(&[0.1]);
         values_round_trip(&[f64::INFINITY; 5]);
+    }
+
+    #[test]
+    fn rounding_to_an_integer_is_the_library_s() {
+        let mut rng = crate::test_rng::Rng(0x51ed_2701_f3a5_9c21);
+        let special = [0.5, -0.5, 1.5, -2.5, 0.49999999999999994, -0.49999999999999994, 4503599627370495.5, -4503599627370495.5, 4503599627370496.0, 9.3e18, -9.3e18, 1e300, f64::NAN, f64::INFINITY, f64::NEG_INFINITY, -0.0, 5e-324];
+        let mut ys: Vec<f64> = special.to_vec();
+        for _ in 0..200_000 {
+            let r = rng.next();
+            ys.push(match r % 3 {
+                0 => f64::from_bits(rng.next()),
+                1 => (rng.next() % 2_000_000) as f64 / 4.0 - 250_000.0,
+                _ => (rng.next() >> (rng.next() % 64)) as f64 * if r % 2 == 0 { 1e-3 } else { -1e-3 },
+            });
+        }
+        for y in ys {
+            assert_eq!(round_i64(y), y.round() as i64, "{y:e}");
+        }
     }
 
     #[test]

@@ -177,6 +177,7 @@ pub struct Reading {
 }
 
 impl Reading {
+    #[cfg(test)]
     const ALL: [Reading; 4] = [
         Reading { smoothed: false, positive_only: false },
         Reading { smoothed: false, positive_only: true },
@@ -220,8 +221,53 @@ impl Column {
         }
     }
 
+    /// `col` followed by the one reading `e` ([`Column::join`] of the two).
     fn add(col: &mut Option<Column>, e: Extreme) {
-        *col = Column::join(*col, Some(Column { min: e, max: e, last: e }));
+        match col {
+            None => *col = Some(Column { min: e, max: e, last: e }),
+            Some(c) => {
+                if e.value < c.min.value {
+                    c.min = e;
+                }
+                if e.value > c.max.value {
+                    c.max = e;
+                }
+                c.last = e;
+            }
+        }
+    }
+}
+
+/// A [`Column`] of one block's points being read, by their places in it.
+#[derive(Clone, Copy)]
+struct BlockColumn {
+    min: (usize, f64),
+    max: (usize, f64),
+    last: (usize, f64),
+}
+
+impl BlockColumn {
+    const EMPTY: BlockColumn = BlockColumn { min: (usize::MAX, 0.0), max: (usize::MAX, 0.0), last: (usize::MAX, 0.0) };
+
+    /// As [`Column::add`]: the first point holding an extreme keeps it.
+    fn add(&mut self, k: usize, value: f64) {
+        if self.last.0 == usize::MAX {
+            (self.min, self.max) = ((k, value), (k, value));
+        } else {
+            if value < self.min.1 {
+                self.min = (k, value);
+            }
+            if value > self.max.1 {
+                self.max = (k, value);
+            }
+        }
+        self.last = (k, value);
+    }
+
+    /// The column, for the block starting at point `base` with these steps.
+    fn column(&self, base: usize, steps: &[u64]) -> Option<Column> {
+        let at = |(k, value): (usize, f64)| Extreme { index: base + k, step: steps[k], value };
+        (self.last.0 != usize::MAX).then(|| Column { min: at(self.min), max: at(self.max), last: at(self.last) })
     }
 }
 
@@ -330,15 +376,45 @@ impl Series {
         // A block once truncated away may still be kept decoded under this index.
         self.recent.clear();
         let hot = std::mem::take(&mut self.hot);
-        let segment = Segment {
-            block,
-            smoothed: self.smoothed_readings(block, &hot.values),
-            steps: Cow::Borrowed(&hot.steps),
-            values: Cow::Borrowed(&hot.values),
-        };
+        let smoothed = self.smoothed_readings(block, &hot.values);
         let mut summary = Summary::EMPTY;
-        for reading in Reading::ALL {
-            segment.scan(block * BLOCK..(block + 1) * BLOCK, reading, &mut summary.columns[reading.slot()]);
+        // Every reading's column in one pass, as `Segment::scan` reads each: per
+        // reading the places of its first smallest, first largest and last reading.
+        // Where no reading is at or below zero (a loss, a rate, a count), the
+        // positive-only columns read the same points.
+        let (mut found, mut nonpositive) = ([BlockColumn::EMPTY; 4], [false; 2]);
+        for (k, (&raw, &smooth)) in hot.values.iter().zip(&smoothed).enumerate() {
+            if !raw.is_finite() {
+                continue;
+            }
+            found[0].add(k, raw);
+            found[2].add(k, smooth);
+            nonpositive[0] |= raw <= 0.0;
+            nonpositive[1] |= smooth <= 0.0;
+        }
+        found[1] = found[0];
+        found[3] = found[2];
+        if nonpositive[0] || nonpositive[1] {
+            if nonpositive[0] {
+                found[1] = BlockColumn::EMPTY;
+            }
+            if nonpositive[1] {
+                found[3] = BlockColumn::EMPTY;
+            }
+            for (k, (&raw, &smooth)) in hot.values.iter().zip(&smoothed).enumerate() {
+                if !raw.is_finite() {
+                    continue;
+                }
+                if nonpositive[0] && !(raw <= 0.0) {
+                    found[1].add(k, raw);
+                }
+                if nonpositive[1] && !(smooth <= 0.0) {
+                    found[3].add(k, smooth);
+                }
+            }
+        }
+        for (reading, f) in found.iter().enumerate() {
+            summary.columns[reading] = f.column(block * BLOCK, &hot.steps);
         }
         summary.finite_sum = hot.values.iter().filter(|v| v.is_finite()).sum();
         summary.non_finite = hot.values.iter().filter(|v| !v.is_finite()).count() as u64;
