@@ -26,6 +26,19 @@ const LAYERS: usize = 2;
 #[derive(Debug, Clone)]
 pub struct Xo([u64; 4]);
 
+/// A batch of `tokens` routed by the experts' weights `w` (about multinomial): each
+/// expert's token count, or its share of the batch when not `counts`.
+pub fn routed_loads(rng: &mut Xo, w: &[f64], tokens: f64, counts: bool) -> Vec<f64> {
+    let total: f64 = w.iter().sum();
+    w.iter()
+        .map(|v| {
+            let mean = tokens * v / total;
+            let c = (mean + mean.sqrt() * rng.normal()).round().max(0.0);
+            if counts { c } else { c / tokens }
+        })
+        .collect()
+}
+
 impl Xo {
     pub fn new(seed: u64) -> Self {
         let mut z = seed ^ 0xD1B5_4A32_D192_ED03;

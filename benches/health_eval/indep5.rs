@@ -324,16 +324,7 @@ fn moe_run(rng: &mut Xo, shape: &Shape, fault: Option<(usize, When)>) -> Generat
                 let sharp = sharpened(&favour, beta * x);
                 w.iter_mut().zip(&sharp).for_each(|(a, b)| *a *= b);
             }
-            let total: f64 = w.iter().sum();
-            // Token counts: what a batch routed (approximately multinomial).
-            let loads: Vec<f64> = w
-                .iter()
-                .map(|v| {
-                    let mean = tokens * v / total;
-                    let c = (mean + mean.sqrt() * rng.normal()).round().max(0.0);
-                    if counts { c } else { c / tokens }
-                })
-                .collect();
+            let loads = super::indep::routed_loads(rng, &w, tokens, counts);
             // Some loggers write the layers on alternate points.
             if sparse_layers && layers > 1 && i % layers != l && i % 2 == 1 {
                 continue;

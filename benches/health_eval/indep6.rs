@@ -293,15 +293,7 @@ fn moe_run(rng: &mut Xo, shape: &Shape, m: usize, faulty: bool) -> Generated {
                 let x = (((i - o + 1) as f64) / over as f64).min(1.0);
                 w.iter_mut().zip(&favour).for_each(|(a, f)| *a *= (beta * x * f).exp());
             }
-            let total: f64 = w.iter().sum();
-            let loads: Vec<f64> = w
-                .iter()
-                .map(|v| {
-                    let mean = tokens * v / total;
-                    let c = (mean + mean.sqrt() * rng.normal()).round().max(0.0);
-                    if counts { c } else { c / tokens }
-                })
-                .collect();
+            let loads = super::indep::routed_loads(rng, &w, tokens, counts);
             if balance_only {
                 values.push((catalog::moe(l).balance().into(), balance_of(&loads.iter().map(|v| v.max(1e-12)).collect::<Vec<_>>())));
             } else {
