@@ -315,6 +315,8 @@ pub struct Progress {
     /// A line announced an evaluation pass (`Validating`) and no training pass
     /// or epoch came since.
     evaluation_pass: bool,
+    /// The step of a line that named only a step, and the names read under it.
+    step_line: Option<(u64, Vec<super::FieldName>)>,
     /// The indentation of the line before, when it was a metric line: an indented
     /// line of one `key= value` right under it, indented alike, is more of its step.
     after_metrics: Option<String>,
@@ -493,6 +495,19 @@ pub fn parse_generic(line: &str, progress: &mut Progress) -> Line {
                 // Metrics alone, after the step: more of that step, not a new one.
                 rec.continues = true;
             }
+            // Under a line that named only a step (`=== Step 100 ===`), the lines
+            // without one are that step's, until one repeats a name (a step of its own).
+            if rec.step.is_some() || read.counter.is_some() {
+                progress.step_line = None;
+            } else if let Some((step, names)) = &mut progress.step_line {
+                if !indented && rec.fields.iter().all(|(name, _)| !names.contains(name)) {
+                    names.extend(rec.fields.iter().map(|(name, _)| name.clone()));
+                    rec.step = Some(*step);
+                    rec.continues = false;
+                } else if !indented {
+                    progress.step_line = None;
+                }
+            }
             match progress.block {
                 Some(block) if indented && rec.step.is_none() => match block {
                     Some(step) => rec.step = Some(step),
@@ -550,6 +565,7 @@ pub fn parse_generic(line: &str, progress: &mut Progress) -> Line {
             } else if !indented && read.step.is_some() && !mentions_evaluation(line) {
                 progress.block = Some(read.step);
                 progress.block_loose = false;
+                progress.step_line = read.step.map(|step| (step, Vec::new()));
             }
             other
         }
@@ -1819,6 +1835,15 @@ mod tests {
         let got = records("Progress:  50.0% words/sec/thread:   76841 lr:  0.050012 avg.loss:  6.123456 ETA:   0h 0m 5s");
         assert!(got[0].2.iter().all(|(n, _)| n.starts_with(|c: char| c.is_ascii_alphabetic())), "{got:?}");
         assert!(got[0].2.contains(&(catalog::LOSS.to_owned(), 6.123456)), "{got:?}");
+    }
+
+    #[test]
+    fn a_line_naming_only_a_step_gives_it_to_the_lines_under_it() {
+        let got = records("=== Step 100 ===\nloss: 2.3\ngrad_norm: 1.5\n=== Step 200 ===\nloss: 2.1\n");
+        assert_eq!(got.iter().map(|r| (r.0, r.1)).collect::<Vec<_>>(), [(Some(100), false), (Some(100), false), (Some(200), false)], "{got:?}");
+        // A name again under one header: a step of its own, counted on as before.
+        let got = records("Step 100\nloss: 2.3\nloss: 2.2\n");
+        assert_eq!((got[0].0, got[1].0), (Some(100), None), "{got:?}");
     }
 
     #[test]
