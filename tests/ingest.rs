@@ -385,6 +385,8 @@ fn every_trainer_of_the_gallery_is_read() {
         ("allennlp.log", "text", 1, 2, 100, 200, &[(100, "loss", 0.6931), (100, "val_loss", 0.6631), (100, "val_accuracy", 0.6), (200, "loss", 0.5731)]),
         // A script's own prints: a line naming only the step, its metrics on the lines under it (not indented).
         ("step_header.log", "text", 1, 3, 100, 300, &[(100, "loss", 2.3012), (200, "grad_norm", 1.47), (300, "loss", f64::NAN), (300, "lr", 0.0003)]),
+        // Dopamine behind glog's prefix: `Starting iteration N` numbers the lines under it; the return per training episode is the reward.
+        ("dopamine.log", "text", 1, 2, 0, 1, &[(0, "reward", -20.51), (1, "reward", -19.8)]),
         // ms-swift: the step printed as progress, `'global_step/max_steps': '5/300'`.
         ("ms_swift.log", "hf-log", 1, 3, 1, 10, &[(5, "loss", 1.61), (10, "val_loss", 1.502), (10, "grad_norm", 1.5011)]),
         // `[Iteration N]`, `Loss is X.`, `Throughput is X records/second.`; the validation after an epoch joins its last step.

@@ -260,6 +260,15 @@ const STEP_WORDS: &[&str] = &[
     // reports the environment frames so far.
     "env_step", "total_num_frames",
 ];
+/// A tidy name without the word that announces a step as it starts (Dopamine's
+/// `Starting iteration 3`): the step word, or the name as it was.
+fn as_step_word(name: String) -> String {
+    match ["starting_", "beginning_"].iter().find_map(|p| name.strip_prefix(p)) {
+        Some(rest) if STEP_WORDS.contains(&rest) => rest.to_owned(),
+        _ => name,
+    }
+}
+
 /// Words whose value is a position within a pass rather than the step: read as a
 /// progress counter (a new pass starts when it goes back). `token` and `sample` count
 /// only with a total (`[token=4096/100000]`, Composer's duration in tokens).
@@ -1182,7 +1191,7 @@ fn generic_line(line: &str, accept: Accept) -> Generic {
             end.and_then(|end| line.get(end..)).is_some_and(|rest| rest.trim_start().starts_with([':', '=']))
         };
         // A step word is the step, written or not (TensorFlow-Examples' `Step 1000:`).
-        pairs.retain(|(key, _)| written(key) || STEP_WORDS.contains(&key.trim().to_ascii_lowercase().replace([' ', '-'], "_").as_str()));
+        pairs.retain(|(key, _)| written(key) || STEP_WORDS.contains(&as_step_word(key.trim().to_ascii_lowercase().replace([' ', '-'], "_")).as_str()));
     }
     let tidy = |w: &str| w.trim().to_ascii_lowercase().replace([' ', '-'], "_");
     let whole = |value: &str| kv::value(value).filter(|v| v.fract() == 0.0 && *v >= 0.0 && *v < 2f64.powi(63)).map(|v| v as u64);
@@ -1201,6 +1210,7 @@ fn generic_line(line: &str, accept: Accept) -> Generic {
         let name = tidy(&word);
         // A bar's label (diffusers' and kohya's `Steps:   0%|`) names no step: its
         // percentage is no count, the bar's `n/total` is.
+        let name = as_step_word(name);
         if STEP_WORDS.contains(&name.as_str()) && !is_bar_percent(line, value) {
             // An iteration may count micro-batches where a step on the same line
             // counts optimizer steps (LitGPT's `iter 1152 step 144`, a line per
@@ -1844,6 +1854,9 @@ mod tests {
         // A name again under one header: a step of its own, counted on as before.
         let got = records("Step 100\nloss: 2.3\nloss: 2.2\n");
         assert_eq!((got[0].0, got[1].0), (Some(100), None), "{got:?}");
+        // Dopamine: the iteration announced as it starts.
+        let got = records("Starting iteration 3\nloss: 2.3\n");
+        assert_eq!(got[0].0, Some(3), "{got:?}");
     }
 
     #[test]
