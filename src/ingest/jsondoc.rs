@@ -62,7 +62,7 @@ fn columns(map: Map<String, Value>) -> Result<Vec<Line>, String> {
     }
     // A column of step numbers (`"epoch": [1, 2, 3]`) numbers the columns logged by position.
     let shared_steps = STEP_COLUMNS.iter().find_map(|s| named.iter().position(|(n, c)| n == s && c.steps.is_none())).map(|i| named.remove(i).1.values);
-    let as_step = |v: &Value| v.as_f64().filter(|s| s.fract() == 0.0 && *s >= 0.0 && *s < 2f64.powi(63)).map(|s| s as u64);
+    let as_step = |v: &Value| v.as_f64().and_then(super::whole_step);
     let mut by_step: BTreeMap<u64, Map<String, Value>> = BTreeMap::new();
     for (name, col) in named {
         for (i, value) in col.values.into_iter().enumerate() {

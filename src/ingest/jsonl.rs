@@ -307,8 +307,7 @@ fn planned<K: AsRef<str>>(fields: &[(K, Field<'_>)], plan: &[Plan], names: &mut 
     for ((key, v), kind) in fields.iter().zip(plan) {
         match kind {
             Plan::Step => {
-                let s = v.number().filter(|s| s.is_finite() && *s >= 0.0 && s.fract() == 0.0 && *s < 2f64.powi(63))?;
-                rec.step = Some(s as u64);
+                rec.step = Some(v.number().and_then(super::whole_step)?);
             }
             Plan::Time => rec.time = v.number().filter(|t| t.is_finite()),
             Plan::Metric => {
@@ -667,9 +666,8 @@ fn record<K: AsRef<str>>(fields: &mut Vec<(K, Field<'_>)>, names: &mut Names) ->
                 }
             }
             k if STEP_KEYS.contains(&k) || (OTHER_STEP_KEYS.contains(&k) && !step_named) => {
-                let s = v.number().filter(|s| s.is_finite() && *s >= 0.0 && s.fract() == 0.0 && *s < 2f64.powi(63));
-                match s {
-                    Some(s) => rec.step = Some(s as u64),
+                match v.number().and_then(super::whole_step) {
+                    Some(s) => rec.step = Some(s),
                     None => return Line::Skip(SkipKind::Malformed, format!("`{key}` must be a non-negative integer, got {}", short(&v.into_value()))),
                 }
                 step_named |= STEP_KEYS.contains(&k);

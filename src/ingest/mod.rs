@@ -632,6 +632,12 @@ pub fn progress_step(key: &str, text: &str) -> Option<u64> {
 }
 
 /// A number written as a string (`"1.2"`, `"nan"`, `"-inf"`), as some loggers do.
+/// A value as a step number: a whole number from 0 up to below 2^63 (not NaN or infinite).
+#[inline]
+pub fn whole_step(v: f64) -> Option<u64> {
+    (v >= 0.0 && v.fract() == 0.0 && v < 2f64.powi(63)).then_some(v as u64)
+}
+
 pub fn number_in_text(s: &str) -> Option<f64> {
     let t = s.trim();
     match t.to_ascii_lowercase().as_str() {

@@ -743,7 +743,7 @@ fn labelled_counter_line(line: &str, progress: &mut Progress) -> Option<Line> {
     match (&progress.clock_label, at) {
         (Some(clock), Some(at)) if clock == label => {
             let (_, value) = rec.fields.remove(at);
-            rec.step = (value >= 0.0 && value.fract() == 0.0 && value < 2f64.powi(63)).then_some(value as u64);
+            rec.step = super::whole_step(value);
             progress.seen_step |= rec.step.is_some();
         }
         // Another label's line (the actor's, the evaluator's), or one before the
@@ -1194,7 +1194,7 @@ fn generic_line(line: &str, accept: Accept) -> Generic {
         pairs.retain(|(key, _)| written(key) || STEP_WORDS.contains(&as_step_word(key.trim().to_ascii_lowercase().replace([' ', '-'], "_")).as_str()));
     }
     let tidy = |w: &str| w.trim().to_ascii_lowercase().replace([' ', '-'], "_");
-    let whole = |value: &str| kv::value(value).filter(|v| v.fract() == 0.0 && *v >= 0.0 && *v < 2f64.powi(63)).map(|v| v as u64);
+    let whole = |value: &str| kv::value(value).and_then(super::whole_step);
     let mut step = None;
     let mut step_is_iteration = false;
     let mut epoch = None;
