@@ -888,6 +888,11 @@ fn logger_phase(line: &str) -> Option<LoggerPhase> {
     }
 }
 
+/// Whether a word names an evaluation as a label does (`Test:`, `Validation Results`).
+fn is_evaluation_word(word: &str) -> bool {
+    ["eval", "evaluation", "val", "valid", "validation", "test", "testing"].iter().any(|e| word.eq_ignore_ascii_case(e))
+}
+
 /// Whether a line is an evaluation pass's progress: an evaluation word right before
 /// its first bracketed counter (timm's `Test: [  10/48]`, mmengine's `Epoch(val)
 /// [1][500/500]`), not a training line that also prints validation results.
@@ -895,7 +900,7 @@ fn is_evaluation_pass(line: &str) -> bool {
     let Some(at) = line.find('[').filter(|&at| line[at + 1..].trim_start().starts_with(|c: char| c.is_ascii_digit())) else { return false };
     let before = line[..at].trim_end().trim_end_matches([':', ')', '(']);
     let last = before.rsplit(|c: char| !c.is_ascii_alphabetic()).next().unwrap_or("");
-    ["eval", "evaluation", "val", "valid", "validation", "test", "testing"].iter().any(|e| last.eq_ignore_ascii_case(e))
+    is_evaluation_word(last)
 }
 
 /// Whether a line's label, the words before its first `:`, names an evaluation
@@ -909,7 +914,7 @@ fn labels_evaluation(line: &str) -> bool {
     let words: Vec<&str> = label.split_whitespace().filter(|w| !(w.bytes().all(|c| c.is_ascii_punctuation()) || is_number(w))).collect();
     (1..=4).contains(&words.len())
         && words.iter().all(|w| w.chars().all(|c| c.is_ascii_alphabetic()))
-        && words.iter().any(|w| ["eval", "evaluation", "val", "valid", "validation", "test", "testing"].iter().any(|e| w.eq_ignore_ascii_case(e)))
+        && words.iter().any(|w| is_evaluation_word(w))
 }
 
 /// A metric's name on an evaluation line: the loss is the validation loss; other
