@@ -358,7 +358,7 @@ fn every_trainer_of_the_gallery_is_read() {
         // Sample Factory: environment frames number the step; policy 0's reward from `[(0, '4.480')]`.
         ("sample_factory.log", "text", 1, 3, 16384, 57344, &[(16384, "reward", 3.887), (36864, "samples_per_s", 3686.4), (57344, "reward", 4.919)]),
         // Marian: ` : `-separated segments; `Up.` numbers the step, `Cost` is the loss; a validator's `ce-mean-words` the validation loss.
-        ("marian.log", "text", 1, 3, 500, 1500, &[(500, "loss", 8.18542194), (500, "tokens_per_s", 3317.67), (1000, "grad_norm", 1.2013), (1000, "val_loss", 6.51234), (1500, "lr", 5.625e-05)]),
+        ("marian.log", "text", 1, 3, 500, 1500, &[(500, "loss", 8.18542194), (500, "tokens_per_s", 3317.67), (1000, "grad_norm", 1.2013), (1000, "val_loss", 6.51234), (1000, "val_bleu", 1.23), (1500, "lr", 5.625e-05)]),
         // MMDetection 2.x: `Epoch [1][50/7330]`, its epochs counted from 1.
         ("mmdet_v2.log", "text", 1, 3, 50, 7380, &[(50, "loss", 1.8441), (100, "grad_norm", 5.1092), (7380, "loss", 0.9823)]),
         // Acme: `[Learner] Learner Steps = 100 | ... | Critic Loss = 4.5`; the learner's counter is the clock, the actor's and evaluator's lines join its step.
@@ -387,6 +387,17 @@ fn every_trainer_of_the_gallery_is_read() {
         ("step_header.log", "text", 1, 3, 100, 300, &[(100, "loss", 2.3012), (200, "grad_norm", 1.47), (300, "loss", f64::NAN), (300, "lr", 0.0003)]),
         // Dopamine behind glog's prefix: `Starting iteration N` numbers the lines under it; the return per training episode is the reward.
         ("dopamine.log", "text", 1, 2, 0, 1, &[(0, "reward", -20.51), (1, "reward", -19.8)]),
+        // A script's own prints: a line naming only the epoch numbers the lines under it (the NaN at epoch 3).
+        ("epoch_header.log", "text", 1, 3, 1, 3, &[(1, "loss", 2.3104), (2, "val_acc", 0.351), (3, "loss", f64::NAN)]),
+        // TensorFlow Estimator: `Saving dict for global step 500: accuracy = ..., loss = ...` is the evaluation at 500.
+        ("tf_estimator.log", "text", 1, 6, 1, 500, &[(401, "loss", 0.09928), (500, "val_loss", 0.0934), (500, "val_accuracy", 0.9712)]),
+        // OpenNMT-py behind `[date time,ms INFO]`: `Validation perplexity: ...` and `Validation accuracy: ...` join the step before.
+        ("opennmt_valid.log", "text", 1, 4, 50, 200, &[(50, "loss", 9.97), (150, "validation_perplexity", 901.12), (150, "validation_accuracy", 11.98), (200, "loss", 6.22)]),
+        // MMSegmentation 1.x (mmengine): `Iter(val) [500/500]  aAcc: ...  mIoU: ...` joins the training iteration before.
+        ("mmseg1_val.log", "text", 1, 3, 50, 150, &[(100, "loss", 1.9), (100, "val_miou", 56.78), (100, "val_aacc", 91.23), (150, "loss", 1.8)]),
+        // The HF Trainer's notebook tables pasted as text: columns headed `Training Loss`, `Validation Loss`.
+        ("hf_notebook_table.txt", "tsv", 1, 3, 1, 3, &[(1, "loss", 0.4123), (2, "val_loss", 0.341234), (3, "Accuracy", 0.858)]),
+        ("unsloth_table.txt", "tsv", 1, 5, 1, 5, &[(1, "loss", 1.8154), (5, "loss", 1.2804)]),
         // ms-swift: the step printed as progress, `'global_step/max_steps': '5/300'`.
         ("ms_swift.log", "hf-log", 1, 3, 1, 10, &[(5, "loss", 1.61), (10, "val_loss", 1.502), (10, "grad_norm", 1.5011)]),
         // `[Iteration N]`, `Loss is X.`, `Throughput is X records/second.`; the validation after an epoch joins its last step.

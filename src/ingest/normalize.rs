@@ -412,11 +412,15 @@ impl Normalizer {
                 let mut r = Resolved { conversion: catalog::conversion(name).or(itself), rank: catalog::alias_rank(name), interned: catalog::intern(name) };
                 // A known name in capitals or CamelCase (`KL`, `Entropy`, Spinning Up's
                 // `ClipFrac`) is that name: its snake-case spelling.
+                // A column headed in words (the HF Trainer's notebook table: `Training
+                // Loss`, `Validation Loss`) is the name a text log would read from them.
                 if r.conversion.is_none() {
-                    if let Some(spelled) = snake_case(name).filter(|s| s != &**name) {
+                    let words = name.contains([' ', '-']).then(|| catalog::tidy_word(name).to_owned());
+                    for spelled in snake_case(name).into_iter().chain(words).filter(|s| s != &**name) {
                         let itself = catalog::info(&spelled).map(|m| m.pattern).filter(|p| *p == spelled).map(Conversion::Rename);
                         if let Some(c) = catalog::conversion(&spelled).or(itself) {
                             r = Resolved { conversion: Some(c), rank: catalog::alias_rank(&spelled), ..r };
+                            break;
                         }
                     }
                 }
@@ -563,6 +567,20 @@ mod tests {
         for want in ["reward", "kl", "entropy", "clip_frac", "policy_loss", "value_loss", "MyMetric"] {
             assert!(names.contains(&want), "{want} not in {names:?}");
         }
+    }
+
+    #[test]
+    fn columns_headed_in_words_are_read_as_a_text_log_reads_the_words() {
+        // The HF Trainer's notebook table, pasted as text.
+        let mut n = Normalizer::default();
+        let mut rec = Record::default();
+        rec.step = Some(1);
+        rec.fields = ["Training Loss", "Validation Loss", "Grad-Norm", "My Score"].iter().map(|k| ((*k).into(), 1.0)).collect();
+        n.push(rec);
+        let out = n.finish();
+        let Some(Emit::Point(p)) = out.first() else { panic!("{out:?}") };
+        let names: Vec<&str> = p.values.iter().map(|(k, _)| &**k).collect();
+        assert_eq!(names, ["loss", "val_loss", "grad_norm", "My Score"]);
     }
 
     #[test]

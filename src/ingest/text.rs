@@ -326,6 +326,10 @@ pub struct Progress {
     evaluation_pass: bool,
     /// The step of a line that named only a step, and the names read under it.
     step_line: Option<(u64, Vec<super::FieldName>)>,
+    /// Whether a line naming only an epoch (`Epoch 3`) numbers the lines under it:
+    /// `None` until one comes; yes when it came before any step, until a line under
+    /// one repeats a name (an epoch of many prints) or a step of its own comes.
+    epoch_clock: Option<bool>,
     /// The indentation of the line before, when it was a metric line: an indented
     /// line of one `key= value` right under it, indented alike, is more of its step.
     after_metrics: Option<String>,
@@ -421,7 +425,7 @@ pub fn parse_generic(line: &str, progress: &mut Progress) -> Line {
             };
         }
     }
-    if let Some(results) = epoch_results(line) {
+    if let Some(results) = epoch_results(line).or_else(|| estimator_evaluation(line)) {
         return results;
     }
     if let Some(read) = labelled_counter_line(line, progress) {
@@ -508,6 +512,7 @@ pub fn parse_generic(line: &str, progress: &mut Progress) -> Line {
             // without one are that step's, until one repeats a name (a step of its own).
             if rec.step.is_some() || read.counter.is_some() {
                 progress.step_line = None;
+                progress.epoch_clock = progress.epoch_clock.map(|_| false);
             } else if let Some((step, names)) = &mut progress.step_line {
                 if !indented && rec.fields.iter().all(|(name, _)| !names.contains(name)) {
                     names.extend(rec.fields.iter().map(|(name, _)| name.clone()));
@@ -515,6 +520,7 @@ pub fn parse_generic(line: &str, progress: &mut Progress) -> Line {
                     rec.continues = false;
                 } else if !indented {
                     progress.step_line = None;
+                    progress.epoch_clock = progress.epoch_clock.map(|_| false);
                 }
             }
             match progress.block {
@@ -560,6 +566,11 @@ pub fn parse_generic(line: &str, progress: &mut Progress) -> Line {
                 Some(Pass::Epoch) => {
                     progress.evaluation_pass = false;
                     progress.new_epoch = true;
+                    // `Epoch 3` before any step: its lines are that epoch's (a NaN under
+                    // it is reported at epoch 3, not at its line's count).
+                    if *progress.epoch_clock.get_or_insert(!progress.seen_step) {
+                        progress.step_line = read.epoch.map(|epoch| (epoch, Vec::new()));
+                    }
                 }
                 Some(Pass::Training) => progress.evaluation_pass = false,
                 None => {}
@@ -593,6 +604,12 @@ fn single_pair(line: &str) -> bool {
     let Some(at) = t.find(['=', ':']) else { return false };
     let (key, value) = (t[..at].trim(), t[at + 1..].trim());
     key.starts_with(|c: char| c.is_ascii_alphabetic()) && key.chars().all(|c| c.is_ascii_alphanumeric() || " _/.-()".contains(c)) && kv::value(value).is_some()
+}
+
+/// Whether a line is one `name: value` pair whose name has words beside its label's
+/// (`Validation perplexity: 901.12`, not a bar's `Validation: 100%`).
+fn names_one_result(line: &str) -> bool {
+    single_pair(line) && line.trim().split([':', '=']).next().is_some_and(|key| key.split_whitespace().count() >= 2)
 }
 
 /// `rec` without its `epoch` field, where the epoch numbers its step.
@@ -784,11 +801,29 @@ fn epoch_results(line: &str) -> Option<Line> {
     }
 }
 
+/// TensorFlow Estimator's evaluation results (`Saving dict for global step 500:
+/// accuracy = 0.9712, global_step = 500, loss = 0.0934`): at that step, under
+/// evaluation names. `None` for any other line.
+fn estimator_evaluation(line: &str) -> Option<Line> {
+    let rest = line.trim_start().strip_prefix("Saving dict for global step ")?;
+    let (step, results) = rest.split_once(':')?;
+    let step = integer(step)?;
+    match generic_line(results, Accept::Any).line {
+        Line::Metrics(mut rec) => {
+            rec.step = Some(step);
+            rec.continues = false;
+            evaluation_names(&mut rec.fields);
+            Some(Line::Metrics(rec))
+        }
+        _ => Some(Line::Text),
+    }
+}
+
 /// A line without the prefix of Python logging's default format
 /// (`logging.basicConfig()`: `INFO:root:`, `INFO:tensorflow:`, `WARNING:__main__:`),
 /// which glues the level and the logger's name to the line's first word.
 pub fn without_logging_prefix(line: &str) -> &str {
-    if let Some(rest) = without_glog_prefix(line) {
+    if let Some(rest) = without_glog_prefix(line).or_else(|| without_bracketed_time(line)) {
         return rest;
     }
     for level in ["INFO:", "DEBUG:", "WARNING:", "ERROR:", "CRITICAL:"] {
@@ -800,6 +835,19 @@ pub fn without_logging_prefix(line: &str) -> &str {
         }
     }
     line
+}
+
+/// A line without a bracketed time and level before its message (OpenNMT-py's
+/// `[2023-03-01 12:04:00,001 INFO] Validation accuracy: 11.98`, Marian's
+/// `[2019-04-02 10:00:01] `): every word in the brackets a date, a time or a
+/// level, one of them a time; `None` without one.
+fn without_bracketed_time(line: &str) -> Option<&str> {
+    let (inside, rest) = line.strip_prefix('[')?.split_once(']')?;
+    let is_time = |w: &str| w.contains(':') && w.bytes().all(|c| c.is_ascii_digit() || matches!(c, b':' | b'.' | b','));
+    let is_date = |w: &str| w.bytes().any(|c| c.is_ascii_digit()) && w.bytes().all(|c| c.is_ascii_digit() || matches!(c, b'-' | b'/'));
+    let is_level = |w: &str| ["info", "warn", "warning", "debug", "error", "critical"].iter().any(|l| w.eq_ignore_ascii_case(l));
+    let mut words = inside.split_whitespace();
+    (words.clone().any(is_time) && words.all(|w| is_time(w) || is_date(w) || is_level(w))).then(|| rest.trim_start())
 }
 
 /// A line without glog's prefix (C++ and abseil logging: Caffe's `I0628
@@ -1173,7 +1221,15 @@ fn generic_line(line: &str, accept: Accept) -> Generic {
     if is_darknet_region(line) {
         return Generic { line: Line::Text, step: None, counter: None, epoch: None };
     }
-    let line = match bracketed_counters(line).or_else(|| glued_counters(line)).or_else(|| sample_factory(line)).or_else(|| marian(line)).or_else(|| darknet(line)) {
+    let mut any_metric = any_metric;
+    let spelled_line = bracketed_counters(line).or_else(|| glued_counters(line)).or_else(|| sample_factory(line));
+    let spelled_line = spelled_line.or_else(|| {
+        let validators = marian(line);
+        // A Marian validator's line names its own metric (`bleu`, `perplexity`): each is read.
+        any_metric |= validators.is_some() && line.contains("[valid]");
+        validators
+    });
+    let line = match spelled_line.or_else(|| darknet(line)) {
         Some(s) => {
             spelled = s;
             spelled.as_str()
@@ -1285,6 +1341,10 @@ fn generic_line(line: &str, accept: Accept) -> Generic {
     let parsed = match record_of_values(Preset::Generic, step, false, kept) {
         // (A held-out score is known too: Tianshou's `Epoch #1: test_reward: 45.2 ± 12.3`.)
         Line::Metrics(rec) if any_metric || rec.fields.iter().any(|(name, _)| name != "epoch" && (catalog::info(name).is_some() || catalog::is_held_out_score(name))) => Line::Metrics(rec),
+        // An evaluation's own line is read for a score under its evaluation name
+        // (mmengine's `Iter(val) [500/500]  aAcc: 91.2  mIoU: 56.8`), or when it names
+        // one result alone (OpenNMT-py's `Validation perplexity: 901.12`).
+        Line::Metrics(rec) if (is_evaluation_pass(line) || labels_evaluation(line)) && (names_one_result(line) || rec.fields.iter().any(|(name, _)| catalog::is_held_out_score(&evaluation_name(name)))) => Line::Metrics(rec),
         Line::Metrics(_) | Line::Skip(..) => Line::Text,
         other => other,
     };
@@ -1862,6 +1922,50 @@ mod tests {
         // Dopamine: the iteration announced as it starts.
         let got = records("Starting iteration 3\nloss: 2.3\n");
         assert_eq!(got[0].0, Some(3), "{got:?}");
+    }
+
+    #[test]
+    fn a_line_naming_only_an_epoch_numbers_the_lines_under_it_before_any_step() {
+        let got = records("Epoch 1\ntrain loss: 2.31\nval loss: 2.20\nEpoch 2\ntrain loss: nan\n");
+        assert_eq!(got.iter().map(|r| r.0).collect::<Vec<_>>(), [Some(1), Some(1), Some(2)], "{got:?}");
+        // An epoch of many prints (a name again under one header): counted on from there.
+        let got = records("Epoch 1\nloss: 2.3\nloss: 2.2\nEpoch 2\nloss: 2.1\n");
+        assert_eq!(got.iter().map(|r| r.0).collect::<Vec<_>>(), [Some(1), None, None], "{got:?}");
+        // Keras: the epoch's bar counts its batches; the epoch does not number them.
+        let got = records("Epoch 1/2\n100/100 - 1s - loss: 0.5\nEpoch 2/2\n100/100 - 1s - loss: 0.4\n");
+        assert_eq!(got.iter().map(|r| r.0).collect::<Vec<_>>(), [Some(100), Some(200)], "{got:?}");
+    }
+
+    #[test]
+    fn tensorflow_estimators_evaluation_is_at_its_step_under_evaluation_names() {
+        let got = records("loss = 0.0993, step = 401 (0.619 sec)\nSaving dict for global step 500: accuracy = 0.9712, global_step = 500, loss = 0.0934\n");
+        assert_eq!(got[1].0, Some(500), "{got:?}");
+        assert_eq!(got[1].2, [("val_accuracy".to_owned(), 0.9712), (catalog::VAL_LOSS.to_owned(), 0.0934)], "{got:?}");
+    }
+
+    #[test]
+    fn an_evaluations_own_lines_are_read_for_their_scores() {
+        // OpenNMT-py behind its bracketed time and level: one result per line, the step before's.
+        let got = records("[2023-03-01 12:03:00,000 INFO] Step 150/100000; acc: 12.75; ppl: 812.30; xent: 6.70;\n[2023-03-01 12:04:00,000 INFO] Validation perplexity: 901.12\n[2023-03-01 12:04:00,001 INFO] Validation accuracy: 11.98\n");
+        assert_eq!(got.iter().map(|r| (r.0, r.1)).collect::<Vec<_>>(), [(Some(150), false), (None, true), (None, true)], "{got:?}");
+        assert_eq!(got[1].2, [("validation_perplexity".to_owned(), 901.12)], "{got:?}");
+        // mmengine: the validation pass's last line carries the scores (none of them a name rlmon knows).
+        let got = records("Iter(train) [ 100/40000]  lr: 9.9e-03  loss: 1.9\nIter(val) [500/500]    aAcc: 91.23  mIoU: 56.78  mAcc: 67.89\n");
+        assert!(got[1].1 && got[1].2.iter().any(|(n, v)| n == "val_miou" && *v == 56.78), "{got:?}");
+        // Marian: every validator, known or not.
+        let got = records("[2019-04-02 10:03:40] [valid] Ep. 1 : Up. 1500 : bleu : 13.45 : new best\n");
+        assert_eq!(got[0].2, [("val_bleu".to_owned(), 13.45)], "{got:?}");
+        // A bar labelled as an evaluation names no result.
+        assert_eq!(records("Validation: 100%\n"), []);
+    }
+
+    #[test]
+    fn a_bracketed_time_and_level_are_no_part_of_the_line() {
+        assert_eq!(without_logging_prefix("[2023-03-01 12:04:00,001 INFO] Validation accuracy: 11.98"), "Validation accuracy: 11.98");
+        assert_eq!(without_logging_prefix("[2019-04-02 10:00:01] Training started"), "Training started");
+        for not in ["[11/29 10:00:10 d2.utils.events]:  iter: 19", "[rank0]: loss 2", "[100] loss=3.2", "[2023-03-01] loss 2"] {
+            assert_eq!(without_logging_prefix(not), not);
+        }
     }
 
     #[test]

@@ -551,7 +551,11 @@ pub fn loss_role(name: &str, rl_run: bool, reached_zero: bool) -> LossRole {
 }
 
 /// Words that make a name a score (higher is better)...
-const SCORE_WORDS: &[&str] = &["acc", "accuracy", "score", "reward", "return", "returns", "f1", "em", "exact", "correct", "solved", "solve_rate", "win_rate", "winrate"];
+const SCORE_WORDS: &[&str] = &[
+    "acc", "accuracy", "score", "reward", "return", "returns", "f1", "em", "exact", "correct", "solved", "solve_rate", "win_rate", "winrate",
+    // translation, summarisation, segmentation and detection scores
+    "bleu", "sacrebleu", "chrf", "rouge", "rouge1", "rouge2", "rougel", "meteor", "iou", "miou", "aacc", "macc", "map", "auc",
+];
 /// ...a score of held-out data (an evaluation, a benchmark, a gold reward)...
 const HELD_OUT_WORDS: &[&str] = &["eval", "evaluation", "val", "valid", "validation", "test", "heldout", "holdout", "held", "gold", "benchmark"];
 /// ...and benchmarks, as a name's word or the start of one (`gsm8k`, `math500`).
@@ -651,7 +655,7 @@ const CONVERSIONS: &[(&str, Conversion)] = &[
 /// Prefixes loggers put before a trainer's own names (the Hugging Face W&B callback,
 /// NeMo-RL, OpenRLHF): `train/kl` is read as `kl` when `kl` is known; Sacred's
 /// dotted names (`train.loss`, `training.loss`) likewise.
-const INPUT_PREFIXES: &[&str] = &["train/", "train.", "training/", "training.", "main/"];
+const INPUT_PREFIXES: &[&str] = &["train/", "train.", "training/", "training.", "training_", "main/"];
 /// Prefixes of an evaluation's names: the loss under one is the validation loss
 /// (Chainer's `validation/main/loss`, `val/loss`, `test/loss`).
 const EVALUATION_PREFIXES: &[&str] = &["validation/", "val/", "valid/", "eval/", "test/", "validation.", "val.", "valid.", "eval.", "test."];
@@ -1072,10 +1076,10 @@ mod tests {
         assert_eq!(loss_role(LOSS, true, false), LossRole::Loss);
         assert_eq!(loss_role(LOSS, false, true), LossRole::Loss, "a signed loss outside RL is still a loss");
         assert_eq!(loss_role(VALUE_LOSS, true, false), LossRole::Loss);
-        for held_out in ["eval_acc", "eval_accuracy", "val_acc", "valid/accuracy", "pass@1", "eval/pass@8", "accuracy", "eval/reward", "eval_reward_mean", "test/score", "gsm8k/accuracy", "math_score", "math500/acc", "reward_gold", "heldout_f1", "evaluation/episode_reward_mean", "evaluation/env_runners/episode_reward_mean", "evaluation/env_runners/episode_return_mean", "eval/mean_return", "eval/solve_rate", "test_win_rate", "eval/exact_match"] {
+        for held_out in ["eval_acc", "eval_accuracy", "val_acc", "valid/accuracy", "pass@1", "eval/pass@8", "accuracy", "eval/reward", "eval_reward_mean", "test/score", "gsm8k/accuracy", "math_score", "math500/acc", "reward_gold", "heldout_f1", "evaluation/episode_reward_mean", "evaluation/env_runners/episode_reward_mean", "evaluation/env_runners/episode_return_mean", "eval/mean_return", "eval/solve_rate", "test_win_rate", "eval/exact_match", "val_bleu", "eval_rouge1", "val_miou", "validation/sacrebleu", "val_bbox_map"] {
             assert!(is_held_out_score(held_out), "{held_out}");
         }
-        for not in ["reward", "rewards/accuracy_reward", "train_acc", "train/accuracy", "eval_loss", "val_loss", "eval/reward_std", "interval_score_len", "kl", "passage", "pass@", "accumulated", "mathematics_loss", "env_runners/episode_return_mean", "evaluation/env_runners/episode_return_max", "evaluation/env_runners/episode_len_mean", "train/solve_rate", "win_rate_std"] {
+        for not in ["reward", "rewards/accuracy_reward", "train_acc", "train/accuracy", "eval_loss", "val_loss", "eval/reward_std", "interval_score_len", "kl", "passage", "pass@", "accumulated", "mathematics_loss", "env_runners/episode_return_mean", "evaluation/env_runners/episode_return_max", "evaluation/env_runners/episode_len_mean", "train/solve_rate", "win_rate_std", "bleu", "train_miou", "val_perplexity"] {
             assert!(!is_held_out_score(not), "{not}");
         }
     }
