@@ -349,8 +349,8 @@ fn every_trainer_of_the_gallery_is_read() {
         ("accelerate.log", "text", 1, 3, 0, 2, &[(2, "val_loss", 3.0859)]),
         // Spinning Up's progress.txt: CamelCase names read as the catalog's (`KL`, `LossPi`, `AverageEpRet`).
         ("spinningup_progress.txt", "tsv", 1, 3, 0, 2, &[(1, "kl", 0.00934), (2, "policy_loss", -0.0109), (0, "reward", -181.3), (2, "entropy", 1.397), (1, "clip_frac", 0.101), (0, "value_loss", 512.4)]),
-        // llm.c: `norm` beside `train loss` is the gradient norm; `val loss` before step 1 is step 0's.
-        ("llmc.log", "text", 1, 5, 0, 4, &[(0, "val_loss", 11.00986), (3, "grad_norm", 13.7201), (4, "loss", 10.680283)]),
+        // llm.c: `norm` beside `train loss` is the gradient norm; `val loss` before step 1 is step 0's; a keyless `N tok/s` is the throughput.
+        ("llmc.log", "text", 1, 5, 0, 4, &[(0, "val_loss", 11.00986), (3, "grad_norm", 13.7201), (2, "tokens_per_s", 1291296.0), (4, "loss", 10.680283)]),
         // PyTorch's MNIST example: samples seen through the epochs; the test set's results join the epoch's last step.
         ("pytorch_mnist.log", "text", 1, 5, 0, 60640, &[(59520, "val_loss", 0.0335), (59520, "val_accuracy", 0.989), (59520, "loss", 0.012345), (60640, "loss", 0.046721)]),
         // ESPnet: counters glued to their words (`2epoch:train:1-100batch:`); the epoch's `[valid]` results join its last step.

@@ -1359,7 +1359,33 @@ fn generic_line(line: &str, accept: Accept) -> Generic {
         }
         other => other,
     };
+    // A rate printed without a name (llm.c's `(234.12 ms, 69979 tok/s)`, `| 522274
+    // tok/s`) is that rate when the line logs none.
+    let parsed = match parsed {
+        Line::Metrics(mut rec) if !rec.fields.iter().any(|(n, _)| n == catalog::TOKENS_PER_S || n == catalog::SAMPLES_PER_S) => {
+            if let Some((rate, value)) = keyless_rate(line) {
+                rec.fields.push((if rate == kv::Rate::Tokens { catalog::TOKENS_PER_S } else { catalog::SAMPLES_PER_S }.into(), value));
+            }
+            Line::Metrics(rec)
+        }
+        other => other,
+    };
     Generic { line: parsed, step, counter, epoch }
+}
+
+/// The first number written with a rate's unit and no name before it (`69979
+/// tok/s`, not `throughput: 69979 tok/s` nor OpenNMT-py's `2345/2456 tok/s`).
+fn keyless_rate(line: &str) -> Option<(kv::Rate, f64)> {
+    if !line.contains("/s") {
+        return None;
+    }
+    let words: Vec<&str> = line.split_whitespace().collect();
+    words.windows(2).enumerate().find_map(|(i, pair)| {
+        let rate = kv::rate(pair[1].trim_end_matches([')', ',', ';', '|', ']']))?;
+        let value = kv::plain_number(pair[0].trim_start_matches(['(', '|', '[']))?;
+        let named = i > 0 && words[i - 1].ends_with([':', '=']);
+        (!named).then_some((rate, value))
+    })
 }
 
 /// Whether a generic log's word names a metric the catalog knows.
@@ -1966,6 +1992,17 @@ mod tests {
         for not in ["[11/29 10:00:10 d2.utils.events]:  iter: 19", "[rank0]: loss 2", "[100] loss=3.2", "[2023-03-01] loss 2"] {
             assert_eq!(without_logging_prefix(not), not);
         }
+    }
+
+    #[test]
+    fn a_rate_without_a_name_is_that_rate() {
+        // llm.c, both styles.
+        let got = records("step    2/74: train loss 10.543210 norm 12.1234 lr 2.00e-05 (234.123456 ms, 69979 tok/s)\nstep    2/18865 | loss 10.939411 (+nanz)| norm 15.2109 (+nanz)| lr 1.71e-06 | 1003.86 ms | 71.4% bf16 MFU | 522274 tok/s\n");
+        assert!(got[0].2.contains(&(catalog::TOKENS_PER_S.to_owned(), 69979.0)), "{got:?}");
+        assert!(got[1].2.contains(&(catalog::TOKENS_PER_S.to_owned(), 522274.0)), "{got:?}");
+        // OpenNMT-py's source and target rates are not one rate; a named rate is read by its name.
+        assert_eq!(keyless_rate("Step 50/100000; xent: 7.76; 2345/2456 tok/s;"), None);
+        assert_eq!(keyless_rate("loss: 2.3 throughput: 1234 tok/s"), None);
     }
 
     #[test]
