@@ -430,7 +430,10 @@ fn every_trainer_of_the_gallery_is_read() {
         ("nemo2.log", "megatron", 1, 4, 0, 3, &[(1, "loss", 11.02), (3, "val_loss", 10.95), (2, "step_time_s", 5.1)]),
         ("openrlhf.log", "text", 1, 3, 1, 3, &[(2, "kl", 0.002), (3, "policy_loss", -0.03)]),
         ("pytorch_wlm.log", "text", 1, 5, 200, 3383, &[(600, "val_loss", 5.98), (600, "loss", 6.49)]),
-        ("rllib.log", "text", 1, 2, 0, 1, &[(1, "reward", 41.3)]),
+        // `Training iteration 1:` numbers its lines, the nested learner stats included.
+        ("rllib.log", "text", 1, 2, 1, 2, &[(1, "reward", 22.1), (2, "reward", 41.3), (1, "kl", 0.0201), (2, "policy_loss", -0.0301)]),
+        // rsl_rl (Isaac Lab): a centred `Learning iteration 3/1500` over indented `Mean reward: 1.25` lines.
+        ("rsl_rl.log", "text", 1, 4, 0, 3, &[(0, "value_loss", 0.0123), (1, "policy_loss", -0.0052), (2, "reward", 0.35), (3, "step_time_s", 2.13)]),
         // Tune's result.json: numbered by `training_iteration`, the learner stats of the policy read as the run's.
         ("rllib_result.json", "jsonl", 1, 5, 1, 5, &[(1, "reward", 22.37), (2, "kl", 0.0311), (3, "entropy", 0.6011), (4, "policy_loss", -0.0321), (5, "value_loss", 9.9456), (1, "kl_coef", 0.2), (1, "lr", 5e-05), (1, "grad_norm", 2.8)]),
         ("rllib_new_api_result.json", "jsonl", 1, 4, 1, 4, &[(1, "reward", 21.4), (2, "kl", 0.0152), (3, "entropy", 0.6207), (4, "policy_loss", -0.0152), (4, "value_loss", 9.788), (1, "lr", 3e-04), (1, "grad_norm", 0.8)]),

@@ -261,9 +261,10 @@ const STEP_WORDS: &[&str] = &[
     "env_step", "total_num_frames",
 ];
 /// A tidy name without the word that announces a step as it starts (Dopamine's
-/// `Starting iteration 3`): the step word, or the name as it was.
+/// `Starting iteration 3`, rsl_rl's `Learning iteration 3/1500`): the step word,
+/// or the name as it was.
 fn as_step_word(name: String) -> String {
-    match ["starting_", "beginning_"].iter().find_map(|p| name.strip_prefix(p)) {
+    match ["starting_", "beginning_", "learning_", "training_"].iter().find_map(|p| name.strip_prefix(p)) {
         Some(rest) if STEP_WORDS.contains(&rest) => rest.to_owned(),
         _ => name,
     }
@@ -324,8 +325,10 @@ pub struct Progress {
     /// A line announced an evaluation pass (`Validating`) and no training pass
     /// or epoch came since.
     evaluation_pass: bool,
-    /// The step of a line that named only a step, and the names read under it.
-    step_line: Option<(u64, Vec<super::FieldName>)>,
+    /// The step of a line that named only a step, the names read under it, and
+    /// whether the line was indented (centred: rsl_rl's `Learning iteration 3/1500`
+    /// over its indented `Mean reward: 1.25` lines), so indented lines are its too.
+    step_line: Option<(u64, Vec<super::FieldName>, bool)>,
     /// Whether a line naming only an epoch (`Epoch 3`) numbers the lines under it:
     /// `None` until one comes; yes when it came before any step, until a line under
     /// one repeats a name (an epoch of many prints) or a step of its own comes.
@@ -513,12 +516,13 @@ pub fn parse_generic(line: &str, progress: &mut Progress) -> Line {
             if rec.step.is_some() || read.counter.is_some() {
                 progress.step_line = None;
                 progress.epoch_clock = progress.epoch_clock.map(|_| false);
-            } else if let Some((step, names)) = &mut progress.step_line {
-                if !indented && rec.fields.iter().all(|(name, _)| !names.contains(name)) {
+            } else if let Some((step, names, centred)) = &mut progress.step_line {
+                let under = !indented || *centred;
+                if under && rec.fields.iter().all(|(name, _)| !names.contains(name)) {
                     names.extend(rec.fields.iter().map(|(name, _)| name.clone()));
                     rec.step = Some(*step);
                     rec.continues = false;
-                } else if !indented {
+                } else if under {
                     progress.step_line = None;
                     progress.epoch_clock = progress.epoch_clock.map(|_| false);
                 }
@@ -569,7 +573,7 @@ pub fn parse_generic(line: &str, progress: &mut Progress) -> Line {
                     // `Epoch 3` before any step: its lines are that epoch's (a NaN under
                     // it is reported at epoch 3, not at its line's count).
                     if *progress.epoch_clock.get_or_insert(!progress.seen_step) {
-                        progress.step_line = read.epoch.map(|epoch| (epoch, Vec::new()));
+                        progress.step_line = read.epoch.map(|epoch| (epoch, Vec::new(), false));
                     }
                 }
                 Some(Pass::Training) => progress.evaluation_pass = false,
@@ -582,10 +586,22 @@ pub fn parse_generic(line: &str, progress: &mut Progress) -> Line {
                 let step = if mentions_evaluation(line) { None } else { read.step.or_else(|| read.counter.map(|c| progress.step(c))) };
                 progress.block = Some(step);
                 progress.block_loose = true;
+                // A header naming its step (RLlib's `Training iteration 3:`): the
+                // un-indented lines under it are that step's too.
+                if let Some(step) = read.step.filter(|_| step.is_some()) {
+                    progress.step_line = Some((step, Vec::new(), false));
+                }
             } else if !indented && read.step.is_some() && !mentions_evaluation(line) {
                 progress.block = Some(read.step);
                 progress.block_loose = false;
-                progress.step_line = read.step.map(|step| (step, Vec::new()));
+                progress.step_line = read.step.map(|step| (step, Vec::new(), false));
+            } else if indented && !mentions_evaluation(line) && line.split_whitespace().count() <= 3 {
+                // A centred header of a step and its total (rsl_rl's `Learning iteration 3/1500`).
+                let with_total = line.split_whitespace().any(|w| kv::fraction(w).is_some());
+                let step = read.step.filter(|_| with_total).or_else(|| read.counter.filter(|c| c.1 > 0).map(|c| progress.step(c)));
+                if let Some(step) = step {
+                    progress.step_line = Some((step, Vec::new(), true));
+                }
             }
             other
         }
@@ -1992,6 +2008,18 @@ mod tests {
         for not in ["[11/29 10:00:10 d2.utils.events]:  iter: 19", "[rank0]: loss 2", "[100] loss=3.2", "[2023-03-01] loss 2"] {
             assert_eq!(without_logging_prefix(not), not);
         }
+    }
+
+    #[test]
+    fn a_centred_step_header_numbers_the_indented_lines_under_it() {
+        // rsl_rl: the header and every metric indented; `Total timesteps` names no header.
+        let got = records("            Learning iteration 0/1500            \n      Value function loss: 0.0123\n           Surrogate loss: -0.0041\n              Mean reward: -0.45\n          Total timesteps: 98304\n           Iteration time: 2.13s\n            Learning iteration 1/1500            \n      Value function loss: 0.0231\n");
+        assert_eq!(got.iter().map(|r| r.0).collect::<Vec<_>>(), [Some(0), Some(0), Some(0), Some(0), Some(1)], "{got:?}");
+        assert_eq!(got[1].2, [(catalog::POLICY_LOSS.to_owned(), -0.0041)], "{got:?}");
+        assert_eq!(got[3].2, [(catalog::STEP_TIME_S.to_owned(), 2.13)], "{got:?}");
+        // RLlib's `pretty_print`: a header naming its step and ending in `:` numbers the lines under it.
+        let got = records("Training iteration 1:\nepisode_reward_mean: 22.1\ninfo:\n  learner:\n    kl: 0.02\nTraining iteration 2:\nepisode_reward_mean: 41.3\n");
+        assert_eq!(got.iter().map(|r| (r.0, r.1)).collect::<Vec<_>>(), [(Some(1), false), (None, true), (Some(2), false)], "{got:?}");
     }
 
     #[test]
