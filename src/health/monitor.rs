@@ -22,6 +22,8 @@ pub struct RunMonitor {
     config: HealthConfig,
     /// The enabled per-point detectors, in the order their alerts come out.
     detectors: Vec<Box<dyn Detector>>,
+    /// What the detectors raised at the point under way, before it becomes alerts.
+    raised: Vec<Raised>,
     /// Memory leaks; `None` when the kind is disabled.
     memory: Option<MemoryWatch>,
 }
@@ -33,6 +35,7 @@ impl RunMonitor {
             run: run.to_owned(),
             config: config.clone(),
             detectors: detect::for_run(config),
+            raised: Vec::new(),
             memory: leaks.enabled.then(|| MemoryWatch::new(leaks.clone())),
         }
     }
@@ -50,9 +53,10 @@ impl RunMonitor {
         let p = Point { step, time_s, values };
         let mut alerts = Vec::new();
         for d in &mut self.detectors {
-            let kind = d.kind();
-            for r in d.observe(&p) {
-                alerts.push(alert(&self.run, kind, r, time_s));
+            d.observe_into(&p, &mut self.raised);
+            if !self.raised.is_empty() {
+                let kind = d.kind();
+                alerts.extend(self.raised.drain(..).map(|r| alert(&self.run, kind, r, time_s)));
             }
         }
         if let Some(m) = &mut self.memory {

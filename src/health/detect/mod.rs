@@ -99,6 +99,11 @@ pub trait Detector: std::fmt::Debug + Send {
     /// What this point raises, in a stable order: at most one alert for most
     /// kinds, one per MoE layer for expert collapse.
     fn observe(&mut self, p: &Point) -> Vec<Raised>;
+    /// [`Detector::observe`] appended to `out`: the same alerts in the same
+    /// order, without a vector of their own at every point.
+    fn observe_into(&mut self, p: &Point, out: &mut Vec<Raised>) {
+        out.extend(self.observe(p));
+    }
 }
 
 /// `Detector` for detectors whose `check` raises at most one alert per point:
@@ -112,6 +117,10 @@ macro_rules! one_alert_detectors {
 
             fn observe(&mut self, p: &$crate::health::detect::Point) -> Vec<$crate::health::detect::Raised> {
                 self.check(p).into_iter().collect()
+            }
+
+            fn observe_into(&mut self, p: &$crate::health::detect::Point, out: &mut Vec<$crate::health::detect::Raised>) {
+                out.extend(self.check(p));
             }
         }
     )*};
@@ -155,7 +164,27 @@ pub struct Point<'a> {
 
 impl Point<'_> {
     pub fn get(&self, name: &str) -> Option<f64> {
-        self.values.iter().find(|(n, _)| n == name).map(|(_, v)| *v)
+        self.values.iter().find(|(n, _)| same_name(n, name)).map(|(_, v)| *v)
+    }
+}
+
+/// `a == b` for metric names, compared inline: a name of 4 to 16 bytes as two
+/// overlapping words (most are: `loss`, `grad_norm`, `reward_mean`), a shorter
+/// one byte by byte, a longer one as strings are.
+#[inline]
+pub(crate) fn same_name(a: &str, b: &str) -> bool {
+    let (a, b) = (a.as_bytes(), b.as_bytes());
+    let n = a.len();
+    if n != b.len() {
+        return false;
+    }
+    let word8 = |s: &[u8], at: usize| s[at..at + 8].try_into().map_or(0, u64::from_ne_bytes);
+    let word4 = |s: &[u8], at: usize| s[at..at + 4].try_into().map_or(0, u32::from_ne_bytes);
+    match n {
+        0..=3 => a.iter().zip(b).all(|(x, y)| x == y),
+        4..=7 => word4(a, 0) == word4(b, 0) && word4(a, n - 4) == word4(b, n - 4),
+        8..=16 => word8(a, 0) == word8(b, 0) && word8(a, n - 8) == word8(b, n - 8),
+        _ => a == b,
     }
 }
 
@@ -383,6 +412,23 @@ impl Gate {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn same_name_is_string_equality() {
+        let names = ["", "a", "kl", "lr", "abc", "loss", "lossy", "tokens", "entropy", "val_loss", "grad_norm", "reward_mean", "step_time_s", "sixteen_bytes_ab", "seventeen_bytes_a", "train/policy_gradient_loss", "loss2", "lr_a", "kl_coef"];
+        for a in names {
+            for b in names {
+                assert_eq!(same_name(a, b), a == b, "{a} {b}");
+                // One byte changed anywhere.
+                for k in 0..a.len() {
+                    let mut c = a.as_bytes().to_vec();
+                    c[k] ^= 1;
+                    let c = String::from_utf8(c).unwrap();
+                    assert_eq!(same_name(a, &c), a == c, "{a} {c}");
+                }
+            }
+        }
+    }
     use crate::health::KindOverride;
 
     #[test]

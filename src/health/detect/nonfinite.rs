@@ -34,7 +34,7 @@ impl NonfiniteValues {
     /// all are finite from the start, so a steady point finds each at its place; a
     /// metric away from its place is looked up.
     fn note_finite(&mut self, place: usize, name: &str) {
-        if self.finite_yet.get(place).is_some_and(|n| n == name) {
+        if self.finite_yet.get(place).is_some_and(|n| super::same_name(n, name)) {
             return;
         }
         if !self.finite_yet.iter().any(|n| n == name) {

@@ -285,6 +285,10 @@ impl super::Detector for ShortJudge {
     fn observe(&mut self, p: &Point) -> Vec<Raised> {
         self.check(p).into_iter().collect()
     }
+
+    fn observe_into(&mut self, p: &Point, out: &mut Vec<Raised>) {
+        out.extend(self.check(p));
+    }
 }
 
 fn earlier_points(n: usize) -> String {

@@ -519,7 +519,7 @@ impl Spike {
             let lmad = std::cell::OnceCell::new();
             let lmad = || {
                 *lmad.get_or_init(|| match from_recent {
-                    true => sorted_median_mad(&logs.sorted_range(n / 2, n)).map_or(whole_mad(), |(_, half)| half.min(whole_mad())),
+                    true => sorted_median_mad(&self.window.halves().sorted_range(n / 2, n)).map_or(whole_mad(), |(_, half)| half.min(whole_mad())),
                     false => whole_mad(),
                 })
             };
@@ -559,7 +559,7 @@ impl Spike {
                         (Some(l), _, _) => (l.sigma, 0.0),
                         // Beside a second level on the other side: the spread of
                         // the median's own level (the other one is no noise of it).
-                        (None, Some(own), Direction::Up) => (own, tail_sigma(logs, streak)),
+                        (None, Some(own), Direction::Up) => (own, tail_sigma(self.window.halves(), streak)),
                         (None, Some(own), Direction::Down) => (own, 0.0),
                         (None, None, Direction::Up) => {
                             let spread = MAD_TO_SIGMA * lmad();
@@ -567,7 +567,7 @@ impl Spike {
                             // the noise around it is what a spike stands out from.
                             match self.noise_around_a_fall(streak, spread) {
                                 Some(around) => (around.sigma, around.tail),
-                                None => (spread, tail_sigma(logs, streak)),
+                                None => (spread, tail_sigma(self.window.halves(), streak)),
                             }
                         }
                         (None, None, Direction::Down) => (MAD_TO_SIGMA * lmad(), 0.0),
@@ -885,6 +885,12 @@ struct Reference {
     raw_read: std::cell::Cell<bool>,
     logs: SortedSeries,
     log_spans: Vec<(usize, usize)>,
+    /// A loss's logs again, with the newer half and the tail sample kept sorted
+    /// while they are read in a row (a loss reads them only where its window is
+    /// wide or a point is past its ratio): `None` for a magnitude, whose
+    /// spans are sorted when read.
+    halves: Option<SortedSeries>,
+    half_spans: [(usize, usize); 2],
     /// Per value in the window, oldest first: whether the ratio scale cannot take
     /// it, and whether it is at or below zero; and how many of each.
     nonpositive_flags: std::collections::VecDeque<(bool, bool)>,
@@ -893,15 +899,17 @@ struct Reference {
 }
 
 impl Reference {
-    /// `halves_kept`: the newer half and the tail sample are kept sorted too (read
-    /// at every point), else sorted when read.
+    /// `halves_kept`: the newer half and the tail sample are kept sorted too
+    /// while they are read in a row (see [`SortedSeries::lazy`]), else sorted
+    /// when read.
     fn new(capacity: usize, direction: Direction, halves_kept: bool) -> Self {
         let tail = (tail_len(capacity), 0);
         let log_spans: &[(usize, usize)] = match direction {
-            Direction::Up if halves_kept => &[(capacity, 0), (capacity / 4, 0), (capacity - capacity / 2, 0), tail],
             Direction::Up => &[(capacity, 0), (capacity / 4, 0)],
             Direction::Down => &[(capacity, 0)],
         };
+        let half_spans = [(capacity - capacity / 2, 0), tail];
+        let halves = (halves_kept && direction == Direction::Up).then(|| SortedSeries::lazy(capacity, &half_spans));
         Reference {
             raw: SortedSeries::new(capacity, &[]),
             raw_spans: [(capacity, 0), tail],
@@ -909,6 +917,8 @@ impl Reference {
             raw_read: std::cell::Cell::new(false),
             logs: SortedSeries::new(capacity, log_spans),
             log_spans: log_spans.to_vec(),
+            halves,
+            half_spans,
             nonpositive_flags: std::collections::VecDeque::with_capacity(capacity),
             nonpositive: 0,
             at_or_below_zero: 0,
@@ -925,10 +935,19 @@ impl Reference {
         &self.raw
     }
 
+    /// The logs, for their newer half and tail sample: the same values.
+    fn halves(&self) -> &SortedSeries {
+        self.halves.as_ref().unwrap_or(&self.logs)
+    }
+
     /// Recomputes every log (the floor under them moved).
     fn relog(&mut self, log: impl Fn(f64) -> f64) {
         let mut logs = SortedSeries::new(self.logs.capacity(), &self.log_spans);
         self.raw.values().iter().for_each(|v| logs.push(log(*v)));
+        if let Some(halves) = &mut self.halves {
+            *halves = SortedSeries::lazy(logs.capacity(), &self.half_spans);
+            logs.values().iter().for_each(|y| halves.push(*y));
+        }
         self.logs = logs;
     }
 
@@ -951,6 +970,9 @@ impl Reference {
         }
         self.raw.push(x);
         self.logs.push(log);
+        if let Some(halves) = &mut self.halves {
+            halves.push(log);
+        }
         self.nonpositive_flags.push_back((no_log, x <= 0.0));
         self.nonpositive += usize::from(no_log);
         self.at_or_below_zero += usize::from(x <= 0.0);
@@ -1007,6 +1029,10 @@ impl Detector for Spike {
 
     fn observe(&mut self, p: &Point) -> Vec<Raised> {
         self.check(p).into_iter().collect()
+    }
+
+    fn observe_into(&mut self, p: &Point, out: &mut Vec<Raised>) {
+        out.extend(self.check(p));
     }
 }
 

@@ -20,9 +20,8 @@ pub const KL_FLOOR: f64 = 0.01;
 pub struct LossDivergence {
     s: KindSettings,
     metric: String,
-    /// The smoothed window, kept sorted, and its logs (of positive values).
+    /// The smoothed window, kept sorted.
     recent: SortedSeries,
-    recent_logs: std::collections::VecDeque<f64>,
     /// Values in the window at or below zero.
     nonpositive: usize,
     /// The lowest value so far.
@@ -44,7 +43,6 @@ impl LossDivergence {
         LossDivergence {
             metric: s.metric.clone().unwrap_or_default(),
             recent: SortedSeries::new(w, &[(w, 0)]),
-            recent_logs: std::collections::VecDeque::with_capacity(w),
             nonpositive: 0,
             lowest: f64::INFINITY,
             best: None,
@@ -63,11 +61,9 @@ impl LossDivergence {
         self.start.push(x);
         self.lowest = self.lowest.min(x);
         if self.recent.is_full() {
-            self.recent_logs.pop_front();
             self.nonpositive -= usize::from(self.recent.values().first().is_some_and(|v| *v <= 0.0));
         }
         self.recent.push(x);
-        self.recent_logs.push_back(x.ln());
         self.nonpositive += usize::from(x <= 0.0);
         let warming = self.gate.warming();
         if !self.recent.is_full() {
@@ -111,9 +107,9 @@ impl LossDivergence {
             (grade(z, SIGNED_WARN_Z, SIGNED_CRITICAL_Z, false).filter(|_| rising()), z)
         } else {
             let ratio = level / best;
+            // The window's logs (of positive values), taken when read.
             let rising = || {
-                let (older, newer) = self.recent_logs.as_slices();
-                let logs = if newer.is_empty() { std::borrow::Cow::Borrowed(older) } else { std::borrow::Cow::Owned([older, newer].concat()) };
+                let logs: Vec<f64> = self.recent.values().iter().map(|x| x.ln()).collect();
                 index_slope(&logs).is_some_and(|(slope, _)| slope > 0.0)
             };
             (grade(ratio, self.s.warn, self.s.critical, false).filter(|_| rising()), ratio)
@@ -283,9 +279,15 @@ impl KlRunaway {
         // the usual point (a KL near its median) reads neither the fit nor the noise.
         let graded = grade(growth, self.s.warn, self.s.critical, false);
         let climbing = (graded.is_some() || growth >= SUSTAINED_RATIO) && level > KL_FLOOR && beyond_record && growth >= 1.0 && (slow_climb || fit_climbs()) && beyond_noise();
-        let coef_flat = self.coef.is_full() && {
-            let (lo, hi) = (self.coef.iter().fold(f64::INFINITY, f64::min), self.coef.iter().fold(f64::NEG_INFINITY, f64::max));
-            hi > 0.0 && (hi - lo) <= 0.01 * hi
+        // Read only where it decides: a point that grades, or one that raises.
+        let coef_flat = std::cell::OnceCell::new();
+        let coef_flat = || {
+            *coef_flat.get_or_init(|| {
+                self.coef.is_full() && {
+                    let (lo, hi) = (self.coef.iter().fold(f64::INFINITY, f64::min), self.coef.iter().fold(f64::NEG_INFINITY, f64::max));
+                    hi > 0.0 && (hi - lo) <= 0.01 * hi
+                }
+            })
         };
         let mut severity = graded.filter(|_| climbing);
         // The severity ladder: several times its level for a sustained stretch is harm.
@@ -294,11 +296,12 @@ impl KlRunaway {
         let rise = severity.map(|_| growth.ln());
         let like = rise.map_or(0, |r| self.excursions.like(r));
         let familiar = like >= FAMILIAR_EXCURSIONS;
-        self.excursions.track(rise, sustained || coef_flat);
+        // Whether it harms counts only for a point that rises.
+        self.excursions.track(rise, rise.is_some() && (sustained || coef_flat()));
         if familiar {
             severity = Some(Severity::Info);
         }
-        if severity.is_some() && (coef_flat || sustained) {
+        if severity.is_some() && (coef_flat() || sustained) {
             severity = Some(Severity::Critical);
         }
         let v = self.gate.pass(severity, p.step, x)?;
@@ -309,7 +312,7 @@ impl KlRunaway {
         } else if v.severity == Severity::Info {
             message.push_str(&format!("; the run recovered on its own from {like} climbs of this order before"));
         }
-        if coef_flat {
+        if coef_flat() {
             message.push_str(&format!("; {} stuck at {}", catalog::KL_COEF, compact(self.coef.last().unwrap_or(0.0))));
         }
         message.push_str(&self.watched.note(&self.metric));
