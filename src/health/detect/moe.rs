@@ -16,7 +16,8 @@ pub const DROPPED_WARN: f64 = 0.2;
 /// (the lm MoE workload: 40-55% effective experts around step 20, before its
 /// aux loss or bias takes hold). Counted in steps, not logged points: a run
 /// logged every 10-100 steps is past it within a few points, and a collapse
-/// there (5-15% into the run) is no fresh router's.
+/// there (5-15% into the run) is no fresh router's. A layer that has held
+/// balanced for [`SETTLED_POINTS`] points is past it sooner.
 pub const ROUTER_WARMUP_STEPS: u64 = 100;
 
 #[derive(Debug, Clone)]
@@ -32,16 +33,34 @@ struct LayerWatch {
     gate: Gate,
     first_step: u64,
     points: u64,
+    /// Consecutive points at or above the warn bar since the configured warm-up.
+    balanced: u32,
+    /// The router has held balanced for [`SETTLED_POINTS`]: its warm-up is over.
+    settled: bool,
 }
 
 impl LayerWatch {
     /// Past the router's warm-up: [`ROUTER_WARMUP_STEPS`] steps since the layer's
-    /// first point, or as many points (a log whose steps do not advance).
-    fn router_settled(&mut self, step: u64) -> bool {
+    /// first point, or as many points (a log whose steps do not advance), or
+    /// the layer has held at or above the warn bar for [`SETTLED_POINTS`]
+    /// points after the configured warm-up (a router that has balanced is no
+    /// longer fresh: a collapse from there is one).
+    fn router_settled(&mut self, step: u64, balanced: Option<bool>, warming: bool) -> bool {
         self.points += 1;
-        step.saturating_sub(self.first_step) >= ROUTER_WARMUP_STEPS || self.points > ROUTER_WARMUP_STEPS
+        if !warming {
+            self.balanced = if balanced == Some(true) { self.balanced + 1 } else { 0 };
+            self.settled |= self.balanced >= SETTLED_POINTS;
+        }
+        self.settled || step.saturating_sub(self.first_step) >= ROUTER_WARMUP_STEPS || self.points > ROUTER_WARMUP_STEPS
     }
 }
+
+/// Points a layer holds at or above the warn bar, once the configured warm-up
+/// is over, before its router counts as settled (twice the points a collapse
+/// must persist: a fresh router wavering around the bar does not get there;
+/// the lm MoE workload's dips to 35-55% end by its step 24, after which it
+/// holds 75-100%).
+pub const SETTLED_POINTS: u32 = 10;
 
 /// Routing summary of one layer at one step.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -121,9 +140,10 @@ impl ExpertCollapse {
         for (l, (loads, given_balance, dropped)) in layers_of(&p.values[first..]) {
             let summary = balance(&loads);
             let bal = summary.map(|b| b.balance).or(given_balance);
-            let watch = self.layers.entry(l).or_insert_with(|| LayerWatch { gate: Gate::new(&self.s, Worse::Lower), first_step: p.step, points: 0 });
+            let watch = self.layers.entry(l).or_insert_with(|| LayerWatch { gate: Gate::new(&self.s, Worse::Lower), first_step: p.step, points: 0, balanced: 0, settled: false });
             // Both warm-ups count every point: the configured one (points) and the router's.
-            let (warming, settled) = (watch.gate.warming(), watch.router_settled(p.step));
+            let warming = watch.gate.warming();
+            let settled = watch.router_settled(p.step, bal.map(|b| b >= self.s.warn), warming);
             let gate = &mut watch.gate;
             if warming || !settled || (bal.is_none() && dropped.is_none()) {
                 continue;
@@ -207,16 +227,40 @@ mod tests {
         let even = [0.125; 8];
         // One expert takes 80%: effective experts about 38%.
         let collapsed = [0.8, 0.03, 0.03, 0.03, 0.03, 0.03, 0.03, 0.02];
-        let table: [(&str, u64, u64, &dyn Fn(u64) -> [f64; 8], Option<u64>); 6] = [
+        let table: [(&str, u64, u64, &dyn Fn(u64) -> [f64; 8], Option<u64>); 7] = [
             ("every 50 steps, collapsed from point 25 (step 1250)", 80, 50, &|i| if i >= 25 { collapsed } else { even }, Some(1250)),
             ("every 50 steps, collapsed from point 10: inside the 20-point warm-up, raised at its end", 80, 50, &|i| if i >= 10 { collapsed } else { even }, Some(1000)),
             ("every 10 steps, collapsed from point 30 (step 300)", 80, 10, &|i| if i >= 30 { collapsed } else { even }, Some(300)),
             ("every step, collapsed from step 150", 300, 1, &|i| if i >= 150 { collapsed } else { even }, Some(150)),
             ("every step, a fresh router unbalanced for steps 10-60", 300, 1, &|i| if (10..60).contains(&i) { collapsed } else { even }, None),
             ("every 10 steps, unbalanced for its first 6 points (steps 0-50)", 80, 10, &|i| if i < 6 { collapsed } else { even }, None),
+            // A router that dips while the configured warm-up (20 points) lasts
+            // and holds balanced after it (the lm MoE workload's steps 13-23).
+            ("every step, a fresh router unbalanced for steps 13-23", 300, 1, &|i| if (13..24).contains(&i) { collapsed } else { even }, None),
         ];
         for (what, points, every, loads, want) in table {
             assert_eq!(first_alarm(points, every, loads), want, "{what}");
+        }
+    }
+
+    #[test]
+    fn a_router_that_has_balanced_is_judged_before_its_warm_up_ends() {
+        let even = [0.125; 8];
+        let collapsed = [0.8, 0.03, 0.03, 0.03, 0.03, 0.03, 0.03, 0.02];
+        // (what, first collapsed point, last, first alarm)
+        let table: [(&str, u64, u64, Option<u64>); 4] = [
+            // Balanced from the start, held past the configured warm-up (20
+            // points) for 10 more: settled, so a collapse at step 40 is one
+            // even though it recovers before step 100.
+            ("balanced, then collapsed for steps 40-69", 40, 70, Some(40)),
+            ("balanced, then collapsed for steps 60-89", 60, 90, Some(60)),
+            // Collapsed before it has held balanced for 10 points after the
+            // configured warm-up: still a fresh router's.
+            ("balanced, then collapsed for steps 25-59", 25, 60, None),
+            ("collapsed for steps 20-49, then balanced", 20, 50, None),
+        ];
+        for (what, from, to, want) in table {
+            assert_eq!(first_alarm(200, 1, |i| if (from..to).contains(&i) { collapsed } else { even }), want, "{what}");
         }
     }
 
