@@ -151,8 +151,9 @@ struct Track {
     verdict: Option<Severity>,
     /// What the message says: (best level's step, best value, newest value,
     /// rise, whether the rise is in noise sigmas rather than a share, whether
-    /// it is net of what the KL gave back).
-    detail: Option<(u64, f64, f64, f64, bool, bool)>,
+    /// it is net of what the KL gave back, the rise counting the descent it
+    /// broke off when that is what crossed the bar, shown alike).
+    detail: Option<(u64, f64, f64, f64, bool, bool, Option<f64>)>,
     /// The lowest value so far: a loss that never went below zero is not signed.
     lowest: f64,
     /// How much memory the points' noise has (see [`Memory`]).
@@ -266,7 +267,7 @@ impl Track {
         let (verdict, detail, span) = verdict;
         let scale = self.scale?;
         let v = self.gate.pass(verdict, p.step, x)?;
-        let (best_step, best, now, rise, in_sigmas, net_of_kl) = detail?;
+        let (best_step, best, now, rise, in_sigmas, net_of_kl, heading) = detail?;
         let how = match scale {
             _ if in_sigmas => format!("{} noise sigmas {} from", sigmas(rise), if scale == (Scale::Linear { higher_is_better: true }) { "down" } else { "up" }),
             Scale::Log => format!("{} above", percent(rise)),
@@ -274,8 +275,13 @@ impl Track {
             Scale::Linear { higher_is_better: false } => format!("{} of its improvement undone from", percent(rise)),
         };
         let net = if net_of_kl { format!(", net of what its {} gave back", self.kl.as_ref().map_or(catalog::KL, |k| k.metric.as_str())) } else { String::new() };
+        let heading = match heading {
+            Some(h) if in_sigmas => format!(", {} counting the descent it broke off", sigmas(h)),
+            Some(h) => format!(", {} counting the descent it broke off", percent(h)),
+            None => String::new(),
+        };
         let message = format!(
-            "{} drifting from step {} ({} there): level {} is {how} its best {} (around step {best_step}) over {span} steps{net}",
+            "{} drifting from step {} ({} there): level {} is {how} its best {} (around step {best_step}){heading} over {span} steps{net}",
             self.metric,
             v.step,
             compact(v.value),
@@ -441,10 +447,6 @@ impl Track {
         // trade, not a drift: only the rest of its fall is judged.
         let explained = self.kl_explained(best_at, gain);
         let rise = now - best - explained;
-        let relative = match self.scale {
-            Some(Scale::Log) => rise,
-            _ => rise / gain.max(f64::MIN_POSITIVE),
-        };
         let warn_at = match self.scale {
             Some(Scale::Log) => self.warn.ln_1p(),
             _ => self.warn * gain,
@@ -497,12 +499,15 @@ impl Track {
         let material = gain >= DRIFT_Z * sigma && gain > 0.0;
         // A share of an improvement that hardly exists means nothing (a signed
         // loss hovering at zero): such a rise is told in noise sigmas.
-        let (shown, in_sigmas) = match self.scale {
+        let show = |rise: f64| match self.scale {
             Some(Scale::Log) => (rise.exp() - 1.0, false),
-            _ if material => (relative, false),
+            _ if material => (rise / gain.max(f64::MIN_POSITIVE), false),
             _ => (rise / sigma.max(f64::MIN_POSITIVE), true),
         };
-        self.detail = Some((self.levels[best_at].0, self.unorient(best), self.unorient(now), shown, in_sigmas, explained > 0.0));
+        let (shown, in_sigmas) = show(rise);
+        // (The rise alone may be under the bar: the descent it broke off made it up.)
+        let heading = (excess > rise && rise < threshold).then(|| show(excess).0);
+        self.detail = Some((self.levels[best_at].0, self.unorient(best), self.unorient(now), shown, in_sigmas, explained > 0.0, heading));
         Some(if material && rise >= self.critical * gain && rise >= 2.0 * threshold { Severity::Critical } else { Severity::Warn })
     }
 }
@@ -704,6 +709,17 @@ mod tests {
             assert_eq!(series[first.step as usize], first.value);
             assert!(first.message.contains("drifting") && first.message.len() < 200, "{}", first.message);
         }
+    }
+
+    #[test]
+    fn a_climb_under_the_bar_alone_says_the_descent_it_broke_off_made_it_up() {
+        // A steady descent, then a climb of 7% over its best: under the 10% bar alone.
+        let n = 4_500;
+        let e = noise(11, n);
+        let series: Vec<f64> = (0..n).map(|i| 10.0 * (-0.0005 * i.min(3_000) as f64).exp() * (1.0 + 0.07 * i.saturating_sub(3_000) as f64 / 1_500.0) * (1.0 + 0.002 * e[i])).collect();
+        let alerts = run("loss", &series);
+        let Some((_, first)) = alerts.iter().find(|(_, a)| a.severity >= Severity::Warn) else { panic!("nothing raised: {alerts:?}") };
+        assert!(first.message.contains("counting the descent it broke off"), "{}", first.message);
     }
 
     #[test]
