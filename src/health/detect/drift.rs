@@ -110,8 +110,8 @@ impl super::Detector for SlowDrift {
         crate::health::AlertKind::SlowDrift
     }
 
-    fn observe(&mut self, p: &Point) -> Vec<Raised> {
-        self.tracks.iter_mut().filter_map(|t| t.observe(p)).collect()
+    fn observe_into(&mut self, p: &Point, out: &mut Vec<Raised>) {
+        out.extend(self.tracks.iter_mut().filter_map(|t| t.observe(p)));
     }
 }
 

@@ -96,13 +96,15 @@ impl LossRoleSeen {
 /// One alert kind's detector for one run.
 pub trait Detector: std::fmt::Debug + Send {
     fn kind(&self) -> AlertKind;
-    /// What this point raises, in a stable order: at most one alert for most
-    /// kinds, one per MoE layer for expert collapse.
-    fn observe(&mut self, p: &Point) -> Vec<Raised>;
-    /// [`Detector::observe`] appended to `out`: the same alerts in the same
-    /// order, without a vector of their own at every point.
-    fn observe_into(&mut self, p: &Point, out: &mut Vec<Raised>) {
-        out.extend(self.observe(p));
+    /// What this point raises, appended to `out` in a stable order (no vector of
+    /// their own at every point): at most one alert for most kinds, one per MoE
+    /// layer for expert collapse.
+    fn observe_into(&mut self, p: &Point, out: &mut Vec<Raised>);
+    /// What this point raises ([`Detector::observe_into`]) as a vector.
+    fn observe(&mut self, p: &Point) -> Vec<Raised> {
+        let mut out = Vec::new();
+        self.observe_into(p, &mut out);
+        out
     }
 }
 
@@ -113,10 +115,6 @@ macro_rules! one_alert_detectors {
         impl $crate::health::detect::Detector for $ty {
             fn kind(&self) -> $crate::health::AlertKind {
                 $crate::health::AlertKind::$kind
-            }
-
-            fn observe(&mut self, p: &$crate::health::detect::Point) -> Vec<$crate::health::detect::Raised> {
-                self.check(p).into_iter().collect()
             }
 
             fn observe_into(&mut self, p: &$crate::health::detect::Point, out: &mut Vec<$crate::health::detect::Raised>) {

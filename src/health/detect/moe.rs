@@ -193,8 +193,8 @@ impl Detector for ExpertCollapse {
         AlertKind::ExpertCollapse
     }
 
-    fn observe(&mut self, p: &Point) -> Vec<Raised> {
-        self.check(p)
+    fn observe_into(&mut self, p: &Point, out: &mut Vec<Raised>) {
+        out.append(&mut self.check(p));
     }
 }
 

@@ -642,10 +642,6 @@ impl super::Detector for RewardHacking {
         crate::health::AlertKind::RewardHacking
     }
 
-    fn observe(&mut self, p: &Point) -> Vec<Raised> {
-        self.check_both(p).into_iter().flatten().collect()
-    }
-
     fn observe_into(&mut self, p: &Point, out: &mut Vec<Raised>) {
         out.extend(self.check_both(p).into_iter().flatten());
     }

@@ -282,10 +282,6 @@ impl super::Detector for ShortJudge {
         self.kind
     }
 
-    fn observe(&mut self, p: &Point) -> Vec<Raised> {
-        self.check(p).into_iter().collect()
-    }
-
     fn observe_into(&mut self, p: &Point, out: &mut Vec<Raised>) {
         out.extend(self.check(p));
     }

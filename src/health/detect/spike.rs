@@ -1027,10 +1027,6 @@ impl Detector for Spike {
         self.kind
     }
 
-    fn observe(&mut self, p: &Point) -> Vec<Raised> {
-        self.check(p).into_iter().collect()
-    }
-
     fn observe_into(&mut self, p: &Point, out: &mut Vec<Raised>) {
         out.extend(self.check(p));
     }
