@@ -44,7 +44,7 @@ mkdir -p "$pack/deps" "$pack/tmux/lib"
 cp "$target/rlmon" "$target/rlmon-train" "$pack/"
 cp "$cuda_test" "$pack/deps/cuda"
 # The commit the binaries were built from (a copied working tree may carry a stale .git).
-{ git rev-parse --short HEAD 2>/dev/null || echo unknown; git status --porcelain --untracked-files=no 2>/dev/null | grep -q . && echo "(with uncommitted changes)"; } | paste -sd " " >"$pack/COMMIT"
+{ git rev-parse --short HEAD 2>/dev/null || echo unknown; if git status --porcelain --untracked-files=no 2>/dev/null | grep -q .; then echo "(with uncommitted changes)"; fi; } | paste -sd " " >"$pack/COMMIT"
 [ -n "$worker_tests" ] && cp "$worker_tests" "$pack/deps/rlmon_train"
 strip --strip-debug "$pack/rlmon" "$pack/rlmon-train" "$pack/deps/"*
 
