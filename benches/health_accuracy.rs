@@ -207,6 +207,21 @@ fn hold_out(seeds: std::ops::Range<u64>) {
     scored_one_by_one(cases, false);
 }
 
+/// FAULT_TRACE=<part of a case's name>, FAULT_TRACE_METRIC=<name>: the metric's
+/// points from 60 before the fault's onset to 60 after, and every alert raised.
+fn fault_trace(case: &Case, raised: &[(u64, rlmon::health::Alert)]) {
+    if !std::env::var("FAULT_TRACE").is_ok_and(|want| case.name.contains(&want)) {
+        return;
+    }
+    let metric = std::env::var("FAULT_TRACE_METRIC").unwrap_or_else(|_| "grad_norm".into());
+    let onset = case.fault.as_ref().map_or(case.steps.len() as u64 / 2, |f| f.onset) as usize;
+    println!("trace {} (onset {onset})", case.name);
+    let row = |i: usize| case.steps[i].iter().find(|(m, _)| m.as_ref() == metric).map(|(_, v)| *v);
+    let line: Vec<String> = (onset.saturating_sub(60)..(onset + 60).min(case.steps.len())).filter_map(|i| row(i).map(|v| format!("{i}:{v:.3}"))).collect();
+    println!("  {}", line.join(" "));
+    raised.iter().for_each(|(at, a)| println!("  alert at {at}: {} {}: {}", a.severity.as_str(), a.kind, a.message));
+}
+
 /// Scores cases made one at a time; `list` prints each miss and false alarm.
 fn scored_one_by_one(cases: impl Iterator<Item = (Case, Option<f64>, Option<Vec<(u64, f64)>>)>, list: bool) {
     let mut s = Scores::default();
@@ -220,6 +235,7 @@ fn scored_one_by_one(cases: impl Iterator<Item = (Case, Option<f64>, Option<Vec<
         points += case.steps.len() * if case.partner.is_some() { 2 } else { 1 };
         series += 1;
         s.add(&case, &raised);
+        fault_trace(&case, &raised);
         let onset = case.fault.as_ref().map_or(u64::MAX, |f| f.onset);
         for (at, a) in alarms(&raised).into_iter().filter(|(at, _)| *at < onset) {
             false_alarms.push(format!("{} at {at}: {} {}: {}", case.name, a.severity.as_str(), a.kind, a.message));
