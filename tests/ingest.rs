@@ -434,6 +434,8 @@ fn every_trainer_of_the_gallery_is_read() {
         ("rllib.log", "text", 1, 2, 1, 2, &[(1, "reward", 22.1), (2, "reward", 41.3), (1, "kl", 0.0201), (2, "policy_loss", -0.0301)]),
         // rsl_rl (Isaac Lab): a centred `Learning iteration 3/1500` over indented `Mean reward: 1.25` lines.
         ("rsl_rl.log", "text", 1, 4, 0, 3, &[(0, "value_loss", 0.0123), (1, "policy_loss", -0.0052), (2, "reward", 0.35), (3, "step_time_s", 2.13)]),
+        // rsl_rl as it prints: the centred header in bold (`\x1b[1m Learning iteration 3/1500 \x1b[0m`).
+        ("rsl_rl_bold.log", "text", 1, 4, 0, 3, &[(0, "value_loss", 0.0123), (1, "policy_loss", -0.0052), (2, "reward", 0.12), (3, "step_time_s", 2.13)]),
         // Tune's result.json: numbered by `training_iteration`, the learner stats of the policy read as the run's.
         ("rllib_result.json", "jsonl", 1, 5, 1, 5, &[(1, "reward", 22.37), (2, "kl", 0.0311), (3, "entropy", 0.6011), (4, "policy_loss", -0.0321), (5, "value_loss", 9.9456), (1, "kl_coef", 0.2), (1, "lr", 5e-05), (1, "grad_norm", 2.8)]),
         ("rllib_new_api_result.json", "jsonl", 1, 4, 1, 4, &[(1, "reward", 21.4), (2, "kl", 0.0152), (3, "entropy", 0.6207), (4, "policy_loss", -0.0152), (4, "value_loss", 9.788), (1, "lr", 3e-04), (1, "grad_norm", 0.8)]),

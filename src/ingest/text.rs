@@ -375,6 +375,15 @@ impl Progress {
 /// A line that only adds to a table being read is `Blank`; the table's record
 /// comes with its closing rule.
 pub fn parse_generic(line: &str, progress: &mut Progress) -> Line {
+    // Colours go before any rule reads the line: rsl_rl's centred header is
+    // bold (`\x1b[1m Learning iteration 3/1500 \x1b[0m`).
+    let cleaned;
+    let line = if line.contains('\x1b') {
+        cleaned = strip_ansi(line);
+        cleaned.as_str()
+    } else {
+        line
+    };
     let line = without_logging_prefix(line);
     let after_metrics = progress.after_metrics.take();
     if is_rule(line) {
@@ -2017,6 +2026,9 @@ mod tests {
         assert_eq!(got.iter().map(|r| r.0).collect::<Vec<_>>(), [Some(0), Some(0), Some(0), Some(0), Some(1)], "{got:?}");
         assert_eq!(got[1].2, [(catalog::POLICY_LOSS.to_owned(), -0.0041)], "{got:?}");
         assert_eq!(got[3].2, [(catalog::STEP_TIME_S.to_owned(), 2.13)], "{got:?}");
+        // As rsl_rl prints it: the header in bold.
+        let got = records("             \x1b[1m Learning iteration 7/1500 \x1b[0m             \n      Value function loss: 0.0123\n              Mean reward: -0.45\n");
+        assert_eq!(got.iter().map(|r| r.0).collect::<Vec<_>>(), [Some(7), Some(7)], "{got:?}");
         // RLlib's `pretty_print`: a header naming its step and ending in `:` numbers the lines under it.
         let got = records("Training iteration 1:\nepisode_reward_mean: 22.1\ninfo:\n  learner:\n    kl: 0.02\nTraining iteration 2:\nepisode_reward_mean: 41.3\n");
         assert_eq!(got.iter().map(|r| (r.0, r.1)).collect::<Vec<_>>(), [(Some(1), false), (None, true), (Some(2), false)], "{got:?}");
