@@ -48,7 +48,7 @@ fn without_a_gpu_the_check_runs_what_it_can_and_skips_the_rest() {
         assert_eq!(status(step), "PASS", "{}\n--- log.txt:\n{log}", verdicts[step].1);
     }
     assert!(verdicts["doctor"].1.contains("no GPU"), "{}", verdicts["doctor"].1);
-    for step in ["tiny", "moe", "rlhf", "attach", "nvml-vs-smi"] {
+    for step in ["tiny", "moe", "rlhf", "moe-full", "rlhf-full", "attach", "nvml-vs-smi"] {
         assert_eq!(status(step), "SKIP", "{}", verdicts[step].1);
         assert!(verdicts[step].1.contains("no GPU"), "a skip says why: {}", verdicts[step].1);
     }
