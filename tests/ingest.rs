@@ -419,6 +419,8 @@ fn every_trainer_of_the_gallery_is_read() {
         ("interleaved_ranks.log", "text", 2, 4, 1, 4, &[(2, "loss", 11.502), (2, "tokens_per_s", 7290.0)]),
         ("keras2.log", "text", 1, 3, 469, 1407, &[(938, "val_loss", 0.0951)]),
         ("keras3.log", "text", 1, 5, 1, 938, &[(469, "val_loss", 0.1345), (470, "loss", 0.152)]),
+        // Keras' bar in a file with a terminal's backspaces: each state drawn over the one before.
+        ("keras_backspace.log", "text", 1, 9, 1, 300, &[(50, "loss", 1.95), (100, "val_loss", 2.1), (150, "loss", 0.95), (300, "val_accuracy", 0.75)]),
         ("levanter.log", "text", 1, 3, 10, 30, &[(30, "loss", 9.02)]),
         ("lightning.log", "text", 1, 12, 1, 20, &[(1, "loss", 2.4), (20, "loss", 1.6), (20, "val_loss", 1.85)]),
         ("llamacpp_finetune.log", "text", 1, 5, 0, 4, &[(4, "loss", 6.512345)]),

@@ -278,9 +278,10 @@ pub fn detect(path: &Path, head: &str) -> Format {
     if name.ends_with(".csv") {
         return Format::Csv(b',');
     }
-    // A progress bar's states drawn over each other (`\r`) are lines of their own;
-    // a launcher's rank prefix (`[rank0]:`) is not part of the trainer's line.
-    let lines = || head.lines().take(200).flat_map(|l| l.split('\r')).map(|l| launcher_rank(l).map_or(l, |(_, rest)| rest));
+    // A progress bar's states drawn over each other (`\r`, or Keras' backspaces)
+    // are lines of their own; a launcher's rank prefix (`[rank0]:`) is not part of
+    // the trainer's line.
+    let lines = || head.lines().take(200).flat_map(|l| l.split(REWRITES)).map(|l| launcher_rank(l).map_or(l, |(_, rest)| rest));
     // A preset whose lines are a few among many a generic reading reads is not the
     // log's dialect (TensorFlow's `global step 201: accuracy = 0.61` summary among
     // its `loss = 1.9, step = 101` lines is no nanoGPT log).
@@ -394,6 +395,10 @@ pub struct LineReader {
     other_ranks: Vec<(u32, text::Progress)>,
 }
 
+/// What draws a progress bar's next state over the one before: a carriage
+/// return, or backspaces (Keras).
+const REWRITES: [char; 2] = ['\r', '\x08'];
+
 impl LineReader {
     /// `default_metric`: the metric a one-value CSV (TensorBoard's export:
     /// `Wall time,Step,Value`) holds, from its file name.
@@ -408,10 +413,12 @@ impl LineReader {
 
     /// One line of input as a terminal would have shown it: the states of a
     /// progress bar rewritten in place with carriage returns (`\r 10/100 [..,
-    /// loss=2.3]\r 20/100 [.., loss=2.1]`) are each a record when they hold metrics
-    /// (a bar's postfix at every update); of the rest only the last state counts.
-    /// Files of records (JSONL, CSV), where `\r` is never a bar's, are read by line
-    /// alone: no extra pass over every line of a long log.
+    /// loss=2.3]\r 20/100 [.., loss=2.1]`) or backspaces over the state before
+    /// (Keras' bar in a file: `50/100 [...] - loss: 2.1\x08\x08...100/100 [...]`)
+    /// are each a record when they hold metrics (a bar's postfix at every update);
+    /// of the rest only the last state counts. Files of records (JSONL, CSV), where
+    /// `\r` is never a bar's, are read by line alone: no extra pass over every
+    /// line of a long log.
     pub fn segments(&mut self, raw: &[u8], mut f: impl FnMut(Line)) {
         if self.format.strict() {
             return f(self.line(raw));
@@ -420,10 +427,11 @@ impl LineReader {
         while end > 0 && raw[end - 1] == b'\r' {
             end -= 1;
         }
-        if raw.len() > MAX_LINE_BYTES || !raw[..end].contains(&b'\r') {
+        if raw.len() > MAX_LINE_BYTES || !raw[..end].iter().any(|b| REWRITES.contains(&char::from(*b))) {
             return f(self.line(raw));
         }
-        let mut states = raw[..end].split(|b| *b == b'\r').peekable();
+        // A run of backspaces is one rewrite: the empty states between them are blank.
+        let mut states = raw[..end].split(|b| REWRITES.contains(&char::from(*b))).peekable();
         while let Some(state) = states.next() {
             let line = self.line(state);
             if states.peek().is_none() || matches!(line, Line::Metrics(_)) {
@@ -668,6 +676,14 @@ mod tests {
         let mut streamed = Vec::new();
         read_lines(log.as_bytes(), &mut reader, |no, line| streamed.push((no, line))).unwrap();
         assert_eq!(streamed, got);
+        // Keras draws each state over the one before with backspaces.
+        let first = " 50/100 [==============>...............] - ETA: 1s - loss: 2.1000";
+        let log = format!("Epoch 1/2\n{first}{}100/100 [==============================] - 2s 20ms/step - loss: 1.9000 - val_loss: 2.2000\n", "\x08".repeat(first.len()));
+        let mut reader = LineReader::new(Format::Text(Preset::Generic), None);
+        let mut got = Vec::new();
+        read_all(log.as_bytes(), &mut reader, |_, line| got.push(line)).unwrap();
+        let records: Vec<_> = got.iter().filter_map(|l| if let Line::Metrics(r) = l { Some((r.step, r.fields.len())) } else { None }).collect();
+        assert_eq!(records, [(Some(50), 1), (Some(100), 2)], "{got:?}");
     }
 
     #[test]
