@@ -417,6 +417,8 @@ fn every_trainer_of_the_gallery_is_read() {
         ("gpt_neox.log", "megatron", 1, 3, 10, 30, &[(20, "loss", 9.812345)]),
         ("hf_trainer_logging.log", "hf-log", 1, 5, 0, 4, &[(4, "grad_norm", f64::INFINITY)]),
         ("interleaved_ranks.log", "text", 2, 4, 1, 4, &[(2, "loss", 11.502), (2, "tokens_per_s", 7290.0)]),
+        // Open MPI's `mpirun --tag-output`: `[1,0]<stdout>:` before each rank's line.
+        ("mpirun_tag.log", "text", 2, 8, 1, 8, &[(1, "loss", 2.9), (8, "loss", 2.2)]),
         ("keras2.log", "text", 1, 3, 469, 1407, &[(938, "val_loss", 0.0951)]),
         ("keras3.log", "text", 1, 5, 1, 938, &[(469, "val_loss", 0.1345), (470, "loss", 0.152)]),
         // Keras' bar in a file with a terminal's backspaces: each state drawn over the one before.

@@ -515,10 +515,17 @@ impl LineReader {
 }
 
 /// The rank in a launcher's prefix and the line after it: torchrun's `[rank1]:`
-/// (and `[default1]:` of older versions), which every line of a rank's output
-/// carries when their outputs are merged.
+/// (and `[default1]:` of older versions), Open MPI's `--tag-output`
+/// `[1,3]<stdout>:` (job, rank), which every line of a rank's output carries
+/// when their outputs are merged.
 pub fn launcher_rank(line: &str) -> Option<(u32, &str)> {
     let rest = line.strip_prefix('[')?;
+    if let Some((job, rank)) = rest.split_once(']').and_then(|(ids, _)| ids.split_once(',')) {
+        job.parse::<u32>().ok()?;
+        let after = &rest[job.len() + rank.len() + 2..];
+        let after = after.strip_prefix("<stdout>:").or_else(|| after.strip_prefix("<stderr>:"))?;
+        return Some((rank.parse().ok()?, after));
+    }
     let digits_at = rest.find(|c: char| c.is_ascii_digit())?;
     if !matches!(&rest[..digits_at], "rank" | "default") {
         return None;
@@ -747,6 +754,9 @@ mod tests {
     fn a_launchers_rank_prefix_names_the_rank_and_a_bom_is_no_text() {
         assert_eq!(launcher_rank("[rank1]:[titan] step: 1"), Some((1, "[titan] step: 1")));
         assert_eq!(launcher_rank("[default0]: {'loss': 2}"), Some((0, " {'loss': 2}")));
+        assert_eq!(launcher_rank("[1,3]<stdout>:step 7 loss=2.5"), Some((3, "step 7 loss=2.5")));
+        assert_eq!(launcher_rank("[1,0]<stderr>:warning"), Some((0, "warning")));
+        assert_eq!(launcher_rank("[1, 2] step 3"), None);
         for line in ["[Rank 0] step=1", "[rank]: x", "[rankx]: y", "[2024-05-01] rank0"] {
             assert_eq!(launcher_rank(line), None, "{line}");
         }
