@@ -427,7 +427,7 @@ impl LineReader {
         while end > 0 && raw[end - 1] == b'\r' {
             end -= 1;
         }
-        if raw.len() > MAX_LINE_BYTES || !raw[..end].iter().any(|b| REWRITES.contains(&char::from(*b))) {
+        if raw.len() > MAX_LINE_BYTES || memchr::memchr2(b'\r', b'\x08', &raw[..end]).is_none() {
             return f(self.line(raw));
         }
         // A run of backspaces is one rewrite: the empty states between them are blank.
