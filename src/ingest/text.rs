@@ -377,14 +377,8 @@ impl Progress {
 pub fn parse_generic(line: &str, progress: &mut Progress) -> Line {
     // Colours go before any rule reads the line: rsl_rl's centred header is
     // bold (`\x1b[1m Learning iteration 3/1500 \x1b[0m`).
-    let cleaned;
-    let line = if line.contains('\x1b') {
-        cleaned = strip_ansi(line);
-        cleaned.as_str()
-    } else {
-        line
-    };
-    let line = without_logging_prefix(line);
+    let cleaned = without_colours(line);
+    let line = without_logging_prefix(&cleaned);
     let after_metrics = progress.after_metrics.take();
     if is_rule(line) {
         return match progress.table.take() {
@@ -1220,13 +1214,8 @@ fn generic_line(line: &str, accept: Accept) -> Generic {
     let any_metric = accept != Accept::Known;
     // A progress bar rewritten in place keeps only its last state; colours go.
     let line = line.rsplit('\r').next().unwrap_or(line);
-    let cleaned;
-    let line = if line.contains('\x1b') {
-        cleaned = strip_ansi(line);
-        cleaned.as_str()
-    } else {
-        line
-    };
+    let cleaned = without_colours(line);
+    let line: &str = &cleaned;
     let trimmed = line.trim_start();
     // argparse's dump of the run's arguments (`Namespace(batch_size=20, lr=20, ...)`)
     // is its configuration, not a step's metrics.
@@ -1487,6 +1476,15 @@ fn without_phase(word: &str) -> &str {
         Some((phase, rest)) if ["train", "eval"].iter().any(|p| phase.eq_ignore_ascii_case(p)) && rest.contains('/') && !rest.contains(' ') => rest,
         Some((name, phase)) if is_train(phase) && !name.contains(' ') => name,
         _ => word,
+    }
+}
+
+/// `line` without its terminal escape sequences, borrowed when it has none.
+fn without_colours(line: &str) -> std::borrow::Cow<'_, str> {
+    if line.contains('\x1b') {
+        std::borrow::Cow::Owned(strip_ansi(line))
+    } else {
+        std::borrow::Cow::Borrowed(line)
     }
 }
 
