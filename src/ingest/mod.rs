@@ -427,7 +427,7 @@ impl LineReader {
         while end > 0 && raw[end - 1] == b'\r' {
             end -= 1;
         }
-        if raw.len() > MAX_LINE_BYTES || memchr::memchr2(b'\r', b'\x08', &raw[..end]).is_none() {
+        if raw.len() > MAX_LINE_BYTES || memchr::memchr2(REWRITES[0] as u8, REWRITES[1] as u8, &raw[..end]).is_none() {
             return f(self.line(raw));
         }
         // A run of backspaces is one rewrite: the empty states between them are blank.
@@ -520,9 +520,8 @@ impl LineReader {
 /// when their outputs are merged.
 pub fn launcher_rank(line: &str) -> Option<(u32, &str)> {
     let rest = line.strip_prefix('[')?;
-    if let Some((job, rank)) = rest.split_once(']').and_then(|(ids, _)| ids.split_once(',')) {
+    if let Some(((job, rank), after)) = rest.split_once(']').and_then(|(ids, after)| Some((ids.split_once(',')?, after))) {
         job.parse::<u32>().ok()?;
-        let after = &rest[job.len() + rank.len() + 2..];
         let after = after.strip_prefix("<stdout>:").or_else(|| after.strip_prefix("<stderr>:"))?;
         return Some((rank.parse().ok()?, after));
     }

@@ -1173,7 +1173,7 @@ fn from_table(table: &Table, progress: &mut Progress) -> Line {
 /// A line in no preset's dialect, read alone (its counter and the epoch on the line
 /// give the step).
 fn generic(line: &str) -> Line {
-    let read = generic_line(line, Accept::Known);
+    let read = generic_line(&without_colours(line), Accept::Known);
     match (read.line, read.counter) {
         (Line::Metrics(mut rec), Some((n, _))) => {
             rec.step = rec.step.or(Some(n));
@@ -1212,10 +1212,9 @@ enum Accept {
 /// A line in no preset's dialect: its pairs, as `accept` says.
 fn generic_line(line: &str, accept: Accept) -> Generic {
     let any_metric = accept != Accept::Known;
-    // A progress bar rewritten in place keeps only its last state; colours go.
+    // A progress bar rewritten in place keeps only its last state. (Colours are
+    // gone already: `parse_generic` and `generic` take them out first.)
     let line = line.rsplit('\r').next().unwrap_or(line);
-    let cleaned = without_colours(line);
-    let line: &str = &cleaned;
     let trimmed = line.trim_start();
     // argparse's dump of the run's arguments (`Namespace(batch_size=20, lr=20, ...)`)
     // is its configuration, not a step's metrics.
