@@ -419,6 +419,10 @@ fn every_trainer_of_the_gallery_is_read() {
         ("interleaved_ranks.log", "text", 2, 4, 1, 4, &[(2, "loss", 11.502), (2, "tokens_per_s", 7290.0)]),
         // Open MPI's `mpirun --tag-output`: `[1,0]<stdout>:` before each rank's line.
         ("mpirun_tag.log", "text", 2, 8, 1, 8, &[(1, "loss", 2.9), (8, "loss", 2.2)]),
+        // Slurm's `srun --label`: `0: ` before each task's line; a rate named by its unit (`tok/s`).
+        ("slurm_label.log", "text", 2, 8, 10, 80, &[(10, "loss", 3.1), (80, "tokens_per_s", 11880.0), (40, "grad_norm", 0.56)]),
+        // A counter printed first (`500: train loss ...`): the log's own step, not the line's.
+        ("step_first.log", "text", 1, 6, 500, 3000, &[(500, "loss", 2.8), (3000, "val_loss", 2.41)]),
         ("keras2.log", "text", 1, 3, 469, 1407, &[(938, "val_loss", 0.0951)]),
         ("keras3.log", "text", 1, 5, 1, 938, &[(469, "val_loss", 0.1345), (470, "loss", 0.152)]),
         // Keras' bar in a file with a terminal's backspaces: each state drawn over the one before.

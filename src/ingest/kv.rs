@@ -69,17 +69,12 @@ pub enum Rate {
     Tokens,
 }
 
-/// The rate a unit names (`records/second`, `images/sec`, `tokens/s`), if it is one.
+/// The rate a unit names (`records/second`, `images/sec`, `tokens/s`), if it is
+/// one (the catalog's words: [`catalog::rate_named_by_unit`]).
 pub fn rate(unit: &str) -> Option<Rate> {
-    let (what, per) = unit.split_once('/')?;
-    if !matches!(per, "s" | "sec" | "second") {
-        return None;
-    }
-    match what.to_ascii_lowercase().as_str() {
-        // The units `samples` and `tokens` are spelled as the catalog's counters are.
-        "records" | catalog::SAMPLES | "examples" | "images" | "img" | "imgs" | "sequences" | "seqs" | "sentences" => Some(Rate::Samples),
-        catalog::TOKENS | "tok" | "toks" => Some(Rate::Tokens),
-        _ => None,
+    match catalog::rate_named_by_unit(unit)? {
+        catalog::TOKENS_PER_S => Some(Rate::Tokens),
+        _ => Some(Rate::Samples),
     }
 }
 

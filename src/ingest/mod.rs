@@ -393,6 +393,9 @@ pub struct LineReader {
     /// What the text log of each other rank carries from line to line (their
     /// lines interleave, and each counts its own progress).
     other_ranks: Vec<(u32, text::Progress)>,
+    /// Whether a line's leading `N: ` is a task's label (Slurm's `srun --label`),
+    /// decided once from the input's first lines (see [`rank_labels`]).
+    rank_labels: Option<bool>,
 }
 
 /// What draws a progress bar's next state over the one before: a carriage
@@ -404,11 +407,21 @@ impl LineReader {
     /// `Wall time,Step,Value`) holds, from its file name.
     pub fn new(format: Format, default_metric: Option<String>) -> Self {
         let progress = text::Progress::new(matches!(format, Format::Pairs));
-        LineReader { csv: csv::Columns::new(default_metric), format, progress, jsonl: jsonl::Reader::default(), first_rank: None, other_ranks: Vec::new() }
+        LineReader { csv: csv::Columns::new(default_metric), format, progress, jsonl: jsonl::Reader::default(), first_rank: None, other_ranks: Vec::new(), rank_labels: None }
     }
 
     pub fn format(&self) -> &Format {
         &self.format
+    }
+
+    /// Learns from an input's first lines what only a whole file tells (whether
+    /// its lines carry Slurm's task labels); the first call counts. The readers
+    /// of whole inputs call it with their head; a stream's owner calls it when it
+    /// has seen enough lines to settle the format.
+    pub fn learn_head(&mut self, head: &[u8]) {
+        if self.rank_labels.is_none() && !self.format.strict() {
+            self.rank_labels = Some(rank_labels(&String::from_utf8_lossy(&head[..head.len().min(HEAD_BYTES)])));
+        }
     }
 
     /// One line of input as a terminal would have shown it: the states of a
@@ -452,7 +465,8 @@ impl LineReader {
             return Line::Blank;
         }
         if !self.format.strict() {
-            if let Some((rank, rest)) = launcher_rank(line) {
+            let labelled = || task_label(line).filter(|_| self.rank_labels == Some(true));
+            if let Some((rank, rest)) = launcher_rank(line).or_else(labelled) {
                 return self.ranked_line(rank, rest);
             }
         }
@@ -533,6 +547,36 @@ pub fn launcher_rank(line: &str) -> Option<(u32, &str)> {
     Some((number.parse().ok()?, rest))
 }
 
+/// Slurm's task label (`srun --label`): `0: ` or, padded to the widest task id,
+/// ` 3: ` before each line of a task's output, and the line after it. Alone, the
+/// shape is also a step printed first (`100: loss 2.3`) or Darknet's iteration:
+/// [`rank_labels`] tells them apart over a whole input.
+pub fn task_label(line: &str) -> Option<(u32, &str)> {
+    let t = line.trim_start_matches(' ');
+    let digits = t.bytes().take_while(u8::is_ascii_digit).count();
+    let rest = t[digits..].strip_prefix(": ")?;
+    (digits > 0 && digits <= 9 && !rest.trim().is_empty()).then_some(())?;
+    Some((t[..digits].parse().ok()?, rest))
+}
+
+/// Whether the task labels of an input's first lines are ranks, not steps: most
+/// of its lines carry one, and they go back (tasks interleave: `0:`, `1:`, `0:`)
+/// or stay one number over three lines and more (one task's output). A counter
+/// printed first only goes up (`100: ...`, `200: ...`; or holds over a step's
+/// few lines).
+pub fn rank_labels(head: &str) -> bool {
+    let lines: Vec<&str> = head.lines().filter(|l| !l.trim().is_empty()).take(HEAD_LINES).collect();
+    let labels: Vec<u32> = lines.iter().filter_map(|l| task_label(l)).map(|(n, _)| n).collect();
+    if labels.len() < 3 || 2 * labels.len() < lines.len() {
+        return false;
+    }
+    labels.windows(2).any(|w| w[1] < w[0]) || labels.iter().all(|n| *n == labels[0])
+}
+
+/// The lines and bytes of an input's head that decide what a whole file tells.
+const HEAD_LINES: usize = 200;
+const HEAD_BYTES: usize = 64 * 1024;
+
 /// Reads a whole input, calling `f` with each line's number (from 1) and what it
 /// holds. Formats read as one document (trainer_state.json) number their records.
 pub fn read_all(text: &[u8], reader: &mut LineReader, mut f: impl FnMut(usize, Line)) -> Result<(), String> {
@@ -556,6 +600,7 @@ pub fn read_all(text: &[u8], reader: &mut LineReader, mut f: impl FnMut(usize, L
         }
         return Ok(());
     }
+    reader.learn_head(text);
     for (i, raw) in text.split(|b| *b == b'\n').enumerate() {
         reader.segments(raw, |line| f(i + 1, line));
     }
@@ -601,6 +646,7 @@ pub fn read_lines(mut input: impl std::io::Read, reader: &mut LineReader, mut f:
         if n == 0 {
             break;
         }
+        reader.learn_head(&buf);
         let mut from = 0;
         while let Some(i) = memchr::memchr(b'\n', &buf[from..]) {
             let end = from + i;
@@ -756,6 +802,9 @@ mod tests {
         assert_eq!(launcher_rank("[1,3]<stdout>:step 7 loss=2.5"), Some((3, "step 7 loss=2.5")));
         assert_eq!(launcher_rank("[1,0]<stderr>:warning"), Some((0, "warning")));
         assert_eq!(launcher_rank("[1, 2] step 3"), None);
+        assert_eq!(task_label(" 3: step 7 loss 2.5"), Some((3, "step 7 loss 2.5")));
+        assert_eq!(task_label("12:30:01 step 7"), None);
+        assert_eq!(task_label("0 : compute_capability = 750"), None);
         for line in ["[Rank 0] step=1", "[rank]: x", "[rankx]: y", "[2024-05-01] rank0"] {
             assert_eq!(launcher_rank(line), None, "{line}");
         }
@@ -785,6 +834,28 @@ mod tests {
         assert!(matches!(LineReader::new(Format::Text(Preset::Generic), None).line("[rank0]:".repeat(100_000).as_bytes()), Line::Text));
         // Strict formats are read as ever.
         assert!(matches!(LineReader::new(Format::Jsonl, None).line("\u{feff}{\"step\": 1, \"loss\": 2}".as_bytes()), Line::Metrics(_)));
+    }
+
+    #[test]
+    fn slurm_task_labels_are_ranks_only_where_they_go_back_or_hold() {
+        // Two tasks interleaved, and one task alone: ranks.
+        assert!(rank_labels("0: start\n1: start\n0: step 1 loss 2\n1: step 1 loss 2\n"));
+        assert!(rank_labels("0: step 1 loss 2\n0: step 2 loss 1.9\n0: step 3 loss 1.8\n"));
+        // A step printed first only goes up (two lines a step at most holds it).
+        assert!(!rank_labels("100: loss 2.3\n200: loss 2.2\n300: loss 2.1\n"));
+        assert!(!rank_labels("100: loss 2.3\n100: val_loss 2.4\n200: loss 2.2\n200: val_loss 2.3\n"));
+        // Labelled lines a few among many (Darknet's iterations between its layers' lines).
+        assert!(!rank_labels("Region 82 Avg IOU: 0.2\nRegion 94 Avg IOU: 0.3\nRegion 106 Avg IOU: 0.1\n1: 697.4, 697.4 avg, 0.0 rate, 3.4 seconds, 64 images\nRegion 82 Avg IOU: 0.2\n"));
+        // Read so: each task a run of its own, the first with metrics the run.
+        let log = "0: step 1 loss 2.0\n1: step 1 loss 2.1\n0: step 2 loss 1.9\n1: step 2 loss 2.0\n";
+        let mut got = Vec::new();
+        read_all(log.as_bytes(), &mut LineReader::new(Format::Text(Preset::Generic), None), |_, line| {
+            if let Line::Metrics(rec) = line {
+                got.push((rec.rank, rec.step));
+            }
+        })
+        .unwrap();
+        assert_eq!(got, vec![(None, Some(1)), (Some(1), Some(1)), (None, Some(2)), (Some(1), Some(2))]);
     }
 
     #[test]

@@ -1340,7 +1340,9 @@ fn generic_line(line: &str, accept: Accept) -> Generic {
     // A progress counter stands for the step when nothing names it: the longest
     // (a bar's `120/1000` rather than an epoch's `[1/3]`), after its epoch's steps.
     // clu's logging writer (JAX and Flax examples): `[100] loss=3.2, lr=0.001`.
-    let step = step.or_else(|| bracketed_step(line));
+    // A counter printed first (`100: loss 2.31`) when Slurm's labels are not
+    // its ranks (see `ingest::rank_labels`).
+    let step = step.or_else(|| bracketed_step(line)).or_else(|| super::task_label(line).map(|(n, _)| u64::from(n)));
     if !progress.is_empty() {
         // A phase's epoch before the pass's counter (MNIST's `Train Epoch: 1 [640/60000
         // (1%)]`) only says which pass the counter is in: the counter numbers the step.
@@ -1632,6 +1634,15 @@ mod tests {
             Line::Metrics(r) => (r.step, r.fields.into_iter().map(|(n, v)| (n.to_string(), v)).collect()),
             other => panic!("{line}: {other:?}"),
         }
+    }
+
+    #[test]
+    fn a_counter_printed_first_is_the_step_and_a_rate_may_be_named_by_its_unit() {
+        assert_eq!(fields(Preset::Generic, "500: train loss 2.8000, val loss 2.8600"), (Some(500), vec![("loss".into(), 2.8), ("val_loss".into(), 2.86)]));
+        // A step word on the line wins over the number before it.
+        assert_eq!(fields(Preset::Generic, "7: step 20 | loss 2.5 | tok/s 11810").0, Some(20));
+        // A clock is no counter.
+        assert_eq!(fields(Preset::Generic, "12:30:01 loss 2.5").0, None);
     }
 
     #[test]

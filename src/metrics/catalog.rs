@@ -821,6 +821,10 @@ pub fn conversion(name: &str) -> Option<Conversion> {
     if is_optimizer_lr(name) {
         return Some(Conversion::Rename(LR));
     }
+    // A rate named by its unit (`tok/s`, `samples/sec`, `img/s`).
+    if let Some(rate) = rate_named_by_unit(name) {
+        return Some(Conversion::Rename(rate));
+    }
     if let Some(rest) = EVALUATION_PREFIXES.iter().find_map(|p| name.strip_prefix(p)) {
         return (rest == LOSS || canonical(rest) == LOSS).then_some(Conversion::Rename(VAL_LOSS));
     }
@@ -846,6 +850,26 @@ fn is_optimizer_lr(name: &str) -> bool {
         (Some(o), _) => optimizer_name(o) && (group.is_none() || first_group),
         (_, Some(o)) => optimizer_name(o) && first_group,
         _ => false,
+    }
+}
+
+/// The rate a unit names, written after a value (`1230.7 records/second`, `7334
+/// tokens/sec`) or as a metric's name (`tok/s`): [`TOKENS_PER_S`] or
+/// [`SAMPLES_PER_S`].
+pub fn rate_named_by_unit(unit: &str) -> Option<&'static str> {
+    const SAMPLE_WORDS: &[&str] = &["records", SAMPLES, "examples", "images", "img", "imgs", "sequences", "seqs", "sentences"];
+    const TOKEN_WORDS: &[&str] = &[TOKENS, "tok", "toks"];
+    let (what, per) = unit.split_once('/')?;
+    if !matches!(per, "s" | "sec" | "second") {
+        return None;
+    }
+    let among = |words: &[&str]| words.iter().any(|w| w.eq_ignore_ascii_case(what));
+    if among(TOKEN_WORDS) {
+        Some(TOKENS_PER_S)
+    } else if among(SAMPLE_WORDS) {
+        Some(SAMPLES_PER_S)
+    } else {
+        None
     }
 }
 
@@ -932,6 +956,17 @@ pub fn markdown_table() -> String {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_rate_named_by_its_unit_is_that_rate() {
+        assert_eq!(canonical("tok/s"), TOKENS_PER_S);
+        assert_eq!(canonical("Tokens/sec"), TOKENS_PER_S);
+        assert_eq!(canonical("img/s"), SAMPLES_PER_S);
+        assert_eq!(canonical("samples/second"), SAMPLES_PER_S);
+        // Not a count a second, or not per second.
+        assert_eq!(canonical("it/s"), "it/s");
+        assert_eq!(canonical("tokens/step"), "tokens/step");
+    }
+
     #[test]
     fn an_evaluations_prefix_makes_the_loss_the_validation_loss() {
         use super::{canonical, VAL_LOSS};

@@ -273,7 +273,10 @@ impl MetricStream {
                 }
             }
         };
-        self.reader = Some(LineReader::new(format, self.default_metric.clone()));
+        let mut reader = LineReader::new(format, self.default_metric.clone());
+        // (What only a whole file tells, learned from the lines seen so far.)
+        reader.learn_head(text(&head).as_bytes());
+        self.reader = Some(reader);
         for (i, raw) in head.into_iter().enumerate() {
             if i < as_text {
                 out.push(StreamOut::Text(log_text(&raw)));
