@@ -421,6 +421,10 @@ fn every_trainer_of_the_gallery_is_read() {
         ("mpirun_tag.log", "text", 2, 8, 1, 8, &[(1, "loss", 2.9), (8, "loss", 2.2)]),
         // Slurm's `srun --label`: `0: ` before each task's line; a rate named by its unit (`tok/s`).
         ("slurm_label.log", "text", 2, 8, 10, 80, &[(10, "loss", 3.1), (80, "tokens_per_s", 11880.0), (40, "grad_norm", 0.56)]),
+        // DreamerV3's terminal output: a rule naming the step, then `name value` pairs apart by ` / `; `episode/score` is the reward.
+        ("dreamerv3.log", "text", 1, 5, 10000, 50000, &[(10000, "reward", 62.3), (20000, "reward", 92.2)]),
+        // PaddleNLP's Trainer: `interval_samples_per_second` is the throughput.
+        ("paddlenlp.log", "text", 1, 5, 10, 50, &[(10, "loss", 2.4), (50, "samples_per_s", 25.93)]),
         // A counter printed first (`500: train loss ...`): the log's own step, not the line's.
         ("step_first.log", "text", 1, 6, 500, 3000, &[(500, "loss", 2.8), (3000, "val_loss", 2.41)]),
         ("keras2.log", "text", 1, 3, 469, 1407, &[(938, "val_loss", 0.0951)]),
