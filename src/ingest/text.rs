@@ -325,6 +325,10 @@ pub struct Progress {
     /// A line announced an evaluation pass (`Validating`) and no training pass
     /// or epoch came since.
     evaluation_pass: bool,
+    /// The last metric line was one of an evaluation's own batches (`Test: [ 10/196]`):
+    /// a line of results right after them, without a step or counter (the
+    /// ImageNet example's ` * Acc@1 76.1 Acc@5 92.9`), is the evaluation's summary.
+    after_evaluation_batches: bool,
     /// The step of a line that named only a step, the names read under it, and
     /// whether the line was indented (centred: rsl_rl's `Learning iteration 3/1500`
     /// over its indented `Mean reward: 1.25` lines), so indented lines are its too.
@@ -474,7 +478,9 @@ pub fn parse_generic(line: &str, progress: &mut Progress) -> Line {
             if in_evaluation_pass {
                 read.counter = None;
             }
-            if phase == Some(LoggerPhase::Evaluation) || (rec.step.is_none() && is_evaluation_pass(line)) || evaluation_result || announced || in_evaluation_pass {
+            let evaluation_batch = rec.step.is_none() && is_evaluation_pass(line);
+            let evaluation_summary = std::mem::replace(&mut progress.after_evaluation_batches, evaluation_batch) && rec.step.is_none() && read.counter.is_none();
+            if phase == Some(LoggerPhase::Evaluation) || evaluation_batch || evaluation_result || announced || in_evaluation_pass || evaluation_summary {
                 rec.continues = rec.step.is_none() && of_announced.is_none();
                 rec.step = rec.step.or(of_announced);
                 // (The epoch it names is the step's, no result: Ignite's `Validation Results - Epoch: 1`.)
@@ -1634,6 +1640,16 @@ mod tests {
             Line::Metrics(r) => (r.step, r.fields.into_iter().map(|(n, v)| (n.to_string(), v)).collect()),
             other => panic!("{line}: {other:?}"),
         }
+    }
+
+    #[test]
+    fn a_summary_right_after_an_evaluations_batches_is_its_result() {
+        let log = "Epoch: [0][  10/5005]\tLoss 6.9e+00 (6.95e+00)\tAcc@1   0.00 (  0.12)\nTest: [ 0/196]\tLoss 6.5e+00 (6.5e+00)\tAcc@1   0.20 (  0.20)\n * Acc@1 0.100 Acc@5 0.500\nEpoch: [1][  10/5005]\tLoss 6.1e+00 (6.2e+00)\tAcc@1   0.10 (  0.12)\n";
+        let got = records(log);
+        assert_eq!(got.len(), 4, "{got:?}");
+        assert!(got[2].2.iter().any(|(n, v)| n == "val_acc_1" && *v == 0.1), "{got:?}");
+        // Not after training lines: a line of its own results.
+        assert!(!records("Epoch: [0][  10/5005]\tLoss 6.9e+00\n * Acc@1 0.100 Acc@5 0.500\n")[1].2.iter().any(|(n, _)| n.starts_with("val_")));
     }
 
     #[test]
