@@ -423,6 +423,8 @@ fn every_trainer_of_the_gallery_is_read() {
         ("slurm_label.log", "text", 2, 8, 10, 80, &[(10, "loss", 3.1), (80, "tokens_per_s", 11880.0), (40, "grad_norm", 0.56)]),
         // PyTorch's ImageNet example: `Epoch: [0][  10/5005]` over its epochs; the `Test:` batches and the ` * Acc@1 ... Acc@5 ...` summary after them are the step before's `val_*`.
         ("imagenet_example.log", "text", 1, 12, 0, 5055, &[(10, "loss", 6.8), (50, "val_loss", 6.5), (50, "val_acc_1", 0.1), (5055, "val_acc_5", 0.5)]),
+        // Ray Tune's progress.csv of an RLlib run: the learner's flattened stats (`info/learner/default_policy/learner_stats/kl`) are its `kl` and `entropy`.
+        ("ray_progress.csv", "csv", 1, 7, 1, 7, &[(1, "kl", 0.01), (7, "entropy", 0.62), (7, "reward", 90.0)]),
         // DreamerV3's terminal output: a rule naming the step, then `name value` pairs apart by ` / `; `episode/score` is the reward.
         ("dreamerv3.log", "text", 1, 5, 10000, 50000, &[(10000, "reward", 62.3), (20000, "reward", 92.2)]),
         // PaddleNLP's Trainer: `interval_samples_per_second` is the throughput.

@@ -825,6 +825,9 @@ pub fn conversion(name: &str) -> Option<Conversion> {
     if let Some(rate) = rate_named_by_unit(name) {
         return Some(Conversion::Rename(rate));
     }
+    if let Some(stat) = rllib_learner_stat(name) {
+        return conversion(stat).or_else(|| info(stat).map(|m| Conversion::Rename(m.pattern)));
+    }
     if let Some(rest) = EVALUATION_PREFIXES.iter().find_map(|p| name.strip_prefix(p)) {
         return (rest == LOSS || canonical(rest) == LOSS).then_some(Conversion::Rename(VAL_LOSS));
     }
@@ -851,6 +854,21 @@ fn is_optimizer_lr(name: &str) -> bool {
         (_, Some(o)) => optimizer_name(o) && first_group,
         _ => false,
     }
+}
+
+/// An RLlib learner's result under its flattened path (Ray Tune's `progress.csv`,
+/// an export of its results): `info/learner/<policy>/learner_stats/kl` (the old
+/// API stack) or `learners/<module>/entropy` (the new one) is the stat's name.
+fn rllib_learner_stat(name: &str) -> Option<&str> {
+    fn one_segment(rest: &str) -> Option<&str> {
+        rest.split_once('/').filter(|(policy, _)| !policy.is_empty() && !policy.starts_with("__")).map(|(_, stat)| stat)
+    }
+    match (name.strip_prefix("info/learner/"), name.strip_prefix("learners/")) {
+        (Some(rest), _) => one_segment(rest)?.strip_prefix("learner_stats/"),
+        (_, Some(rest)) => one_segment(rest),
+        _ => None,
+    }
+    .filter(|stat| !stat.is_empty() && !stat.contains('/'))
 }
 
 /// The rate a unit names, written after a value (`1230.7 records/second`, `7334
@@ -956,6 +974,16 @@ pub fn markdown_table() -> String {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn an_rllib_learners_flattened_stats_are_its_own() {
+        assert_eq!(canonical("info/learner/default_policy/learner_stats/kl"), KL);
+        assert_eq!(canonical("info/learner/policy_0/learner_stats/entropy"), ENTROPY);
+        assert_eq!(canonical("learners/default_policy/entropy"), ENTROPY);
+        // The totals over modules, and a stat that is not a metric, stay as written.
+        assert_eq!(canonical("learners/__all_modules__/num_trainable_parameters"), "learners/__all_modules__/num_trainable_parameters");
+        assert_eq!(canonical("info/learner/default_policy/num_agent_steps_trained"), "info/learner/default_policy/num_agent_steps_trained");
+    }
+
     #[test]
     fn a_rate_named_by_its_unit_is_that_rate() {
         assert_eq!(canonical("tok/s"), TOKENS_PER_S);
