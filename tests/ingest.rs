@@ -426,7 +426,7 @@ fn every_trainer_of_the_gallery_is_read() {
         // Ray Tune's progress.csv of an RLlib run: the learner's flattened stats (`info/learner/default_policy/learner_stats/kl`) are its `kl` and `entropy`.
         ("ray_progress.csv", "csv", 1, 7, 1, 7, &[(1, "kl", 0.01), (7, "entropy", 0.62), (7, "reward", 90.0)]),
         // DreamerV3's terminal output: a rule naming the step, then `name value` pairs apart by ` / `; `episode/score` is the reward.
-        ("dreamerv3.log", "text", 1, 5, 10000, 50000, &[(10000, "reward", 62.3), (20000, "reward", 92.2)]),
+        ("dreamerv3.log", "text", 1, 5, 10000, 50000, &[(10000, "reward", 62.3), (20000, "reward", 92.2), (10000, "grad_norm", 0.766)]),
         // PaddleNLP's Trainer: `interval_samples_per_second` is the throughput.
         ("paddlenlp.log", "text", 1, 5, 10, 50, &[(10, "loss", 2.4), (50, "samples_per_s", 25.93)]),
         // A counter printed first (`500: train loss ...`): the log's own step, not the line's.
