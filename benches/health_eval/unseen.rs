@@ -19,6 +19,12 @@
 //!   (5-97% of the steps in clean runs, 20-70% in faulty ones) and normal
 //!   (0.05-2, log-normal spread) on the others; a faulty run's normal steps
 //!   grow 10x, 30x or 100x from an onset in 30-80% of the run and stay there.
+//! - `slow_vanishing` (grad_vanishing; v3): a gradient norm that falls steadily,
+//!   4-12% a step, to 1e-3 to 1e-6 of its level from an onset anywhere after the
+//!   first fifth of the run, then stays there; clean twins fall the way healthy
+//!   runs do: from an early level 5-30x their later one over the first 5-30% of
+//!   the run, then by up to a half more over the rest, with noise on the log
+//!   scale (AR(1) 0-0.9).
 //! - `held_out` (reward_hacking): a training reward that rises to its ceiling
 //!   and holds while a held-out score (named as trainers name one: `eval_acc`,
 //!   `val_acc`, `pass@1`, `gsm8k/accuracy`, `eval/reward`, ...) logged every
@@ -30,7 +36,7 @@ use rlmon::metrics::{catalog, MetricName};
 use super::indep::Xo;
 use super::synth::{Benign, Case, Family, Fault};
 
-pub const UNSEEN_VERSION: u32 = 2;
+pub const UNSEEN_VERSION: u32 = 3;
 
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Class {
@@ -39,13 +45,14 @@ pub enum Class {
     PpoKlFromZero,
     HeldOut,
     GrpoGrad,
+    SlowVanishing,
 }
 
 /// Per seed: (class, Some(magnitude) for a faulty run or None, case seed).
 pub fn corpus(seeds: std::ops::Range<u64>) -> impl Iterator<Item = (Class, Option<usize>, u64)> {
     seeds.flat_map(|seed| {
-        let faulty = [Class::SlowExplosion, Class::HeldOut, Class::GrpoGrad].into_iter().flat_map(move |c| (0..3).map(move |m| (c, Some(m), seed * 64 + m as u64)));
-        let clean = [Class::SlowExplosion, Class::SlowExplosion, Class::Grpo, Class::Grpo, Class::PpoKlFromZero, Class::HeldOut, Class::HeldOut, Class::GrpoGrad, Class::GrpoGrad]
+        let faulty = [Class::SlowExplosion, Class::HeldOut, Class::GrpoGrad, Class::SlowVanishing].into_iter().flat_map(move |c| (0..3).map(move |m| (c, Some(m), seed * 64 + m as u64)));
+        let clean = [Class::SlowExplosion, Class::SlowExplosion, Class::Grpo, Class::Grpo, Class::PpoKlFromZero, Class::HeldOut, Class::HeldOut, Class::GrpoGrad, Class::GrpoGrad, Class::SlowVanishing, Class::SlowVanishing]
             .into_iter()
             .enumerate()
             .map(move |(i, c)| (c, None, seed * 64 + 8 + i as u64));
@@ -85,6 +92,7 @@ pub fn generate(class: Class, magnitude: Option<usize>, seed: u64) -> UnseenCase
         Class::PpoKlFromZero => ppo_kl_from_zero(&mut rng, n),
         Class::HeldOut => held_out(&mut rng, n, every, magnitude),
         Class::GrpoGrad => grpo_grad(&mut rng, n, magnitude),
+        Class::SlowVanishing => slow_vanishing(&mut rng, n, magnitude),
     };
     let tag = magnitude.map_or("clean".to_owned(), |m| format!("m{m}"));
     let fault = magnitude.zip(onset).map(|(m, o)| Fault { kind, onset: o as u64, magnitude: m });
@@ -125,6 +133,39 @@ fn slow_explosion(rng: &mut Xo, n: usize, magnitude: Option<usize>) -> Generated
     }
     let name = format!("g{g0:.2}-warm{warm_rise:.1}x{warm_len:.0}-late{late_rise:.1}-phi{}-noise{:.2}{}", noise.phi, noise.scale, rate.map_or(String::new(), |r| format!("-rate{r:.3}")));
     (name, Family::Pretrain, AlertKind::GradExplosion, onset, vec![Benign { what: "warmup_end", step: warm_len as u64 }], steps)
+}
+
+/// A pretraining run whose grad norm comes down from its early level as healthy
+/// runs do; a faulty one's falls steadily to nothing from its onset.
+fn slow_vanishing(rng: &mut Xo, n: usize, magnitude: Option<usize>) -> Generated {
+    let nf = n as f64;
+    let g_late = rng.range(0.05, 2.0);
+    let early = rng.range(5.0, 30.0);
+    let early_len = rng.range(0.05, 0.3) * nf + 10.0;
+    let late_fall = rng.range(0.5, 1.0);
+    let mut noise = Ar::new(rng, 0.05, 0.25);
+    let rate = magnitude.map(|m| [0.04, 0.07, 0.12][m] * rng.range(1.0, 1.2));
+    let depth = rng.range(3.0, 6.0) * std::f64::consts::LN_10;
+    let onset = rate.map(|_| (rng.range(0.2, 0.8) * nf) as usize);
+    let (l_inf, l_amp, tau) = (rng.range(1.5, 3.0), rng.range(2.0, 6.0), rng.range(0.05, 0.3) * nf);
+    let mut steps = Vec::with_capacity(n);
+    for i in 0..n {
+        let t = i as f64;
+        // From `early` times the later level down over the early stretch (on
+        // the log scale), then the slow late fall.
+        let e = early.powf((1.0 - t / early_len).max(0.0));
+        let late = 1.0 - (1.0 - late_fall) * t / nf;
+        let mut g = g_late * e * late * noise.next(rng).exp();
+        if let (Some(r), Some(o)) = (rate, onset) {
+            if i >= o {
+                g *= (-(r * (i - o) as f64).min(depth)).exp();
+            }
+        }
+        let loss = (l_inf + l_amp * (-t / tau).exp()) * (1.0 + 0.02 * rng.normal());
+        steps.push(vec![(catalog::LOSS.into(), loss), (catalog::GRAD_NORM.into(), g), (catalog::LR.into(), 3e-4)]);
+    }
+    let name = format!("g{g_late:.2}-early{early:.0}x{early_len:.0}-late{late_fall:.2}-phi{}-noise{:.2}{}", noise.phi, noise.scale, rate.map_or(String::new(), |r| format!("-rate{r:.3}-depth{:.0}", depth / std::f64::consts::LN_10)));
+    (name, Family::Pretrain, AlertKind::GradVanishing, onset, Vec::new(), steps)
 }
 
 /// A healthy GRPO run: a zero-inflated signed policy loss, a KL from exactly 0.

@@ -92,8 +92,19 @@ pub struct Spike {
     /// then, the rate now).
     lr: std::collections::VecDeque<f64>,
     lr_explained: Option<(f64, f64)>,
+    /// A vanishing gradient norm's longer memory: the medians (log scale) of its
+    /// newest [`FALL_BLOCKS`] blocks of [`FALL_BLOCK_POINTS`] points, and the
+    /// block being filled. A steady fall to 1% takes longer than the reference
+    /// window spans (100 points at 4.5% a point): it is measured from the
+    /// highest of these.
+    fall_blocks: std::collections::VecDeque<f64>,
+    fall_block: Vec<f64>,
     what: &'static str,
 }
+
+/// See [`Spike::fall_blocks`]: 15 blocks of 20 points, the newest 300 points.
+const FALL_BLOCK_POINTS: usize = 20;
+const FALL_BLOCKS: usize = 15;
 
 impl Spike {
     /// `what` is the verb of the alert's message ("jumped", "vanished").
@@ -123,6 +134,8 @@ impl Spike {
             rl_run: false,
             lr: Default::default(),
             lr_explained: None,
+            fall_blocks: Default::default(),
+            fall_block: Vec::new(),
             what,
         }
     }
@@ -167,7 +180,10 @@ impl Spike {
             self.lr.push_back(p.get(catalog::LR).unwrap_or(f64::NAN));
         }
         let lr_rising = self.lr.len() >= CLIMB_POINTS && self.lr.back().is_some_and(|now| *now > 1.01 * self.lr[self.lr.len() - CLIMB_POINTS]);
-        if self.kind == AlertKind::GradExplosion && j.severity.is_none() && !lr_rising {
+        // The same for one falling steadily to nothing: against the level it held
+        // before the fall, not a trailing median that follows it down.
+        let steady = (self.kind == AlertKind::GradExplosion && !lr_rising) || self.kind == AlertKind::GradVanishing;
+        if steady && j.severity.is_none() {
             if let Some((severity, climb)) = self.climb() {
                 j.severity = Some(severity);
                 j.base = climb.base;
@@ -342,27 +358,34 @@ impl Spike {
     }
 
     /// [`Self::climb`] over the newest `span` points; `late`: past the run's start.
+    /// The worse way is up for a gradient norm that explodes and down for one that
+    /// vanishes: the logs are read turned that way (a fall is a climb of `-log`).
     fn climb_over(&self, span: usize, late: bool) -> Option<(Severity, Climb)> {
         let n = self.window.len();
         if n < span + CLIMB_BEFORE {
             return None;
         }
+        let sign = if self.direction == Direction::Down { -1.0 } else { 1.0 };
         let logs = self.window.logs.values();
         let first = n - span;
-        if logs[n - 1] <= logs[first] {
+        if sign * logs[n - 1] <= sign * logs[first] {
             return None;
         }
         // A cheap look first: the share of half-lag pairs that rise, before the
         // copy and the median slope.
-        if half_lag_rising(span, |i| logs[first + i]).is_some_and(|rising| rising < CLIMB_RISING) {
+        if half_lag_rising(span, |i| sign * logs[first + i]).is_some_and(|rising| rising < CLIMB_RISING) {
             return None;
         }
-        let newest = &logs[first..];
-        let (rate, rising) = half_lag_slope(newest)?;
+        let newest: Vec<f64> = logs[first..].iter().map(|y| sign * y).collect();
+        let (rate, rising) = half_lag_slope(&newest)?;
         if rate < CLIMB_RATE || rising < CLIMB_RISING {
             return None;
         }
         let (base, mad) = sorted_median_mad(&self.window.logs.sorted_range(0, n - span))?;
+        // A fall is measured from the highest level of the longer memory too
+        // (past the run's start: its early descent is no fall to nothing).
+        let highest_block = self.fall_blocks.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+        let base = if sign < 0.0 && late { -base.max(highest_block) } else { sign * base };
         // The climb is the run's own noise around a steady line, not a jump
         // between two levels (a GRPO grad norm, tiny on steps whose rewards
         // tied): its points' spread around the line is at most
@@ -373,19 +396,23 @@ impl Spike {
             return None;
         }
         let level = sorted_median(&sorted_copy(newest[span - CLIMB_LEVEL_POINTS..].iter().copied()))?;
-        let before_noise = if late { climbing_before(&logs[..n - span]) } else { None };
+        let before: Vec<f64> = if late { logs[..n - span].iter().map(|y| sign * y).collect() } else { Vec::new() };
+        let before_noise = if late { climbing_before(&before) } else { None };
         let sigma = (MAD_TO_SIGMA * before_noise.unwrap_or(mad)).max(self.record_sigma()).max(MIN_LOG_SIGMA);
         // A climb to a second level the run keeps visiting (see
         // `second_level`) is the norm back at that level, not climbing.
-        if level - base >= self.settings.warn.ln() && self.second_level(base, span, Direction::Up).is_some_and(|l| level - l.level < CLIMB_WARN.ln()) {
-            return None;
-        }
         let rise = level - base;
-        if rise < CLIMB_WARN.ln().max(SPIKE_Z * sigma) {
+        if rise >= sign * self.settings.warn.ln() && self.second_level(sign * base, span, self.direction).is_some_and(|l| level - sign * l.level < CLIMB_WARN.ln()) {
             return None;
         }
-        let severity = if rise >= self.settings.critical.ln() { Severity::Critical } else { Severity::Warn };
-        Some((severity, Climb { rate: rate.exp_m1(), times: rise.exp(), base: base.exp() - self.floor }))
+        // Up: twice the earlier level; down: the vanishing share of it (1%).
+        let least = if sign > 0.0 { CLIMB_WARN.ln() } else { -self.settings.warn.ln() };
+        if rise < least.max(SPIKE_Z * sigma) {
+            return None;
+        }
+        let critical = if sign > 0.0 { self.settings.critical.ln() } else { -self.settings.critical.ln() };
+        let severity = if rise >= critical { Severity::Critical } else { Severity::Warn };
+        Some((severity, Climb { rate: (sign * rate).exp_m1(), times: (sign * rise).exp(), base: (sign * base).exp() - self.floor }))
     }
 
     /// Adds a point to the reference window, with its log.
@@ -398,6 +425,16 @@ impl Spike {
     fn push_with_log(&mut self, x: f64, log: f64) {
         let no_log = self.nonpositive(x);
         self.window.push(x, log, no_log);
+        if self.kind == AlertKind::GradVanishing && !no_log {
+            self.fall_block.push(log);
+            if self.fall_block.len() == FALL_BLOCK_POINTS {
+                if self.fall_blocks.len() == FALL_BLOCKS {
+                    self.fall_blocks.pop_front();
+                }
+                let block = sorted_copy(self.fall_block.drain(..));
+                self.fall_blocks.extend(sorted_median(&block));
+            }
+        }
     }
 
     /// A gradient norm or a KL (with its floor) is a magnitude: its ratios mean
@@ -997,6 +1034,7 @@ impl Distance {
     fn against(self, base: &str) -> String {
         match self {
             Distance::Times(t) => format!("{} its trailing median {base}", times(t)),
+            Distance::Climb(rate, t) if rate < 0.0 => format!("falling {} a step to {} of its earlier level {base}", percent(-rate), percent(t)),
             Distance::Climb(rate, t) => format!("climbing {} a step to {} its earlier level {base}", percent(rate), times(t)),
             Distance::Sigmas(z, side) => format!("{} robust sigmas {side} its trailing median {base}", sigmas(z)),
         }
@@ -1666,6 +1704,49 @@ mod tests {
                 .collect();
             let climbs: Vec<_> = grad_warned_with_lr(&v, Some(150)).into_iter().filter(|(_, _, m)| m.contains("climbing")).collect();
             assert_eq!(climbs, vec![], "seed {seed}");
+        }
+    }
+
+    /// A grad_vanishing detector reading the series `run` feeds (`loss`).
+    fn vanishing_on_loss() -> Spike {
+        let mut s = defaults(AlertKind::GradVanishing);
+        s.metric = Some("loss".into());
+        Spike::new(AlertKind::GradVanishing, s, Direction::Down, 0.0, "vanished")
+    }
+
+    /// Should raise: a gradient norm that falls steadily (4.5% or 8% a point,
+    /// white or AR(1) noise) from its level to nothing. A trailing median follows
+    /// it down, so no point stands at 1% of the window's median; the level held
+    /// before the fall does.
+    #[test]
+    fn a_gradient_norm_falling_steadily_to_nothing_has_vanished() {
+        for seed in 0..10u64 {
+            let mut g = gauss(700 + seed);
+            let rate = if seed % 2 == 0 { 0.045 } else { 0.08 };
+            let mut e = 0.0;
+            let v: Vec<f64> = (0..1200usize)
+                .map(|i| {
+                    e = 0.5 * e + 0.15 * g();
+                    0.4 * (e - (rate * i.saturating_sub(600) as f64).min(14.0)).exp()
+                })
+                .collect();
+            let mut d = vanishing_on_loss();
+            let got = warned(&mut d, &v);
+            // 1% of the level is 4.6 on the log scale: 102 points at 4.5%, 58 at 8%.
+            let due = 600 + (4.61 / rate) as u64;
+            assert!(got.first().is_some_and(|(at, _, _)| (due - 20..due + 60).contains(at)), "seed {seed}: {got:?}");
+        }
+    }
+
+    /// Should not raise: a gradient norm coming down from 30x its later level
+    /// over the run's first 300 points, then by a half more over the rest.
+    #[test]
+    fn a_gradient_norm_coming_down_from_its_early_level_has_not_vanished() {
+        for seed in 0..10u64 {
+            let mut g = gauss(800 + seed);
+            let v: Vec<f64> = (0..2000usize).map(|i| 0.3 * 30f64.powf((1.0 - i as f64 / 300.0).max(0.0)) * (1.0 - 0.5 * i as f64 / 2000.0) * (0.2 * g()).exp()).collect();
+            let mut d = vanishing_on_loss();
+            assert_eq!(warned(&mut d, &v), vec![], "seed {seed}");
         }
     }
 
