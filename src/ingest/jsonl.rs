@@ -302,7 +302,7 @@ impl Plan {
 /// [`record`] of fields whose keys read as `plan` says, when every value is
 /// what the plan expects (a step a whole number, a metric a number); else `None`
 /// (and `fields` untouched), for `record` to say what it is.
-fn planned<K: AsRef<str>>(fields: &[(K, Field<'_>)], plan: &[Plan], names: &mut Names) -> Option<Line> {
+fn planned<K: AsRef<str>>(fields: &[(K, Field<'_>)], plan: &[Plan], mut name: impl FnMut(usize, &str) -> FieldName) -> Option<Line> {
     let mut rec = Record { fields: Vec::with_capacity(fields.len()), ..Record::default() };
     for ((key, v), kind) in fields.iter().zip(plan) {
         match kind {
@@ -315,7 +315,7 @@ fn planned<K: AsRef<str>>(fields: &[(K, Field<'_>)], plan: &[Plan], names: &mut 
                     return None;
                 }
                 let x = v.number()?;
-                rec.fields.push((names.get(rec.fields.len(), key.as_ref()), x));
+                rec.fields.push((name(rec.fields.len(), key.as_ref()), x));
             }
         }
     }
@@ -358,6 +358,10 @@ pub struct Reader {
     /// How each of the last sorted keys reads (see [`Plan`]), while every one is a
     /// plain metric, a step or a time.
     plan: Option<Vec<Plan>>,
+    /// The names of the plan's metric keys, in order, once a line was read by
+    /// it (empty until then, and from a change of keys): a line with the same
+    /// keys takes them again, without a look in `names`.
+    plan_names: Vec<FieldName>,
 }
 
 impl Reader {
@@ -375,8 +379,21 @@ impl Reader {
             let same = hinted > 0 && hinted == fields.len() && hinted == self.order.keys.len();
             if !self.order.sort(&mut fields, same) {
                 self.plan = if self.order.keys.is_empty() { None } else { Plan::of(&fields) };
+                self.plan_names.clear();
             }
-            match self.plan.as_deref().and_then(|plan| planned(&fields, plan, &mut self.names)) {
+            let read = match self.plan.as_deref() {
+                // The keys the plan's (`sort` kept the order): the names are the last ones.
+                Some(plan) if !self.plan_names.is_empty() => planned(&fields, plan, |slot, key| self.plan_names.get(slot).cloned().unwrap_or_else(|| self.names.get(slot, key))),
+                Some(plan) => {
+                    let read = planned(&fields, plan, |slot, key| self.names.get(slot, key));
+                    if let Some(Line::Metrics(rec)) = &read {
+                        self.plan_names.extend(rec.fields.iter().map(|(name, _)| name.clone()));
+                    }
+                    read
+                }
+                None => None,
+            };
+            match read {
                 Some(line) => line,
                 None => record(&mut fields, &mut self.names),
             }
@@ -458,7 +475,7 @@ fn scan_flat<'a>(line: &'a str, out: &mut Vec<(&'a str, Field<'a>)>, hint: &[Box
         let from = i + 1;
         let (key, next) = match hint.get(out.len()) {
             // No byte of the hint's key stops `scan_str`; the quote after it does.
-            Some(k) if b.get(from..from + k.len()) == Some(k.as_bytes()) && b.get(from + k.len()) == Some(&b'"') => {
+            Some(k) if b.get(from..from + k.len()).is_some_and(|got| same_bytes(got, k.as_bytes())) && b.get(from + k.len()) == Some(&b'"') => {
                 hinted += 1;
                 (&line[from..from + k.len()], from + k.len() + 1)
             }
@@ -477,6 +494,24 @@ fn scan_flat<'a>(line: &'a str, out: &mut Vec<(&'a str, Field<'a>)>, hint: &[Box
             Some(b'}') => return (skip_ws(b, i + 1) == b.len()).then_some(hinted),
             _ => return None,
         }
+    }
+}
+
+/// `a == b`, compared inline (no call): a key of 4 to 16 bytes as two
+/// overlapping words, a shorter one byte by byte, a longer one as slices are.
+#[inline(always)]
+fn same_bytes(a: &[u8], b: &[u8]) -> bool {
+    let n = a.len();
+    if n != b.len() {
+        return false;
+    }
+    let word8 = |s: &[u8], at: usize| s[at..at + 8].try_into().map_or(0, u64::from_ne_bytes);
+    let word4 = |s: &[u8], at: usize| s[at..at + 4].try_into().map_or(0, u32::from_ne_bytes);
+    match n {
+        0..=3 => a.iter().zip(b).all(|(x, y)| x == y),
+        4..=7 => word4(a, 0) == word4(b, 0) && word4(a, n - 4) == word4(b, n - 4),
+        8..=16 => word8(a, 0) == word8(b, 0) && word8(a, n - 8) == word8(b, n - 8),
+        _ => a == b,
     }
 }
 
@@ -808,7 +843,7 @@ impl Names {
     /// The name `name`, to be the record's field number `slot`.
     fn get(&mut self, slot: usize, name: &str) -> FieldName {
         if let Some(recent) = self.recent.get(slot) {
-            if **recent == *name {
+            if same_bytes(recent.as_bytes(), name.as_bytes()) {
                 return recent.clone();
             }
         }
