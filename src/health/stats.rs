@@ -134,7 +134,11 @@ impl SortedWindow {
         // equal bits): the same places, with cheaper comparisons.
         let plain = |x: f64| !x.is_nan() && x != 0.0;
         if self.nans == 0 && plain(v) && plain(old) {
-            self.replace(old, v, |a, b| a < b);
+            if self.sorted.len() <= SMALL_WINDOW {
+                self.replace(old, v, |a, b| a < b);
+            } else {
+                self.replace_counted(old, v);
+            }
         } else {
             self.replace(old, v, |a, b| a.total_cmp(&b).is_lt());
         }
@@ -181,6 +185,31 @@ impl SortedWindow {
         }
     }
 
+    /// [`SortedWindow::replace`] in a window longer than [`SMALL_WINDOW`] where
+    /// the float order is the window's (see `push`): the same places, found by
+    /// counting. The values below a value of the window, or at or below it, are
+    /// its place (the window is sorted), so the places come from one pass of
+    /// independent comparisons (vectorised) instead of two binary searches, each
+    /// step of which waits on the load before it.
+    fn replace_counted(&mut self, old: f64, v: f64) {
+        let s = &mut self.sorted[..];
+        // The first value not below the old one: the old one.
+        let i = count(s, |p| p < old);
+        debug_assert!(i < s.len() && s[i].to_bits() == old.to_bits());
+        if v < old {
+            // Every value from the old one's place on is above `v`: the values at
+            // or below it all lie before that place.
+            let at = count(s, |p| p <= v);
+            s.copy_within(at..i, at + 1);
+            s[at] = v;
+        } else {
+            // Every value up to the old one's place is below `v`.
+            let at = count(s, |p| p < v);
+            s.copy_within(i + 1..at, i);
+            s[at - 1] = v;
+        }
+    }
+
     /// Empties the window.
     fn clear(&mut self) {
         self.sorted.clear();
@@ -203,6 +232,12 @@ impl SortedWindow {
     fn sorted(&self) -> &[f64] {
         &self.sorted
     }
+}
+
+/// How many of `values` pass `test`, without a branch per value.
+#[inline(always)]
+fn count(values: &[f64], test: impl Fn(f64) -> bool) -> usize {
+    values.iter().map(|p| usize::from(test(*p))).sum()
 }
 
 /// Windows at most this long replace a value by stepping the values between
