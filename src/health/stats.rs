@@ -134,11 +134,7 @@ impl SortedWindow {
         // equal bits): the same places, with cheaper comparisons.
         let plain = |x: f64| !x.is_nan() && x != 0.0;
         if self.nans == 0 && plain(v) && plain(old) {
-            if self.sorted.len() <= SMALL_WINDOW {
-                self.replace(old, v, |a, b| a < b);
-            } else {
-                self.replace_counted(old, v);
-            }
+            self.replace_counted(old, v);
         } else {
             self.replace(old, v, |a, b| a.total_cmp(&b).is_lt());
         }
@@ -185,8 +181,8 @@ impl SortedWindow {
         }
     }
 
-    /// [`SortedWindow::replace`] in a window longer than [`SMALL_WINDOW`] where
-    /// the float order is the window's (see `push`): the same places, found by
+    /// [`SortedWindow::replace`] where the float order is the window's (see
+    /// `push`): the same places, found by
     /// counting. The values below a value of the window, or at or below it, are
     /// its place (the window is sorted), so the places come from one pass of
     /// independent comparisons (vectorised) instead of two binary searches, each
@@ -240,8 +236,10 @@ fn count(values: &[f64], test: impl Fn(f64) -> bool) -> usize {
     values.iter().map(|p| usize::from(test(*p))).sum()
 }
 
-/// Windows at most this long replace a value by stepping the values between
-/// its old and new places over one at a time (see `SortedWindow::replace`).
+/// Windows at most this long, compared by `total_cmp` (a NaN or a zero in play),
+/// replace a value by stepping the values between its old and new places over
+/// one at a time (see `SortedWindow::replace`); compared as floats, every window
+/// counts (`SortedWindow::replace_counted`).
 const SMALL_WINDOW: usize = 32;
 
 /// The last `capacity` values pushed, in arrival order, with sorted windows over
