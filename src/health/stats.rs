@@ -189,18 +189,19 @@ impl SortedWindow {
     /// step of which waits on the load before it.
     fn replace_counted(&mut self, old: f64, v: f64) {
         let s = &mut self.sorted[..];
-        // The first value not below the old one: the old one.
-        let i = count(s, |p| p < old);
-        debug_assert!(i < s.len() && s[i].to_bits() == old.to_bits());
+        let n = s.len();
+        // `i`: the first value not below the old one, the old one.
         if v < old {
             // Every value from the old one's place on is above `v`: the values at
-            // or below it all lie before that place.
-            let at = count(s, |p| p <= v);
+            // or below it all lie before that place, and `at` is the new one's.
+            let (i, at) = count2(s, |p| p < old, |p| p <= v);
+            debug_assert!(i < n && s[i].to_bits() == old.to_bits());
             s.copy_within(at..i, at + 1);
             s[at] = v;
         } else {
             // Every value up to the old one's place is below `v`.
-            let at = count(s, |p| p < v);
+            let (i, at) = count2(s, |p| p < old, |p| p < v);
+            debug_assert!(i < n && s[i].to_bits() == old.to_bits());
             s.copy_within(i + 1..at, i);
             s[at - 1] = v;
         }
@@ -230,10 +231,10 @@ impl SortedWindow {
     }
 }
 
-/// How many of `values` pass `test`, without a branch per value.
+/// How many of `values` pass each test, in one pass without a branch per value.
 #[inline(always)]
-fn count(values: &[f64], test: impl Fn(f64) -> bool) -> usize {
-    values.iter().map(|p| usize::from(test(*p))).sum()
+fn count2(values: &[f64], a: impl Fn(f64) -> bool, b: impl Fn(f64) -> bool) -> (usize, usize) {
+    values.iter().fold((0, 0), |(x, y), p| (x + usize::from(a(*p)), y + usize::from(b(*p))))
 }
 
 /// Windows at most this long, compared by `total_cmp` (a NaN or a zero in play),
