@@ -362,6 +362,12 @@ pub struct Reader {
     /// it (empty until then, and from a change of keys): a line with the same
     /// keys takes them again, without a look in `names`.
     plan_names: Vec<FieldName>,
+    /// The plan in line order, for [`Reader::read_planned`]: each key's reading
+    /// and, for a metric, its place among the record's fields. Empty while the
+    /// plan's names are not known, or where it has several step or time keys.
+    line_plan: Vec<(Plan, usize)>,
+    /// A line's metric values by place (kept for its allocation).
+    values: Vec<f64>,
 }
 
 impl Reader {
@@ -373,6 +379,9 @@ impl Reader {
         if !line.starts_with('{') {
             return Line::Text;
         }
+        if let Some(read) = self.read_planned(line) {
+            return read;
+        }
         let mut fields = recycle(std::mem::take(&mut self.scanned));
         let parsed = if let Some(hinted) = scan_flat(line, &mut fields, &self.order.keys) {
             // Every key the last line's, in its order: no need to compare them again.
@@ -380,6 +389,7 @@ impl Reader {
             if !self.order.sort(&mut fields, same) {
                 self.plan = if self.order.keys.is_empty() { None } else { Plan::of(&fields) };
                 self.plan_names.clear();
+                self.line_plan.clear();
             }
             let read = match self.plan.as_deref() {
                 // The keys the plan's (`sort` kept the order): the names are the last ones.
@@ -388,6 +398,7 @@ impl Reader {
                     let read = planned(&fields, plan, |slot, key| self.names.get(slot, key));
                     if let Some(Line::Metrics(rec)) = &read {
                         self.plan_names.extend(rec.fields.iter().map(|(name, _)| name.clone()));
+                        self.line_plan = line_plan(plan, &self.order.swaps);
                     }
                     read
                 }
@@ -403,6 +414,83 @@ impl Reader {
         self.scanned = recycle(fields);
         parsed
     }
+}
+
+impl Reader {
+    /// A line (trimmed, starting with `{`) with the keys of the last line read by
+    /// the plan, in their order, every value a JSON number: its record, read in
+    /// one pass straight into the values, as the scan, the sort and [`planned`]
+    /// read it (the same grammar: `scan_flat`'s whitespace, keys and numbers).
+    /// `None` for anything else, which the general path reads.
+    fn read_planned(&mut self, line: &str) -> Option<Line> {
+        let keys = &self.order.keys;
+        if self.line_plan.is_empty() || self.line_plan.len() != keys.len() {
+            return None;
+        }
+        let b = line.as_bytes();
+        self.values.clear();
+        self.values.resize(self.plan_names.len(), 0.0);
+        let (mut step, mut time) = (None, None);
+        let mut i = skip_ws(b, 1);
+        for (k, (key, &(kind, slot))) in keys.iter().zip(&self.line_plan).enumerate() {
+            if k > 0 {
+                if b.get(i) != Some(&b',') {
+                    return None;
+                }
+                i = skip_ws(b, i + 1);
+            }
+            let from = i + 1;
+            let to = from + key.len();
+            if b.get(i) != Some(&b'"') || !b.get(from..to).is_some_and(|got| same_bytes(got, key.as_bytes())) || b.get(to) != Some(&b'"') {
+                return None;
+            }
+            i = skip_ws(b, to + 1);
+            if b.get(i) != Some(&b':') {
+                return None;
+            }
+            i = skip_ws(b, i + 1);
+            if !matches!(b.get(i), Some(b'-' | b'0'..=b'9')) {
+                return None;
+            }
+            let (field, next) = scan_number(b, i)?;
+            let x = field.number()?;
+            i = skip_ws(b, next);
+            match kind {
+                Plan::Step => step = Some(super::whole_step(x)?),
+                Plan::Time => time = Some(x).filter(|t| t.is_finite()),
+                Plan::Metric => *self.values.get_mut(slot)? = x,
+            }
+        }
+        if b.get(i) != Some(&b'}') || skip_ws(b, i + 1) != b.len() {
+            return None;
+        }
+        let mut fields = Vec::with_capacity(keys.len());
+        fields.extend(self.plan_names.iter().cloned().zip(self.values.iter().copied()));
+        Some(Line::Metrics(Record { fields, step, time, ..Record::default() }))
+    }
+}
+
+/// The plan of sorted keys `plan` in line order, where `swaps` sort the line's
+/// keys: each key's reading and, for a metric, its place among the record's
+/// fields (its rank among the plan's metrics). Empty with several step or time
+/// keys (the last in sorted order wins there: read by the general path).
+fn line_plan(plan: &[Plan], swaps: &[(usize, usize)]) -> Vec<(Plan, usize)> {
+    let several = |kind: Plan| plan.iter().filter(|p| **p == kind).count() > 1;
+    if several(Plan::Step) || several(Plan::Time) {
+        return Vec::new();
+    }
+    // `at[j]`: the line place of sorted key `j`, from the same swaps.
+    let mut at: Vec<usize> = (0..plan.len()).collect();
+    for &(a, b) in swaps {
+        at.swap(a, b);
+    }
+    let mut in_line = vec![(Plan::Metric, 0); plan.len()];
+    let mut slot = 0;
+    for (j, kind) in plan.iter().enumerate() {
+        in_line[at[j]] = (*kind, slot);
+        slot += usize::from(*kind == Plan::Metric);
+    }
+    in_line
 }
 
 /// A line (not blank) read as [`Reader::parse`] reads it and by serde_json alone,
