@@ -664,7 +664,65 @@ const POW10: [f64; 23] = [1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10
 /// a fraction or an exponent as the significand's digits times or over a power of
 /// ten. `None` where serde_json would take another path (a significand beyond
 /// `u64`, a power beyond 10^22) or refuse the number.
-fn scan_number(b: &[u8], mut i: usize) -> Option<(Field<'static>, usize)> {
+fn scan_number(b: &[u8], at: usize) -> Option<(Field<'static>, usize)> {
+    let mut i = at;
+    let positive = b[i] != b'-';
+    if !positive {
+        i += 1;
+    }
+    // The digits from `i` on, added to `significand`: the index after them.
+    let digits = |mut i: usize, significand: &mut u64| {
+        while let Some(d) = b.get(i).map(|c| c.wrapping_sub(b'0')).filter(|d| *d < 10) {
+            *significand = significand.wrapping_mul(10).wrapping_add(u64::from(d));
+            i += 1;
+        }
+        i
+    };
+    let mut significand = 0u64;
+    let int_start = i;
+    i = digits(i, &mut significand);
+    let int_len = i - int_start;
+    // None, or a leading zero.
+    if int_len == 0 || (int_len > 1 && b[int_start] == b'0') {
+        return None;
+    }
+    let mut frac_len = 0;
+    if b.get(i) == Some(&b'.') {
+        let from = i + 1;
+        i = digits(from, &mut significand);
+        frac_len = i - from;
+        if frac_len == 0 {
+            return None;
+        }
+    }
+    // Up to 19 digits fit a u64 whatever they are: read as the checked reading
+    // reads them. More may not: that reading, digit by digit.
+    if int_len + frac_len > 19 {
+        return scan_number_checked(b, at);
+    }
+    if !matches!(b.get(i), Some(b'e' | b'E')) {
+        if frac_len == 0 {
+            let field = if positive {
+                Field::U64(significand)
+            } else {
+                let neg = (significand as i64).wrapping_neg();
+                if neg >= 0 {
+                    Field::F64(-(significand as f64))
+                } else {
+                    Field::I64(neg)
+                }
+            };
+            return Some((field, i));
+        }
+        let f = significand as f64 / POW10[frac_len];
+        return Some((Field::F64(if positive { f } else { -f }), i));
+    }
+    scan_number_checked(b, at)
+}
+
+/// [`scan_number`], digit by digit with checked arithmetic: numbers of more than
+/// 19 digits, and those with an exponent.
+fn scan_number_checked(b: &[u8], mut i: usize) -> Option<(Field<'static>, usize)> {
     let positive = b[i] != b'-';
     if !positive {
         i += 1;
