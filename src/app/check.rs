@@ -301,7 +301,7 @@ impl Reading {
         if !self.batch.is_empty() {
             // The hub side only stops early by panicking: nothing to do then.
             if let Some(to_hub) = &self.to_hub {
-                let _ = to_hub.send(std::mem::take(&mut self.batch));
+                let _ = to_hub.send(std::mem::replace(&mut self.batch, Vec::with_capacity(BATCH)));
             }
         }
         // To the stream read last: most logs are one stream.

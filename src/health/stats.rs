@@ -134,7 +134,7 @@ impl SortedWindow {
         // equal bits): the same places, with cheaper comparisons.
         let plain = |x: f64| !x.is_nan() && x != 0.0;
         if self.nans == 0 && plain(v) && plain(old) {
-            self.replace(old, v, |a, b| a < b);
+            self.replace_counted(old, v);
         } else {
             self.replace(old, v, |a, b| a.total_cmp(&b).is_lt());
         }
@@ -181,6 +181,32 @@ impl SortedWindow {
         }
     }
 
+    /// [`SortedWindow::replace`] where the float order is the window's (see
+    /// `push`): the same places, found by
+    /// counting. The values below a value of the window, or at or below it, are
+    /// its place (the window is sorted), so the places come from one pass of
+    /// independent comparisons (vectorised) instead of two binary searches, each
+    /// step of which waits on the load before it.
+    fn replace_counted(&mut self, old: f64, v: f64) {
+        let s = &mut self.sorted[..];
+        let n = s.len();
+        // `i`: the first value not below the old one, the old one.
+        if v < old {
+            // Every value from the old one's place on is above `v`: the values at
+            // or below it all lie before that place, and `at` is the new one's.
+            let (i, at) = count2(s, |p| p < old, |p| p <= v);
+            debug_assert!(i < n && s[i].to_bits() == old.to_bits());
+            s.copy_within(at..i, at + 1);
+            s[at] = v;
+        } else {
+            // Every value up to the old one's place is below `v`.
+            let (i, at) = count2(s, |p| p < old, |p| p < v);
+            debug_assert!(i < n && s[i].to_bits() == old.to_bits());
+            s.copy_within(i + 1..at, i);
+            s[at - 1] = v;
+        }
+    }
+
     /// Empties the window.
     fn clear(&mut self) {
         self.sorted.clear();
@@ -205,8 +231,16 @@ impl SortedWindow {
     }
 }
 
-/// Windows at most this long replace a value by stepping the values between
-/// its old and new places over one at a time (see `SortedWindow::replace`).
+/// How many of `values` pass each test, in one pass without a branch per value.
+#[inline(always)]
+fn count2(values: &[f64], a: impl Fn(f64) -> bool, b: impl Fn(f64) -> bool) -> (usize, usize) {
+    values.iter().fold((0, 0), |(x, y), p| (x + usize::from(a(*p)), y + usize::from(b(*p))))
+}
+
+/// Windows at most this long, compared by `total_cmp` (a NaN or a zero in play),
+/// replace a value by stepping the values between its old and new places over
+/// one at a time (see `SortedWindow::replace`); compared as floats, every window
+/// counts (`SortedWindow::replace_counted`).
 const SMALL_WINDOW: usize = 32;
 
 /// The last `capacity` values pushed, in arrival order, with sorted windows over

@@ -302,7 +302,7 @@ impl Plan {
 /// [`record`] of fields whose keys read as `plan` says, when every value is
 /// what the plan expects (a step a whole number, a metric a number); else `None`
 /// (and `fields` untouched), for `record` to say what it is.
-fn planned<K: AsRef<str>>(fields: &[(K, Field<'_>)], plan: &[Plan], names: &mut Names) -> Option<Line> {
+fn planned<K: AsRef<str>>(fields: &[(K, Field<'_>)], plan: &[Plan], mut name: impl FnMut(usize, &str) -> FieldName) -> Option<Line> {
     let mut rec = Record { fields: Vec::with_capacity(fields.len()), ..Record::default() };
     for ((key, v), kind) in fields.iter().zip(plan) {
         match kind {
@@ -315,7 +315,7 @@ fn planned<K: AsRef<str>>(fields: &[(K, Field<'_>)], plan: &[Plan], names: &mut 
                     return None;
                 }
                 let x = v.number()?;
-                rec.fields.push((names.get(rec.fields.len(), key.as_ref()), x));
+                rec.fields.push((name(rec.fields.len(), key.as_ref()), x));
             }
         }
     }
@@ -358,6 +358,16 @@ pub struct Reader {
     /// How each of the last sorted keys reads (see [`Plan`]), while every one is a
     /// plain metric, a step or a time.
     plan: Option<Vec<Plan>>,
+    /// The names of the plan's metric keys, in order, once a line was read by
+    /// it (empty until then, and from a change of keys): a line with the same
+    /// keys takes them again, without a look in `names`.
+    plan_names: Vec<FieldName>,
+    /// The plan in line order, for [`Reader::read_planned`]: each key's reading
+    /// and, for a metric, its place among the record's fields. Empty while the
+    /// plan's names are not known, or where it has several step or time keys.
+    line_plan: Vec<(Plan, usize)>,
+    /// A line's metric values by place (kept for its allocation).
+    values: Vec<f64>,
 }
 
 impl Reader {
@@ -369,14 +379,32 @@ impl Reader {
         if !line.starts_with('{') {
             return Line::Text;
         }
+        if let Some(read) = self.read_planned(line) {
+            return read;
+        }
         let mut fields = recycle(std::mem::take(&mut self.scanned));
         let parsed = if let Some(hinted) = scan_flat(line, &mut fields, &self.order.keys) {
             // Every key the last line's, in its order: no need to compare them again.
             let same = hinted > 0 && hinted == fields.len() && hinted == self.order.keys.len();
             if !self.order.sort(&mut fields, same) {
                 self.plan = if self.order.keys.is_empty() { None } else { Plan::of(&fields) };
+                self.plan_names.clear();
+                self.line_plan.clear();
             }
-            match self.plan.as_deref().and_then(|plan| planned(&fields, plan, &mut self.names)) {
+            let read = match self.plan.as_deref() {
+                // The keys the plan's (`sort` kept the order): the names are the last ones.
+                Some(plan) if !self.plan_names.is_empty() => planned(&fields, plan, |slot, key| self.plan_names.get(slot).cloned().unwrap_or_else(|| self.names.get(slot, key))),
+                Some(plan) => {
+                    let read = planned(&fields, plan, |slot, key| self.names.get(slot, key));
+                    if let Some(Line::Metrics(rec)) = &read {
+                        self.plan_names.extend(rec.fields.iter().map(|(name, _)| name.clone()));
+                        self.line_plan = line_plan(plan, &self.order.swaps);
+                    }
+                    read
+                }
+                None => None,
+            };
+            match read {
                 Some(line) => line,
                 None => record(&mut fields, &mut self.names),
             }
@@ -386,6 +414,83 @@ impl Reader {
         self.scanned = recycle(fields);
         parsed
     }
+}
+
+impl Reader {
+    /// A line (trimmed, starting with `{`) with the keys of the last line read by
+    /// the plan, in their order, every value a JSON number: its record, read in
+    /// one pass straight into the values, as the scan, the sort and [`planned`]
+    /// read it (the same grammar: `scan_flat`'s whitespace, keys and numbers).
+    /// `None` for anything else, which the general path reads.
+    fn read_planned(&mut self, line: &str) -> Option<Line> {
+        let keys = &self.order.keys;
+        if self.line_plan.is_empty() || self.line_plan.len() != keys.len() {
+            return None;
+        }
+        let b = line.as_bytes();
+        self.values.clear();
+        self.values.resize(self.plan_names.len(), 0.0);
+        let (mut step, mut time) = (None, None);
+        let mut i = skip_ws(b, 1);
+        for (k, (key, &(kind, slot))) in keys.iter().zip(&self.line_plan).enumerate() {
+            if k > 0 {
+                if b.get(i) != Some(&b',') {
+                    return None;
+                }
+                i = skip_ws(b, i + 1);
+            }
+            let from = i + 1;
+            let to = from + key.len();
+            if b.get(i) != Some(&b'"') || !b.get(from..to).is_some_and(|got| same_bytes(got, key.as_bytes())) || b.get(to) != Some(&b'"') {
+                return None;
+            }
+            i = skip_ws(b, to + 1);
+            if b.get(i) != Some(&b':') {
+                return None;
+            }
+            i = skip_ws(b, i + 1);
+            if !matches!(b.get(i), Some(b'-' | b'0'..=b'9')) {
+                return None;
+            }
+            let (field, next) = scan_number(b, i)?;
+            let x = field.number()?;
+            i = skip_ws(b, next);
+            match kind {
+                Plan::Step => step = Some(super::whole_step(x)?),
+                Plan::Time => time = Some(x).filter(|t| t.is_finite()),
+                Plan::Metric => *self.values.get_mut(slot)? = x,
+            }
+        }
+        if b.get(i) != Some(&b'}') || skip_ws(b, i + 1) != b.len() {
+            return None;
+        }
+        let mut fields = Vec::with_capacity(keys.len());
+        fields.extend(self.plan_names.iter().cloned().zip(self.values.iter().copied()));
+        Some(Line::Metrics(Record { fields, step, time, ..Record::default() }))
+    }
+}
+
+/// The plan of sorted keys `plan` in line order, where `swaps` sort the line's
+/// keys: each key's reading and, for a metric, its place among the record's
+/// fields (its rank among the plan's metrics). Empty with several step or time
+/// keys (the last in sorted order wins there: read by the general path).
+fn line_plan(plan: &[Plan], swaps: &[(usize, usize)]) -> Vec<(Plan, usize)> {
+    let several = |kind: Plan| plan.iter().filter(|p| **p == kind).count() > 1;
+    if several(Plan::Step) || several(Plan::Time) {
+        return Vec::new();
+    }
+    // `at[j]`: the line place of sorted key `j`, from the same swaps.
+    let mut at: Vec<usize> = (0..plan.len()).collect();
+    for &(a, b) in swaps {
+        at.swap(a, b);
+    }
+    let mut in_line = vec![(Plan::Metric, 0); plan.len()];
+    let mut slot = 0;
+    for (j, kind) in plan.iter().enumerate() {
+        in_line[at[j]] = (*kind, slot);
+        slot += usize::from(*kind == Plan::Metric);
+    }
+    in_line
 }
 
 /// A line (not blank) read as [`Reader::parse`] reads it and by serde_json alone,
@@ -458,7 +563,7 @@ fn scan_flat<'a>(line: &'a str, out: &mut Vec<(&'a str, Field<'a>)>, hint: &[Box
         let from = i + 1;
         let (key, next) = match hint.get(out.len()) {
             // No byte of the hint's key stops `scan_str`; the quote after it does.
-            Some(k) if b.get(from..from + k.len()) == Some(k.as_bytes()) && b.get(from + k.len()) == Some(&b'"') => {
+            Some(k) if b.get(from..from + k.len()).is_some_and(|got| same_bytes(got, k.as_bytes())) && b.get(from + k.len()) == Some(&b'"') => {
                 hinted += 1;
                 (&line[from..from + k.len()], from + k.len() + 1)
             }
@@ -477,6 +582,24 @@ fn scan_flat<'a>(line: &'a str, out: &mut Vec<(&'a str, Field<'a>)>, hint: &[Box
             Some(b'}') => return (skip_ws(b, i + 1) == b.len()).then_some(hinted),
             _ => return None,
         }
+    }
+}
+
+/// `a == b`, compared inline (no call): a key of 4 to 16 bytes as two
+/// overlapping words, a shorter one byte by byte, a longer one as slices are.
+#[inline(always)]
+fn same_bytes(a: &[u8], b: &[u8]) -> bool {
+    let n = a.len();
+    if n != b.len() {
+        return false;
+    }
+    let word8 = |s: &[u8], at: usize| s[at..at + 8].try_into().map_or(0, u64::from_ne_bytes);
+    let word4 = |s: &[u8], at: usize| s[at..at + 4].try_into().map_or(0, u32::from_ne_bytes);
+    match n {
+        0..=3 => a.iter().zip(b).all(|(x, y)| x == y),
+        4..=7 => word4(a, 0) == word4(b, 0) && word4(a, n - 4) == word4(b, n - 4),
+        8..=16 => word8(a, 0) == word8(b, 0) && word8(a, n - 8) == word8(b, n - 8),
+        _ => a == b,
     }
 }
 
@@ -541,7 +664,65 @@ const POW10: [f64; 23] = [1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10
 /// a fraction or an exponent as the significand's digits times or over a power of
 /// ten. `None` where serde_json would take another path (a significand beyond
 /// `u64`, a power beyond 10^22) or refuse the number.
-fn scan_number(b: &[u8], mut i: usize) -> Option<(Field<'static>, usize)> {
+fn scan_number(b: &[u8], at: usize) -> Option<(Field<'static>, usize)> {
+    let mut i = at;
+    let positive = b[i] != b'-';
+    if !positive {
+        i += 1;
+    }
+    // The digits from `i` on, added to `significand`: the index after them.
+    let digits = |mut i: usize, significand: &mut u64| {
+        while let Some(d) = b.get(i).map(|c| c.wrapping_sub(b'0')).filter(|d| *d < 10) {
+            *significand = significand.wrapping_mul(10).wrapping_add(u64::from(d));
+            i += 1;
+        }
+        i
+    };
+    let mut significand = 0u64;
+    let int_start = i;
+    i = digits(i, &mut significand);
+    let int_len = i - int_start;
+    // None, or a leading zero.
+    if int_len == 0 || (int_len > 1 && b[int_start] == b'0') {
+        return None;
+    }
+    let mut frac_len = 0;
+    if b.get(i) == Some(&b'.') {
+        let from = i + 1;
+        i = digits(from, &mut significand);
+        frac_len = i - from;
+        if frac_len == 0 {
+            return None;
+        }
+    }
+    // Up to 19 digits fit a u64 whatever they are: read as the checked reading
+    // reads them. More may not: that reading, digit by digit.
+    if int_len + frac_len > 19 {
+        return scan_number_checked(b, at);
+    }
+    if !matches!(b.get(i), Some(b'e' | b'E')) {
+        if frac_len == 0 {
+            let field = if positive {
+                Field::U64(significand)
+            } else {
+                let neg = (significand as i64).wrapping_neg();
+                if neg >= 0 {
+                    Field::F64(-(significand as f64))
+                } else {
+                    Field::I64(neg)
+                }
+            };
+            return Some((field, i));
+        }
+        let f = significand as f64 / POW10[frac_len];
+        return Some((Field::F64(if positive { f } else { -f }), i));
+    }
+    scan_number_checked(b, at)
+}
+
+/// [`scan_number`], digit by digit with checked arithmetic: numbers of more than
+/// 19 digits, and those with an exponent.
+fn scan_number_checked(b: &[u8], mut i: usize) -> Option<(Field<'static>, usize)> {
     let positive = b[i] != b'-';
     if !positive {
         i += 1;
@@ -808,7 +989,7 @@ impl Names {
     /// The name `name`, to be the record's field number `slot`.
     fn get(&mut self, slot: usize, name: &str) -> FieldName {
         if let Some(recent) = self.recent.get(slot) {
-            if **recent == *name {
+            if same_bytes(recent.as_bytes(), name.as_bytes()) {
                 return recent.clone();
             }
         }

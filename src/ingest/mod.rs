@@ -628,27 +628,32 @@ const CHUNK_BYTES: usize = 1 << 20;
 /// being read, however long the input (an over-long line is counted, not kept).
 /// For line formats only (not TensorBoard or trainer_state.json).
 pub fn read_lines(mut input: impl std::io::Read, reader: &mut LineReader, mut f: impl FnMut(usize, Line)) -> std::io::Result<()> {
-    let mut buf: Vec<u8> = Vec::with_capacity(2 * CHUNK_BYTES);
+    // The bytes held are `buf[..len]`; the rest of `buf` is room to read into,
+    // zeroed once when the buffer grows, not again for every chunk.
+    let mut buf: Vec<u8> = vec![0; 2 * CHUNK_BYTES];
+    let mut len = 0;
     let mut line_no = 0;
     // Bytes of a line already past MAX_LINE_BYTES, dropped from `buf`.
     let mut overlong: Option<usize> = None;
     loop {
-        let start = buf.len();
-        buf.resize(start + CHUNK_BYTES, 0);
+        let start = len;
+        if buf.len() < start + CHUNK_BYTES {
+            buf.resize(start + CHUNK_BYTES, 0);
+        }
         let n = loop {
-            match input.read(&mut buf[start..]) {
+            match input.read(&mut buf[start..start + CHUNK_BYTES]) {
                 Ok(n) => break n,
                 Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
                 Err(e) => return Err(e),
             }
         };
-        buf.truncate(start + n);
+        len = start + n;
         if n == 0 {
             break;
         }
         reader.learn_head(&buf);
         let mut from = 0;
-        while let Some(i) = memchr::memchr(b'\n', &buf[from..]) {
+        while let Some(i) = memchr::memchr(b'\n', &buf[from..len]) {
             let end = from + i;
             line_no += 1;
             match overlong.take() {
@@ -657,17 +662,19 @@ pub fn read_lines(mut input: impl std::io::Read, reader: &mut LineReader, mut f:
             }
             from = end + 1;
         }
-        buf.drain(..from);
-        if buf.len() > MAX_LINE_BYTES {
-            *overlong.get_or_insert(0) += buf.len();
-            buf.clear();
+        buf.copy_within(from..len, 0);
+        len -= from;
+        if len > MAX_LINE_BYTES {
+            *overlong.get_or_insert(0) += len;
+            len = 0;
         }
     }
+    let buf = &buf[..len];
     // The last line, or the empty piece after a final line break (as `split` gives it).
     line_no += 1;
     match overlong {
         Some(dropped) => f(line_no, too_long(dropped + buf.len())),
-        None => reader.segments(&buf, |line| f(line_no, line)),
+        None => reader.segments(buf, |line| f(line_no, line)),
     }
     Ok(())
 }

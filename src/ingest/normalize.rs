@@ -439,16 +439,20 @@ impl Normalizer {
         let mut seen = 0u64;
         let mut ranks = std::mem::take(&mut self.ranks);
         ranks.clear();
-        for (slot, (name, v)) in fields.into_iter().enumerate() {
+        // The fields are read in place and dropped together after the loop: a
+        // name's release (an atomic decrement) between the stores of the values
+        // would wait on each of them.
+        for (slot, (name, v)) in fields.iter().enumerate() {
+            let v = *v;
             let recent = self.recent.get(slot).filter(|(n, _)| n.same(&name)).map(|(_, r)| *r);
             let resolved = match recent {
                 Some(r) => r,
                 None => {
-                    if self.names.len() >= MAX_METRICS && !self.names.contains_key(&name) {
+                    if self.names.len() >= MAX_METRICS && !self.names.contains_key(name) {
                         self.report.over_metric_limit += 1;
                         continue;
                     }
-                    self.resolve(&name)
+                    self.resolve(name)
                 }
             };
             // A preset's names are canonical as they stand.
@@ -489,7 +493,7 @@ impl Normalizer {
                     }
                     c
                 }
-                None => match &*name {
+                None => match &**name {
                     catalog::TOKENS_IN => {
                         split_tokens.0 = Some(v);
                         catalog::TOKENS
@@ -506,16 +510,16 @@ impl Normalizer {
                 },
             };
             if recent.is_none() {
-                if !self.report.read.contains_key(&*name) {
+                if !self.report.read.contains_key(&**name) {
                     if catalog::info(read_as).is_none() {
-                        if let Some(close) = catalog::closest(&name) {
+                        if let Some(close) = catalog::closest(name) {
                             self.report.unknown_close_to.insert(name.to_string(), close.to_owned());
                         }
                     }
                     self.report.read.insert(name.to_string(), read_as.to_owned());
                 }
-                let base = self.names[&*name];
-                let entry = (name, base);
+                let base = self.names[&**name];
+                let entry = (name.clone(), base);
                 match self.recent.get_mut(slot) {
                     Some(r) => *r = entry,
                     None => self.recent.push(entry),

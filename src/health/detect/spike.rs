@@ -123,7 +123,7 @@ impl Spike {
             floor,
             floor_cap: floor,
             highest_level: 0.0,
-            onset: Judgement { severity: None, base: f64::NAN, distance: Distance::Times(f64::NAN), ratio: None, spread: 0.0 },
+            onset: Judgement { severity: None, base: Base::Value(f64::NAN), distance: Distance::Times(f64::NAN), ratio: None, spread: 0.0 },
             start: StartLevel::default(),
             best: f64::INFINITY,
             sustained: 0,
@@ -186,7 +186,7 @@ impl Spike {
         if steady && j.severity.is_none() {
             if let Some((severity, climb)) = self.climb() {
                 j.severity = Some(severity);
-                j.base = climb.base;
+                j.base = Base::Value(climb.base);
                 j.distance = Distance::Climb(climb.rate, climb.times);
             }
         }
@@ -245,7 +245,7 @@ impl Spike {
             self.lr_explained = explained;
         }
         let v = verdict?;
-        let (m, base, value) = (&self.metric, compact(self.onset.base), compact(v.value));
+        let (m, base, value) = (&self.metric, compact(self.onset.base.value()), compact(v.value));
         let message = if let Some((then, now)) = self.lr_explained.filter(|_| v.severity == Severity::Info) {
             format!("{m} rose to {value} at step {}, {}, with the learning rate ({} from a median of {}): the schedule's rise, not an explosion", v.step, self.onset.distance.against(&base), compact(now), compact(then))
         } else if v.severity == Severity::Info && self.gate.streak.count == 0 {
@@ -285,11 +285,12 @@ impl Spike {
     /// the way from its best level to its initial one; a gradient norm or KL at
     /// [`SUSTAINED_RATIO`] times its level for [`SUSTAINED_STEPS`] steps.
     fn harm(&mut self, x: f64, j: &Judgement) -> Option<String> {
-        let initial = self.start.level().unwrap_or(j.base);
-        self.best = self.best.min(j.base);
         self.sustained = if j.ratio.is_some_and(|r| r >= SUSTAINED_RATIO) { self.sustained + 1 } else { 0 };
         match self.kind {
             AlertKind::LossSpike => {
+                // The reference level, read here only: a loss's initial and best.
+                let initial = self.start.level().unwrap_or(j.base.value());
+                self.best = self.best.min(j.base.value());
                 let gap = initial - self.best;
                 // The loss must have come down materially for "back up" to mean anything.
                 let material = if j.ratio.is_some() { gap >= 0.1 * initial.abs() } else { gap >= SIGNED_WARN_Z * j.spread };
@@ -618,7 +619,8 @@ impl Spike {
                     z >= SPIKE_Z
                 });
                 let times = if lower { 1.0 / ratio } else { ratio };
-                let base = (lmed.exp() - self.floor).max(0.0);
+                // The base (an `exp`) is worked out only where it is read.
+                let base = Base::Log { lmed, floor: self.floor };
                 // The spread is read only when judging by difference.
                 return Some(Judgement { severity, base, distance: Distance::Times(times), ratio: Some(times), spread: f64::NAN });
             }
@@ -628,7 +630,7 @@ impl Spike {
         // A window tied at its median (a zero-inflated series) is measured by the
         // spread of its moves; one that never moves has no scale to judge by.
         let Some(spread) = sorted_sigma(&sorted, med, mad) else {
-            return Some(Judgement { severity: None, base: med, distance: Distance::Sigmas(0.0, "above"), ratio: None, spread: 0.0 });
+            return Some(Judgement { severity: None, base: Base::Value(med), distance: Distance::Sigmas(0.0, "above"), ratio: None, spread: 0.0 });
         };
         // The same tail check as on the log scale, in the metric's unit: a KL (signed,
         // as some estimators go negative) has a heavy upper tail.
@@ -637,7 +639,7 @@ impl Spike {
         let z = if lower { (med - x) / sigma } else { (x - med) / sigma };
         let severity = grade(z, SIGNED_WARN_Z, SIGNED_CRITICAL_Z, false);
         let side = if lower { "below" } else { "above" };
-        Some(Judgement { severity, base: med, distance: Distance::Sigmas(z, side), ratio: None, spread })
+        Some(Judgement { severity, base: Base::Value(med), distance: Distance::Sigmas(z, side), ratio: None, spread })
     }
 }
 
@@ -1046,12 +1048,30 @@ impl Distance {
 /// rounded down.
 const CLEARLY_POSITIVE_LOG_MAD: f64 = 0.28;
 
+/// A judgement's reference level in the metric's unit: a value, or the
+/// median log it comes from (with the floor under the logs), turned into the
+/// value only where it is read (a message, a loss's harm).
+#[derive(Debug, Clone, Copy)]
+enum Base {
+    Value(f64),
+    Log { lmed: f64, floor: f64 },
+}
+
+impl Base {
+    fn value(self) -> f64 {
+        match self {
+            Base::Value(v) => v,
+            Base::Log { lmed, floor } => (lmed.exp() - floor).max(0.0),
+        }
+    }
+}
+
 /// One point judged against the reference window.
 #[derive(Debug, Clone)]
 struct Judgement {
     severity: Option<Severity>,
     /// The reference level, in the metric's unit.
-    base: f64,
+    base: Base,
     /// How far the point is, as the message says it ("3.2x", "9.5 robust sigmas above").
     distance: Distance,
     /// The ratio to the reference (its inverse for drops), when judged by ratio.
