@@ -411,12 +411,7 @@ impl HackSigns {
 impl RewardHacking {
     pub fn new(s: KindSettings) -> Self {
         let w = s.window.max(12);
-        // The held-out rule persists in evaluations ([`HELD_OUT_FALLS`] below the
-        // line), not in points: its verdict holds between evaluations, so points
-        // of persistence on top would wait as many more evaluations where each
-        // point is one (a log of evaluations alone).
-        let held_out_gate = Gate::new(&KindSettings { persistence: 1, ..s.clone() }, Worse::Lower);
-        RewardHacking { scales: [HackSigns::new(w), HackSigns::new(LONG_SCALE * w)], held_out: HeldOut::new(w), gate: Gate::new(&s, Worse::Higher), held_out_gate, s }
+        RewardHacking { scales: [HackSigns::new(w), HackSigns::new(LONG_SCALE * w)], held_out: HeldOut::new(w), gate: Gate::new(&s, Worse::Higher), held_out_gate: Gate::new(&s, Worse::Lower), s }
     }
 
     /// The response-length rule's alert at this point, and the held-out rule's.
