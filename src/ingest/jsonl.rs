@@ -441,7 +441,7 @@ impl Reader {
             }
             let from = i + 1;
             let to = from + key.len();
-            if b.get(i) != Some(&b'"') || !b.get(from..to).is_some_and(|got| same_bytes(got, key.as_bytes())) || b.get(to) != Some(&b'"') {
+            if b.get(i) != Some(&b'"') || !b.get(from..to).is_some_and(|got| crate::metrics::same_bytes(got, key.as_bytes())) || b.get(to) != Some(&b'"') {
                 return None;
             }
             i = skip_ws(b, to + 1);
@@ -563,7 +563,7 @@ fn scan_flat<'a>(line: &'a str, out: &mut Vec<(&'a str, Field<'a>)>, hint: &[Box
         let from = i + 1;
         let (key, next) = match hint.get(out.len()) {
             // No byte of the hint's key stops `scan_str`; the quote after it does.
-            Some(k) if b.get(from..from + k.len()).is_some_and(|got| same_bytes(got, k.as_bytes())) && b.get(from + k.len()) == Some(&b'"') => {
+            Some(k) if b.get(from..from + k.len()).is_some_and(|got| crate::metrics::same_bytes(got, k.as_bytes())) && b.get(from + k.len()) == Some(&b'"') => {
                 hinted += 1;
                 (&line[from..from + k.len()], from + k.len() + 1)
             }
@@ -582,24 +582,6 @@ fn scan_flat<'a>(line: &'a str, out: &mut Vec<(&'a str, Field<'a>)>, hint: &[Box
             Some(b'}') => return (skip_ws(b, i + 1) == b.len()).then_some(hinted),
             _ => return None,
         }
-    }
-}
-
-/// `a == b`, compared inline (no call): a key of 4 to 16 bytes as two
-/// overlapping words, a shorter one byte by byte, a longer one as slices are.
-#[inline(always)]
-fn same_bytes(a: &[u8], b: &[u8]) -> bool {
-    let n = a.len();
-    if n != b.len() {
-        return false;
-    }
-    let word8 = |s: &[u8], at: usize| s[at..at + 8].try_into().map_or(0, u64::from_ne_bytes);
-    let word4 = |s: &[u8], at: usize| s[at..at + 4].try_into().map_or(0, u32::from_ne_bytes);
-    match n {
-        0..=3 => a.iter().zip(b).all(|(x, y)| x == y),
-        4..=7 => word4(a, 0) == word4(b, 0) && word4(a, n - 4) == word4(b, n - 4),
-        8..=16 => word8(a, 0) == word8(b, 0) && word8(a, n - 8) == word8(b, n - 8),
-        _ => a == b,
     }
 }
 
@@ -702,22 +684,26 @@ fn scan_number(b: &[u8], at: usize) -> Option<(Field<'static>, usize)> {
     }
     if !matches!(b.get(i), Some(b'e' | b'E')) {
         if frac_len == 0 {
-            let field = if positive {
-                Field::U64(significand)
-            } else {
-                let neg = (significand as i64).wrapping_neg();
-                if neg >= 0 {
-                    Field::F64(-(significand as f64))
-                } else {
-                    Field::I64(neg)
-                }
-            };
-            return Some((field, i));
+            return Some((integer_field(significand, positive), i));
         }
         let f = significand as f64 / POW10[frac_len];
         return Some((Field::F64(if positive { f } else { -f }), i));
     }
     scan_number_checked(b, at)
+}
+
+/// An integer as written, its sign apart: unsigned when positive, else signed,
+/// or a float past `i64`'s range.
+fn integer_field(significand: u64, positive: bool) -> Field<'static> {
+    if positive {
+        return Field::U64(significand);
+    }
+    let neg = (significand as i64).wrapping_neg();
+    if neg >= 0 {
+        Field::F64(-(significand as f64))
+    } else {
+        Field::I64(neg)
+    }
 }
 
 /// [`scan_number`], digit by digit with checked arithmetic: numbers of more than
@@ -776,17 +762,7 @@ fn scan_number_checked(b: &[u8], mut i: usize) -> Option<(Field<'static>, usize)
         float = true;
     }
     if !float {
-        let field = if positive {
-            Field::U64(significand)
-        } else {
-            let neg = (significand as i64).wrapping_neg();
-            if neg >= 0 {
-                Field::F64(-(significand as f64))
-            } else {
-                Field::I64(neg)
-            }
-        };
-        return Some((field, i));
+        return Some((integer_field(significand, positive), i));
     }
     let pow = *POW10.get(exponent.unsigned_abs() as usize)?;
     let mut f = significand as f64;
@@ -989,7 +965,7 @@ impl Names {
     /// The name `name`, to be the record's field number `slot`.
     fn get(&mut self, slot: usize, name: &str) -> FieldName {
         if let Some(recent) = self.recent.get(slot) {
-            if same_bytes(recent.as_bytes(), name.as_bytes()) {
+            if crate::metrics::same_bytes(recent.as_bytes(), name.as_bytes()) {
                 return recent.clone();
             }
         }

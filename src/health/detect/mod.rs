@@ -166,24 +166,10 @@ impl Point<'_> {
     }
 }
 
-/// `a == b` for metric names, compared inline: a name of 4 to 16 bytes as two
-/// overlapping words (most are: `loss`, `grad_norm`, `reward_mean`), a shorter
-/// one byte by byte, a longer one as strings are.
+/// `a == b` for metric names, compared inline ([`crate::metrics::same_bytes`]).
 #[inline]
 pub(crate) fn same_name(a: &str, b: &str) -> bool {
-    let (a, b) = (a.as_bytes(), b.as_bytes());
-    let n = a.len();
-    if n != b.len() {
-        return false;
-    }
-    let word8 = |s: &[u8], at: usize| s[at..at + 8].try_into().map_or(0, u64::from_ne_bytes);
-    let word4 = |s: &[u8], at: usize| s[at..at + 4].try_into().map_or(0, u32::from_ne_bytes);
-    match n {
-        0..=3 => a.iter().zip(b).all(|(x, y)| x == y),
-        4..=7 => word4(a, 0) == word4(b, 0) && word4(a, n - 4) == word4(b, n - 4),
-        8..=16 => word8(a, 0) == word8(b, 0) && word8(a, n - 8) == word8(b, n - 8),
-        _ => a == b,
-    }
+    crate::metrics::same_bytes(a.as_bytes(), b.as_bytes())
 }
 
 /// What a detector raises; the run monitor adds the run, kind and time.
