@@ -330,9 +330,11 @@ struct IndexStretch {
 
 impl StepIndex {
     /// `keys` sorted by (run, step).
-    fn new(keys: &[StepKey]) -> StepIndex {
+    fn new(keys: impl IntoIterator<Item = StepKey>) -> StepIndex {
         let mut stretches: Vec<IndexStretch> = Vec::new();
-        for (k, key) in keys.iter().enumerate() {
+        let mut times = Vec::new();
+        for (k, key) in keys.into_iter().enumerate() {
+            times.push(key.time_s);
             if let Some(s) = stretches.last_mut() {
                 let n = (k - s.start as usize) as u64;
                 if s.run == key.run && s.group == key.group && s.span == key.last_group - key.group {
@@ -348,7 +350,8 @@ impl StepIndex {
             stretches.push(IndexStretch { start: k as u32, run: key.run, group: key.group, span: key.last_group - key.group, stride: 0, first_step: key.step });
         }
         stretches.shrink_to_fit();
-        StepIndex { times: keys.iter().map(|k| k.time_s).collect(), stretches }
+        times.shrink_to_fit();
+        StepIndex { times, stretches }
     }
 
     fn len(&self) -> usize {
@@ -396,6 +399,94 @@ struct StepKey {
     step: u64,
     /// The `time_s` of the step's first point in the file.
     time_s: f64,
+}
+
+/// A step's key while the file is indexed (its run is the list it is in).
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct RunKey {
+    step: u64,
+    time_s: f64,
+    group: u32,
+    last_group: u32,
+}
+
+/// The session's step keys gathered row group by row group, one per (run, step)
+/// as they are met: a step another writer spread over several groups (cut by row
+/// count) keeps the time of its first group (the first point in file order) and
+/// the last group its points lie in. Held per run in step order, so a step met
+/// again costs nothing more (24 bytes a step in all, whatever the groups).
+#[derive(Default)]
+struct KeyGather {
+    /// By run id, each run's keys by step.
+    runs: Vec<(u32, Vec<RunKey>)>,
+    len: usize,
+}
+
+impl KeyGather {
+    /// Row group `group`'s keys of `run` as (step, time of its first point in the
+    /// group), sorted by step and each step once. Groups come in file order.
+    fn add(&mut self, run: u32, group: u32, keys: &[(u64, f64)]) {
+        if keys.is_empty() {
+            return;
+        }
+        let at = self.runs.partition_point(|(r, _)| *r < run);
+        if self.runs.get(at).is_none_or(|(r, _)| *r != run) {
+            self.runs.insert(at, (run, Vec::new()));
+        }
+        let have = &mut self.runs[at].1;
+        let fresh = |&(step, time_s): &(u64, f64)| RunKey { step, time_s, group, last_group: group };
+        // Past the run's last step (the usual case): appended.
+        let within = have.last().map_or(0, |last| keys.partition_point(|(step, _)| *step <= last.step));
+        let mut new: Vec<RunKey> = Vec::new();
+        let mut lo = 0;
+        for &(step, time_s) in &keys[..within] {
+            lo += gallop(&have[lo..], step);
+            match have.get_mut(lo) {
+                Some(k) if k.step == step => k.last_group = k.last_group.max(group),
+                _ => new.push(fresh(&(step, time_s))),
+            }
+        }
+        self.len += new.len() + keys.len() - within;
+        if !new.is_empty() {
+            // Steps between the run's own (rare: another writer's order): merged.
+            let old = std::mem::take(have);
+            let mut merged = Vec::with_capacity(old.len() + new.len() + keys.len() - within);
+            let (mut a, mut b) = (old.into_iter().peekable(), new.into_iter().peekable());
+            loop {
+                let from_old = match (a.peek(), b.peek()) {
+                    (Some(x), Some(y)) => x.step <= y.step,
+                    _ => break,
+                };
+                merged.extend(if from_old { a.next() } else { b.next() });
+            }
+            merged.extend(a);
+            merged.extend(b);
+            *have = merged;
+        }
+        have.extend(keys[within..].iter().map(fresh));
+    }
+
+    fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Every key by (run, step), each run's list let go once read.
+    fn into_sorted(self) -> impl Iterator<Item = StepKey> {
+        self.runs.into_iter().flat_map(|(run, keys)| keys.into_iter().map(move |k| StepKey { run, group: k.group, last_group: k.last_group, step: k.step, time_s: k.time_s }))
+    }
+}
+
+/// The first place in `keys` (sorted by step) whose step is not below `step`,
+/// looked for from the start outwards: near the start when the steps looked for
+/// go up with the keys.
+fn gallop(keys: &[RunKey], step: u64) -> usize {
+    let mut end = 1;
+    while end < keys.len() && keys[end - 1].step < step {
+        end *= 2;
+    }
+    let start = end / 2;
+    let end = end.min(keys.len());
+    start + keys[start..end].partition_point(|k| k.step < step)
 }
 
 /// A snapshot indexed for playing; its points stay in the file.
@@ -502,7 +593,7 @@ impl Streamed {
         // A resume goes before the first point logged after it (see `timeline`).
         let mut resume_at: Vec<f64> = meta.resumes.iter().map(|r| r.at_s).collect();
         let mut scratch = Points::default();
-        let mut steps = Vec::new();
+        let mut steps = KeyGather::default();
         for g in 0..reader.metadata().num_row_groups() {
             let mut firsts = FirstTimes::default();
             let (mut rows, mut stretches) = (0usize, 0usize);
@@ -536,18 +627,10 @@ impl Streamed {
         // A step whose points another writer spread over several row groups (cut
         // by row count) is one key: timed by its first point in file order, played
         // once all those groups are decoded.
-        steps.sort_unstable_by_key(|s| (s.run, s.step, s.group));
-        steps.dedup_by(|later, kept| {
-            let same = (later.run, later.step) == (kept.run, kept.step);
-            if same {
-                kept.last_group = later.group;
-            }
-            same
-        });
         if steps.len() >= PackedEntry::MAX {
             return Ok(None);
         }
-        let steps = StepIndex::new(&steps);
+        let steps = StepIndex::new(steps.into_sorted());
         let names = scratch.metric_names.iter().map(|n| MetricName::Borrowed(catalog::intern(n))).collect();
         let remaining = steps.per_group(reader.metadata().num_row_groups());
         let mut streamed = Streamed {
@@ -761,11 +844,36 @@ impl FirstTimes {
         }
     }
 
-    fn into_steps(self, group: u32, out: &mut Vec<StepKey>) {
-        for (run, first, times) in &self.dense {
-            out.extend(times.iter().enumerate().map(|(k, &time_s)| StepKey { run: *run, group, last_group: group, step: first + k as u64, time_s }));
+    fn into_steps(self, group: u32, out: &mut KeyGather) {
+        let mut other: Vec<(u32, u64, f64)> = self.other.into_iter().map(|((run, step), time_s)| (run, step, time_s)).collect();
+        other.sort_unstable_by_key(|&(run, step, _)| (run, step));
+        let mut keys: Vec<(u64, f64)> = Vec::new();
+        let mut dense = self.dense;
+        dense.sort_unstable_by_key(|(run, _, _)| *run);
+        let mut rest = &other[..];
+        // Each run's keys: its dense stretch and the others, merged by step.
+        let mut runs: Vec<u32> = dense.iter().map(|(run, _, _)| *run).chain(other.iter().map(|(run, _, _)| *run)).collect();
+        runs.sort_unstable();
+        runs.dedup();
+        for run in runs {
+            let n = rest.partition_point(|(r, _, _)| *r == run);
+            let (mine, later) = rest.split_at(n);
+            rest = later;
+            keys.clear();
+            let mut sparse = mine.iter().map(|&(_, step, time_s)| (step, time_s)).peekable();
+            if let Some((_, first, times)) = dense.iter().find(|(r, _, _)| *r == run) {
+                for (k, &time_s) in times.iter().enumerate() {
+                    let step = first + k as u64;
+                    while let Some(&(s, t)) = sparse.peek().filter(|(s, _)| *s < step) {
+                        keys.push((s, t));
+                        sparse.next();
+                    }
+                    keys.push((step, time_s));
+                }
+            }
+            keys.extend(sparse);
+            out.add(run, group, &keys);
         }
-        out.extend(self.other.into_iter().map(|((run, step), time_s)| StepKey { run, group, last_group: group, step, time_s }));
     }
 }
 
@@ -1080,7 +1188,7 @@ mod tests {
                     keys.push(StepKey { run, group, last_group, step, time_s: next(1 << 40) as f64 * 1e-6 });
                 }
             }
-            let index = StepIndex::new(&keys);
+            let index = StepIndex::new(keys.iter().copied());
             assert_eq!(index.len(), keys.len());
             assert!(index.iter().eq(keys.iter().copied()));
             assert_eq!(index.get(keys.len()), None);
@@ -1089,7 +1197,50 @@ mod tests {
             assert_eq!(index.per_group(7), per_group);
         }
         let keys: Vec<StepKey> = (0..100_000u64).map(|step| StepKey { run: 0, group: (step / 30_000) as u32, last_group: (step / 30_000) as u32, step, time_s: step as f64 }).collect();
-        assert!(StepIndex::new(&keys).heap_bytes() < 100_000 * 9);
+        assert!(StepIndex::new(keys.iter().copied()).heap_bytes() < 100_000 * 9);
+    }
+
+    /// Keys gathered group by group are those of every group sorted by (run,
+    /// step) with each step once: the time of its first group, its last group;
+    /// whether a group's steps go past the run's, fall between them or repeat them.
+    #[test]
+    fn gathered_keys_are_every_groups_keys_once_each() {
+        use std::collections::BTreeMap;
+        let mut rng = crate::test_rng::Rng(0x9e3779b97f4a7c15);
+        for case in 0..40u64 {
+            let mut gather = KeyGather::default();
+            let mut all = Vec::new();
+            for group in 0..1 + rng.below(7) as u32 {
+                let mut per_run: BTreeMap<u32, BTreeMap<u64, f64>> = BTreeMap::new();
+                for _ in 0..rng.below(400) {
+                    let run = [0u32, 1, 3, TELEMETRY][rng.index(4)];
+                    // Some cases go on from group to group, some repeat or fill in.
+                    let base = if case % 2 == 0 { group as u64 * 100 } else { 0 };
+                    let step = base + rng.below(if case % 3 == 0 { 300 } else { 120 });
+                    per_run.entry(run).or_default().entry(step).or_insert(rng.below(1 << 30) as f64);
+                }
+                for (run, steps) in per_run {
+                    let keys: Vec<(u64, f64)> = steps.into_iter().collect();
+                    all.extend(keys.iter().map(|&(step, time_s)| StepKey { run, group, last_group: group, step, time_s }));
+                    gather.add(run, group, &keys);
+                }
+            }
+            all.sort_by_key(|k| (k.run, k.step, k.group));
+            all.dedup_by(|later, kept| {
+                let same = (later.run, later.step) == (kept.run, kept.step);
+                if same {
+                    kept.last_group = later.group;
+                }
+                same
+            });
+            assert_eq!(gather.len(), all.len(), "case {case}");
+            assert_eq!(gather.into_sorted().collect::<Vec<_>>(), all, "case {case}");
+        }
+        let keys: Vec<RunKey> = [1u64, 2, 5, 9, 9, 12].iter().map(|&step| RunKey { step, time_s: 0.0, group: 0, last_group: 0 }).collect();
+        for (step, want) in [(0, 0), (1, 0), (3, 2), (9, 3), (10, 5), (12, 5), (13, 6)] {
+            assert_eq!(gallop(&keys, step), want, "{step}");
+        }
+        assert_eq!(gallop(&[], 4), 0);
     }
 
     #[test]
