@@ -503,7 +503,10 @@ pub struct Streamed {
     started: Vec<f64>,
     /// Metric names by id, and the buffer batches are read into (its name table
     /// gives the ids).
-    names: Vec<MetricName>,
+    names: Vec<&'static str>,
+    /// Whether a name the hub derives itself (tokens/s, samples/s) is among them:
+    /// only then are a step's values looked through for it.
+    derived_named: bool,
     scratch: Points,
     /// Decoded row groups, and per group the steps not yet played.
     decoded: Vec<Group>,
@@ -631,7 +634,8 @@ impl Streamed {
             return Ok(None);
         }
         let steps = StepIndex::new(steps.into_sorted());
-        let names = scratch.metric_names.iter().map(|n| MetricName::Borrowed(catalog::intern(n))).collect();
+        let names: Vec<&'static str> = scratch.metric_names.iter().map(|n| catalog::intern(n)).collect();
+        let derived_named = names.iter().any(|n| is_derived(n));
         let remaining = steps.per_group(reader.metadata().num_row_groups());
         let mut streamed = Streamed {
             path: path.to_path_buf(),
@@ -642,6 +646,7 @@ impl Streamed {
             steps,
             started,
             names,
+            derived_named,
             scratch,
             decoded: Vec::new(),
             remaining,
@@ -730,7 +735,9 @@ impl Streamed {
         let event = if s.run == TELEMETRY {
             Event::Telemetry { time_s: s.time_s, values }
         } else {
-            strip_derived(&mut values);
+            if self.derived_named {
+                strip_derived(&mut values);
+            }
             Event::Metrics { run: s.run as usize, step: s.step, time_s: s.time_s, values }
         };
         Some((t, event))
@@ -760,7 +767,7 @@ impl Streamed {
         // Row groups in file order: the step's points in file order.
         for group in s.group..=s.last_group {
             let g = self.decoded.iter().find(|g| g.index == group)?;
-            values.extend(g.points_at(s.run, s.step, &self.names).map(|(name, _, value)| (name, value)));
+            g.values_at(s.run, s.step, &self.names, &mut values);
         }
         self.step_points = values.len();
         Some(values)
@@ -769,7 +776,8 @@ impl Streamed {
     /// Names met first in the second pass (the file changed in between).
     fn name_new_metrics(&mut self) {
         if self.names.len() < self.scratch.metric_names.len() {
-            let more: Vec<MetricName> = self.scratch.metric_names[self.names.len()..].iter().map(|n| MetricName::Borrowed(catalog::intern(n))).collect();
+            let more: Vec<&'static str> = self.scratch.metric_names[self.names.len()..].iter().map(|n| catalog::intern(n)).collect();
+            self.derived_named |= more.iter().any(|n| is_derived(n));
             self.names.extend(more);
         }
     }
@@ -793,6 +801,12 @@ impl Streamed {
         })
         .unwrap_or_else(|why| Err(BadFile(format!("corrupted data (the Parquet reader failed: {why})"))))
     }
+}
+
+/// Whether the hub derives metric `name` itself from a step's others (what
+/// [`strip_derived`] may leave out).
+fn is_derived(name: &str) -> bool {
+    name == catalog::TOKENS_PER_S || name == catalog::SAMPLES_PER_S
 }
 
 /// The batches of row group `g`, with or without the `time_s` column.
@@ -901,7 +915,7 @@ impl Group {
     /// The points of `run` at `step` in file order, as (metric, time, value): each
     /// stretch holds at most one, and the stretches are in file order. The time is
     /// NaN when the group was decoded without times.
-    fn points_at<'a>(&'a self, run: u32, step: u64, names: &'a [MetricName]) -> impl Iterator<Item = (MetricName, f64, f64)> + 'a {
+    fn points_at<'a>(&'a self, run: u32, step: u64, names: &'a [&'static str]) -> impl Iterator<Item = (MetricName, f64, f64)> + 'a {
         let stretches = self.by_run.iter().find(|(r, _)| *r == run).map_or(&[][..], |(_, list)| &list[..]);
         stretches.iter().filter_map(move |&k| {
             let s = &self.stretches[k as usize];
@@ -912,9 +926,29 @@ impl Group {
                 None => (step - s.first) as usize,
                 Some(steps) => steps.binary_search(&step).ok()?,
             };
-            let name = names.get(s.metric as usize).cloned().unwrap_or(MetricName::Borrowed(""));
+            let name = MetricName::Borrowed(names.get(s.metric as usize).copied().unwrap_or(""));
             Some((name, s.times.as_ref().map_or(f64::NAN, |t| t.get(at)), s.values.get(at)))
         })
+    }
+
+    /// The values of `run` at `step` in file order, appended to `out`: the points
+    /// of [`Group::points_at`] without their times, for playing.
+    fn values_at(&self, run: u32, step: u64, names: &[&'static str], out: &mut Vec<(MetricName, f64)>) {
+        let Some((_, list)) = self.by_run.iter().find(|(r, _)| *r == run) else { return };
+        for &k in list {
+            let Some(s) = self.stretches.get(k as usize) else { continue };
+            if step < s.first || step > s.last {
+                continue;
+            }
+            let at = match &s.steps {
+                None => (step - s.first) as usize,
+                Some(steps) => match steps.binary_search(&step) {
+                    Ok(at) => at,
+                    Err(_) => continue,
+                },
+            };
+            out.push((MetricName::Borrowed(names.get(s.metric as usize).copied().unwrap_or("")), s.values.get(at)));
+        }
     }
 }
 
@@ -1120,6 +1154,47 @@ mod tests {
         let mut p = Playback::open(&path).unwrap();
         assert!(matches!(p, Playback::Held { .. }));
         same_series(&held.final_state(), &p.final_state());
+    }
+
+    /// A producer that logs its own tokens/s beside its tokens and step time: the
+    /// streamed steps leave it out where the whole file's do (the hub derives it),
+    /// and keep it where they do (no step time to derive it from).
+    #[test]
+    fn a_logged_derived_rate_streams_as_the_whole_file_plays_it() {
+        use crate::session::{Event, RunRecord};
+        let runs = vec![RunRecord::new("a".into(), "lm".into(), "cpu".into(), 40)];
+        let mut rec = Recording::new(Meta::new("rates", "20260101T000000Z".into(), String::new(), &runs));
+        rec.record(0.0, &Event::RunStarted { run: 0, device: "cpu".into(), threads: 1 });
+        for step in 1..=40u64 {
+            let t = step as f64 * 0.1;
+            let mut values: Vec<(MetricName, f64)> = vec![("loss".into(), 1.0 / step as f64), ("tokens".into(), 512.0), ("tokens_per_s".into(), 5120.0), ("samples_per_s".into(), 8.0)];
+            if step % 3 != 0 {
+                values.push(("step_time_s".into(), 0.1));
+            }
+            rec.record(t, &Event::Metrics { run: 0, step, time_s: t, values });
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("rates.rlmon.parquet");
+        snapshot::write(&path, &rec).unwrap();
+        let mut streamed = Playback::open(&path).unwrap();
+        let Playback::Streamed(s) = &streamed else { panic!("not streamed") };
+        assert!(s.derived_named);
+        let mut whole = Playback::held(snapshot::read(&path).unwrap());
+        let events = events_of(&mut streamed);
+        assert_eq!(bits(&events), bits(&events_of(&mut whole)));
+        let rates = |step: u64| {
+            events.iter().find_map(|(_, e)| match e {
+                Event::Metrics { step: s, values, .. } if *s == step => Some(values.iter().filter(|(m, _)| m.ends_with("_per_s")).count()),
+                _ => None,
+            })
+        };
+        assert_eq!((rates(1), rates(3)), (Some(1), Some(2)), "tokens/s left out only where step time is there");
+        // A file without such a name does not look for it.
+        let (_, plain) = live_and_recorded();
+        let path = dir.path().join("plain.rlmon.parquet");
+        snapshot::write(&path, &plain).unwrap();
+        let Playback::Streamed(s) = Playback::open(&path).unwrap() else { panic!("not streamed") };
+        assert!(!s.derived_named);
     }
 
     /// rlmon's file rewritten by another writer whose row groups are cut by row
