@@ -603,11 +603,10 @@ impl Streamed {
             let mut prev: Option<(u32, u32, u64)> = None;
             for batch in read_group(file, &reader, g, true)? {
                 let batch = batch.map_err(|e| BadFile(format!("corrupted data: {e}")))?;
-                scratch.clear_points();
-                snapshot::append_batch(&batch, &meta, &mut scratch, true)?;
-                let p = &scratch;
-                for i in 0..p.len() {
-                    let (run, metric, step, time_s) = (p.run[i], p.metric[i], p.step[i], p.time_s[i]);
+                let p = snapshot::Rows::of(&batch, &meta, &mut scratch, true)?;
+                let times = p.time_s.unwrap_or_default();
+                for (i, &time_s) in times.iter().enumerate().take(p.len()) {
+                    let (run, metric, step) = (p.run(i), p.metric(i), p.step[i] as u64);
                     if !prev.is_some_and(|(r, m, s)| r == run && m == metric && step > s) {
                         stretches += 1;
                     }
@@ -790,13 +789,11 @@ impl Streamed {
             let mut g = GroupBuilder::new(group);
             for batch in read_group(&file, reader, group as usize, with_time)? {
                 let batch = batch.map_err(|e| BadFile(format!("corrupted data: {e}")))?;
-                scratch.clear_points();
-                snapshot::append_batch(&batch, meta, scratch, with_time)?;
-                for i in 0..scratch.len() {
-                    g.push(scratch.run[i], scratch.metric[i], scratch.step[i], scratch.value[i], scratch.time_s.get(i).copied());
+                let p = snapshot::Rows::of(&batch, meta, scratch, with_time)?;
+                for (i, &value) in p.value.iter().enumerate().take(p.len()) {
+                    g.push(p.run(i), p.metric(i), p.step[i] as u64, value, p.time_s.and_then(|t| t.get(i).copied()));
                 }
             }
-            scratch.clear_points();
             Ok(g.finish())
         })
         .unwrap_or_else(|why| Err(BadFile(format!("corrupted data (the Parquet reader failed: {why})"))))
