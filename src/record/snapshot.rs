@@ -376,11 +376,14 @@ pub(super) struct Rows<'a> {
     pub step: &'a [i64],
     /// Present when read with times.
     pub time_s: Option<&'a [f64]>,
+    /// Empty when read without values.
     pub value: &'a [f64],
 }
 
 impl<'a> Rows<'a> {
-    pub fn of(batch: &'a RecordBatch, meta: &Meta, names: &mut Points, with_time: bool) -> Result<Self, BadFile> {
+    /// Without `with_value` the batch may lack `value` (checked on its own with
+    /// [`check_values`]).
+    pub fn of(batch: &'a RecordBatch, meta: &Meta, names: &mut Points, with_time: bool, with_value: bool) -> Result<Self, BadFile> {
         let col = |name: &str| batch.column_by_name(name).ok_or_else(|| BadFile(format!("no `{name}` column")));
         let floats = |name: &str| -> Result<&'a [f64], BadFile> {
             let c = batch.column_by_name(name).ok_or_else(|| BadFile(format!("no `{name}` column")))?;
@@ -394,7 +397,7 @@ impl<'a> Rows<'a> {
         if steps.null_count() > 0 || steps.values().iter().any(|s| *s < 0) {
             return Err(BadFile("column `step` has missing or negative values".into()));
         }
-        let value = floats("value")?;
+        let value = if with_value { floats("value")? } else { &[] };
         let time_s = if with_time { Some(floats("time_s")?) } else { None };
         let (run_col, metric_col) = (col("run")?, col("metric")?);
         let run = Ids::of(Names::of(run_col, "run")?, |n| meta.run_index(n).ok_or_else(|| BadFile(format!("points of run `{n}`, which the metadata does not list"))))?;
@@ -417,6 +420,16 @@ impl<'a> Rows<'a> {
     pub fn metric(&self, i: usize) -> u32 {
         self.metric.get(i)
     }
+}
+
+/// A batch read with the `value` column alone, checked as [`append_batch`] checks it.
+pub(super) fn check_values(batch: &RecordBatch) -> Result<(), BadFile> {
+    let c = batch.column_by_name("value").ok_or_else(|| BadFile("no `value` column".into()))?;
+    let a = c.as_any().downcast_ref::<Float64Array>().ok_or_else(|| BadFile("column `value` is not float64".into()))?;
+    if a.null_count() > 0 {
+        return Err(BadFile("column `value` has missing values".into()));
+    }
+    Ok(())
 }
 
 /// A text column's rows as ids: through its dictionary (every key checked to name

@@ -601,9 +601,11 @@ impl Streamed {
             let mut firsts = FirstTimes::default();
             let (mut rows, mut stretches) = (0usize, 0usize);
             let mut prev: Option<(u32, u32, u64)> = None;
-            for batch in read_group(file, &reader, g, true)? {
+            // The values are read on their own, after the rest: the group's pages
+            // of times and of values are not held together.
+            for batch in read_group(file, &reader, g, &["run", "step", "time_s", "metric"])? {
                 let batch = batch.map_err(|e| BadFile(format!("corrupted data: {e}")))?;
-                let p = snapshot::Rows::of(&batch, &meta, &mut scratch, true)?;
+                let p = snapshot::Rows::of(&batch, &meta, &mut scratch, true, false)?;
                 let times = p.time_s.unwrap_or_default();
                 for (i, &time_s) in times.iter().enumerate().take(p.len()) {
                     let (run, metric, step) = (p.run(i), p.metric(i), p.step[i] as u64);
@@ -619,6 +621,9 @@ impl Streamed {
                     }
                 }
                 rows += p.len();
+            }
+            for batch in read_group(file, &reader, g, &["value"])? {
+                snapshot::check_values(&batch.map_err(|e| BadFile(format!("corrupted data: {e}")))?)?;
             }
             // Rows not kept by series would make finding a step's points costly.
             if stretches > rows / 8 + 1024 {
@@ -787,9 +792,10 @@ impl Streamed {
         let (meta, reader, scratch) = (&self.meta, &self.reader, &mut self.scratch);
         crate::error::contain_panic(|| -> Result<Group, BadFile> {
             let mut g = GroupBuilder::new(group);
-            for batch in read_group(&file, reader, group as usize, with_time)? {
+            let columns: &[&str] = if with_time { &["run", "step", "time_s", "metric", "value"] } else { &["run", "step", "metric", "value"] };
+            for batch in read_group(&file, reader, group as usize, columns)? {
                 let batch = batch.map_err(|e| BadFile(format!("corrupted data: {e}")))?;
-                let p = snapshot::Rows::of(&batch, meta, scratch, with_time)?;
+                let p = snapshot::Rows::of(&batch, meta, scratch, with_time, true)?;
                 for (i, &value) in p.value.iter().enumerate().take(p.len()) {
                     g.push(p.run(i), p.metric(i), p.step[i] as u64, value, p.time_s.and_then(|t| t.get(i).copied()));
                 }
@@ -806,10 +812,9 @@ fn is_derived(name: &str) -> bool {
     name == catalog::TOKENS_PER_S || name == catalog::SAMPLES_PER_S
 }
 
-/// The batches of row group `g`, with or without the `time_s` column.
-fn read_group(file: &File, reader: &ArrowReaderMetadata, g: usize, with_time: bool) -> Result<parquet::arrow::arrow_reader::ParquetRecordBatchReader, BadFile> {
+/// The batches of row group `g`, with `columns` only.
+fn read_group(file: &File, reader: &ArrowReaderMetadata, g: usize, columns: &[&str]) -> Result<parquet::arrow::arrow_reader::ParquetRecordBatchReader, BadFile> {
     let file = file.try_clone().map_err(|e| BadFile(format!("cannot open: {e}")))?;
-    let columns: &[&str] = if with_time { &["run", "step", "time_s", "metric", "value"] } else { &["run", "step", "metric", "value"] };
     let mask = ProjectionMask::columns(reader.parquet_schema(), columns.iter().copied());
     ParquetRecordBatchReaderBuilder::new_with_metadata(file, reader.clone())
         .with_row_groups(vec![g])
@@ -1313,6 +1318,51 @@ mod tests {
             assert_eq!(gallop(&keys, step), want, "{step}");
         }
         assert_eq!(gallop(&[], 4), 0);
+    }
+
+    /// The first pass reads a group's values on their own, after its other
+    /// columns, and still refuses a file whose values are missing or not floats
+    /// before anything plays, whichever group holds them.
+    #[test]
+    fn bad_values_are_refused_before_playing() {
+        use arrow_array::{Array, ArrayRef, Float32Array, Float64Array, RecordBatch};
+        use arrow_schema::{DataType, Field, Schema};
+        use parquet::arrow::ArrowWriter;
+        use parquet::file::properties::WriterProperties;
+        let rec = odd_recording();
+        let dir = tempfile::tempdir().unwrap();
+        let ours = dir.path().join("ours.rlmon.parquet");
+        snapshot::write(&ours, &rec).unwrap();
+        for (case, want) in [("null", "column `value` has missing values"), ("f32", "column `value` is not float64")] {
+            let path = dir.path().join(format!("{case}.parquet"));
+            let builder = ParquetRecordBatchReaderBuilder::try_new(File::open(&ours).unwrap()).unwrap();
+            let kv = builder.metadata().file_metadata().key_value_metadata().cloned();
+            let fields: Vec<Field> = builder.schema().fields().iter().map(|f| match (f.name().as_str(), case) {
+                ("value", "null") => Field::new("value", DataType::Float64, true),
+                ("value", _) => Field::new("value", DataType::Float32, false),
+                _ => f.as_ref().clone(),
+            }).collect();
+            let schema = std::sync::Arc::new(Schema::new(fields));
+            let props = WriterProperties::builder().set_max_row_group_row_count(Some(500)).set_key_value_metadata(kv).build();
+            let mut w = ArrowWriter::try_new(File::create(&path).unwrap(), schema.clone(), Some(props)).unwrap();
+            let batches: Vec<RecordBatch> = builder.with_batch_size(100).build().unwrap().map(Result::unwrap).collect();
+            let last = batches.len() - 1;
+            for (k, batch) in batches.into_iter().enumerate() {
+                let values = batch.column_by_name("value").unwrap().as_any().downcast_ref::<Float64Array>().unwrap().clone();
+                let value: ArrayRef = match case {
+                    // One missing value, in the file's last group.
+                    "null" => std::sync::Arc::new(Float64Array::from_iter((0..values.len()).map(|i| (k != last || i != 3).then(|| values.value(i))))),
+                    _ => std::sync::Arc::new(Float32Array::from_iter_values(values.values().iter().map(|v| *v as f32))),
+                };
+                let mut columns = batch.columns().to_vec();
+                let at = batch.schema().index_of("value").unwrap();
+                columns[at] = value;
+                w.write(&RecordBatch::try_new(schema.clone(), columns).unwrap()).unwrap();
+            }
+            w.close().unwrap();
+            let err = Playback::open(&path).err().unwrap_or_else(|| panic!("{case}: opened")).to_string();
+            assert!(err.contains(want), "{case}: {err}");
+        }
     }
 
     #[test]
