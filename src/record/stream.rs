@@ -825,59 +825,77 @@ fn read_group(file: &File, reader: &ArrowReaderMetadata, g: usize, columns: &[&s
 }
 
 /// The time of each (run, step)'s first point in file order, within one row group.
-/// A run's first stretch of consecutive steps (usually all its steps in the
-/// group) is kept densely; later points of the run look there first.
+/// Ranges of consecutive steps met first are kept densely, a few per run (one
+/// where a group holds whole series; two where another writer cut it inside
+/// one, the cut series' tail and the next series' head); later points look
+/// there first, then among the rest.
 #[derive(Default)]
 struct FirstTimes {
-    /// Per run: its first stretch's first step and the times of its steps.
+    /// Ranges of consecutive steps, disjoint within a run: its run, first step
+    /// and each step's time.
     dense: Vec<(u32, u64, Vec<f64>)>,
-    /// The stretch still growing: its index in `dense` and its metric.
-    open: Option<(usize, u32)>,
+    /// The range still growing: its index in `dense`, its metric, and the step
+    /// it stops before (where a range of its run after it starts).
+    open: Option<(usize, u32, u64)>,
+    /// The range that held the point seen last: likely the next one's.
+    last: usize,
     other: HashMap<(u32, u64), f64>,
 }
 
+/// Ranges kept densely per run in a row group, at most: a run's steps beyond
+/// them (sparse ones) are kept one by one.
+const DENSE_RANGES: usize = 4;
+
 impl FirstTimes {
     fn see(&mut self, run: u32, metric: u32, step: u64, time_s: f64) {
-        if let Some((d, m)) = self.open {
+        if let Some((d, m, stop)) = self.open {
             let (r, first, times) = &mut self.dense[d];
-            if *r == run && m == metric && step == *first + times.len() as u64 {
+            if *r == run && m == metric && step == *first + times.len() as u64 && step < stop {
                 times.push(time_s);
                 return;
             }
             self.open = None;
         }
-        match self.dense.iter().position(|(r, _, _)| *r == run) {
-            None => {
-                self.dense.push((run, step, vec![time_s]));
-                self.open = Some((self.dense.len() - 1, metric));
-            }
-            Some(d) => {
-                let (_, first, times) = &self.dense[d];
-                if step < *first || step - first >= times.len() as u64 {
-                    self.other.entry((run, step)).or_insert(time_s);
-                }
-            }
+        let covers = |(r, first, times): &(u32, u64, Vec<f64>)| *r == run && step >= *first && step - first < times.len() as u64;
+        if self.dense.get(self.last).is_some_and(covers) {
+            return;
+        }
+        if let Some(d) = self.dense.iter().position(covers) {
+            self.last = d;
+            return;
+        }
+        // A step not seen yet. Once a run has its ranges, the rest of its steps
+        // are kept one by one; a range never grows over them, since none opens
+        // after them.
+        if self.dense.iter().filter(|(r, _, _)| *r == run).count() < DENSE_RANGES {
+            let stop = self.dense.iter().filter(|(r, first, _)| *r == run && *first > step).map(|(_, first, _)| *first).min().unwrap_or(u64::MAX);
+            self.dense.push((run, step, vec![time_s]));
+            self.last = self.dense.len() - 1;
+            self.open = Some((self.last, metric, stop));
+        } else {
+            self.other.entry((run, step)).or_insert(time_s);
         }
     }
 
     fn into_steps(self, group: u32, out: &mut KeyGather) {
         let mut other: Vec<(u32, u64, f64)> = self.other.into_iter().map(|((run, step), time_s)| (run, step, time_s)).collect();
         other.sort_unstable_by_key(|&(run, step, _)| (run, step));
-        let mut keys: Vec<(u64, f64)> = Vec::new();
         let mut dense = self.dense;
-        dense.sort_unstable_by_key(|(run, _, _)| *run);
-        let mut rest = &other[..];
-        // Each run's keys: its dense stretch and the others, merged by step.
+        dense.sort_unstable_by_key(|(run, first, _)| (*run, *first));
         let mut runs: Vec<u32> = dense.iter().map(|(run, _, _)| *run).chain(other.iter().map(|(run, _, _)| *run)).collect();
         runs.sort_unstable();
         runs.dedup();
+        let (mut rest, mut ranges) = (&other[..], &dense[..]);
+        let mut keys: Vec<(u64, f64)> = Vec::new();
+        // Each run's keys: its ranges and the others, merged by step.
         for run in runs {
-            let n = rest.partition_point(|(r, _, _)| *r == run);
-            let (mine, later) = rest.split_at(n);
+            let (mine, later) = rest.split_at(rest.partition_point(|(r, _, _)| *r == run));
             rest = later;
+            let (own, after) = ranges.split_at(ranges.partition_point(|(r, _, _)| *r == run));
+            ranges = after;
             keys.clear();
             let mut sparse = mine.iter().map(|&(_, step, time_s)| (step, time_s)).peekable();
-            if let Some((_, first, times)) = dense.iter().find(|(r, _, _)| *r == run) {
+            for (_, first, times) in own {
                 for (k, &time_s) in times.iter().enumerate() {
                     let step = first + k as u64;
                     while let Some(&(s, t)) = sparse.peek().filter(|(s, _)| *s < step) {
@@ -1362,6 +1380,38 @@ mod tests {
             w.close().unwrap();
             let err = Playback::open(&path).err().unwrap_or_else(|| panic!("{case}: opened")).to_string();
             assert!(err.contains(want), "{case}: {err}");
+        }
+    }
+
+    /// Each (run, step)'s time is its first point's in file order, whatever the
+    /// series' order, spacing and cuts (ranges kept densely or one by one).
+    #[test]
+    fn first_times_are_each_steps_first_point() {
+        use std::collections::BTreeMap;
+        let mut rng = crate::test_rng::Rng(0x2545f4914f6cdd1d);
+        for case in 0..60 {
+            let mut firsts = FirstTimes::default();
+            let mut want: BTreeMap<(u32, u64), f64> = BTreeMap::new();
+            let mut t = 0.0;
+            for _ in 0..1 + rng.below(12) {
+                let (run, metric) = (rng.below(3) as u32, rng.below(4) as u32);
+                let mut step = rng.below(if case % 2 == 0 { 50 } else { 400 });
+                for _ in 0..rng.below(300) {
+                    t += 1.0;
+                    firsts.see(run, metric, step, t);
+                    want.entry((run, step)).or_insert(t);
+                    step += match case % 3 {
+                        0 => 1,
+                        1 => 1 + rng.below(3),
+                        _ => 1 + rng.below(2) * 5,
+                    };
+                }
+            }
+            let mut gather = KeyGather::default();
+            firsts.into_steps(0, &mut gather);
+            let got: Vec<(u32, u64, f64)> = gather.into_sorted().map(|k| (k.run, k.step, k.time_s)).collect();
+            let want: Vec<(u32, u64, f64)> = want.into_iter().map(|((run, step), t)| (run, step, t)).collect();
+            assert_eq!(got, want, "case {case}");
         }
     }
 
