@@ -366,6 +366,107 @@ pub(super) fn append_batch(batch: &RecordBatch, meta: &Meta, points: &mut Points
     Ok(())
 }
 
+/// A batch's rows checked as [`append_batch`] checks them (the same problems, found
+/// in the same order) and read in place, without copying its columns: runs and
+/// metrics as ids, a dictionary's values looked up once each. Metric names meet
+/// `names`' table as `append_batch` meets it.
+pub(super) struct Rows<'a> {
+    run: Ids<'a>,
+    metric: Ids<'a>,
+    pub step: &'a [i64],
+    /// Present when read with times.
+    pub time_s: Option<&'a [f64]>,
+    /// Empty when read without values.
+    pub value: &'a [f64],
+}
+
+impl<'a> Rows<'a> {
+    /// Without `with_value` the batch may lack `value` (checked on its own with
+    /// [`check_values`]).
+    pub fn of(batch: &'a RecordBatch, meta: &Meta, names: &mut Points, with_time: bool, with_value: bool) -> Result<Self, BadFile> {
+        let col = |name: &str| batch.column_by_name(name).ok_or_else(|| BadFile(format!("no `{name}` column")));
+        let floats = |name: &str| -> Result<&'a [f64], BadFile> {
+            let c = batch.column_by_name(name).ok_or_else(|| BadFile(format!("no `{name}` column")))?;
+            let a = c.as_any().downcast_ref::<Float64Array>().ok_or_else(|| BadFile(format!("column `{name}` is not float64")))?;
+            if a.null_count() > 0 {
+                return Err(BadFile(format!("column `{name}` has missing values")));
+            }
+            Ok(a.values())
+        };
+        let steps = col("step")?.as_any().downcast_ref::<Int64Array>().ok_or_else(|| BadFile("column `step` is not int64".into()))?;
+        if steps.null_count() > 0 || steps.values().iter().any(|s| *s < 0) {
+            return Err(BadFile("column `step` has missing or negative values".into()));
+        }
+        let value = if with_value { floats("value")? } else { &[] };
+        let time_s = if with_time { Some(floats("time_s")?) } else { None };
+        let (run_col, metric_col) = (col("run")?, col("metric")?);
+        let run = Ids::of(Names::of(run_col, "run")?, |n| meta.run_index(n).ok_or_else(|| BadFile(format!("points of run `{n}`, which the metadata does not list"))))?;
+        let metric = Ids::of(Names::of(metric_col, "metric")?, |n| Ok(names.metric_id(n)))?;
+        Ok(Rows { run, metric, step: steps.values(), time_s, value })
+    }
+
+    pub fn len(&self) -> usize {
+        self.step.len()
+    }
+
+    /// Row `i`'s run index (as [`Points::run`] holds it).
+    #[inline]
+    pub fn run(&self, i: usize) -> u32 {
+        self.run.get(i)
+    }
+
+    /// Row `i`'s metric id in `names`' table.
+    #[inline]
+    pub fn metric(&self, i: usize) -> u32 {
+        self.metric.get(i)
+    }
+}
+
+/// A batch read with the `value` column alone, checked as [`append_batch`] checks it.
+pub(super) fn check_values(batch: &RecordBatch) -> Result<(), BadFile> {
+    let c = batch.column_by_name("value").ok_or_else(|| BadFile("no `value` column".into()))?;
+    let a = c.as_any().downcast_ref::<Float64Array>().ok_or_else(|| BadFile("column `value` is not float64".into()))?;
+    if a.null_count() > 0 {
+        return Err(BadFile("column `value` has missing values".into()));
+    }
+    Ok(())
+}
+
+/// A text column's rows as ids: through its dictionary (every key checked to name
+/// a value) or one by one.
+enum Ids<'a> {
+    Dict { keys: &'a [i32], ids: Vec<u32> },
+    Each(Vec<u32>),
+}
+
+impl<'a> Ids<'a> {
+    fn of(names: Names<'a>, mut lookup: impl FnMut(&str) -> Result<u32, BadFile>) -> Result<Self, BadFile> {
+        match names {
+            Names::Dict { keys, values } => {
+                let ids = values.iter().map(|v| v.map(&mut lookup).transpose()).collect::<Result<Vec<_>, _>>()?;
+                let keys = keys.values();
+                if keys.iter().any(|k| ids.get(*k as usize).is_none_or(Option::is_none)) {
+                    return Err(BadFile("dictionary key out of range".into()));
+                }
+                Ok(Ids::Dict { keys, ids: ids.into_iter().map(|id| id.unwrap_or(u32::MAX)).collect() })
+            }
+            plain => {
+                let mut ids = Vec::new();
+                plain.map(lookup, &mut ids)?;
+                Ok(Ids::Each(ids))
+            }
+        }
+    }
+
+    #[inline]
+    fn get(&self, i: usize) -> u32 {
+        match self {
+            Ids::Dict { keys, ids } => ids[keys[i] as usize],
+            Ids::Each(ids) => ids[i],
+        }
+    }
+}
+
 /// `<dir>/<stem>.rlmon.parquet`, written atomically.
 pub fn write_in(dir: &Path, stem: &str, rec: &Recording) -> std::io::Result<PathBuf> {
     let path = super::naming::snapshot_path(dir, stem);

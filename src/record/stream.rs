@@ -330,9 +330,11 @@ struct IndexStretch {
 
 impl StepIndex {
     /// `keys` sorted by (run, step).
-    fn new(keys: &[StepKey]) -> StepIndex {
+    fn new(keys: impl IntoIterator<Item = StepKey>) -> StepIndex {
         let mut stretches: Vec<IndexStretch> = Vec::new();
-        for (k, key) in keys.iter().enumerate() {
+        let mut times = Vec::new();
+        for (k, key) in keys.into_iter().enumerate() {
+            times.push(key.time_s);
             if let Some(s) = stretches.last_mut() {
                 let n = (k - s.start as usize) as u64;
                 if s.run == key.run && s.group == key.group && s.span == key.last_group - key.group {
@@ -348,7 +350,8 @@ impl StepIndex {
             stretches.push(IndexStretch { start: k as u32, run: key.run, group: key.group, span: key.last_group - key.group, stride: 0, first_step: key.step });
         }
         stretches.shrink_to_fit();
-        StepIndex { times: keys.iter().map(|k| k.time_s).collect(), stretches }
+        times.shrink_to_fit();
+        StepIndex { times, stretches }
     }
 
     fn len(&self) -> usize {
@@ -398,6 +401,94 @@ struct StepKey {
     time_s: f64,
 }
 
+/// A step's key while the file is indexed (its run is the list it is in).
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct RunKey {
+    step: u64,
+    time_s: f64,
+    group: u32,
+    last_group: u32,
+}
+
+/// The session's step keys gathered row group by row group, one per (run, step)
+/// as they are met: a step another writer spread over several groups (cut by row
+/// count) keeps the time of its first group (the first point in file order) and
+/// the last group its points lie in. Held per run in step order, so a step met
+/// again costs nothing more (24 bytes a step in all, whatever the groups).
+#[derive(Default)]
+struct KeyGather {
+    /// By run id, each run's keys by step.
+    runs: Vec<(u32, Vec<RunKey>)>,
+    len: usize,
+}
+
+impl KeyGather {
+    /// Row group `group`'s keys of `run` as (step, time of its first point in the
+    /// group), sorted by step and each step once. Groups come in file order.
+    fn add(&mut self, run: u32, group: u32, keys: &[(u64, f64)]) {
+        if keys.is_empty() {
+            return;
+        }
+        let at = self.runs.partition_point(|(r, _)| *r < run);
+        if self.runs.get(at).is_none_or(|(r, _)| *r != run) {
+            self.runs.insert(at, (run, Vec::new()));
+        }
+        let have = &mut self.runs[at].1;
+        let fresh = |&(step, time_s): &(u64, f64)| RunKey { step, time_s, group, last_group: group };
+        // Past the run's last step (the usual case): appended.
+        let within = have.last().map_or(0, |last| keys.partition_point(|(step, _)| *step <= last.step));
+        let mut new: Vec<RunKey> = Vec::new();
+        let mut lo = 0;
+        for &(step, time_s) in &keys[..within] {
+            lo += gallop(&have[lo..], step);
+            match have.get_mut(lo) {
+                Some(k) if k.step == step => k.last_group = k.last_group.max(group),
+                _ => new.push(fresh(&(step, time_s))),
+            }
+        }
+        self.len += new.len() + keys.len() - within;
+        if !new.is_empty() {
+            // Steps between the run's own (rare: another writer's order): merged.
+            let old = std::mem::take(have);
+            let mut merged = Vec::with_capacity(old.len() + new.len() + keys.len() - within);
+            let (mut a, mut b) = (old.into_iter().peekable(), new.into_iter().peekable());
+            loop {
+                let from_old = match (a.peek(), b.peek()) {
+                    (Some(x), Some(y)) => x.step <= y.step,
+                    _ => break,
+                };
+                merged.extend(if from_old { a.next() } else { b.next() });
+            }
+            merged.extend(a);
+            merged.extend(b);
+            *have = merged;
+        }
+        have.extend(keys[within..].iter().map(fresh));
+    }
+
+    fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Every key by (run, step), each run's list let go once read.
+    fn into_sorted(self) -> impl Iterator<Item = StepKey> {
+        self.runs.into_iter().flat_map(|(run, keys)| keys.into_iter().map(move |k| StepKey { run, group: k.group, last_group: k.last_group, step: k.step, time_s: k.time_s }))
+    }
+}
+
+/// The first place in `keys` (sorted by step) whose step is not below `step`,
+/// looked for from the start outwards: near the start when the steps looked for
+/// go up with the keys.
+fn gallop(keys: &[RunKey], step: u64) -> usize {
+    let mut end = 1;
+    while end < keys.len() && keys[end - 1].step < step {
+        end *= 2;
+    }
+    let start = end / 2;
+    let end = end.min(keys.len());
+    start + keys[start..end].partition_point(|k| k.step < step)
+}
+
 /// A snapshot indexed for playing; its points stay in the file.
 pub struct Streamed {
     path: PathBuf,
@@ -412,7 +503,10 @@ pub struct Streamed {
     started: Vec<f64>,
     /// Metric names by id, and the buffer batches are read into (its name table
     /// gives the ids).
-    names: Vec<MetricName>,
+    names: Vec<&'static str>,
+    /// Whether a name the hub derives itself (tokens/s, samples/s) is among them:
+    /// only then are a step's values looked through for it.
+    derived_named: bool,
     scratch: Points,
     /// Decoded row groups, and per group the steps not yet played.
     decoded: Vec<Group>,
@@ -502,18 +596,19 @@ impl Streamed {
         // A resume goes before the first point logged after it (see `timeline`).
         let mut resume_at: Vec<f64> = meta.resumes.iter().map(|r| r.at_s).collect();
         let mut scratch = Points::default();
-        let mut steps = Vec::new();
+        let mut steps = KeyGather::default();
         for g in 0..reader.metadata().num_row_groups() {
             let mut firsts = FirstTimes::default();
             let (mut rows, mut stretches) = (0usize, 0usize);
             let mut prev: Option<(u32, u32, u64)> = None;
-            for batch in read_group(file, &reader, g, true)? {
+            // The values are read on their own, after the rest: the group's pages
+            // of times and of values are not held together.
+            for batch in read_group(file, &reader, g, &["run", "step", "time_s", "metric"])? {
                 let batch = batch.map_err(|e| BadFile(format!("corrupted data: {e}")))?;
-                scratch.clear_points();
-                snapshot::append_batch(&batch, &meta, &mut scratch, true)?;
-                let p = &scratch;
-                for i in 0..p.len() {
-                    let (run, metric, step, time_s) = (p.run[i], p.metric[i], p.step[i], p.time_s[i]);
+                let p = snapshot::Rows::of(&batch, &meta, &mut scratch, true, false)?;
+                let times = p.time_s.unwrap_or_default();
+                for (i, &time_s) in times.iter().enumerate().take(p.len()) {
+                    let (run, metric, step) = (p.run(i), p.metric(i), p.step[i] as u64);
                     if !prev.is_some_and(|(r, m, s)| r == run && m == metric && step > s) {
                         stretches += 1;
                     }
@@ -527,6 +622,9 @@ impl Streamed {
                 }
                 rows += p.len();
             }
+            for batch in read_group(file, &reader, g, &["value"])? {
+                snapshot::check_values(&batch.map_err(|e| BadFile(format!("corrupted data: {e}")))?)?;
+            }
             // Rows not kept by series would make finding a step's points costly.
             if stretches > rows / 8 + 1024 {
                 return Ok(None);
@@ -536,19 +634,12 @@ impl Streamed {
         // A step whose points another writer spread over several row groups (cut
         // by row count) is one key: timed by its first point in file order, played
         // once all those groups are decoded.
-        steps.sort_unstable_by_key(|s| (s.run, s.step, s.group));
-        steps.dedup_by(|later, kept| {
-            let same = (later.run, later.step) == (kept.run, kept.step);
-            if same {
-                kept.last_group = later.group;
-            }
-            same
-        });
         if steps.len() >= PackedEntry::MAX {
             return Ok(None);
         }
-        let steps = StepIndex::new(&steps);
-        let names = scratch.metric_names.iter().map(|n| MetricName::Borrowed(catalog::intern(n))).collect();
+        let steps = StepIndex::new(steps.into_sorted());
+        let names: Vec<&'static str> = scratch.metric_names.iter().map(|n| catalog::intern(n)).collect();
+        let derived_named = names.iter().any(|n| is_derived(n));
         let remaining = steps.per_group(reader.metadata().num_row_groups());
         let mut streamed = Streamed {
             path: path.to_path_buf(),
@@ -559,6 +650,7 @@ impl Streamed {
             steps,
             started,
             names,
+            derived_named,
             scratch,
             decoded: Vec::new(),
             remaining,
@@ -647,7 +739,9 @@ impl Streamed {
         let event = if s.run == TELEMETRY {
             Event::Telemetry { time_s: s.time_s, values }
         } else {
-            strip_derived(&mut values);
+            if self.derived_named {
+                strip_derived(&mut values);
+            }
             Event::Metrics { run: s.run as usize, step: s.step, time_s: s.time_s, values }
         };
         Some((t, event))
@@ -677,7 +771,7 @@ impl Streamed {
         // Row groups in file order: the step's points in file order.
         for group in s.group..=s.last_group {
             let g = self.decoded.iter().find(|g| g.index == group)?;
-            values.extend(g.points_at(s.run, s.step, &self.names).map(|(name, _, value)| (name, value)));
+            g.values_at(s.run, s.step, &self.names, &mut values);
         }
         self.step_points = values.len();
         Some(values)
@@ -686,7 +780,8 @@ impl Streamed {
     /// Names met first in the second pass (the file changed in between).
     fn name_new_metrics(&mut self) {
         if self.names.len() < self.scratch.metric_names.len() {
-            let more: Vec<MetricName> = self.scratch.metric_names[self.names.len()..].iter().map(|n| MetricName::Borrowed(catalog::intern(n))).collect();
+            let more: Vec<&'static str> = self.scratch.metric_names[self.names.len()..].iter().map(|n| catalog::intern(n)).collect();
+            self.derived_named |= more.iter().any(|n| is_derived(n));
             self.names.extend(more);
         }
     }
@@ -697,25 +792,29 @@ impl Streamed {
         let (meta, reader, scratch) = (&self.meta, &self.reader, &mut self.scratch);
         crate::error::contain_panic(|| -> Result<Group, BadFile> {
             let mut g = GroupBuilder::new(group);
-            for batch in read_group(&file, reader, group as usize, with_time)? {
+            let columns: &[&str] = if with_time { &["run", "step", "time_s", "metric", "value"] } else { &["run", "step", "metric", "value"] };
+            for batch in read_group(&file, reader, group as usize, columns)? {
                 let batch = batch.map_err(|e| BadFile(format!("corrupted data: {e}")))?;
-                scratch.clear_points();
-                snapshot::append_batch(&batch, meta, scratch, with_time)?;
-                for i in 0..scratch.len() {
-                    g.push(scratch.run[i], scratch.metric[i], scratch.step[i], scratch.value[i], scratch.time_s.get(i).copied());
+                let p = snapshot::Rows::of(&batch, meta, scratch, with_time, true)?;
+                for (i, &value) in p.value.iter().enumerate().take(p.len()) {
+                    g.push(p.run(i), p.metric(i), p.step[i] as u64, value, p.time_s.and_then(|t| t.get(i).copied()));
                 }
             }
-            scratch.clear_points();
             Ok(g.finish())
         })
         .unwrap_or_else(|why| Err(BadFile(format!("corrupted data (the Parquet reader failed: {why})"))))
     }
 }
 
-/// The batches of row group `g`, with or without the `time_s` column.
-fn read_group(file: &File, reader: &ArrowReaderMetadata, g: usize, with_time: bool) -> Result<parquet::arrow::arrow_reader::ParquetRecordBatchReader, BadFile> {
+/// Whether the hub derives metric `name` itself from a step's others (what
+/// [`strip_derived`] may leave out).
+fn is_derived(name: &str) -> bool {
+    name == catalog::TOKENS_PER_S || name == catalog::SAMPLES_PER_S
+}
+
+/// The batches of row group `g`, with `columns` only.
+fn read_group(file: &File, reader: &ArrowReaderMetadata, g: usize, columns: &[&str]) -> Result<parquet::arrow::arrow_reader::ParquetRecordBatchReader, BadFile> {
     let file = file.try_clone().map_err(|e| BadFile(format!("cannot open: {e}")))?;
-    let columns: &[&str] = if with_time { &["run", "step", "time_s", "metric", "value"] } else { &["run", "step", "metric", "value"] };
     let mask = ProjectionMask::columns(reader.parquet_schema(), columns.iter().copied());
     ParquetRecordBatchReaderBuilder::new_with_metadata(file, reader.clone())
         .with_row_groups(vec![g])
@@ -726,46 +825,89 @@ fn read_group(file: &File, reader: &ArrowReaderMetadata, g: usize, with_time: bo
 }
 
 /// The time of each (run, step)'s first point in file order, within one row group.
-/// A run's first stretch of consecutive steps (usually all its steps in the
-/// group) is kept densely; later points of the run look there first.
+/// Ranges of consecutive steps met first are kept densely, a few per run (one
+/// where a group holds whole series; two where another writer cut it inside
+/// one, the cut series' tail and the next series' head); later points look
+/// there first, then among the rest.
 #[derive(Default)]
 struct FirstTimes {
-    /// Per run: its first stretch's first step and the times of its steps.
+    /// Ranges of consecutive steps, disjoint within a run: its run, first step
+    /// and each step's time.
     dense: Vec<(u32, u64, Vec<f64>)>,
-    /// The stretch still growing: its index in `dense` and its metric.
-    open: Option<(usize, u32)>,
+    /// The range still growing: its index in `dense`, its metric, and the step
+    /// it stops before (where a range of its run after it starts).
+    open: Option<(usize, u32, u64)>,
+    /// The range that held the point seen last: likely the next one's.
+    last: usize,
     other: HashMap<(u32, u64), f64>,
 }
 
+/// Ranges kept densely per run in a row group, at most: a run's steps beyond
+/// them (sparse ones) are kept one by one.
+const DENSE_RANGES: usize = 4;
+
 impl FirstTimes {
     fn see(&mut self, run: u32, metric: u32, step: u64, time_s: f64) {
-        if let Some((d, m)) = self.open {
+        if let Some((d, m, stop)) = self.open {
             let (r, first, times) = &mut self.dense[d];
-            if *r == run && m == metric && step == *first + times.len() as u64 {
+            if *r == run && m == metric && step == *first + times.len() as u64 && step < stop {
                 times.push(time_s);
                 return;
             }
             self.open = None;
         }
-        match self.dense.iter().position(|(r, _, _)| *r == run) {
-            None => {
-                self.dense.push((run, step, vec![time_s]));
-                self.open = Some((self.dense.len() - 1, metric));
-            }
-            Some(d) => {
-                let (_, first, times) = &self.dense[d];
-                if step < *first || step - first >= times.len() as u64 {
-                    self.other.entry((run, step)).or_insert(time_s);
-                }
-            }
+        let covers = |(r, first, times): &(u32, u64, Vec<f64>)| *r == run && step >= *first && step - first < times.len() as u64;
+        if self.dense.get(self.last).is_some_and(covers) {
+            return;
+        }
+        if let Some(d) = self.dense.iter().position(covers) {
+            self.last = d;
+            return;
+        }
+        // A step not seen yet. Once a run has its ranges, the rest of its steps
+        // are kept one by one; a range never grows over them, since none opens
+        // after them.
+        if self.dense.iter().filter(|(r, _, _)| *r == run).count() < DENSE_RANGES {
+            let stop = self.dense.iter().filter(|(r, first, _)| *r == run && *first > step).map(|(_, first, _)| *first).min().unwrap_or(u64::MAX);
+            self.dense.push((run, step, vec![time_s]));
+            self.last = self.dense.len() - 1;
+            self.open = Some((self.last, metric, stop));
+        } else {
+            self.other.entry((run, step)).or_insert(time_s);
         }
     }
 
-    fn into_steps(self, group: u32, out: &mut Vec<StepKey>) {
-        for (run, first, times) in &self.dense {
-            out.extend(times.iter().enumerate().map(|(k, &time_s)| StepKey { run: *run, group, last_group: group, step: first + k as u64, time_s }));
+    fn into_steps(self, group: u32, out: &mut KeyGather) {
+        let mut other: Vec<(u32, u64, f64)> = self.other.into_iter().map(|((run, step), time_s)| (run, step, time_s)).collect();
+        other.sort_unstable_by_key(|&(run, step, _)| (run, step));
+        let mut dense = self.dense;
+        dense.sort_unstable_by_key(|(run, first, _)| (*run, *first));
+        let mut runs: Vec<u32> = dense.iter().map(|(run, _, _)| *run).chain(other.iter().map(|(run, _, _)| *run)).collect();
+        runs.sort_unstable();
+        runs.dedup();
+        let (mut rest, mut ranges) = (&other[..], &dense[..]);
+        let mut keys: Vec<(u64, f64)> = Vec::new();
+        // Each run's keys: its ranges and the others, merged by step.
+        for run in runs {
+            let (mine, later) = rest.split_at(rest.partition_point(|(r, _, _)| *r == run));
+            rest = later;
+            let (own, after) = ranges.split_at(ranges.partition_point(|(r, _, _)| *r == run));
+            ranges = after;
+            keys.clear();
+            let mut sparse = mine.iter().map(|&(_, step, time_s)| (step, time_s)).peekable();
+            for (_, first, times) in own {
+                for (k, &time_s) in times.iter().enumerate() {
+                    let step = first + k as u64;
+                    while let Some(&(s, t)) = sparse.peek().filter(|(s, _)| *s < step) {
+                        keys.push((s, t));
+                        sparse.next();
+                    }
+                    keys.push((step, time_s));
+                }
+            }
+            keys.extend(sparse);
+            out.add(run, group, &keys);
         }
-        out.extend(self.other.into_iter().map(|((run, step), time_s)| StepKey { run, group, last_group: group, step, time_s }));
     }
 }
 
@@ -793,7 +935,7 @@ impl Group {
     /// The points of `run` at `step` in file order, as (metric, time, value): each
     /// stretch holds at most one, and the stretches are in file order. The time is
     /// NaN when the group was decoded without times.
-    fn points_at<'a>(&'a self, run: u32, step: u64, names: &'a [MetricName]) -> impl Iterator<Item = (MetricName, f64, f64)> + 'a {
+    fn points_at<'a>(&'a self, run: u32, step: u64, names: &'a [&'static str]) -> impl Iterator<Item = (MetricName, f64, f64)> + 'a {
         let stretches = self.by_run.iter().find(|(r, _)| *r == run).map_or(&[][..], |(_, list)| &list[..]);
         stretches.iter().filter_map(move |&k| {
             let s = &self.stretches[k as usize];
@@ -804,9 +946,29 @@ impl Group {
                 None => (step - s.first) as usize,
                 Some(steps) => steps.binary_search(&step).ok()?,
             };
-            let name = names.get(s.metric as usize).cloned().unwrap_or(MetricName::Borrowed(""));
+            let name = MetricName::Borrowed(names.get(s.metric as usize).copied().unwrap_or(""));
             Some((name, s.times.as_ref().map_or(f64::NAN, |t| t.get(at)), s.values.get(at)))
         })
+    }
+
+    /// The values of `run` at `step` in file order, appended to `out`: the points
+    /// of [`Group::points_at`] without their times, for playing.
+    fn values_at(&self, run: u32, step: u64, names: &[&'static str], out: &mut Vec<(MetricName, f64)>) {
+        let Some((_, list)) = self.by_run.iter().find(|(r, _)| *r == run) else { return };
+        for &k in list {
+            let Some(s) = self.stretches.get(k as usize) else { continue };
+            if step < s.first || step > s.last {
+                continue;
+            }
+            let at = match &s.steps {
+                None => (step - s.first) as usize,
+                Some(steps) => match steps.binary_search(&step) {
+                    Ok(at) => at,
+                    Err(_) => continue,
+                },
+            };
+            out.push((MetricName::Borrowed(names.get(s.metric as usize).copied().unwrap_or("")), s.values.get(at)));
+        }
     }
 }
 
@@ -1014,6 +1176,47 @@ mod tests {
         same_series(&held.final_state(), &p.final_state());
     }
 
+    /// A producer that logs its own tokens/s beside its tokens and step time: the
+    /// streamed steps leave it out where the whole file's do (the hub derives it),
+    /// and keep it where they do (no step time to derive it from).
+    #[test]
+    fn a_logged_derived_rate_streams_as_the_whole_file_plays_it() {
+        use crate::session::{Event, RunRecord};
+        let runs = vec![RunRecord::new("a".into(), "lm".into(), "cpu".into(), 40)];
+        let mut rec = Recording::new(Meta::new("rates", "20260101T000000Z".into(), String::new(), &runs));
+        rec.record(0.0, &Event::RunStarted { run: 0, device: "cpu".into(), threads: 1 });
+        for step in 1..=40u64 {
+            let t = step as f64 * 0.1;
+            let mut values: Vec<(MetricName, f64)> = vec![("loss".into(), 1.0 / step as f64), ("tokens".into(), 512.0), ("tokens_per_s".into(), 5120.0), ("samples_per_s".into(), 8.0)];
+            if step % 3 != 0 {
+                values.push(("step_time_s".into(), 0.1));
+            }
+            rec.record(t, &Event::Metrics { run: 0, step, time_s: t, values });
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("rates.rlmon.parquet");
+        snapshot::write(&path, &rec).unwrap();
+        let mut streamed = Playback::open(&path).unwrap();
+        let Playback::Streamed(s) = &streamed else { panic!("not streamed") };
+        assert!(s.derived_named);
+        let mut whole = Playback::held(snapshot::read(&path).unwrap());
+        let events = events_of(&mut streamed);
+        assert_eq!(bits(&events), bits(&events_of(&mut whole)));
+        let rates = |step: u64| {
+            events.iter().find_map(|(_, e)| match e {
+                Event::Metrics { step: s, values, .. } if *s == step => Some(values.iter().filter(|(m, _)| m.ends_with("_per_s")).count()),
+                _ => None,
+            })
+        };
+        assert_eq!((rates(1), rates(3)), (Some(1), Some(2)), "tokens/s left out only where step time is there");
+        // A file without such a name does not look for it.
+        let (_, plain) = live_and_recorded();
+        let path = dir.path().join("plain.rlmon.parquet");
+        snapshot::write(&path, &plain).unwrap();
+        let Playback::Streamed(s) = Playback::open(&path).unwrap() else { panic!("not streamed") };
+        assert!(!s.derived_named);
+    }
+
     /// rlmon's file rewritten by another writer whose row groups are cut by row
     /// count, inside steps (as pyarrow's `row_group_size` does): it streams, plays
     /// the events of the file read whole, and exports the same points.
@@ -1080,7 +1283,7 @@ mod tests {
                     keys.push(StepKey { run, group, last_group, step, time_s: next(1 << 40) as f64 * 1e-6 });
                 }
             }
-            let index = StepIndex::new(&keys);
+            let index = StepIndex::new(keys.iter().copied());
             assert_eq!(index.len(), keys.len());
             assert!(index.iter().eq(keys.iter().copied()));
             assert_eq!(index.get(keys.len()), None);
@@ -1089,7 +1292,127 @@ mod tests {
             assert_eq!(index.per_group(7), per_group);
         }
         let keys: Vec<StepKey> = (0..100_000u64).map(|step| StepKey { run: 0, group: (step / 30_000) as u32, last_group: (step / 30_000) as u32, step, time_s: step as f64 }).collect();
-        assert!(StepIndex::new(&keys).heap_bytes() < 100_000 * 9);
+        assert!(StepIndex::new(keys.iter().copied()).heap_bytes() < 100_000 * 9);
+    }
+
+    /// Keys gathered group by group are those of every group sorted by (run,
+    /// step) with each step once: the time of its first group, its last group;
+    /// whether a group's steps go past the run's, fall between them or repeat them.
+    #[test]
+    fn gathered_keys_are_every_groups_keys_once_each() {
+        use std::collections::BTreeMap;
+        let mut rng = crate::test_rng::Rng(0x9e3779b97f4a7c15);
+        for case in 0..40u64 {
+            let mut gather = KeyGather::default();
+            let mut all = Vec::new();
+            for group in 0..1 + rng.below(7) as u32 {
+                let mut per_run: BTreeMap<u32, BTreeMap<u64, f64>> = BTreeMap::new();
+                for _ in 0..rng.below(400) {
+                    let run = [0u32, 1, 3, TELEMETRY][rng.index(4)];
+                    // Some cases go on from group to group, some repeat or fill in.
+                    let base = if case % 2 == 0 { group as u64 * 100 } else { 0 };
+                    let step = base + rng.below(if case % 3 == 0 { 300 } else { 120 });
+                    per_run.entry(run).or_default().entry(step).or_insert(rng.below(1 << 30) as f64);
+                }
+                for (run, steps) in per_run {
+                    let keys: Vec<(u64, f64)> = steps.into_iter().collect();
+                    all.extend(keys.iter().map(|&(step, time_s)| StepKey { run, group, last_group: group, step, time_s }));
+                    gather.add(run, group, &keys);
+                }
+            }
+            all.sort_by_key(|k| (k.run, k.step, k.group));
+            all.dedup_by(|later, kept| {
+                let same = (later.run, later.step) == (kept.run, kept.step);
+                if same {
+                    kept.last_group = later.group;
+                }
+                same
+            });
+            assert_eq!(gather.len(), all.len(), "case {case}");
+            assert_eq!(gather.into_sorted().collect::<Vec<_>>(), all, "case {case}");
+        }
+        let keys: Vec<RunKey> = [1u64, 2, 5, 9, 9, 12].iter().map(|&step| RunKey { step, time_s: 0.0, group: 0, last_group: 0 }).collect();
+        for (step, want) in [(0, 0), (1, 0), (3, 2), (9, 3), (10, 5), (12, 5), (13, 6)] {
+            assert_eq!(gallop(&keys, step), want, "{step}");
+        }
+        assert_eq!(gallop(&[], 4), 0);
+    }
+
+    /// The first pass reads a group's values on their own, after its other
+    /// columns, and still refuses a file whose values are missing or not floats
+    /// before anything plays, whichever group holds them.
+    #[test]
+    fn bad_values_are_refused_before_playing() {
+        use arrow_array::{Array, ArrayRef, Float32Array, Float64Array, RecordBatch};
+        use arrow_schema::{DataType, Field, Schema};
+        use parquet::arrow::ArrowWriter;
+        use parquet::file::properties::WriterProperties;
+        let rec = odd_recording();
+        let dir = tempfile::tempdir().unwrap();
+        let ours = dir.path().join("ours.rlmon.parquet");
+        snapshot::write(&ours, &rec).unwrap();
+        for (case, want) in [("null", "column `value` has missing values"), ("f32", "column `value` is not float64")] {
+            let path = dir.path().join(format!("{case}.parquet"));
+            let builder = ParquetRecordBatchReaderBuilder::try_new(File::open(&ours).unwrap()).unwrap();
+            let kv = builder.metadata().file_metadata().key_value_metadata().cloned();
+            let fields: Vec<Field> = builder.schema().fields().iter().map(|f| match (f.name().as_str(), case) {
+                ("value", "null") => Field::new("value", DataType::Float64, true),
+                ("value", _) => Field::new("value", DataType::Float32, false),
+                _ => f.as_ref().clone(),
+            }).collect();
+            let schema = std::sync::Arc::new(Schema::new(fields));
+            let props = WriterProperties::builder().set_max_row_group_row_count(Some(500)).set_key_value_metadata(kv).build();
+            let mut w = ArrowWriter::try_new(File::create(&path).unwrap(), schema.clone(), Some(props)).unwrap();
+            let batches: Vec<RecordBatch> = builder.with_batch_size(100).build().unwrap().map(Result::unwrap).collect();
+            let last = batches.len() - 1;
+            for (k, batch) in batches.into_iter().enumerate() {
+                let values = batch.column_by_name("value").unwrap().as_any().downcast_ref::<Float64Array>().unwrap().clone();
+                let value: ArrayRef = match case {
+                    // One missing value, in the file's last group.
+                    "null" => std::sync::Arc::new(Float64Array::from_iter((0..values.len()).map(|i| (k != last || i != 3).then(|| values.value(i))))),
+                    _ => std::sync::Arc::new(Float32Array::from_iter_values(values.values().iter().map(|v| *v as f32))),
+                };
+                let mut columns = batch.columns().to_vec();
+                let at = batch.schema().index_of("value").unwrap();
+                columns[at] = value;
+                w.write(&RecordBatch::try_new(schema.clone(), columns).unwrap()).unwrap();
+            }
+            w.close().unwrap();
+            let err = Playback::open(&path).err().unwrap_or_else(|| panic!("{case}: opened")).to_string();
+            assert!(err.contains(want), "{case}: {err}");
+        }
+    }
+
+    /// Each (run, step)'s time is its first point's in file order, whatever the
+    /// series' order, spacing and cuts (ranges kept densely or one by one).
+    #[test]
+    fn first_times_are_each_steps_first_point() {
+        use std::collections::BTreeMap;
+        let mut rng = crate::test_rng::Rng(0x2545f4914f6cdd1d);
+        for case in 0..60 {
+            let mut firsts = FirstTimes::default();
+            let mut want: BTreeMap<(u32, u64), f64> = BTreeMap::new();
+            let mut t = 0.0;
+            for _ in 0..1 + rng.below(12) {
+                let (run, metric) = (rng.below(3) as u32, rng.below(4) as u32);
+                let mut step = rng.below(if case % 2 == 0 { 50 } else { 400 });
+                for _ in 0..rng.below(300) {
+                    t += 1.0;
+                    firsts.see(run, metric, step, t);
+                    want.entry((run, step)).or_insert(t);
+                    step += match case % 3 {
+                        0 => 1,
+                        1 => 1 + rng.below(3),
+                        _ => 1 + rng.below(2) * 5,
+                    };
+                }
+            }
+            let mut gather = KeyGather::default();
+            firsts.into_steps(0, &mut gather);
+            let got: Vec<(u32, u64, f64)> = gather.into_sorted().map(|k| (k.run, k.step, k.time_s)).collect();
+            let want: Vec<(u32, u64, f64)> = want.into_iter().map(|((run, step), t)| (run, step, t)).collect();
+            assert_eq!(got, want, "case {case}");
+        }
     }
 
     #[test]
