@@ -377,7 +377,7 @@ impl Spike {
         if half_lag_rising(span, |i| sign * logs[first + i]).is_some_and(|rising| rising < CLIMB_RISING) {
             return None;
         }
-        let newest: Vec<f64> = logs[first..].iter().map(|y| sign * y).collect();
+        let newest = turned(&logs[first..], sign);
         let (rate, rising) = half_lag_slope(&newest)?;
         if rate < CLIMB_RATE || rising < CLIMB_RISING {
             return None;
@@ -385,8 +385,7 @@ impl Spike {
         let (base, mad) = sorted_median_mad(&self.window.logs.sorted_range(0, n - span))?;
         // A fall is measured from the highest level of the longer memory too
         // (past the run's start: its early descent is no fall to nothing).
-        let highest_block = self.fall_blocks.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-        let base = if sign < 0.0 && late { -base.max(highest_block) } else { sign * base };
+        let base = if sign < 0.0 && late { -self.fall_blocks.iter().copied().fold(base, f64::max) } else { sign * base };
         // The climb is the run's own noise around a steady line, not a jump
         // between two levels (a GRPO grad norm, tiny on steps whose rewards
         // tied): its points' spread around the line is at most
@@ -397,8 +396,7 @@ impl Spike {
             return None;
         }
         let level = sorted_median(&sorted_copy(newest[span - CLIMB_LEVEL_POINTS..].iter().copied()))?;
-        let before: Vec<f64> = if late { logs[..n - span].iter().map(|y| sign * y).collect() } else { Vec::new() };
-        let before_noise = if late { climbing_before(&before) } else { None };
+        let before_noise = if late { climbing_before(&turned(&logs[..n - span], sign)) } else { None };
         let sigma = (MAD_TO_SIGMA * before_noise.unwrap_or(mad)).max(self.record_sigma()).max(MIN_LOG_SIGMA);
         // A climb to a second level the run keeps visiting (see
         // `second_level`) is the norm back at that level, not climbing.
@@ -694,6 +692,16 @@ const CLIMB_NOISE_MULTIPLE: f64 = 2.0;
 /// as its growth over ten points rises in [`CLIMB_RISING`] of its pairs only
 /// over 60, their half-lag then 30 points.
 const CLIMB_SPANS: [usize; 3] = [CLIMB_POINTS, 2 * CLIMB_POINTS, 3 * CLIMB_POINTS];
+
+/// `logs` turned so that worse is up: borrowed as they are for a climb, negated
+/// for a fall (no copy on an explosion's path, judged at every point).
+fn turned(logs: &[f64], sign: f64) -> std::borrow::Cow<'_, [f64]> {
+    if sign > 0.0 {
+        std::borrow::Cow::Borrowed(logs)
+    } else {
+        std::borrow::Cow::Owned(logs.iter().map(|y| -y).collect())
+    }
+}
 
 /// The noise (a MAD, log scale) of the window's points before a climb's span
 /// when they climb themselves at [`CLIMB_RATE`] or more (half their pairs or
