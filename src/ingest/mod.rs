@@ -465,7 +465,7 @@ impl LineReader {
             return Line::Blank;
         }
         if !self.format.strict() {
-            let labelled = || task_label(line).filter(|_| self.rank_labels == Some(true));
+            let labelled = || if self.rank_labels == Some(true) { task_label(line) } else { None };
             if let Some((rank, rest)) = launcher_rank(line).or_else(labelled) {
                 return self.ranked_line(rank, rest);
             }
@@ -555,7 +555,9 @@ pub fn task_label(line: &str) -> Option<(u32, &str)> {
     let t = line.trim_start_matches(' ');
     let digits = t.bytes().take_while(u8::is_ascii_digit).count();
     let rest = t[digits..].strip_prefix(": ")?;
-    (digits > 0 && digits <= 9 && !rest.trim().is_empty()).then_some(())?;
+    if digits == 0 || digits > 9 || rest.trim().is_empty() {
+        return None;
+    }
     Some((t[..digits].parse().ok()?, rest))
 }
 
