@@ -289,6 +289,13 @@ workload() { # WORKLOAD MAX_STEPS LIMIT [STEP_NAME]
   SUMMARIES+=("$name=$WORK/$name.json")
   if [ $rc -ne 0 ] && [ ! -s "$WORK/$name.json" ]; then verdict "$name" FAIL "rlmon watch: $(why $rc)"; return; fi
   judge "$name" summary "$WORK/$name.json" 1
+  # A full-length run's recording comes back as JSONL (a few MB), so that an alert
+  # raised on the GPU can be studied where it is built.
+  case "$name" in *-full)
+    local snap
+    snap="$(ls -t "$WORK"/sessions/*.rlmon.parquet 2>/dev/null | head -1)"
+    [ -n "$snap" ] && "$RLMON" export --format jsonl -o "$REPORT/$name.jsonl" "$snap" >>"$LOG" 2>&1 ;;
+  esac
 }
 # tiny runs about 45 s on an H100 (4 ms a step): long enough for the throughput
 # detector, which judges fast steps half a second at a time, to have judged it.

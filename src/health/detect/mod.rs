@@ -211,6 +211,10 @@ pub const COLLAPSE_PERSISTS: u32 = 50;
 /// trailing window's bulk and tail cannot tell how often, the run's own record
 /// of them can. A rise that lasts longer than those did is judged as usual.
 pub const FAMILIAR_EXCURSIONS: usize = 3;
+/// A gradient norm's rise short of the critical ratio is familiar after fewer:
+/// its bursts recur (a MoE router's, a noisy batch's), and below the critical
+/// ratio two recoveries of the same order say what a third one will do.
+pub const FAMILIAR_NORM_EXCURSIONS: usize = 2;
 /// An earlier excursion counts as "like" this one when its peak reached at least
 /// this share of this one's rise on the log scale (the same order of magnitude:
 /// a 9x rise is like earlier 3x ones, a 60x one is not), and this one has not
