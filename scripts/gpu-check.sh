@@ -34,7 +34,8 @@
 #                       usually needs 2-4 minutes on an H100)
 # $OUT comes back with report.txt (verdicts and figures), log.txt (every command's
 # output), summaries.json, doctor.json, nvml-vs-smi.txt, live-screen.txt and
-# live-screen-ansi.txt: 7 files, none deeper than $OUT itself.
+# live-screen-ansi.txt: 7 files, none deeper than $OUT itself; and, for a workload
+# whose verdict failed, its recording as NAME.jsonl.
 #
 # Without a GPU (here) it says so, runs what can run (doctor, probe, the CUDA test
 # binary, which skips, a short CPU run to check the summary's fields, the live
@@ -91,7 +92,8 @@ judge() {
   local step="$1"
   shift
   python3 "$VERDICT_PY" "$@" >"$WORK/judged" 2>>"$LOG" || echo "FAIL verdict helper failed" >"$WORK/judged"
-  local first status phrase
+  local status phrase
+  # `first` (the verdict line) stays set for the caller.
   first="$(head -1 "$WORK/judged")"
   status="${first%% *}"
   phrase="${first#* }"
@@ -289,13 +291,14 @@ workload() { # WORKLOAD MAX_STEPS LIMIT [STEP_NAME]
   SUMMARIES+=("$name=$WORK/$name.json")
   if [ $rc -ne 0 ] && [ ! -s "$WORK/$name.json" ]; then verdict "$name" FAIL "rlmon watch: $(why $rc)"; return; fi
   judge "$name" summary "$WORK/$name.json" 1
-  # A full-length run's recording comes back as JSONL (a few MB), so that an alert
-  # raised on the GPU can be studied where it is built.
-  case "$name" in *-full)
+  # A run that failed its verdict comes back as JSONL (a few MB), so that an alert
+  # raised on the GPU can be studied where it is built. Only then: the device
+  # tool brings back at most 8 files.
+  if [ "${first%% *}" = FAIL ]; then
     local snap
     snap="$(ls -t "$WORK"/sessions/*.rlmon.parquet 2>/dev/null | head -1)"
-    [ -n "$snap" ] && "$RLMON" export --format jsonl -o "$REPORT/$name.jsonl" "$snap" >>"$LOG" 2>&1 ;;
-  esac
+    [ -n "$snap" ] && "$RLMON" export --format jsonl -o "$REPORT/$name.jsonl" "$snap" >>"$LOG" 2>&1
+  fi
 }
 # tiny runs about 45 s on an H100 (4 ms a step): long enough for the throughput
 # detector, which judges fast steps half a second at a time, to have judged it.
