@@ -480,7 +480,8 @@ pub fn parse_generic(line: &str, progress: &mut Progress) -> Line {
             }
             let evaluation_batch = rec.step.is_none() && is_evaluation_pass(line);
             let evaluation_summary = std::mem::replace(&mut progress.after_evaluation_batches, evaluation_batch) && rec.step.is_none() && read.counter.is_none();
-            if phase == Some(LoggerPhase::Evaluation) || evaluation_batch || evaluation_result || announced || in_evaluation_pass || evaluation_summary {
+            let evaluation_step = rec.step.is_some() && evaluation_at_step(line);
+            if phase == Some(LoggerPhase::Evaluation) || evaluation_batch || evaluation_result || announced || in_evaluation_pass || evaluation_summary || evaluation_step {
                 rec.continues = rec.step.is_none() && of_announced.is_none();
                 rec.step = rec.step.or(of_announced);
                 // (The epoch it names is the step's, no result: Ignite's `Validation Results - Epoch: 1`.)
@@ -959,6 +960,44 @@ fn logger_phase(line: &str) -> Option<LoggerPhase> {
         n if n == "valid" || n.starts_with("valid_") || n == "test" => Some(LoggerPhase::Evaluation),
         _ => None,
     }
+}
+
+/// Whether the label right before a line's step names an evaluation (fairseq2's
+/// `Valid Metrics (step 100) - NLL Loss: 2.305 | ...`, `Eval at step 500: loss
+/// 1.2`): its words, back to the separator before them (` - `, `|`, `]`, `:`),
+/// are at most three and one is an evaluation word. The step is `step` as a word
+/// (not `global_step=`), then a number.
+fn evaluation_at_step(line: &str) -> bool {
+    let Some(at) = step_word(line) else { return false };
+    let before = &line[..at];
+    let from = before.rfind(" - ").map(|i| i + 3).into_iter().chain(before.rfind(['|', ']', ':']).map(|i| i + 1)).max().unwrap_or(0);
+    let mut words = before[from..].split(|c: char| !c.is_ascii_alphabetic()).filter(|w| !w.is_empty());
+    let mut any = false;
+    for (n, w) in words.by_ref().enumerate() {
+        if n == 3 {
+            return false;
+        }
+        any |= is_evaluation_word(w);
+    }
+    any
+}
+
+/// Where the word `step` (any case) that a number follows starts in `line`.
+fn step_word(line: &str) -> Option<usize> {
+    let bytes = line.as_bytes();
+    let mut from = 0;
+    while let Some(i) = line[from..].find(['s', 'S']).map(|i| i + from) {
+        from = i + 1;
+        if !bytes.get(i..i + 4).is_some_and(|w| w.eq_ignore_ascii_case(b"step")) || i.checked_sub(1).is_some_and(|p| bytes[p].is_ascii_alphanumeric() || bytes[p] == b'_') {
+            continue;
+        }
+        let rest = line[i + 4..].trim_start();
+        let rest = rest.strip_prefix([':', '=', '#']).unwrap_or(rest).trim_start();
+        if rest.starts_with(|c: char| c.is_ascii_digit()) {
+            return Some(i);
+        }
+    }
+    None
 }
 
 /// Whether a word names an evaluation as a label does (`Test:`, `Validation Results`).
@@ -2231,6 +2270,22 @@ mod tests {
         // LitGPT prints a line per micro-batch; its optimizer step repeats over them.
         assert_eq!(fields(Preset::Generic, "Epoch 1 | iter 1152 step 144 | loss train: 11.463, val: n/a | iter time: 1260.82 ms").0, Some(1152));
         assert_eq!(fields(Preset::Generic, "step 144 iter 1152: loss 11.463").0, Some(1152));
+    }
+
+    #[test]
+    fn a_label_naming_an_evaluation_before_the_step_makes_an_evaluation_line() {
+        for (line, want) in [
+            ("[11/27/24 10:13:50] INFO     fairseq2.recipes - Valid Metrics (step 100) - NLL Loss: 2.305 | Number of Sequences: 512", true),
+            ("Eval at step 500: loss 1.2", true),
+            ("validation step: 40 loss=0.3", true),
+            ("[11/27/24 10:13:50] INFO     fairseq2.recipes - Train Metrics (step 100) - NLL Loss: 2.055 | Gradient Norm: 1.20", false),
+            ("step 100 | val_loss 2.3 | loss 2.1", false),
+            ("global_step=100 eval_loss=2.3", false),
+            ("Saving the model for later validation at step 100, loss 2.1", false),
+            ("Evaluation done, steps: 100", false),
+        ] {
+            assert_eq!(evaluation_at_step(line), want, "{line}");
+        }
     }
 
     #[test]

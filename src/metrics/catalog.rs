@@ -13,6 +13,10 @@
 
 // ---------------------------------------------------------------- per-step names
 pub const LOSS: &str = "loss";
+/// A language model's negative log-likelihood: fairseq logs it beside its
+/// label-smoothed `loss`, fairseq2 (`NLL Loss`) instead of one. The loss
+/// detectors judge it where a run logs no `loss` ([`stand_ins`]).
+pub const NLL_LOSS: &str = "nll_loss";
 pub const LR: &str = "lr";
 pub const GRAD_NORM: &str = "grad_norm";
 pub const TOKENS: &str = "tokens";
@@ -319,6 +323,7 @@ use SeriesKind::{Derived, DerivedStored, PerStep, Telemetry};
 /// offers them in.
 pub const CATALOG: &[MetricInfo] = &[
     entry(LOSS, "loss", Unit::Ratio, Lower, PerStep, P::Training).agree().aliases(&["train_loss", "train/loss", "lm_loss", "ppo/loss/total", "loss/train/total", "total_loss", "train/CrossEntropyLoss", "losses/total_loss", "train_loss_step", "reduced_train_loss", "cost", "xent", "cross_entropy", "avg_loss", "avr_loss", "average_loss", "mean_loss", "running_loss", "loss_avg"]),
+    entry(NLL_LOSS, "NLL loss", Unit::Ratio, Lower, PerStep, P::Training),
     entry(POLICY_LOSS, "policy loss", Unit::Ratio, Lower, PerStep, P::Training).signed().aliases(&["actor/pg_loss", "loss/policy_avg", "ppo/loss/policy", "policy_gradient_loss", "pol_surr", "pg_loss", "act_loss", "losses/policy_loss", "loss_pi", "pi_loss", "surrogate_loss", "loss/surrogate"]),
     entry(VALUE_LOSS, "value loss", Unit::Ratio, Lower, PerStep, P::Training).aliases(&["critic/vf_loss", "loss/value_avg", "ppo/loss/value", "critic_loss", "vf_loss", "cri_loss", "losses/value_loss", "loss_v", "v_loss", "value_function_loss", "loss/value_function"]),
     entry(LR, "lr", Unit::Ratio, Neither, PerStep, P::Training).agree().aliases(&["learning_rate", "actor/lr", "actor_lr", "act_lr", "ppo/learning_rate", "cur_lr", "default_optimizer_learning_rate", "optim0_lr0", "optim/lr", "optimizer/lr", "opt/lr"]),
@@ -326,7 +331,7 @@ pub const CATALOG: &[MetricInfo] = &[
     entry(TOKENS, "tokens", Unit::Count, Neither, PerStep, P::None).aliases(&["perf/total_num_tokens", "total_num_tokens"]),
     entry(SAMPLES, "samples", Unit::Count, Neither, PerStep, P::None),
     entry(STEP_TIME_S, "step time", Unit::Seconds, Lower, PerStep, P::Throughput).aliases(&["step_time", "perf/time_per_step", "timing_s/step", "timing/train/total_step_time", "time/ppo/total", "train_step_timing_in_s", "train_step_timing", "iteration_time"]),
-    entry(TOKENS_PER_S, "tokens/s", Unit::PerSecond, Higher, Derived, P::Throughput).aliases(&["tokens_per_sec", "tokens_per_second", "tokens/sec", "throughput/tokens_per_sec", "throughput/device/tokens_per_sec", "throughput/device/tokens_per_second", "perf/throughput", "tokens_per_second_per_gpu", "tokens/s/device"]),
+    entry(TOKENS_PER_S, "tokens/s", Unit::PerSecond, Higher, Derived, P::Throughput).aliases(&["tokens_per_sec", "tokens_per_second", "tokens/sec", "throughput/tokens_per_sec", "throughput/device/tokens_per_sec", "throughput/device/tokens_per_second", "perf/throughput", "tokens_per_second_per_gpu", "tokens/s/device", "elements_per_second"]),
     entry(SAMPLES_PER_S, "samples/s", Unit::PerSecond, Higher, Derived, P::Throughput).aliases(&["samples_per_sec", "samples_per_second", "samples/sec", "throughput/samples_per_sec", "throughput/device/samples_per_sec", "time/fps", "img/s", "images/s", "images_per_sec", "interval_samples_per_second"]),
     entry(VAL_LOSS, "val loss", Unit::Ratio, Lower, PerStep, P::None).aliases(&["eval_loss", "eval/loss", "validation_loss", "metrics/eval/LanguageCrossEntropy", "valid_loss", "validation_cross_entropy", "val_cross_entropy"]),
     entry(EVAL_TRAIN_LOSS, "train loss (eval)", Unit::Ratio, Lower, PerStep, P::None),
@@ -509,9 +514,10 @@ pub fn is_signed(name: &str) -> bool {
 /// What a detector watching `name` reads instead when a run does not log it, in
 /// order of preference: Stable-Baselines3 logs only its approx KL (no KL to a
 /// reference); nanoGPT, Megatron and MLX log a step time or a sample rate, no
-/// tokens/s.
+/// tokens/s; fairseq2 logs its loss as the NLL.
 pub fn stand_ins(name: &str) -> &'static [&'static str] {
     match name {
+        LOSS => &[NLL_LOSS],
         KL => &[APPROX_KL],
         TOKENS_PER_S => &[SAMPLES_PER_S, STEP_TIME_S],
         _ => &[],

@@ -127,6 +127,8 @@ enum Scale {
 #[derive(Debug, Clone)]
 struct Track {
     metric: String,
+    /// The configured metric, or its stand-in where the run logs only that.
+    watched: super::Watched,
     /// The catalog's word on the metric, looked up once: higher is better, it
     /// may be negative.
     higher_is_better: bool,
@@ -221,6 +223,7 @@ impl Track {
             short: None,
             role: Default::default(),
             kl: (worse == Worse::Lower).then(|| KlBeside::new(first_block)),
+            watched: super::Watched::new(&metric),
             metric,
         }
     }
@@ -244,7 +247,7 @@ impl Track {
     }
 
     fn observe(&mut self, p: &Point) -> Option<Raised> {
-        let x = p.get(&self.metric)?;
+        let x = self.watched.read(p, &mut self.metric)?;
         // A policy objective does not drift as a loss does (the catalog's roles).
         if !x.is_finite() || self.role.objective(p, &self.metric, x) {
             return None;
@@ -281,12 +284,13 @@ impl Track {
             None => String::new(),
         };
         let message = format!(
-            "{} drifting from step {} ({} there): level {} is {how} its best {} (around step {best_step}){heading} over {span} steps{net}",
+            "{} drifting from step {} ({} there): level {} is {how} its best {} (around step {best_step}){heading} over {span} steps{net}{}",
             self.metric,
             v.step,
             compact(v.value),
             compact(now),
             compact(best),
+            self.watched.note(&self.metric),
         );
         Some(v.raise(self.metric.clone(), message))
     }

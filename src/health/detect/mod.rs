@@ -489,6 +489,46 @@ mod tests {
         }
     }
 
+    /// A run that logs its loss only as an NLL (fairseq2) has it judged by every
+    /// loss detector, each alert saying so; a run that logs both is judged on
+    /// its `loss` and its NLL is left alone.
+    #[test]
+    fn a_run_logging_only_its_nll_has_it_judged_as_the_loss() {
+        use crate::metrics::catalog;
+        let wiggle = |i: usize| 1.0 + 0.02 * ((i as f64) * 1.7).sin();
+        // Falls from 3 towards 1, a spike at 300, then climbs back from 500 to
+        // above where it started.
+        let nll = move |i: usize| {
+            let base = 1.0 + 2.0 * (-(i as f64) / 100.0).exp();
+            let climb = if i >= 500 { 1.0 + 0.01 * (i - 500) as f64 } else { 1.0 };
+            base * wiggle(i) * climb * if i == 300 { 6.0 } else { 1.0 }
+        };
+        for with_loss in [false, true] {
+            let mut dets = for_run(&HealthConfig::default());
+            let mut raised = Vec::new();
+            for i in 0..900usize {
+                let mut values: Vec<(MetricName, f64)> = vec![(catalog::NLL_LOSS.into(), nll(i))];
+                if with_loss {
+                    values.push((catalog::LOSS.into(), 2.0 * wiggle(i)));
+                }
+                let p = Point { step: i as u64, time_s: i as f64, values: &values };
+                for d in &mut dets {
+                    raised.extend(d.observe(&p).into_iter().map(|r| (d.kind(), r)));
+                }
+            }
+            let warned: Vec<_> = raised.iter().filter(|(_, r)| r.severity >= Severity::Warn).collect();
+            if with_loss {
+                assert!(warned.is_empty(), "{warned:?}");
+                continue;
+            }
+            for kind in [AlertKind::LossSpike, AlertKind::LossDivergence] {
+                let (_, r) = warned.iter().find(|(k, _)| *k == kind).unwrap_or_else(|| panic!("no {kind:?} in {raised:?}"));
+                assert_eq!(r.metric, catalog::NLL_LOSS, "{kind:?}");
+                assert!(r.message.contains("(nll_loss judged: the run logs no loss)"), "{kind:?}: {}", r.message);
+            }
+        }
+    }
+
     /// Every alert's value is its metric's value at its step, its message quotes
     /// that value, and its peak is no better than that value.
     #[test]

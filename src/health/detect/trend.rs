@@ -20,6 +20,8 @@ pub const KL_FLOOR: f64 = 0.01;
 pub struct LossDivergence {
     s: KindSettings,
     metric: String,
+    /// The configured metric, or its stand-in where the run logs only that.
+    watched: super::Watched,
     /// The smoothed window, kept sorted.
     recent: SortedSeries,
     /// Values in the window at or below zero.
@@ -42,6 +44,7 @@ impl LossDivergence {
         let w = s.window.max(5);
         LossDivergence {
             metric: s.metric.clone().unwrap_or_default(),
+            watched: super::Watched::new(s.metric.as_deref().unwrap_or_default()),
             recent: SortedSeries::new(w, &[(w, 0)]),
             nonpositive: 0,
             lowest: f64::INFINITY,
@@ -54,7 +57,7 @@ impl LossDivergence {
     }
 
     pub fn check(&mut self, p: &Point) -> Option<Raised> {
-        let x = p.get(&self.metric)?;
+        let x = self.watched.read(p, &mut self.metric)?;
         if !x.is_finite() || self.role.objective(p, &self.metric, x) {
             return None;
         }
@@ -126,7 +129,7 @@ impl LossDivergence {
             format!("smoothed {} is {} its best {} and rising", compact(level), times(distance), compact(best))
         };
         let harm = if harmed { format!("; back {} of the way to its initial {}", percent((level - best) / gap), compact(initial)) } else { String::new() };
-        let message = format!("{} diverging from step {} ({} there): {detail}{harm}", self.metric, v.step, compact(v.value));
+        let message = format!("{} diverging from step {} ({} there): {detail}{harm}{}", self.metric, v.step, compact(v.value), self.watched.note(&self.metric));
         Some(v.raise(self.metric.clone(), message))
     }
 }
