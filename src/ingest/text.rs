@@ -971,15 +971,8 @@ fn evaluation_at_step(line: &str) -> bool {
     let Some(at) = step_word(line) else { return false };
     let before = &line[..at];
     let from = before.rfind(" - ").map(|i| i + 3).into_iter().chain(before.rfind(['|', ']', ':']).map(|i| i + 1)).max().unwrap_or(0);
-    let mut words = before[from..].split(|c: char| !c.is_ascii_alphabetic()).filter(|w| !w.is_empty());
-    let mut any = false;
-    for (n, w) in words.by_ref().enumerate() {
-        if n == 3 {
-            return false;
-        }
-        any |= is_evaluation_word(w);
-    }
-    any
+    let words: Vec<&str> = before[from..].split(|c: char| !c.is_ascii_alphabetic()).filter(|w| !w.is_empty()).take(4).collect();
+    words.len() <= 3 && words.iter().any(|w| is_evaluation_word(w))
 }
 
 /// Where the word `step` (any case) that a number follows starts in `line`.

@@ -57,8 +57,8 @@ enum Command {
 /// ignores them.
 fn keep_freed_memory() {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
-    // SAFETY: mallopt only sets two tuning parameters of the process's allocator,
-    // before any thread of this process allocates.
+    // SAFETY: mallopt only changes two tuning parameters of glibc's allocator;
+    // it is called before the training threads start.
     unsafe {
         libc::mallopt(libc::M_MMAP_THRESHOLD, 32 << 20);
         libc::mallopt(libc::M_TRIM_THRESHOLD, 64 << 20);

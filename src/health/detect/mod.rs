@@ -521,7 +521,7 @@ mod tests {
                 assert!(warned.is_empty(), "{warned:?}");
                 continue;
             }
-            for kind in [AlertKind::LossSpike, AlertKind::LossDivergence] {
+            for kind in [AlertKind::LossSpike, AlertKind::LossDivergence, AlertKind::SlowDrift] {
                 let (_, r) = warned.iter().find(|(k, _)| *k == kind).unwrap_or_else(|| panic!("no {kind:?} in {raised:?}"));
                 assert_eq!(r.metric, catalog::NLL_LOSS, "{kind:?}");
                 assert!(r.message.contains("(nll_loss judged: the run logs no loss)"), "{kind:?}: {}", r.message);
