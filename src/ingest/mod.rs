@@ -396,6 +396,9 @@ pub struct LineReader {
     /// Whether a line's leading `N: ` is a task's label (Slurm's `srun --label`),
     /// decided once from the input's first lines (see [`rank_labels`]).
     rank_labels: Option<bool>,
+    /// A stream's lines so far while they cannot tell that yet (see
+    /// [`LineReader::learn_as_it_goes`]).
+    learning: Option<String>,
 }
 
 /// What draws a progress bar's next state over the one before: a carriage
@@ -407,7 +410,7 @@ impl LineReader {
     /// `Wall time,Step,Value`) holds, from its file name.
     pub fn new(format: Format, default_metric: Option<String>) -> Self {
         let progress = text::Progress::new(matches!(format, Format::Pairs));
-        LineReader { csv: csv::Columns::new(default_metric), format, progress, jsonl: jsonl::Reader::default(), first_rank: None, other_ranks: Vec::new(), rank_labels: None }
+        LineReader { csv: csv::Columns::new(default_metric), format, progress, jsonl: jsonl::Reader::default(), first_rank: None, other_ranks: Vec::new(), rank_labels: None, learning: None }
     }
 
     pub fn format(&self) -> &Format {
@@ -421,6 +424,25 @@ impl LineReader {
     pub fn learn_head(&mut self, head: &[u8]) {
         if self.rank_labels.is_none() && !self.format.strict() {
             self.rank_labels = Some(rank_labels(&String::from_utf8_lossy(&head[..head.len().min(HEAD_BYTES)])));
+        }
+    }
+
+    /// [`Self::learn_head`] for a stream, which may not have seen enough lines
+    /// yet: what `head` cannot tell is learned from the lines read after it,
+    /// until they can ([`rank_labels_settled`]). A job under `srun --label` that
+    /// prints metrics from its first line is known by its third.
+    pub fn learn_as_it_goes(&mut self, head: &[u8]) {
+        if self.rank_labels.is_none() && !self.format.strict() {
+            self.learning = Some(String::from_utf8_lossy(&head[..head.len().min(HEAD_BYTES)]).into_owned());
+            self.settle_labels();
+        }
+    }
+
+    /// Decides [`Self::rank_labels`] once the lines learned from can tell.
+    fn settle_labels(&mut self) {
+        if let Some(decided) = self.learning.as_deref().and_then(rank_labels_settled) {
+            self.rank_labels = Some(decided);
+            self.learning = None;
         }
     }
 
@@ -463,6 +485,11 @@ impl LineReader {
         let line = line.trim_end_matches('\r').trim_start_matches('\u{feff}');
         if line.trim().is_empty() {
             return Line::Blank;
+        }
+        if let Some(learning) = &mut self.learning {
+            learning.push('\n');
+            learning.push_str(line);
+            self.settle_labels();
         }
         if !self.format.strict() {
             let labelled = || if self.rank_labels == Some(true) { task_label(line) } else { None };
@@ -573,6 +600,16 @@ pub fn rank_labels(head: &str) -> bool {
         return false;
     }
     labels.windows(2).any(|w| w[1] < w[0]) || labels.iter().all(|n| *n == labels[0])
+}
+
+/// [`rank_labels`] of a stream's first lines once they can tell: three
+/// labelled lines, or six lines of which under half carry a label, or a whole
+/// head; `None` before.
+pub fn rank_labels_settled(head: &str) -> Option<bool> {
+    let lines: Vec<&str> = head.lines().filter(|l| !l.trim().is_empty()).take(HEAD_LINES).collect();
+    let labelled = lines.iter().filter(|l| task_label(l).is_some()).count();
+    let enough = labelled >= 3 || (lines.len() >= 6 && 2 * labelled < lines.len()) || lines.len() >= HEAD_LINES || head.len() >= HEAD_BYTES;
+    enough.then(|| rank_labels(head))
 }
 
 /// The lines and bytes of an input's head that decide what a whole file tells.

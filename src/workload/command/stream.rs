@@ -157,9 +157,14 @@ impl MetricStream {
     pub fn new(origin: &Path, format: Option<Format>, mixed: bool) -> Self {
         let default_metric = origin.file_stem().map(|s| s.to_string_lossy().into_owned());
         let default_metric = if mixed { None } else { default_metric };
+        let reader = format.map(|f| {
+            let mut reader = LineReader::new(f, default_metric.clone());
+            reader.learn_as_it_goes(b"");
+            reader
+        });
         MetricStream {
             origin: origin.to_path_buf(),
-            reader: format.map(|f| LineReader::new(f, default_metric.clone())),
+            reader,
             default_metric,
             head: Vec::new(),
             lanes: BTreeMap::new(),
@@ -274,8 +279,10 @@ impl MetricStream {
             }
         };
         let mut reader = LineReader::new(format, self.default_metric.clone());
-        // (What only a whole file tells, learned from the lines seen so far.)
-        reader.learn_head(text(&head).as_bytes());
+        // (What only a whole file tells, learned from the lines seen so far and,
+        // where they cannot tell yet, from the next ones: those shown as output
+        // here, the others as the reader takes them below.)
+        reader.learn_as_it_goes(text(&head[..as_text]).as_bytes());
         self.reader = Some(reader);
         for (i, raw) in head.into_iter().enumerate() {
             if i < as_text {
@@ -587,6 +594,23 @@ mod tests {
         assert_eq!(rank_of_file(Path::new("logs/rank12.jsonl")), Some(12));
         assert_eq!(rank_of_file(Path::new("logs/worker_2_log.csv")), Some(2));
         assert_eq!(rank_of_file(Path::new("logs/main.jsonl")), None);
+    }
+
+    /// A job under `srun --label` that prints metrics from its first line: the
+    /// labels are known as ranks by the third line, and every line after is its
+    /// task's (the first two, read before, are rank 0's as they stand).
+    #[test]
+    fn slurm_labels_from_the_first_line_are_ranks_once_three_lines_tell() {
+        let ranks = |out: &[StreamOut]| out.iter().filter_map(|o| if let StreamOut::Point { rank, step, .. } = o { Some((*rank, *step)) } else { None }).collect::<Vec<_>>();
+        let lines: Vec<String> = (1..=6).flat_map(|s| (0..2).map(move |r| format!("{r}: step {s} | loss {:.2} | lr 3.0e-04", 3.0 - 0.1 * s as f64 + 0.01 * r as f64))).collect();
+        let lines: Vec<&str> = lines.iter().map(String::as_str).collect();
+        for format in [None, Some(Format::Text(crate::metrics::catalog::Preset::Generic))] {
+            let mut m = MetricStream::new(Path::new("stdout"), format.clone(), true);
+            let got = ranks(&feed(&mut m, &lines));
+            let of = |rank: Option<u32>| got.iter().filter(|(r, _)| *r == rank).map(|(_, s)| *s).collect::<Vec<u64>>();
+            assert_eq!(of(Some(1)), [2, 3, 4, 5, 6], "{format:?}: {got:?}");
+            assert!(of(None).ends_with(&[2, 3, 4, 5, 6]), "{format:?}: {got:?}");
+        }
     }
 
     #[test]
