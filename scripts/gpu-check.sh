@@ -307,7 +307,7 @@ workload moe 200 45
 workload rlhf 20 55
 # moe and rlhf at their full length (1,500 and 300 steps; 35 s and 15 s on an
 # H200): a clean run must stay clean to its end, not only over the steps the
-# eager comparison takes (moe's GPU run raised a false alarm at step 954).
+# eager comparison takes (moe's GPU run once raised a false alarm at step 954).
 workload moe 1500 80 moe-full
 workload rlhf 300 60 rlhf-full
 # The same model and step in PyTorch eager (benches/torch_eager_tiny.py) on the same
