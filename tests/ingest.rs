@@ -429,6 +429,8 @@ fn every_trainer_of_the_gallery_is_read() {
         ("dreamerv3.log", "text", 1, 5, 10000, 50000, &[(10000, "reward", 62.3), (20000, "reward", 92.2), (10000, "grad_norm", 0.766)]),
         // PaddleNLP's Trainer: `interval_samples_per_second` is the throughput.
         ("paddlenlp.log", "text", 1, 5, 10, 50, &[(10, "loss", 2.4), (50, "samples_per_s", 25.93)]),
+        // TorchRL's PPO tutorial: the bar's description (`average reward= 9.29 (init= 9.10), step count (max): 23, lr policy: 0.0003`), its frames the step.
+        ("torchrl.log", "text", 1, 25, 1000, 25000, &[(1000, "reward", 9.2944), (2000, "eval_cumulative_reward", 93.3), (25000, "eval_step_count", 34.0)]),
         // fairseq2: `Train Metrics (step N) - NLL Loss: x | ...` in words; the loss is the NLL, `Elements per Second` the tokens/s; `Valid Metrics (step N)` its evaluation, as `val_*`.
         ("fairseq2.log", "text", 1, 10, 10, 100, &[(10, "nll_loss", 2.998), (30, "tokens_per_s", 11944.0), (30, "grad_norm", 1.44), (100, "lr", 2.0e-05), (100, "val_nll_loss", 2.305), (100, "nll_loss", 2.055)]),
         // A counter printed first (`500: train loss ...`): the log's own step, not the line's.

@@ -341,7 +341,7 @@ pub const CATALOG: &[MetricInfo] = &[
     entry(MEM_RSS_BYTES, "RSS", Unit::Bytes, Lower, PerStep, P::None),
     entry(MODEL_FLOPS, "model FLOPs", Unit::Count, Neither, PerStep, P::None),
     // RL health, in the order the RL pane cycles them.
-    entry(REWARD, "reward", Unit::Ratio, Higher, PerStep, P::Rl).agree().signed().aliases(&["objective/scores", "reward_mean", "rewards", "critic/score/mean", "env/reward_mean", "ppo/mean_scores", "rollout/ep_rew_mean", "mean_reward", "avg_reward", "reward/mean", "episodic_return", "average_reward_score", "episode_reward_mean", "env_runners/episode_return_mean", "env_runners/episode_reward_mean", "rew", "average_ep_ret", "ep_ret_mean", "episode_return", "episode_reward", "avg_episode_reward", "return_per_training_episode", "episode/score", "episode_return_mean", "mean_episode_return", "ep_return"]),
+    entry(REWARD, "reward", Unit::Ratio, Higher, PerStep, P::Rl).agree().signed().aliases(&["objective/scores", "reward_mean", "rewards", "critic/score/mean", "env/reward_mean", "ppo/mean_scores", "rollout/ep_rew_mean", "mean_reward", "avg_reward", "reward/mean", "episodic_return", "average_reward_score", "episode_reward_mean", "env_runners/episode_return_mean", "env_runners/episode_reward_mean", "rew", "average_ep_ret", "ep_ret_mean", "episode_return", "episode_reward", "avg_episode_reward", "return_per_training_episode", "episode/score", "episode_return_mean", "mean_episode_return", "ep_return", "average_reward"]),
     entry(KL, "KL", Unit::Ratio, Lower, PerStep, P::Rl).agree().signed().aliases(&["objective/kl", "kl_mean", "actor/kl_loss", "kl_loss", "critic/kl", "ref_kl", "kl_ref", "actor/reward_kl_penalty", "kl_penalty", "kl_divergence", "kl_div", "mean_kl_loss"]),
     entry(ENTROPY, "entropy", Unit::Ratio, Neither, PerStep, P::Rl).agree().aliases(&["policy/entropy_avg", "ppo/policy/entropy", "actor/entropy", "entropy_mean", "entropy_loss", "approx_entropy", "objective/entropy", "policy_entropy", "ent"]),
     entry(CLIP_FRAC, "clip frac", Unit::Ratio, Lower, PerStep, P::Rl).aliases(&["policy/clipfrac_avg", "clip_ratio/region_mean", "clip_ratio", "actor/pg_clipfrac", "ppo_clip_ratio", "ppo/policy/clipfrac", "clip_fraction", "policy/clipfrac"]),
@@ -988,6 +988,16 @@ mod tests {
         // The totals over modules, and a stat that is not a metric, stay as written.
         assert_eq!(canonical("learners/__all_modules__/num_trainable_parameters"), "learners/__all_modules__/num_trainable_parameters");
         assert_eq!(canonical("info/learner/default_policy/num_agent_steps_trained"), "info/learner/default_policy/num_agent_steps_trained");
+    }
+
+    #[test]
+    fn names_other_trainers_print_are_the_catalogs() {
+        // TorchRL's tutorial prints `average reward=`; fairseq2 `Elements per Second`.
+        assert_eq!(canonical("average_reward"), REWARD);
+        assert_eq!(canonical("elements_per_second"), TOKENS_PER_S);
+        // fairseq2's `NLL Loss` is a metric of its own, the loss's stand-in.
+        assert_eq!(canonical("nll_loss"), NLL_LOSS);
+        assert!(info(NLL_LOSS).is_some() && stand_ins(LOSS).contains(&NLL_LOSS));
     }
 
     #[test]
