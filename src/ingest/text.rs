@@ -480,8 +480,8 @@ pub fn parse_generic(line: &str, progress: &mut Progress) -> Line {
             }
             let evaluation_batch = rec.step.is_none() && is_evaluation_pass(line);
             let evaluation_summary = std::mem::replace(&mut progress.after_evaluation_batches, evaluation_batch) && rec.step.is_none() && read.counter.is_none();
-            let evaluation_step = rec.step.is_some() && evaluation_at_step(line);
-            if phase == Some(LoggerPhase::Evaluation) || evaluation_batch || evaluation_result || announced || in_evaluation_pass || evaluation_summary || evaluation_step {
+            // (The label before a step is looked for last: most lines are settled before.)
+            if phase == Some(LoggerPhase::Evaluation) || evaluation_batch || evaluation_result || announced || in_evaluation_pass || evaluation_summary || (rec.step.is_some() && evaluation_at_step(line)) {
                 rec.continues = rec.step.is_none() && of_announced.is_none();
                 rec.step = rec.step.or(of_announced);
                 // (The epoch it names is the step's, no result: Ignite's `Validation Results - Epoch: 1`.)
