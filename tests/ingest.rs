@@ -520,6 +520,16 @@ fn every_trainer_of_the_gallery_is_read() {
 }
 
 #[test]
+fn a_value_in_brackets_after_another_annotates_it_and_is_no_metric() {
+    // TorchRL's bar: `average reward= 9.29 (init= 9.10)`, `(init:  91.3)` after the eval return.
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/formats/torchrl.log");
+    let (code, r) = check(&path, &[]);
+    assert_eq!(code, 0);
+    let read = r["runs"][0]["input"]["read"].as_object().unwrap();
+    assert!(read.contains_key("reward") && !read.contains_key("init"), "{read:?}");
+}
+
+#[test]
 fn a_log_numbered_by_its_epochs_reports_a_nan_at_its_epoch() {
     // `epoch: 3442 loss: 0.21` ... `epoch: 3451 loss: nan`, read without a pattern.
     let (code, r) = check(&real("gradnorm-tf-17-nan.log"), &[]);

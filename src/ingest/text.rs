@@ -1312,7 +1312,7 @@ fn generic_line(line: &str, accept: Accept) -> Generic {
     let mut epoch = None;
     let mut kept = Vec::new();
     for (key, value) in pairs {
-        let value_text = value;
+        let (key_text, value_text) = (key, value);
         // A unit in brackets after the key (`Memory (MB)=1234`) applies to its value.
         let (key, factor) = kv::key_without_unit(key);
         let word: std::borrow::Cow<str> = match key {
@@ -1346,7 +1346,8 @@ fn generic_line(line: &str, accept: Accept) -> Generic {
             }
         }
         // A name starts with a letter: `0m` of fastText's `ETA:   0h 0m 9s` is a clock's piece.
-        if NOT_METRICS.contains(&name.as_str()) || name.starts_with(|c: char| c.is_ascii_digit()) || is_phase_epoch(line, &name, value) || is_bar_percent(line, value) {
+        if NOT_METRICS.contains(&name.as_str())
+            || annotates_the_value_before(line, key_text, value_text) || name.starts_with(|c: char| c.is_ascii_digit()) || is_phase_epoch(line, &name, value) || is_bar_percent(line, value) {
             continue;
         }
         // A logger's level glued to its first word (ESPnet's `(trainer:737) INFO: ...`).
@@ -1424,6 +1425,22 @@ fn generic_line(line: &str, accept: Accept) -> Generic {
         other => other,
     };
     Generic { line: parsed, step, counter, epoch }
+}
+
+/// A pair alone in brackets right after another value annotates that value (TorchRL's
+/// `average reward= 9.29 (init= 9.10)`, a running `loss: 2.3 (avg: 2.5)`): its key
+/// names the annotation, not a metric. `key` and `value` are slices of `line`.
+fn annotates_the_value_before(line: &str, key: &str, value: &str) -> bool {
+    let offset = |part: &str| (part.as_ptr() as usize).checked_sub(line.as_ptr() as usize).filter(|&at| at <= line.len());
+    let (Some(key_at), Some(value_at)) = (offset(key), offset(value)) else {
+        return false;
+    };
+    let Some(before) = line[..key_at].trim_end().strip_suffix('(') else {
+        return false;
+    };
+    let after = line.get(value_at + value.len()..).unwrap_or("").trim_start();
+    let previous = before.trim_end().rsplit([' ', '=', ':']).next().unwrap_or("");
+    after.starts_with(')') && kv::value(previous.trim_end_matches('%')).is_some()
 }
 
 /// The first number written with a rate's unit and no name before it (`69979
@@ -1797,6 +1814,11 @@ mod tests {
         assert_eq!(parse(Preset::Generic, "config: {\"lr\": 0.1, \"nested\": {\"a\": 1}} done"), Line::Text);
         // No step anywhere: the line counts on.
         assert_eq!(fields(Preset::Generic, "loss: 2.5 | lr: 1e-4").0, None);
+        // A pair in brackets after a value annotates it (TorchRL's reference values, a
+        // running average); a unit in brackets before a value is still the key's.
+        let (_, f) = fields(Preset::Generic, "step 5: average reward= 9.2944 (init= 9.1000), loss: 2.3 (avg: 2.5), Memory (MB)=1234");
+        assert_eq!((get(&f, "reward"), get(&f, "loss"), get(&f, "init"), get(&f, "avg")), (Some(9.2944), Some(2.3), None, None));
+        assert!(get(&f, "memory").is_some(), "{f:?}");
     }
 
     #[test]
