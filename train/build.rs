@@ -3,7 +3,9 @@
 //! without LD_LIBRARY_PATH, and an explicit, not-as-needed link to libtorch_cuda.so
 //! so that CUDA kernels are registered even though no symbol of that library is used
 //! directly (linkers defaulting to --as-needed would drop it, and CUDA would then be
-//! unavailable even on a GPU machine).
+//! unavailable even on a GPU machine). Also compiles csrc/optim.cpp, ATen's
+//! multi-tensor optimizer kernels that tch's bindings leave out, against the same
+//! libtorch headers and C++ ABI as tch's own C++ part.
 use std::env;
 use std::path::PathBuf;
 
@@ -13,6 +15,8 @@ const SETUP_HINT: &str = "run ./scripts/setup.sh first (it installs torch==2.11.
 fn main() {
     println!("cargo:rerun-if-env-changed=LIBTORCH");
     println!("cargo:rerun-if-changed=build.rs");
+    println!("cargo:rerun-if-changed=csrc/optim.cpp");
+    println!("cargo:rerun-if-env-changed=LIBTORCH_CXX11_ABI");
     // This crate is train/ in the workspace; the virtualenv is at the workspace root.
     let manifest_dir = PathBuf::from(env::var("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR"));
     let root = manifest_dir.parent().unwrap_or(&manifest_dir);
@@ -28,6 +32,21 @@ fn main() {
         eprintln!();
         panic!("libtorch not found at {}: {SETUP_HINT}", lib_dir.display());
     }
+
+    // tch's torch-sys builds with LIBTORCH_CXX11_ABI, "1" unless set (PyPI's torch
+    // since 2.7 uses the new ABI); the shim must match it to link.
+    let cxx11_abi = env::var("LIBTORCH_CXX11_ABI").unwrap_or_else(|_| "1".to_owned());
+    cc::Build::new()
+        .cpp(true)
+        .pic(true)
+        .warnings(false)
+        .include(libtorch.join("include"))
+        .include(libtorch.join("include/torch/csrc/api/include"))
+        .flag("-std=c++17")
+        .flag(format!("-D_GLIBCXX_USE_CXX11_ABI={cxx11_abi}"))
+        .flag("-DGLOG_USE_GLOG_EXPORT")
+        .file("csrc/optim.cpp")
+        .compile("rlmon_optim");
 
     // Runpath: the path as configured (follows .venv/libtorch if torch is reinstalled)
     // and the resolved one (survives the link being removed).

@@ -12,7 +12,7 @@ use rlmon::metrics::{catalog, MetricName};
 use crate::common::data::Corpus;
 use crate::common::model::{ForwardOptions, TransformerLm};
 use crate::common::moe;
-use crate::common::optim::{adamw, clip_gradients};
+use crate::common::optim::{adamw, clip_gradients, AdamW};
 use crate::driver::{Setup, StepTiming, Trainer};
 use crate::faults::FaultInjector;
 use rlmon::workload::rng::SplitMix64;
@@ -33,7 +33,7 @@ pub struct LmTrainer {
     // Keeps the parameters alive; the optimizer and model refer to them.
     vs: nn::VarStore,
     model: TransformerLm,
-    opt: nn::Optimizer,
+    opt: AdamW,
     corpus: Corpus,
     /// The order of training windows, fixed by the seed.
     data_rng: SplitMix64,
@@ -53,7 +53,7 @@ impl Trainer for LmTrainer {
     fn setup(cfg: &LmConfig, corpus: Corpus, setup: &Setup) -> Result<Self> {
         let vs = nn::VarStore::new(setup.device);
         let model = TransformerLm::new(&vs.root(), &cfg.model, cfg.moe.as_ref()).deterministic(setup.deterministic);
-        let opt = adamw(&vs, &cfg.optimizer)?;
+        let opt = adamw(&vs, &cfg.optimizer);
         Ok(LmTrainer { cfg: cfg.clone(), vs, model, opt, corpus, data_rng: SplitMix64::new(setup.seed) })
     }
 

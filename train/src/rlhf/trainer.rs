@@ -2,7 +2,6 @@
 //! advantages (PPO: GAE over per-token rewards; GRPO: relative to the group), then
 //! `epochs` passes of `minibatches` updates each.
 use anyhow::Result;
-use tch::nn;
 use tch::{Device, Kind, Tensor};
 
 use super::policy::{Evaluation, Policy};
@@ -12,7 +11,7 @@ use rlmon::config::faults::FaultConfig;
 use rlmon::config::{DataSource, OptimizerConfig, RewardKind, RlAlgorithm, RlhfConfig, DEFAULT_OPTIMIZER};
 use rlmon::metrics::{catalog, flops, MetricName};
 use crate::common::data::Corpus;
-use crate::common::optim::{adamw, clip_gradients};
+use crate::common::optim::{adamw, clip_gradients, AdamW};
 use crate::common::schedule;
 use crate::driver::{Setup, StepTiming, Trainer};
 use crate::faults::FaultInjector;
@@ -57,7 +56,7 @@ pub struct RlhfTrainer {
     device: Device,
     policy: Policy,
     reference: Policy,
-    opt: nn::Optimizer,
+    opt: AdamW,
     kl: kl::KlController,
     prompts: PromptSource,
     /// Prompts, sampling and minibatch order.
@@ -198,7 +197,7 @@ impl RlhfTrainer {
     pub fn new(cfg: &RlhfConfig, device: Device, seed: u64, deterministic: bool) -> Result<Self> {
         let policy = Policy::new(device, &cfg.model, cfg.algorithm == RlAlgorithm::Ppo, deterministic);
         let reference = policy.frozen_copy(device, &cfg.model, deterministic);
-        let opt = adamw(&policy.vs, &cfg.optimizer)?;
+        let opt = adamw(&policy.vs, &cfg.optimizer);
         Ok(RlhfTrainer {
             cfg: cfg.clone(),
             device,
@@ -213,7 +212,7 @@ impl RlhfTrainer {
     }
 
     #[cfg(test)]
-    pub fn policy_vars(&self) -> &nn::VarStore {
+    pub fn policy_vars(&self) -> &tch::nn::VarStore {
         &self.policy.vs
     }
 
@@ -227,7 +226,7 @@ impl RlhfTrainer {
         }
         let corpus = Corpus::load(&DataSource::Synthetic, self.seed)?;
         let o = OptimizerConfig { lr: self.cfg.pretrain_lr, ..DEFAULT_OPTIMIZER };
-        let mut opt = adamw(&self.policy.vs, &o)?;
+        let mut opt = adamw(&self.policy.vs, &o);
         let mut rng = SplitMix64::new(self.seed ^ PRETRAIN_STREAM);
         for step in 1..=steps {
             if cancelled() {
