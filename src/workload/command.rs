@@ -561,32 +561,45 @@ struct MlflowRun {
     run: Option<(std::path::PathBuf, mlflow_dir::RunFiles)>,
     /// The store searched for a new run, and the runs it held before.
     store: Option<(std::path::PathBuf, Vec<std::path::PathBuf>)>,
+    /// Whether the followed run was named in the notes yet.
+    announced: bool,
     stream: MetricStream,
 }
 
 impl MlflowRun {
     fn of_run(run: &std::path::Path) -> Self {
         let files = mlflow_dir::RunFiles::new(run.to_path_buf());
-        MlflowRun { run: Some((run.to_path_buf(), files)), store: None, stream: MetricStream::new(run, Some(Format::MlFlow), false) }
+        MlflowRun { run: Some((run.to_path_buf(), files)), store: None, announced: true, stream: MetricStream::new(run, Some(Format::MlFlow), false) }
     }
 
     /// The first run created under `store` from now on (runs already there are
     /// earlier programs').
     fn first_new_in(store: &std::path::Path) -> Self {
         let before = mlflow_dir::runs_under(store);
-        MlflowRun { run: None, store: Some((store.to_path_buf(), before)), stream: MetricStream::new(store, Some(Format::MlFlow), false) }
+        MlflowRun { run: None, store: Some((store.to_path_buf(), before)), announced: false, stream: MetricStream::new(store, Some(Format::MlFlow), false) }
     }
 
-    /// Looks for the new run until one appears; notes which is followed.
+    /// Looks for the new run until one appears.
     fn find_run(&mut self, notes: &mut Vec<String>) {
         let Some((store, before)) = self.store.as_ref().filter(|_| self.run.is_none()) else { return };
         let new: Vec<_> = mlflow_dir::runs_under(store).into_iter().filter(|r| !before.contains(r)).collect();
         let Some(run) = new.first() else { return };
-        notes.push(format!("following MLflow run {} ({})", mlflow_dir::run_name(run), run.display()));
         if new.len() > 1 {
             notes.push(format!("{} other new runs under {} are not followed (one command is one run)", new.len() - 1, store.display()));
         }
         self.run = Some((run.clone(), mlflow_dir::RunFiles::new(run.clone())));
+    }
+
+    /// Notes which run is followed, by name: once its `mlflow.runName` tag or its
+    /// first metric file is written (MLflow writes the run's folder, then its
+    /// tags, then metrics: a run found in between would be named by its id), or
+    /// when the job ends.
+    fn announce(&mut self, notes: &mut Vec<String>, ending: bool) {
+        let Some((run, files)) = self.run.as_ref().filter(|_| !self.announced) else { return };
+        if ending || mlflow_dir::has_run_name(run) || files.files() > 0 {
+            notes.push(format!("following MLflow run {} ({})", mlflow_dir::run_name(run), run.display()));
+            self.announced = true;
+        }
     }
 }
 
@@ -599,11 +612,13 @@ impl Followed for MlflowRun {
             outs.extend(self.stream.record(line, now_s));
         }
         outs.extend(self.stream.flush());
+        self.announce(notes, false);
         Ok(outs)
     }
 
     fn finish(&mut self, now_s: f64, notes: &mut Vec<String>) -> Vec<StreamOut> {
         self.find_run(notes);
+        self.announce(notes, true);
         let mut outs = Vec::new();
         match self.run.as_mut() {
             Some((run, files)) => {
@@ -690,4 +705,49 @@ async fn follow_events(dir: std::path::PathBuf, sink: Sink, stop: CancellationTo
 async fn follow_file(path: std::path::PathBuf, metrics: MetricStream, sink: Sink, stop: CancellationToken) -> Option<RunOutcome> {
     let source = MetricsFile { tail: tail::Tail::new(path.clone()), path, splitter: LineSplitter::default(), metrics };
     follow_until_stopped(source, sink, stop).await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A run found between its folder and its `mlflow.runName` tag is named by the
+    /// tag once it is written, not by its id.
+    #[test]
+    fn a_new_mlflow_run_is_announced_by_its_name_once_the_tag_is_written() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = dir.path().join("mlruns");
+        std::fs::create_dir_all(&store).unwrap();
+        let mut followed = MlflowRun::first_new_in(&store);
+        let run = store.join("0/a1b2c3");
+        std::fs::create_dir_all(run.join("metrics")).unwrap();
+        std::fs::create_dir_all(run.join("tags")).unwrap();
+        std::fs::write(run.join("meta.yaml"), "run_id: a1b2c3\n").unwrap();
+        let mut notes = Vec::new();
+        followed.poll(0.0, &mut notes).unwrap();
+        assert!(notes.is_empty(), "{notes:?}");
+        std::fs::write(run.join("tags/mlflow.runName"), "bright-owl-7").unwrap();
+        followed.poll(0.1, &mut notes).unwrap();
+        assert_eq!(notes.len(), 1, "{notes:?}");
+        assert!(notes[0].starts_with("following MLflow run bright-owl-7"), "{notes:?}");
+        followed.finish(0.2, &mut notes);
+        assert_eq!(notes.iter().filter(|n| n.starts_with("following")).count(), 1, "{notes:?}");
+    }
+
+    /// A run that never writes the tag is named by its id when the job ends.
+    #[test]
+    fn a_new_mlflow_run_without_a_name_is_announced_by_its_id_at_the_end() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = dir.path().join("mlruns");
+        std::fs::create_dir_all(&store).unwrap();
+        let mut followed = MlflowRun::first_new_in(&store);
+        let run = store.join("0/d4e5f6");
+        std::fs::create_dir_all(run.join("params")).unwrap();
+        std::fs::write(run.join("meta.yaml"), "run_id: d4e5f6\n").unwrap();
+        let mut notes = Vec::new();
+        followed.poll(0.0, &mut notes).unwrap();
+        assert!(notes.is_empty(), "{notes:?}");
+        followed.finish(0.1, &mut notes);
+        assert!(notes.iter().any(|n| n.starts_with("following MLflow run d4e5f6")), "{notes:?}");
+    }
 }

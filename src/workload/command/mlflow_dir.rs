@@ -38,6 +38,11 @@ pub fn runs_under(dir: &Path) -> Vec<PathBuf> {
     out
 }
 
+/// Whether the run's `mlflow.runName` tag is written yet.
+pub fn has_run_name(run: &Path) -> bool {
+    std::fs::metadata(run.join("tags").join("mlflow.runName")).is_ok_and(|m| m.len() > 0)
+}
+
 /// A run's name: its `mlflow.runName` tag, else its folder's name (the run id).
 pub fn run_name(run: &Path) -> String {
     std::fs::read_to_string(run.join("tags").join("mlflow.runName"))
