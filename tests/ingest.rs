@@ -431,6 +431,8 @@ fn every_trainer_of_the_gallery_is_read() {
         ("paddlenlp.log", "text", 1, 5, 10, 50, &[(10, "loss", 2.4), (50, "samples_per_s", 25.93)]),
         // TorchRL's PPO tutorial: the bar's description (`average reward= 9.29 (init= 9.10), step count (max): 23, lr policy: 0.0003`), its frames the step.
         ("torchrl.log", "text", 1, 25, 1000, 25000, &[(1000, "reward", 9.2944), (2000, "eval_cumulative_reward", 93.3), (25000, "eval_step_count", 34.0)]),
+        // Sockeye: the loss only as a perplexity (judged on its log); the speed's units each with their own number (`21000.50 tokens/sec 2.10 updates/sec`: 2.10 is no tokens/s).
+        ("sockeye.log", "text", 1, 12, 50, 600, &[(50, "perplexity", 346.59269), (600, "perplexity", 62.134113), (50, "tokens_per_s", 21000.5), (50, "samples_per_s", 650.04)]),
         // fairseq2: `Train Metrics (step N) - NLL Loss: x | ...` in words; the loss is the NLL, `Elements per Second` the tokens/s; `Valid Metrics (step N)` its evaluation, as `val_*`.
         ("fairseq2.log", "text", 1, 10, 10, 100, &[(10, "nll_loss", 2.998), (30, "tokens_per_s", 11944.0), (30, "grad_norm", 1.44), (100, "lr", 2.0e-05), (100, "val_nll_loss", 2.305), (100, "nll_loss", 2.055)]),
         // A counter printed first (`500: train loss ...`): the log's own step, not the line's.

@@ -57,6 +57,12 @@ fn is_bracketed_line_number(line: &str, token: &str, v: &str) -> bool {
     !v.is_empty() && v.bytes().all(|b| b.is_ascii_digit()) && line[..at].ends_with('(') && line[at + token.len()..].starts_with(')')
 }
 
+/// A count per second written after a value (`updates/sec`, `it/s`, `steps/second`).
+fn is_per_second(t: &str) -> bool {
+    let t = t.trim_end_matches(',');
+    t.split_once('/').is_some_and(|(what, per)| !what.is_empty() && what.bytes().all(|b| b.is_ascii_alphabetic()) && ["s", "sec", "second"].contains(&per))
+}
+
 fn is_unit(t: &str) -> bool {
     UNITS.iter().any(|(u, _)| *u == t) || rate(t).is_some()
 }
@@ -337,6 +343,12 @@ pub fn pairs(line: &str) -> (Vec<Pair<'_>>, Vec<(u64, u64)>) {
                     }
                     _ => {
                         progress.extend(fraction(number));
+                        // Its unit goes with it, not to the next number as a key
+                        // (Sockeye's `Speed: 650.04 samples/sec 21000.50 tokens/sec
+                        // 2.10 updates/sec`: 2.10 is no tokens/sec).
+                        if tokens.peek().is_some_and(|t| is_unit(t) || is_per_second(t)) {
+                            tokens.next();
+                        }
                         false
                     }
                 };
@@ -405,6 +417,11 @@ mod tests {
         let espnet = p("[host] 2023-05-01 10:00:00,000 (trainer:732) INFO: 1epoch:train:1-100batch: iter_time=1.234e-04, loss=67.8, optim0_lr0=1.0e-05");
         assert!(!espnet.iter().any(|(k, _)| k == "trainer") && espnet.contains(&("loss".into(), "67.8".into())), "{espnet:?}");
         assert_eq!(p("epoch (x:12) loss=1.0"), kv(&[("loss", "1.0")]));
+        // A unit after a keyless number is its own, not the next number's key.
+        assert_eq!(
+            p("Epoch[0] Batch [50]\tSpeed: 650.04 samples/sec 21000.50 tokens/sec 2.10 updates/sec\tperplexity=382.3"),
+            kv(&[("Speed", "650.04 samples/sec"), ("perplexity", "382.3")])
+        );
         // OpenNMT-py: a keyless rate after the learning rate is no unit of it.
         assert_eq!(
             p("[2023-05-01 10:00:01,123 INFO] Step 50/100000; acc:   5.12; ppl: 2345.67; xent: 7.76; lr: 0.00010; 2345/2456 tok/s;     12 sec"),

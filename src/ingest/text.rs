@@ -1414,11 +1414,15 @@ fn generic_line(line: &str, accept: Accept) -> Generic {
         other => other,
     };
     // A rate printed without a name (llm.c's `(234.12 ms, 69979 tok/s)`, `| 522274
-    // tok/s`) is that rate when the line logs none.
+    // tok/s`, Sockeye's `Speed: 650.04 samples/sec 21000.50 tokens/sec`) is that
+    // rate when the line logs none of its kind.
     let parsed = match parsed {
-        Line::Metrics(mut rec) if !rec.fields.iter().any(|(n, _)| n == catalog::TOKENS_PER_S || n == catalog::SAMPLES_PER_S) => {
+        Line::Metrics(mut rec) => {
             if let Some((rate, value)) = keyless_rate(line) {
-                rec.fields.push((if rate == kv::Rate::Tokens { catalog::TOKENS_PER_S } else { catalog::SAMPLES_PER_S }.into(), value));
+                let name = if rate == kv::Rate::Tokens { catalog::TOKENS_PER_S } else { catalog::SAMPLES_PER_S };
+                if !rec.fields.iter().any(|(n, _)| n == name) {
+                    rec.fields.push((name.into(), value));
+                }
             }
             Line::Metrics(rec)
         }

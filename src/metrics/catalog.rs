@@ -17,6 +17,10 @@ pub const LOSS: &str = "loss";
 /// label-smoothed `loss`, fairseq2 (`NLL Loss`) instead of one. The loss
 /// detectors judge it where a run logs no `loss` ([`stand_ins`]).
 pub const NLL_LOSS: &str = "nll_loss";
+/// The exponent of a language model's loss (Sockeye and MXNet's examples log it
+/// alone). Its logarithm is the loss, up to the log's base: the loss detectors
+/// judge that where a run logs no loss ([`stand_ins`], [`as_judged`]).
+pub const PERPLEXITY: &str = "perplexity";
 pub const LR: &str = "lr";
 pub const GRAD_NORM: &str = "grad_norm";
 pub const TOKENS: &str = "tokens";
@@ -324,6 +328,7 @@ use SeriesKind::{Derived, DerivedStored, PerStep, Telemetry};
 pub const CATALOG: &[MetricInfo] = &[
     entry(LOSS, "loss", Unit::Ratio, Lower, PerStep, P::Training).agree().aliases(&["train_loss", "train/loss", "lm_loss", "ppo/loss/total", "loss/train/total", "total_loss", "train/CrossEntropyLoss", "losses/total_loss", "train_loss_step", "reduced_train_loss", "cost", "xent", "cross_entropy", "avg_loss", "avr_loss", "average_loss", "mean_loss", "running_loss", "loss_avg"]),
     entry(NLL_LOSS, "NLL loss", Unit::Ratio, Lower, PerStep, P::Training),
+    entry(PERPLEXITY, "perplexity", Unit::Ratio, Lower, PerStep, P::Training).aliases(&["ppl", "train_ppl", "train_perplexity", "train/ppl", "train/perplexity"]),
     entry(POLICY_LOSS, "policy loss", Unit::Ratio, Lower, PerStep, P::Training).signed().aliases(&["actor/pg_loss", "loss/policy_avg", "ppo/loss/policy", "policy_gradient_loss", "pol_surr", "pg_loss", "act_loss", "losses/policy_loss", "loss_pi", "pi_loss", "surrogate_loss", "loss/surrogate"]),
     entry(VALUE_LOSS, "value loss", Unit::Ratio, Lower, PerStep, P::Training).aliases(&["critic/vf_loss", "loss/value_avg", "ppo/loss/value", "critic_loss", "vf_loss", "cri_loss", "losses/value_loss", "loss_v", "v_loss", "value_function_loss", "loss/value_function"]),
     entry(LR, "lr", Unit::Ratio, Neither, PerStep, P::Training).agree().aliases(&["learning_rate", "actor/lr", "actor_lr", "act_lr", "ppo/learning_rate", "cur_lr", "default_optimizer_learning_rate", "optim0_lr0", "optim/lr", "optimizer/lr", "opt/lr"]),
@@ -517,10 +522,25 @@ pub fn is_signed(name: &str) -> bool {
 /// tokens/s; fairseq2 logs its loss as the NLL.
 pub fn stand_ins(name: &str) -> &'static [&'static str] {
     match name {
-        LOSS => &[NLL_LOSS],
+        LOSS => &[NLL_LOSS, PERPLEXITY],
         KL => &[APPROX_KL],
         TOKENS_PER_S => &[SAMPLES_PER_S, STEP_TIME_S],
         _ => &[],
+    }
+}
+
+/// Whether a stand-in is judged on its logarithm (a perplexity: its log is the loss).
+pub fn judged_on_its_log(name: &str) -> bool {
+    name == PERPLEXITY
+}
+
+/// A stand-in's value as its detectors judge it: a perplexity's logarithm (not a
+/// number for a perplexity of zero or below), any other metric's value as logged.
+pub fn as_judged(name: &str, value: f64) -> f64 {
+    match judged_on_its_log(name) {
+        true if value > 0.0 => value.ln(),
+        true => f64::NAN,
+        false => value,
     }
 }
 
@@ -998,6 +1018,11 @@ mod tests {
         // fairseq2's `NLL Loss` is a metric of its own, the loss's stand-in.
         assert_eq!(canonical("nll_loss"), NLL_LOSS);
         assert!(info(NLL_LOSS).is_some() && stand_ins(LOSS).contains(&NLL_LOSS));
+        // A perplexity is the loss's exponent: its logarithm is judged.
+        assert_eq!((canonical("ppl"), canonical("train/perplexity")), (PERPLEXITY, PERPLEXITY));
+        assert!(stand_ins(LOSS).contains(&PERPLEXITY));
+        assert!((as_judged(PERPLEXITY, 2.5f64.exp()) - 2.5).abs() < 1e-12);
+        assert!(as_judged(PERPLEXITY, 0.0).is_nan() && as_judged(LOSS, 0.0) == 0.0);
     }
 
     #[test]

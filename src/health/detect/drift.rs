@@ -111,7 +111,7 @@ impl super::Detector for SlowDrift {
     }
 
     fn observe_into(&mut self, p: &Point, out: &mut Vec<Raised>) {
-        out.extend(self.tracks.iter_mut().filter_map(|t| t.observe(p)));
+        out.extend(self.tracks.iter_mut().filter_map(|t| t.observe(p)).map(super::Watched::as_logged));
     }
 }
 

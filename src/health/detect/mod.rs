@@ -47,16 +47,31 @@ impl Watched {
             *metric = found.to_owned();
             self.chosen = true;
         }
-        p.get(metric)
+        p.get(metric).map(|v| catalog::as_judged(metric, v))
     }
 
     /// What an alert adds when the stand-in was judged.
     pub fn note(&self, metric: &str) -> String {
         if metric == self.configured {
             String::new()
+        } else if catalog::judged_on_its_log(metric) {
+            format!(" (the logarithm of {metric} judged: the run logs no {})", self.configured)
         } else {
             format!(" ({metric} judged: the run logs no {})", self.configured)
         }
+    }
+
+    /// An alert with its value and peak as the metric logged them (a stand-in
+    /// judged on its logarithm gives them back in its own unit; its message
+    /// quotes the judged logarithm, and says so).
+    pub fn as_logged(mut r: Raised) -> Raised {
+        if catalog::judged_on_its_log(&r.metric) {
+            r.value = r.value.exp();
+            if let Some(peak) = r.peak.as_mut() {
+                peak.value = peak.value.exp();
+            }
+        }
+        r
     }
 }
 
@@ -525,6 +540,49 @@ mod tests {
                 let (_, r) = warned.iter().find(|(k, _)| *k == kind).unwrap_or_else(|| panic!("no {kind:?} in {raised:?}"));
                 assert_eq!(r.metric, catalog::NLL_LOSS, "{kind:?}");
                 assert!(r.message.contains("(nll_loss judged: the run logs no loss)"), "{kind:?}: {}", r.message);
+            }
+        }
+    }
+
+    /// A run that logs only a perplexity (Sockeye) has its logarithm judged as the
+    /// loss by every loss detector: the same alerts as that loss, each saying so,
+    /// with the perplexity as logged for value and peak.
+    #[test]
+    fn a_run_logging_only_its_perplexity_has_its_log_judged_as_the_loss() {
+        use crate::metrics::catalog;
+        let wiggle = |i: usize| 1.0 + 0.02 * ((i as f64) * 1.7).sin();
+        let loss = move |i: usize| {
+            let base = 1.0 + 2.0 * (-(i as f64) / 100.0).exp();
+            let climb = if i >= 500 { 1.0 + 0.01 * (i - 500) as f64 } else { 1.0 };
+            base * wiggle(i) * climb * if i == 300 { 6.0 } else { 1.0 }
+        };
+        let alerts = |name: &'static str, value: &dyn Fn(usize) -> f64| {
+            let mut dets = for_run(&HealthConfig::default());
+            let mut raised = Vec::new();
+            for i in 0..900usize {
+                let values: Vec<(MetricName, f64)> = vec![(name.into(), value(i))];
+                let p = Point { step: i as u64, time_s: i as f64, values: &values };
+                for d in &mut dets {
+                    raised.extend(d.observe(&p).into_iter().filter(|r| r.severity >= Severity::Warn).map(|r| (d.kind(), r)));
+                }
+            }
+            raised
+        };
+        let as_loss = alerts(catalog::LOSS, &loss);
+        let as_perplexity = alerts(catalog::PERPLEXITY, &|i| loss(i).exp());
+        let kinds = |a: &[(AlertKind, Raised)]| a.iter().map(|(k, r)| (*k, r.step, r.severity)).collect::<Vec<_>>();
+        assert_eq!(kinds(&as_perplexity), kinds(&as_loss));
+        for kind in [AlertKind::LossSpike, AlertKind::LossDivergence, AlertKind::SlowDrift] {
+            assert!(as_perplexity.iter().any(|(k, _)| *k == kind), "no {kind:?} in {as_perplexity:?}");
+        }
+        for (kind, r) in &as_perplexity {
+            assert_eq!(r.metric, catalog::PERPLEXITY, "{kind:?}");
+            assert!(r.message.contains("(the logarithm of perplexity judged: the run logs no loss)"), "{kind:?}: {}", r.message);
+            let logged = loss(r.step as usize).exp();
+            assert!((r.value - logged).abs() <= 1e-9 * logged, "{kind:?}: value {} against {logged}", r.value);
+            if let Some(peak) = &r.peak {
+                let logged = loss(peak.step as usize).exp();
+                assert!((peak.value - logged).abs() <= 1e-9 * logged, "{kind:?}: peak {} against {logged}", peak.value);
             }
         }
     }

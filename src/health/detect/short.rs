@@ -273,7 +273,7 @@ impl ShortJudge {
             ),
         };
         let message = message + &self.watched.note(&self.metric);
-        Some(Raised { severity, metric: self.metric.clone(), step: onset_step, value: onset, message, peak: Some(peak), escalated_at })
+        Some(super::Watched::as_logged(Raised { severity, metric: self.metric.clone(), step: onset_step, value: onset, message, peak: Some(peak), escalated_at }))
     }
 }
 

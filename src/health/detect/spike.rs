@@ -1101,7 +1101,7 @@ impl Detector for Spike {
     }
 
     fn observe_into(&mut self, p: &Point, out: &mut Vec<Raised>) {
-        out.extend(self.check(p));
+        out.extend(self.check(p).map(super::Watched::as_logged));
     }
 }
 

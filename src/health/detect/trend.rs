@@ -741,7 +741,17 @@ impl ThroughputRegression {
     }
 }
 
-super::one_alert_detectors!(LossDivergence => LossDivergence, KlRunaway => KlRunaway, ThroughputRegression => ThroughputRegression);
+super::one_alert_detectors!(KlRunaway => KlRunaway, ThroughputRegression => ThroughputRegression);
+
+impl super::Detector for LossDivergence {
+    fn kind(&self) -> crate::health::AlertKind {
+        crate::health::AlertKind::LossDivergence
+    }
+
+    fn observe_into(&mut self, p: &Point, out: &mut Vec<Raised>) {
+        out.extend(self.check(p).map(super::Watched::as_logged));
+    }
+}
 
 #[cfg(test)]
 mod tests {
