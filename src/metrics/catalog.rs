@@ -529,6 +529,12 @@ pub fn stand_ins(name: &str) -> &'static [&'static str] {
     }
 }
 
+/// Whether a name (lower case) speaks of a perplexity: `perplexity`, or `ppl` in
+/// any name (`valid_ppl`, `val_ppl`).
+pub fn names_a_perplexity(lower: &str) -> bool {
+    lower.contains(PERPLEXITY) || lower.contains("ppl")
+}
+
 /// Whether a stand-in is judged on its logarithm (a perplexity: its log is the loss).
 pub fn judged_on_its_log(name: &str) -> bool {
     name == PERPLEXITY

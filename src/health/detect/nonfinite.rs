@@ -47,7 +47,8 @@ impl NonfiniteValues {
     /// the start is broken), and for anything else once it has had a finite value.
     fn is_a_break(&self, name: &str) -> bool {
         let lower = name.to_ascii_lowercase();
-        [catalog::LOSS, "grad", "norm", catalog::KL, catalog::ENTROPY, "ppl", "perplexity"].iter().any(|w| lower.contains(w))
+        [catalog::LOSS, "grad", "norm", catalog::KL, catalog::ENTROPY].iter().any(|w| lower.contains(w))
+            || catalog::names_a_perplexity(&lower)
             || self.finite_yet.iter().any(|n| n == name)
     }
 
