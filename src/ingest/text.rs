@@ -1418,10 +1418,13 @@ fn generic_line(line: &str, accept: Accept) -> Generic {
     // rate when the line logs none of its kind.
     let parsed = match parsed {
         Line::Metrics(mut rec) => {
-            if let Some((rate, value)) = keyless_rate(line) {
-                let name = if rate == kv::Rate::Tokens { catalog::TOKENS_PER_S } else { catalog::SAMPLES_PER_S };
-                if !rec.fields.iter().any(|(n, _)| n == name) {
-                    rec.fields.push((name.into(), value));
+            let named = |name: &str| rec.fields.iter().any(|(n, _)| n == name);
+            if !(named(catalog::TOKENS_PER_S) && named(catalog::SAMPLES_PER_S)) {
+                if let Some((rate, value)) = keyless_rate(line) {
+                    let name = if rate == kv::Rate::Tokens { catalog::TOKENS_PER_S } else { catalog::SAMPLES_PER_S };
+                    if !named(name) {
+                        rec.fields.push((name.into(), value));
+                    }
                 }
             }
             Line::Metrics(rec)

@@ -711,18 +711,25 @@ async fn follow_file(path: std::path::PathBuf, metrics: MetricStream, sink: Sink
 mod tests {
     use super::*;
 
+    /// A store watched for a new run, then a run created in it (its `meta.yaml`
+    /// and `folder`, no tags yet): (the store's guard, what follows it, the run).
+    fn store_with_new_run(id: &str, folder: &str) -> (tempfile::TempDir, MlflowRun, std::path::PathBuf) {
+        let dir = tempfile::tempdir().unwrap();
+        let store = dir.path().join("mlruns");
+        std::fs::create_dir_all(&store).unwrap();
+        let followed = MlflowRun::first_new_in(&store);
+        let run = store.join("0").join(id);
+        std::fs::create_dir_all(run.join(folder)).unwrap();
+        std::fs::write(run.join("meta.yaml"), format!("run_id: {id}\n")).unwrap();
+        (dir, followed, run)
+    }
+
     /// A run found between its folder and its `mlflow.runName` tag is named by the
     /// tag once it is written, not by its id.
     #[test]
     fn a_new_mlflow_run_is_announced_by_its_name_once_the_tag_is_written() {
-        let dir = tempfile::tempdir().unwrap();
-        let store = dir.path().join("mlruns");
-        std::fs::create_dir_all(&store).unwrap();
-        let mut followed = MlflowRun::first_new_in(&store);
-        let run = store.join("0/a1b2c3");
-        std::fs::create_dir_all(run.join("metrics")).unwrap();
+        let (_dir, mut followed, run) = store_with_new_run("a1b2c3", "metrics");
         std::fs::create_dir_all(run.join("tags")).unwrap();
-        std::fs::write(run.join("meta.yaml"), "run_id: a1b2c3\n").unwrap();
         let mut notes = Vec::new();
         followed.poll(0.0, &mut notes).unwrap();
         assert!(notes.is_empty(), "{notes:?}");
@@ -737,13 +744,7 @@ mod tests {
     /// A run that never writes the tag is named by its id when the job ends.
     #[test]
     fn a_new_mlflow_run_without_a_name_is_announced_by_its_id_at_the_end() {
-        let dir = tempfile::tempdir().unwrap();
-        let store = dir.path().join("mlruns");
-        std::fs::create_dir_all(&store).unwrap();
-        let mut followed = MlflowRun::first_new_in(&store);
-        let run = store.join("0/d4e5f6");
-        std::fs::create_dir_all(run.join("params")).unwrap();
-        std::fs::write(run.join("meta.yaml"), "run_id: d4e5f6\n").unwrap();
+        let (_dir, mut followed, _run) = store_with_new_run("d4e5f6", "params");
         let mut notes = Vec::new();
         followed.poll(0.0, &mut notes).unwrap();
         assert!(notes.is_empty(), "{notes:?}");

@@ -32,11 +32,13 @@ use trend::{KlRunaway, LossDivergence, ThroughputRegression, KL_FLOOR};
 pub struct Watched {
     configured: String,
     chosen: bool,
+    /// Whether the chosen series is judged on its logarithm (a perplexity).
+    on_its_log: bool,
 }
 
 impl Watched {
     pub fn new(configured: &str) -> Self {
-        Watched { configured: configured.to_owned(), chosen: false }
+        Watched { configured: configured.to_owned(), chosen: false, on_its_log: false }
     }
 
     /// The watched value at `p`; `metric` (the detector's name for its series,
@@ -46,8 +48,10 @@ impl Watched {
             let found = std::iter::once(self.configured.as_str()).chain(catalog::stand_ins(&self.configured).iter().copied()).find(|m| p.get(m).is_some())?;
             *metric = found.to_owned();
             self.chosen = true;
+            self.on_its_log = catalog::judged_on_its_log(found);
         }
-        p.get(metric).map(|v| catalog::as_judged(metric, v))
+        let v = p.get(metric)?;
+        Some(if self.on_its_log { catalog::as_judged(metric, v) } else { v })
     }
 
     /// What an alert adds when the stand-in was judged.
