@@ -12,6 +12,7 @@ use super::state::{RunRecord, SessionState};
 use crate::health::divergence::{DivergenceTracker, Tolerance};
 use crate::health::{Alert, AlertKind, Severity};
 use crate::metrics::catalog::{self, is_timing_or_resource};
+use crate::metrics::series::PointReader;
 use crate::metrics::throughput;
 use crate::report::format::{si, value as value_text};
 
@@ -39,6 +40,31 @@ struct RunBaseline {
     base: usize,
     trackers: BTreeMap<String, Tracked>,
     throughput_reported: bool,
+    /// The baseline's tokens and step time, read step after step.
+    rates: [BaseWindow; 2],
+}
+
+/// One baseline series read for its rate window: where the last window ended, and
+/// the block being read.
+#[derive(Default)]
+struct BaseWindow {
+    next: usize,
+    reader: PointReader,
+}
+
+impl BaseWindow {
+    /// The values of the `n` points ending at `step` (`n` at most [`RATE_WINDOW`],
+    /// fewer when the series has fewer), or `None` when it has no point at `step`.
+    fn ending_at(&mut self, s: &crate::metrics::Series, step: u64) -> Option<(usize, [f64; RATE_WINDOW])> {
+        let end = Some(self.next).filter(|&i| s.point_through(i, &mut self.reader).is_some_and(|(at, _)| at == step)).or_else(|| s.index_of(step))?;
+        self.next = end + 1;
+        let n = RATE_WINDOW.min(end + 1);
+        let mut values = [0.0; RATE_WINDOW];
+        for (k, i) in (end + 1 - n..=end).enumerate() {
+            values[k] = s.point_through(i, &mut self.reader)?.1;
+        }
+        Some((n, values))
+    }
 }
 
 /// One metric compared with the baseline: its tracker, and the index in the
@@ -49,6 +75,8 @@ struct Tracked {
     tracker: DivergenceTracker,
     next: usize,
     compared: bool,
+    /// The baseline series' block being read.
+    reader: PointReader,
 }
 
 pub struct Baseline {
@@ -64,7 +92,7 @@ impl Baseline {
     /// counts as a regression.
     pub fn new(baseline: std::sync::Arc<SessionState>, live: &[RunRecord], tolerance: f64) -> Self {
         let runs = (0..live.len())
-            .map(|i| Some(RunBaseline { base: match_run(&baseline.runs, live, i)?, trackers: BTreeMap::new(), throughput_reported: false }))
+            .map(|i| Some(RunBaseline { base: match_run(&baseline.runs, live, i)?, trackers: BTreeMap::new(), throughput_reported: false, rates: Default::default() }))
             .collect();
         Baseline { state: baseline, runs, divergence: Tolerance::default(), tolerance }
     }
@@ -103,18 +131,27 @@ impl Baseline {
                 Some(t) if !t.compared => continue,
                 Some(t) => Some(t.next),
                 None if is_timing_or_resource(name) => {
-                    new.push((name, Tracked { tracker: DivergenceTracker::new(divergence), next: 0, compared: false }));
+                    new.push((name, Tracked { tracker: DivergenceTracker::new(divergence), next: 0, compared: false, reader: PointReader::default() }));
                     continue;
                 }
                 None => None,
             };
             let (Some(value), Some(bs)) = (series.last(), seek(&mut base_series, name)) else { continue };
-            let hint = next.filter(|&i| bs.step_at(i) == Some(step));
-            let Some((i, b)) = hint.or_else(|| bs.index_of(step)).and_then(|i| Some((i, bs.value_at(i)?))) else { continue };
+            let mut tracked = tracked;
+            let mut fresh = PointReader::default();
+            let reader = tracked.as_mut().map_or(&mut fresh, |t| &mut t.reader);
+            // Usually the point after the last one compared.
+            let at_hint = next.and_then(|i| Some((i, bs.point_through(i, reader)?))).filter(|(_, (s, _))| *s == step);
+            let Some((i, (_, b))) = at_hint.or_else(|| {
+                let i = bs.index_of(step)?;
+                Some((i, bs.point_through(i, reader)?))
+            }) else {
+                continue;
+            };
             let tracked = match tracked {
                 Some(t) => t,
                 None => {
-                    new.push((name, Tracked { tracker: DivergenceTracker::new(divergence), next: 0, compared: true }));
+                    new.push((name, Tracked { tracker: DivergenceTracker::new(divergence), next: 0, compared: true, reader: fresh }));
                     &mut new.last_mut().expect("just pushed").1
                 }
             };
@@ -147,7 +184,7 @@ impl Baseline {
             });
         }
         if !rb.throughput_reported {
-            if let Some((live_rate, base_rate)) = rates_at(live, base, step) {
+            if let Some((live_rate, base_rate)) = rates_at(live, base, step, &mut rb.rates) {
                 let slower = 1.0 - live_rate / base_rate;
                 if base_rate > 0.0 && slower > self.tolerance {
                     rb.throughput_reported = true;
@@ -203,17 +240,23 @@ fn seek<'a, V: 'a, I: Iterator<Item = (&'a String, V)>>(walk: &mut std::iter::Pe
 
 /// tokens/s of both runs over the same `RATE_WINDOW` steps ending at `step`, once
 /// the live run is past warm-up.
-fn rates_at(live: &RunRecord, base: &RunRecord, step: u64) -> Option<(f64, f64)> {
-    let window = |r: &RunRecord| -> Option<f64> {
-        let (tokens, secs) = (r.series(catalog::TOKENS)?, r.series(catalog::STEP_TIME_S)?);
-        let end = tokens.index_of(step)?;
-        let end_s = secs.index_of(step)?;
+fn rates_at(live: &RunRecord, base: &RunRecord, step: u64, base_windows: &mut [BaseWindow; 2]) -> Option<(f64, f64)> {
+    let live_rate = || -> Option<f64> {
+        let (tokens, secs) = (live.series(catalog::TOKENS)?, live.series(catalog::STEP_TIME_S)?);
+        // The live run's step was just applied: usually its newest point.
+        let index = |s: &crate::metrics::Series| if s.last_step() == Some(step) { Some(s.len() - 1) } else { s.index_of(step) };
+        let (end, end_s) = (index(tokens)?, index(secs)?);
         let n = RATE_WINDOW.min(end + 1).min(end_s + 1);
         throughput::rate(&tokens.values(end + 1 - n..end + 1), &secs.values(end_s + 1 - n..end_s + 1))
     };
     let past_warmup = live.series(catalog::TOKENS)?.len() > throughput::warmup_steps(live.total_steps as usize).max(RATE_WINDOW);
     past_warmup.then_some(())?;
-    Some((window(live)?, window(base)?))
+    let live_rate = live_rate()?;
+    let [tokens_window, secs_window] = base_windows;
+    let (n_t, tokens) = tokens_window.ending_at(base.series(catalog::TOKENS)?, step)?;
+    let (n_s, secs) = secs_window.ending_at(base.series(catalog::STEP_TIME_S)?, step)?;
+    let n = n_t.min(n_s);
+    Some((live_rate, throughput::rate(&tokens[n_t - n..n_t], &secs[n_s - n..n_s])?))
 }
 
 #[cfg(test)]

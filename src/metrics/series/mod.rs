@@ -121,6 +121,15 @@ impl Recent {
     }
 }
 
+/// What [`Series::point_through`] keeps between reads: one sealed block's steps
+/// and values. For a series that is no longer written to (a baseline's).
+#[derive(Debug, Clone, Default)]
+pub struct PointReader {
+    block: Option<usize>,
+    steps: Vec<u64>,
+    values: Vec<f64>,
+}
+
 #[derive(Debug, Clone, Default)]
 struct Hot {
     steps: Vec<u64>,
@@ -523,6 +532,33 @@ impl Series {
 
     pub fn value_at(&self, i: usize) -> Option<f64> {
         self.point_at(i, |h| &h.values, |d| &d.values)
+    }
+
+    /// The step and value of point `i`, read through `reader`, which keeps the
+    /// sealed block it read last decoded (its values, and its steps where they have
+    /// no stride; never its times): a baseline reads each metric's points in
+    /// ascending order, and this spares it the shared cache's lock and the times.
+    pub fn point_through(&self, i: usize, reader: &mut PointReader) -> Option<(u64, f64)> {
+        let h = self.hot_start();
+        if i >= h {
+            return Some((*self.hot.steps.get(i - h)?, *self.hot.values.get(i - h)?));
+        }
+        let (block, k) = (i / BLOCK, i % BLOCK);
+        let b = &self.blocks[block];
+        if reader.block != Some(block) {
+            reader.values.clear();
+            b.decode_values(BLOCK, &mut reader.values);
+            reader.steps.clear();
+            if b.stride.is_none() {
+                b.decode_steps(BLOCK, &mut reader.steps);
+            }
+            reader.block = Some(block);
+        }
+        let step = match b.stride {
+            Some(d) => b.first_step.wrapping_add(d.wrapping_mul(k as u64)),
+            None => *reader.steps.get(k)?,
+        };
+        Some((step, *reader.values.get(k)?))
     }
 
     /// One point's column, as [`Series::column`] reads it but without a copy: a
