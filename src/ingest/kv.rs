@@ -114,7 +114,7 @@ pub fn plain_number(t: &str) -> Option<f64> {
 /// A value with its unit converted to seconds, bytes or as written (`123ms` is
 /// 0.123, `8.1 GB` is bytes, `34.5%` is 34.5).
 pub fn value(text: &str) -> Option<f64> {
-    let t = text.trim();
+    let t = without_spread(text).trim();
     if let Some(x) = plain_number(t) {
         return Some(x);
     }
@@ -172,6 +172,11 @@ fn bracketed_unit(t: &str) -> Option<usize> {
     is_unit(t[1..end].trim()).then_some(end + 1)
 }
 
+/// A value without the spread written after it (`-257.4 +- 63.1`, `0.91 ± 0.02`).
+fn without_spread(text: &str) -> &str {
+    [" +- ", " ± ", " +/- "].iter().find_map(|sep| text.split_once(sep).map(|(v, _)| v)).unwrap_or(text)
+}
+
 /// `N/M` (a progress counter, `step:100/1750`): N and M.
 pub fn fraction(text: &str) -> Option<(u64, u64)> {
     let (n, m) = text.trim().split_once('/')?;
@@ -199,6 +204,9 @@ fn segments(line: &str) -> Vec<&str> {
             }
         }
         let width = match b[i] {
+            // A tab right after a key's `:` or `=` (`Loss:\t0.12`, DeepRM's
+            // `Loss:     \t 0.12`) pads the pair; elsewhere it parts pairs.
+            b'\t' if line[..i].trim_end_matches([' ', '\t']).ends_with([':', '=']) && line[i..].split_whitespace().next().is_some_and(|v| is_value(v.trim_end_matches(','))) => 0,
             b'|' | b';' | b'\t' | b'[' | b']' | b'(' | b')' | b'{' | b'}' | b'<' | b'>' => 1,
             // A comma between digit groups is a thousands separator (7,334).
             b',' => {
@@ -264,6 +272,14 @@ pub fn pairs(line: &str) -> (Vec<Pair<'_>>, Vec<(u64, u64)>) {
                     after_value = false;
                     continue;
                 }
+            }
+            // A spread after a value (DeepRM's `MeanRew: -257.4 +- 63.1`, `acc 0.91 ±
+            // 0.02`): part of it, no pair of its own.
+            if after_value && matches!(token, "+-" | "±" | "+/-") {
+                if tokens.peek().is_some_and(|t| is_value(t.trim_end_matches(','))) {
+                    tokens.next();
+                }
+                continue;
             }
             if after_value && is_unit(token) {
                 if let Some(last) = out.last_mut() {
@@ -398,6 +414,19 @@ mod tests {
 
     fn kv(items: &[(&str, &str)]) -> Vec<(String, String)> {
         items.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()
+    }
+
+    #[test]
+    fn a_tab_after_a_keys_colon_pads_it_and_a_spread_after_a_value_is_no_pair() {
+        assert_eq!(p("Loss:\t0.12"), kv(&[("Loss", "0.12")]));
+        assert_eq!(p("Loss:     \t 0.12"), kv(&[("Loss", "0.12")]));
+        // Between pairs a tab still parts them.
+        assert_eq!(p("epoch: 1\tloss: 0.5"), kv(&[("epoch", "1"), ("loss", "0.5")]));
+        // Before a word it parts a label from the pair after it.
+        assert_eq!(p("Test set:\tAverage loss: 0.1"), kv(&[("Average loss", "0.1")]));
+        assert_eq!(p("MeanRew: -257.4 +- 63.1 MaxRew: -199.9"), kv(&[("MeanRew", "-257.4"), ("MaxRew", "-199.9")]));
+        assert_eq!(p("acc 0.91 ± 0.02, loss 0.3"), kv(&[("acc", "0.91"), ("loss", "0.3")]));
+        assert_eq!(value("-257.4 +- 63.1"), Some(-257.4));
     }
 
     #[test]

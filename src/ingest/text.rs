@@ -37,7 +37,12 @@ pub fn parse(preset: Preset, line: &str) -> Line {
     let pairs = match preset {
         Preset::Megatron => megatron(line),
         Preset::NanoGpt => nanogpt(line),
-        Preset::DeepSpeed => deepspeed(line),
+        // Megatron-DeepSpeed prints Megatron's iteration lines (the loss) among the
+        // engine's: those are read as Megatron's.
+        Preset::DeepSpeed => match deepspeed(line) {
+            None => return record(Preset::Megatron, megatron(line), value_of),
+            found => found,
+        },
         Preset::Generic => None,
     };
     record(preset, pairs, value_of)
@@ -168,7 +173,8 @@ fn value_of(text: &str) -> Option<f64> {
 
 /// `key: value` segments between `|`.
 fn bar_pairs(text: &str) -> Vec<(&str, &str)> {
-    text.split('|').filter_map(|seg| seg.rsplit_once(':')).map(|(k, v)| (k.trim(), v.trim())).filter(|(k, _)| !k.is_empty()).collect()
+    // `lm loss: 1.2E+01`, or Megatron-DeepSpeed's newer `lm loss=11.208768`.
+    text.split('|').filter_map(|seg| seg.rsplit_once(':').or_else(|| seg.split_once('='))).map(|(k, v)| (k.trim(), v.trim())).filter(|(k, _)| !k.is_empty()).collect()
 }
 
 fn megatron(line: &str) -> Parsed<'_> {
@@ -182,7 +188,8 @@ fn megatron(line: &str) -> Parsed<'_> {
     let rest = &line[at + "iteration".len()..];
     let (head, tail) = rest.split_once('|')?;
     let (step, _total) = head.split_once('/')?;
-    let mut step = integer(step)?;
+    // (`iteration=       1/  317892` in Megatron-DeepSpeed's newer lines.)
+    let mut step = integer(step.trim_start().trim_start_matches('='))?;
     let mut pairs = bar_pairs(tail);
     // NeMo 2 prints `Training epoch 0, iteration 3/99 | ... | global_step: 3 | ...`:
     // the iteration restarts with every epoch, the global step does not.
@@ -310,6 +317,9 @@ pub struct Progress {
     /// metrics alone belongs to it (CleanRL's `SPS: 1234` after
     /// `global_step=1234, episodic_return=56.0`).
     seen_step: bool,
+    /// The last metric line was a finished bar (`10000/10000`, `190/190`) with no
+    /// epoch of its own: a line of results right after it is that pass's.
+    finished_bar: bool,
     /// Every number is a metric, known to rlmon or not ([`super::Format::Pairs`]).
     every_pair: bool,
     /// The epoch of the last line whose batch number has no total (MXNet's
@@ -451,12 +461,17 @@ pub fn parse_generic(line: &str, progress: &mut Progress) -> Line {
         Accept::Written
     } else if indented && progress.block.is_some() && (progress.block_loose || single_pair(line)) {
         Accept::Any
+    } else if !indented && single_pair(line) && progress.step_line.as_ref().is_some_and(|(_, _, centred)| !centred) {
+        // One `key: value` a line under a line naming only its step (DeepRM's
+        // `Iteration: 3` then `MeanRew: -257.4`): that step's, known or not.
+        Accept::Any
     } else {
         Accept::Known
     };
     let mut read = generic_line(line, accept);
     match read.line {
         Line::Metrics(mut rec) => {
+            let after_finished_bar = std::mem::take(&mut progress.finished_bar);
             // A logger's evaluation phase, or an evaluation's own batches (timm's
             // `Test: [ 10/48]`, mmengine's `Epoch(val) [1][500/500]`), are no
             // training steps: without a step of their own their results belong to
@@ -488,6 +503,7 @@ pub fn parse_generic(line: &str, progress: &mut Progress) -> Line {
                 without_epoch(&mut rec);
                 evaluation_names(&mut rec.fields);
             } else if let Some(counter) = read.counter {
+                progress.finished_bar = read.epoch.is_none() && counter.1 > 0 && counter.0 == counter.1;
                 if counter.1 == 0 && read.epoch.is_some() {
                     // Batches numbered within their epoch: the epoch is no metric,
                     // and the next epoch's batches start a new pass.
@@ -519,6 +535,17 @@ pub fn parse_generic(line: &str, progress: &mut Progress) -> Line {
             }
             if !indented && rec.step.is_none() && progress.seen_step && rec.fields.iter().all(|(name, _)| catalog::info(catalog::canonical(name)).is_some()) {
                 // Metrics alone, after the step: more of that step, not a new one.
+                rec.continues = true;
+            }
+            if after_finished_bar && !indented && rec.step.is_none() && read.counter.is_none() {
+                // The results printed after a pass's finished bar (keras-rl's `50
+                // episodes - episode_reward: ...`, SpeechBrain's `epoch: 1, lr: 1.0 -
+                // train loss: 0.94 - valid loss: 1.23`): at its last step, and the
+                // epoch they name is that pass's, no metric.
+                without_epoch(&mut rec);
+                if rec.fields.is_empty() {
+                    return Line::Text;
+                }
                 rec.continues = true;
             }
             // Under a line that named only a step (`=== Step 100 ===`), the lines
@@ -928,10 +955,18 @@ fn announced_pass(line: &str) -> Option<Pass> {
     }
 }
 
-/// Whether a line announces an epoch: `Epoch 2/10`, `Epoch 2`, `epoch: 2`.
+/// Whether a line announces an epoch: `Epoch 2/10`, `Epoch 2`, `epoch: 2`,
+/// keras-rl's `Interval 2 (10000 steps performed)`, or a short sentence ending in
+/// one (SpeechBrain's `Going into epoch 2`, `Starting epoch 3`).
 fn names_an_epoch(line: &str) -> bool {
-    let mut words = line.split(|c: char| c.is_whitespace() || c == ':').filter(|w| !w.is_empty());
-    words.next().is_some_and(|w| w.eq_ignore_ascii_case("epoch")) && words.next().is_some_and(|n| n.split('/').next().is_some_and(|n| n.parse::<u64>().is_ok()))
+    let is_pass = |w: &str| w.eq_ignore_ascii_case("epoch") || w.eq_ignore_ascii_case("interval");
+    let is_number = |n: &str| n.split('/').next().is_some_and(|n| n.parse::<u64>().is_ok());
+    let words: Vec<&str> = line.split(|c: char| c.is_whitespace() || c == ':').filter(|w| !w.is_empty()).take(6).collect();
+    match words.as_slice() {
+        [first, n, ..] if is_pass(first) && is_number(n) => true,
+        [lead @ .., pass, n] if words.len() <= 5 && is_pass(pass) && is_number(n) => lead.iter().all(|w| w.chars().all(|c| c.is_ascii_alphabetic())),
+        _ => false,
+    }
 }
 
 /// Whether a line speaks of evaluation (`eval`, `validation`, `val`, `test` as words).
@@ -1733,6 +1768,21 @@ mod tests {
     }
 
     #[test]
+    fn megatron_deepspeeds_newer_lines_are_megatrons_among_the_engines() {
+        let line = "[2024-04-21 02:45:24][INFO][training:1251] -  iteration=       2/  317892 | consumed_samples=         512 | elapsed_time_per_iteration_ms=16030.6 | learning_rate=0.000000 | global_batch_size=  256 | lm loss=11.208171 | loss_scale=65536.0 |";
+        let (step, f) = fields(Preset::Megatron, line);
+        assert_eq!(step, Some(2));
+        let get = |n: &str| f.iter().find(|(k, _)| k == n).map(|(_, v)| *v);
+        assert_eq!((get(catalog::LOSS), get(catalog::SAMPLES), get(catalog::STEP_TIME_S)), (Some(11.208171), Some(256.0), Some(16.0306)), "{f:?}");
+        // In a log read as DeepSpeed's (its engine prints most lines), the iteration
+        // line still gives the loss; the engine's own lines read as before.
+        assert_eq!(fields(Preset::DeepSpeed, line).0, Some(2));
+        assert!(fields(Preset::DeepSpeed, line).1.iter().any(|(k, v)| k == catalog::LOSS && *v == 11.208171));
+        assert_eq!(fields(Preset::DeepSpeed, "[Rank 0] step=3, skipped=0, lr=[1.5e-07, 1.5e-07], mom=[(0.9, 0.999)]").0, Some(3));
+        assert_eq!(parse(Preset::DeepSpeed, "[Rank 1] (after 1 iterations) memory (MB) | allocated: 4866.6 | max allocated: 14024.8"), Line::Text);
+    }
+
+    #[test]
     fn nanogpt_and_modded_nanogpt_lines() {
         assert_eq!(fields(Preset::NanoGpt, "iter 100: loss 2.3456, time 123.45ms, mfu 12.34%"), (Some(100), vec![("loss".into(), 2.3456), ("step_time_s".into(), 0.12345), ("mfu".into(), 12.34)]));
         assert_eq!(fields(Preset::NanoGpt, "step 250: train loss 2.1000, val loss 2.2000"), (Some(250), vec![("eval_train_loss".into(), 2.1), ("val_loss".into(), 2.2)]));
@@ -2058,6 +2108,37 @@ mod tests {
         // Dopamine: the iteration announced as it starts.
         let got = records("Starting iteration 3\nloss: 2.3\n");
         assert_eq!(got[0].0, Some(3), "{got:?}");
+    }
+
+    #[test]
+    fn one_pair_a_line_under_a_step_of_its_own_is_that_steps_whatever_its_name() {
+        // DeepRM: a tab pads each pair, a spread follows some values, names are its own.
+        let got = records("Iteration: \t 0\nNumTrajs: \t 200\nLoss:     \t 0.1269\nMeanRew: \t -257.43 +- 63.18\n-----------------\nIteration: \t 1\nNumTrajs: \t 200\nLoss:     \t 0.1925\nMeanRew: \t -261.04 +- 57.66\n");
+        let at = |step: u64| got.iter().filter(|r| r.0 == Some(step)).flat_map(|r| r.2.clone()).collect::<Vec<_>>();
+        assert_eq!(at(0), [("numtrajs".to_owned(), 200.0), (catalog::LOSS.to_owned(), 0.1269), ("meanrew".to_owned(), -257.43)], "{got:?}");
+        assert_eq!(at(1).len(), 3, "{got:?}");
+        // Before any step, such lines are a configuration's, not metrics.
+        assert!(records("seed: 3\nbatch_size: 32\n").is_empty());
+    }
+
+    #[test]
+    fn an_interval_of_steps_is_a_pass_like_an_epoch() {
+        // keras-rl: each interval's bar counts its own steps to the same total.
+        let got = records("Interval 1 (0 steps performed)\n10000/10000 [====] - 45s - reward: -6.69\nInterval 2 (10000 steps performed)\n10000/10000 [====] - 44s - reward: -3.24\n");
+        assert_eq!(got.iter().map(|r| r.0).collect::<Vec<_>>(), [Some(10000), Some(20000)], "{got:?}");
+        // SpeechBrain announces its epochs in a sentence.
+        let got = records("speechbrain.utils.epoch_loop - Going into epoch 1\n100%|####| 190/190 [03:08<00:00,  1.01it/s, train_loss=0.945]\nspeechbrain.utils.epoch_loop - Going into epoch 2\n100%|####| 190/190 [03:02<00:00,  1.04it/s, train_loss=0.726]\n");
+        assert_eq!(got.iter().map(|r| r.0).collect::<Vec<_>>(), [Some(190), Some(380)], "{got:?}");
+        // The results printed after a finished bar are that pass's, at its last step.
+        let got = records("Interval 1 (0 steps performed)\n10000/10000 [====] - 45s - reward: -6.69\n50 episodes - episode_reward: -1338.704 [-1778.884, -888.810] - loss: 0.804 - mean_q: -31.1\n");
+        assert_eq!(got.iter().map(|r| (r.0, r.1)).collect::<Vec<_>>(), [(Some(10000), false), (None, true)], "{got:?}");
+        let got = records("100%|####| 190/190 [03:08<00:00,  1.01it/s, train_loss=0.945]\nspeechbrain.utils.train_logger - epoch: 1, lr: 1.00e+00 - train loss: 9.45e-01 - valid loss: 1.23\n");
+        assert_eq!((got[1].0, got[1].1), (None, true), "{got:?}");
+        assert!(!got[1].2.iter().any(|(n, _)| n == "epoch"), "{got:?}");
+        // A bar still under way is no pass's end.
+        let got = records("50/190 [01:00<02:00, train_loss=0.945]\nloss: 0.9, mean_q: 3.1\n");
+        assert!(!got[1].1, "{got:?}");
+        assert!(!names_an_epoch("Saving the model for the best validation loss at epoch 3 of 10"));
     }
 
     #[test]

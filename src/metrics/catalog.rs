@@ -716,6 +716,9 @@ const PRESET_NAMES: &[(Preset, &str, Conversion)] = &[
     (Preset::Megatron, "grad norm", Conversion::Rename(GRAD_NORM)),
     (Preset::Megatron, "elapsed time per iteration (ms)", Conversion::Scale(STEP_TIME_S, 1e-3)),
     (Preset::Megatron, "global batch size", Conversion::Rename(SAMPLES)),
+    // Megatron-DeepSpeed's newer `key=value` iteration lines.
+    (Preset::Megatron, "elapsed_time_per_iteration_ms", Conversion::Scale(STEP_TIME_S, 1e-3)),
+    (Preset::Megatron, "global_batch_size", Conversion::Rename(SAMPLES)),
     (Preset::NanoGpt, "loss", Conversion::Rename(LOSS)),
     (Preset::NanoGpt, "train_loss", Conversion::Rename(LOSS)),
     (Preset::NanoGpt, "time", Conversion::Scale(STEP_TIME_S, 1e-3)),
