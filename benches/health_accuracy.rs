@@ -26,7 +26,7 @@
 //! slow_drift and expert_collapse on heavy-tailed regime-switching noise, other
 //! scales, strides and schedules, each faulty run beside its clean twin.
 //!
-//! cargo bench --bench health_accuracy [-- tune|test|both|indep|indep2|indep3|indep4|indep5|indep6|drift|drift2|real|cost|conform|unseen|heldout]
+//! cargo bench --bench health_accuracy [-- tune|test|both|indep|indep2|indep3|indep4|indep5|indep6|drift|drift2|real|cost|conform|unseen|heldout|parts]
 mod health_eval;
 
 use health_eval::synth::Case;
@@ -344,6 +344,7 @@ fn run_mode() {
         "conform" => return conformance(17000..17003),
         "unseen" => return unseen(28000..28010),
         "heldout" => return heldout_study(31000..31008),
+        "parts" => return reward_parts(41000..41012),
         "indep6" => {
             // INDEP6_SEEDS=a..b: another range of seeds (the default's six are the ones reported).
             let seeds = std::env::var("INDEP6_SEEDS").ok().and_then(|r| r.split_once("..").and_then(|(a, b)| Some(a.parse().ok()?..b.parse().ok()?)));
@@ -676,6 +677,25 @@ fn heldout_study(seeds: std::ops::Range<u64>) {
         println!("| {k} | {} | {} | {} of {} |", t[0], t[1], t[3], t[0] + t[2]);
     }
     scored_one_by_one(cases.into_iter(), true);
+}
+
+/// The composite-reward study corpus (`reward_parts`): reward hacking judged
+/// against the reward's own correctness part. Lists each miss and false alarm.
+/// `PARTS_TRACE=<part of a name>` prints a case's alerts.
+fn reward_parts(seeds: std::ops::Range<u64>) {
+    use health_eval::reward_parts;
+    println!("\n## reward-parts study corpus v{}: seeds {seeds:?}", reward_parts::REWARD_PARTS_VERSION);
+    let trace = std::env::var("PARTS_TRACE").ok();
+    let cases = reward_parts::corpus(seeds).map(move |(m, faulty, seed)| {
+        let c = reward_parts::generate(m, faulty, seed);
+        if trace.as_deref().is_some_and(|w| c.case.name.contains(w)) {
+            let raised = run_rlmon_logged(&c.case, None, Some(&c.logged));
+            println!("trace {}", c.case.name);
+            raised.iter().for_each(|(at, a)| println!("  alert at {at}: {} {} step {}: {}", a.severity.as_str(), a.kind, a.step, a.message));
+        }
+        (c.case, None, Some(c.logged))
+    });
+    scored_one_by_one(cases, true);
 }
 
 /// The sixth corpus (`indep6`), for study case by case: kl_spike, slow_drift

@@ -18,3 +18,4 @@ pub mod drift_study2;
 pub mod conform;
 pub mod unseen;
 pub mod heldout_study;
+pub mod reward_parts;

@@ -624,6 +624,21 @@ pub fn is_held_out_score(name: &str) -> bool {
     held_out || accuracy && !has(&["reward", "rewards"])
 }
 
+/// Whether `name` is the part of a composite training reward that checks the
+/// answer (TRL's `rewards/accuracy_reward/mean`, `rewards/correctness_reward_func`):
+/// a verifier's judgement, logged beside parts a policy can please without
+/// solving the task (a format or length reward). Reward hacking holds the total
+/// reward against it as against a held-out score, when the run logs none.
+pub fn is_correctness_reward(name: &str) -> bool {
+    if info(name).is_some() {
+        return false;
+    }
+    let lower = name.to_ascii_lowercase();
+    let words: Vec<&str> = lower.split(|c: char| !c.is_ascii_alphanumeric()).filter(|w| !w.is_empty()).collect();
+    let has = |set: &[&str]| words.iter().any(|w| set.contains(w));
+    has(&["reward", "rewards"]) && has(&["acc", "accuracy", "correct", "correctness", "exact", "solved", "verifier", "verified"]) && !has(&["std", "min", "max", "count", "num", "len", "length", "time", "format"])
+}
+
 // ---------------------------------------------------------------- input names
 /// A metric name as `&'static str`, each distinct name stored once per process, so
 /// replaying a recorded session (millions of points over a few dozen names) clones
@@ -1191,6 +1206,12 @@ mod tests {
         assert_eq!(loss_role(VALUE_LOSS, true, false), LossRole::Loss);
         for held_out in ["eval_acc", "eval_accuracy", "val_acc", "valid/accuracy", "pass@1", "eval/pass@8", "accuracy", "eval/reward", "eval_reward_mean", "test/score", "gsm8k/accuracy", "math_score", "math500/acc", "reward_gold", "heldout_f1", "evaluation/episode_reward_mean", "evaluation/env_runners/episode_reward_mean", "evaluation/env_runners/episode_return_mean", "eval/mean_return", "eval/solve_rate", "test_win_rate", "eval/exact_match", "val_bleu", "eval_rouge1", "val_miou", "validation/sacrebleu", "val_bbox_map"] {
             assert!(is_held_out_score(held_out), "{held_out}");
+        }
+        for part in ["rewards/accuracy_reward/mean", "rewards/accuracy_reward", "rewards/correctness_reward_func", "train/rewards/exact_match_reward", "reward/acc"] {
+            assert!(is_correctness_reward(part) && !is_held_out_score(part), "{part}");
+        }
+        for not in ["reward", "rewards/format_reward/mean", "rewards/accuracy_reward/std", "eval_acc", "reward_std", "rewards/strict_format_reward_func"] {
+            assert!(!is_correctness_reward(not), "{not}");
         }
         for not in ["reward", "rewards/accuracy_reward", "train_acc", "train/accuracy", "eval_loss", "val_loss", "eval/reward_std", "interval_score_len", "kl", "passage", "pass@", "accumulated", "mathematics_loss", "env_runners/episode_return_mean", "evaluation/env_runners/episode_return_max", "evaluation/env_runners/episode_len_mean", "train/solve_rate", "win_rate_std", "bleu", "train_miou", "val_perplexity"] {
             assert!(!is_held_out_score(not), "{not}");

@@ -67,6 +67,11 @@ struct HeldOut {
     /// searched of its kind).
     name: Option<String>,
     searched: [usize; 2],
+    /// The score is the reward's correctness part ([`catalog::is_correctness_reward`]),
+    /// kept until a held-out score comes (which replaces it).
+    part: bool,
+    /// The reward's window length, for a fresh start on such a replacement.
+    w: usize,
     /// The training reward's newest window.
     reward: Window,
     /// The reward's level (window mean) at the first evaluation with a full
@@ -173,7 +178,7 @@ fn level_noise(k: usize) -> f64 {
 
 impl HeldOut {
     fn new(w: usize) -> Self {
-        HeldOut { name: None, searched: [0; 2], reward: Window::new(w), reward_first: None, evals: Vec::new(), reward_since: (0.0, 0), reward_totals: Vec::new(), peak: None, lowest_before_peak: f64::INFINITY, lowest: f64::INFINITY, all_nonnegative: true, changes: RunningMedian::default(), recent_changes: SortedSeries::new(HELD_OUT_RECENT_CHANGES, &[(HELD_OUT_RECENT_CHANGES, 0)]), below: 0, verdict: None, levels: Vec::new(), level_changes: RunningMedian::default(), detail: None }
+        HeldOut { name: None, searched: [0; 2], part: false, w, reward: Window::new(w), reward_first: None, evals: Vec::new(), reward_since: (0.0, 0), reward_totals: Vec::new(), peak: None, lowest_before_peak: f64::INFINITY, lowest: f64::INFINITY, all_nonnegative: true, changes: RunningMedian::default(), recent_changes: SortedSeries::new(HELD_OUT_RECENT_CHANGES, &[(HELD_OUT_RECENT_CHANGES, 0)]), below: 0, verdict: None, levels: Vec::new(), level_changes: RunningMedian::default(), detail: None }
     }
 
     /// One point: the reward, and the held-out score when the point carries it.
@@ -186,9 +191,21 @@ impl HeldOut {
         // Points with the reward and points without it (an evaluation's own) are
         // searched apart: the second kind may carry fewer values.
         let searched = &mut self.searched[usize::from(reward.is_finite())];
-        if self.name.is_none() && p.values.len() > *searched {
+        if (self.name.is_none() || self.part) && p.values.len() > *searched {
             *searched = p.values.len();
-            self.name = p.values.iter().find(|(n, _)| catalog::is_held_out_score(n)).map(|(n, _)| n.to_string());
+            if let Some((held_out, _)) = p.values.iter().find(|(n, _)| catalog::is_held_out_score(n)) {
+                if self.part {
+                    // A held-out score outranks the reward's own correctness part:
+                    // judged from here, the reward's window kept.
+                    let (reward, searched) = (std::mem::replace(&mut self.reward, Window::new(1)), self.searched);
+                    *self = HeldOut::new(self.w);
+                    (self.reward, self.searched) = (reward, searched);
+                }
+                self.name = Some(held_out.to_string());
+            } else if self.name.is_none() {
+                self.name = p.values.iter().find(|(n, _)| catalog::is_correctness_reward(n)).map(|(n, _)| n.to_string());
+                self.part = self.name.is_some();
+            }
         }
         let Some(score) = self.name.as_deref().and_then(|n| p.get(n)).filter(|v| v.is_finite()) else { return };
         if !self.reward.is_full() {
@@ -482,12 +499,21 @@ impl RewardHacking {
         } else {
             format!("giving back {} of its rise from {} to its peak {} (step {peak_step})", percent(1.0 - kept), compact(base), compact(peak))
         };
-        let message = format!(
-            "held-out {name} fell to {} at step {} (its level over the latest evaluations), {kept}, while the training reward holds near its high ({} now): likely reward hacking",
-            compact(v.value),
-            v.step,
-            compact(reward_now)
-        );
+        let message = if self.held_out.part {
+            format!(
+                "the reward's correctness part {name} fell to {} at step {} (its level over the latest steps), {kept}, while the whole reward holds near its high ({} now): likely reward hacking",
+                compact(v.value),
+                v.step,
+                compact(reward_now)
+            )
+        } else {
+            format!(
+                "held-out {name} fell to {} at step {} (its level over the latest evaluations), {kept}, while the training reward holds near its high ({} now): likely reward hacking",
+                compact(v.value),
+                v.step,
+                compact(reward_now)
+            )
+        };
         Some(v.raise(name, message))
     }
 }
@@ -766,6 +792,37 @@ mod tests {
         assert!(first.step >= 4_000, "{first:?}");
         let gave_back: f64 = first.message.split("giving back ").nth(1).and_then(|m| m.split('%').next()).and_then(|v| v.parse().ok()).unwrap_or_else(|| panic!("{}", first.message));
         assert!((30.0..=100.0).contains(&gave_back), "{}", first.message);
+    }
+
+    /// Should raise / should not: with no held-out score, the reward's own
+    /// correctness part (TRL's `rewards/accuracy_reward/mean`) is the witness: it
+    /// falling to a third while the whole reward holds is reward hacking; on a
+    /// plateau it is quiet; and a held-out score, once one comes, replaces it.
+    #[test]
+    fn the_rewards_correctness_part_witnesses_hacking_when_no_held_out_score_is_logged() {
+        let falling = |i: usize| if i < 3_000 { 1.0 } else { 1.0 - 0.67 * ((i - 3_000) as f64 / 500.0).min(1.0) };
+        let raised = held_out_run(5_000, "rewards/accuracy_reward/mean", |i, rng| Some(solved(64, 0.6 * falling(i), rng)));
+        let first = raised.first().expect("a correctness part falling to a third is caught");
+        assert!(first.step >= 3_000 && first.step < 4_000, "{first:?}");
+        assert!(first.message.contains("the reward's correctness part rewards/accuracy_reward/mean fell to"), "{}", first.message);
+        let plateau = held_out_run(5_000, "rewards/correctness_reward_func", |i, rng| Some(solved(64, 0.6 * (1.0 - (-(i as f64) / 300.0).exp()).max(0.02), rng)));
+        assert!(plateau.is_empty(), "{plateau:?}");
+        // The format part is no witness.
+        assert!(held_out_run(5_000, "rewards/format_reward/mean", |i, rng| Some(solved(64, 0.6 * falling(i), rng))).is_empty());
+        // A held-out score logged every 100 steps from step 1,000 takes over: the
+        // part's fall is no longer judged, the held-out score's plateau is quiet.
+        let mut d = RewardHacking::new(defaults(AlertKind::RewardHacking));
+        let mut rng = SplitMix64::new(5);
+        let mut raised = Vec::new();
+        for i in 0..5_000usize {
+            let mut values: Vec<(MetricName, f64)> = vec![(catalog::REWARD.into(), 1.0 - 0.8 * (-(i as f64) / 300.0).exp() + 0.05 * (rng.unit() - 0.5)), ("rewards/accuracy_reward/mean".into(), solved(64, 0.6 * falling(i), &mut rng))];
+            if i >= 1_000 && i % 100 == 0 {
+                values.push(("eval/accuracy".into(), solved(500, 0.5, &mut rng)));
+            }
+            raised.extend(d.check_both(&Point { step: i as u64, time_s: 0.0, values: &values }).into_iter().flatten().filter(|r| r.severity >= Severity::Warn));
+        }
+        assert!(raised.is_empty(), "{raised:?}");
+        assert_eq!(d.held_out.name.as_deref(), Some("eval/accuracy"));
     }
 
     /// Should not raise: the training reward and the held-out score dip
