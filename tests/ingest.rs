@@ -439,6 +439,15 @@ fn every_trainer_of_the_gallery_is_read() {
         ("keras_rl.log", "text", 1, 4, 10000, 40000, &[(10000, "reward", -1338.704), (20000, "loss", 1.6), (30000, "mean_q", -74.608), (40000, "reward", f64::NAN)]),
         // Megatron-DeepSpeed: the newer `iteration=  N/ M | lm loss=x |` lines among the DeepSpeed engine's.
         ("megatron_deepspeed.log", "megatron", 1, 6, 1, 6, &[(1, "loss", 11.2088), (6, "loss", 10.9871), (2, "step_time_s", 16.0326), (3, "samples", 256.0)]),
+        // OpenAI Baselines' ppo2 tables: `loss/approxkl`, `eprewmean` read; `misc/total_timesteps` in three figures is no step.
+        ("openai_baselines.log", "text", 1, 4, 0, 3, &[(0, "reward", 836.0), (1, "approx_kl", 0.0041), (2, "entropy", 0.746), (3, "value_loss", f64::NAN)]),
+        // garage (rllab's `tabulate` tables between rules apart by spaces): every row, the step from `TotalEnvSteps`.
+        ("garage.log", "text", 1, 3, 193658, 214458, &[(193658, "evaluation/averagereturn", 190.0), (204058, "entropy", 0.498267), (214458, "policy/lossafter", -0.00815415)]),
+        // RL scripts numbered by the episode that opens each line.
+        ("ppo_episodes.log", "text", 1, 12, 59, 70, &[(59, "actions", 2113.0), (70, "time", 3.0)]),
+        ("reinforce_episodes.log", "pairs", 1, 10, 10, 100, &[(10, "last_length", 13.0), (100, "average_length", 34.29)]),
+        // ChatGLM's fine-tuning under DeepSpeed: the script's `loss:x, global_step:N` joins the engine's step.
+        ("chatglm_deepspeed.log", "deepspeed", 1, 5, 10, 50, &[(10, "loss", 2.28), (40, "loss", 7.68), (40, "lr", 1e-05)]),
         // fairseq2: `Train Metrics (step N) - NLL Loss: x | ...` in words; the loss is the NLL, `Elements per Second` the tokens/s; `Valid Metrics (step N)` its evaluation, as `val_*`.
         ("fairseq2.log", "text", 1, 10, 10, 100, &[(10, "nll_loss", 2.998), (30, "tokens_per_s", 11944.0), (30, "grad_norm", 1.44), (100, "lr", 2.0e-05), (100, "val_nll_loss", 2.305), (100, "nll_loss", 2.055)]),
         // A counter printed first (`500: train loss ...`): the log's own step, not the line's.

@@ -60,8 +60,8 @@ pub fn parse_in_order(preset: Preset, line: &str, progress: &mut Progress) -> Li
             progress.seen_step |= rec.step.is_some();
             Line::Metrics(rec)
         }
-        Line::Text if progress.seen_step => lone_known_metric(line).or_else(|| trainer_dict(line, true)).unwrap_or(Line::Text),
-        Line::Text => trainer_dict(line, false).unwrap_or(Line::Text),
+        Line::Text if progress.seen_step => lone_known_metric(line).or_else(|| trainer_dict(line, true)).or_else(|| named_step_line(line)).unwrap_or(Line::Text),
+        Line::Text => trainer_dict(line, false).or_else(|| named_step_line(line)).unwrap_or(Line::Text),
         other => other,
     }
 }
@@ -77,6 +77,16 @@ fn trainer_dict(line: &str, after_step: bool) -> Option<Line> {
             rec.continues |= after_step && rec.step.is_none();
             Some(Line::Metrics(rec))
         }
+        _ => None,
+    }
+}
+
+/// A line of the trainer's own in a preset's log that names its step beside a
+/// metric rlmon knows (ChatGLM's fine-tuning script prints `loss:2.38,
+/// global_step:20` among DeepSpeed's lines): read as any other trainer's line.
+fn named_step_line(line: &str) -> Option<Line> {
+    match generic_line(&without_colours(line), Accept::Known) {
+        Generic { line: Line::Metrics(rec), .. } if rec.step.is_some() => Some(Line::Metrics(rec)),
         _ => None,
     }
 }
@@ -266,6 +276,8 @@ const STEP_WORDS: &[&str] = &[
     // Tianshou's bar counts environment steps across its epochs; Sample Factory
     // reports the environment frames so far.
     "env_step", "total_num_frames",
+    // OpenAI Baselines' table (ppo2's `misc/total_timesteps`); garage's environment steps.
+    "misc/total_timesteps", "total_env_steps", "totalenvsteps",
 ];
 /// A tidy name without the word that announces a step as it starts (Dopamine's
 /// `Starting iteration 3`, rsl_rl's `Learning iteration 3/1500`): the step word,
@@ -1200,7 +1212,9 @@ fn column_row(columns: &[String], line: &str) -> Option<String> {
 /// A rule of dashes (or `=`, `+`, `|`) that opens or closes a table.
 fn is_rule(line: &str) -> bool {
     let t = line.trim();
-    t.len() >= 8 && t.bytes().all(|b| matches!(b, b'-' | b'=' | b'+' | b'|')) && t.bytes().filter(|b| matches!(b, b'-' | b'=')).count() >= 8
+    // (Columns' rules apart by spaces too: `tabulate`'s `-------  -----`, as
+    // rllab, garage and rlpyt print their tables.)
+    t.len() >= 8 && t.bytes().all(|b| matches!(b, b'-' | b'=' | b'+' | b'|' | b' ')) && t.bytes().filter(|b| matches!(b, b'-' | b'=')).count() >= 8 && !t.contains(" - ")
 }
 
 enum Row<'a> {
@@ -1212,7 +1226,12 @@ enum Row<'a> {
 /// A table row: `| key | value |`, or a section `| name/ |  |`.
 fn table_row(line: &str) -> Option<Row<'_>> {
     let t = line.trim();
-    let inner = t.strip_prefix('|')?.strip_suffix('|')?;
+    let Some(inner) = t.strip_prefix('|').and_then(|t| t.strip_suffix('|')) else {
+        // `tabulate`'s plain rows: `Evaluation/AverageReturn     200` (garage, rllab).
+        let (key, value) = t.split_once("  ")?;
+        let value = value.trim();
+        return (is_key(key) && kv::plain_number(value).is_some()).then_some(Row::Pair(key, value));
+    };
     let cells: Vec<&str> = inner.split('|').map(str::trim).collect();
     match cells.as_slice() {
         [name] | [name, ""] if name.ends_with('/') && is_key(name) => Some(Row::Section(name)),
@@ -1228,7 +1247,10 @@ fn is_key(word: &str) -> bool {
 /// The record of a finished table: its rows read as one line of pairs.
 fn from_table(table: &Table, progress: &mut Progress) -> Line {
     let mut read = generic_line(&table.rows, Accept::Known);
-    if matches!(read.line, Line::Metrics(_)) {
+    // A table of many numbers is a logger's table of metrics whatever their names
+    // (OpenAI Baselines' `| eplenmean | 1.12e+03 |`, garage's `policy/LossAfter`).
+    let numbers = table.rows.matches("| ").count();
+    if matches!(read.line, Line::Metrics(_)) || numbers >= TABLE_OF_METRICS {
         // One known metric makes it a table of metrics: keep all its numbers.
         read = generic_line(&table.rows, Accept::Any);
     }
@@ -1242,6 +1264,10 @@ fn from_table(table: &Table, progress: &mut Progress) -> Line {
         _ => Line::Text,
     }
 }
+
+/// Rows of numbers that make a table between rules a table of metrics, known
+/// names or not.
+const TABLE_OF_METRICS: usize = 5;
 
 /// A line in no preset's dialect, read alone (its counter and the epoch on the line
 /// give the step).
@@ -1338,13 +1364,20 @@ fn generic_line(line: &str, accept: Accept) -> Generic {
             end.and_then(|end| line.get(end..)).is_some_and(|rest| rest.trim_start().starts_with([':', '=']))
         };
         // A step word is the step, written or not (TensorFlow-Examples' `Step 1000:`).
-        pairs.retain(|(key, _)| written(key) || STEP_WORDS.contains(&as_step_word(key.trim().to_ascii_lowercase().replace([' ', '-'], "_")).as_str()));
+        pairs.retain(|(key, _)| {
+            let name = as_step_word(key.trim().to_ascii_lowercase().replace([' ', '-'], "_"));
+            written(key) || STEP_WORDS.contains(&name.as_str()) || name == "episode"
+        });
     }
     let tidy = |w: &str| w.trim().to_ascii_lowercase().replace([' ', '-'], "_");
     let whole = |value: &str| kv::value(value).and_then(super::whole_step);
     let mut step = None;
     let mut step_is_iteration = false;
     let mut epoch = None;
+    // The episode that opens a line with no step of its own numbers it (an RL
+    // script's `Episode: 59, Actions: 2351, reward: -18`); elsewhere on a line an
+    // episode count is a metric (TRL's `episode`: episodes seen so far).
+    let mut episode_step = None;
     let mut kept = Vec::new();
     for (key, value) in pairs {
         let (key_text, value_text) = (key, value);
@@ -1363,13 +1396,23 @@ fn generic_line(line: &str, accept: Accept) -> Generic {
             // counts optimizer steps (LitGPT's `iter 1152 step 144`, a line per
             // micro-batch): the iteration wins, so no line is merged into another's step.
             let iteration = ["iter", "iters", "iteration"].contains(&name.as_str());
-            if step.is_none() || (!step_is_iteration && iteration) {
+            // A count in scientific notation is rounded (OpenAI Baselines' table
+            // prints `misc/total_timesteps | 7.48e+06 |`, the same for many rows):
+            // no step, the records count on.
+            let rounded = value.contains(['e', 'E']);
+            if !rounded && (step.is_none() || (!step_is_iteration && iteration)) {
                 if let Some(s) = kv::fraction(value).map(|(n, _)| n).or_else(|| whole(value)) {
                     step = Some(s);
                     step_is_iteration = iteration;
                 }
             }
             continue;
+        }
+        if name == "episode" && kept.is_empty() && episode_step.is_none() && progress.is_empty() {
+            if let Some(n) = whole(value) {
+                episode_step = Some(n);
+                continue;
+            }
         }
         if COUNTER_WORDS.contains(&name.as_str()) {
             // (A batch number without its total, MXNet's `Batch [200]`, counts on
@@ -1416,7 +1459,7 @@ fn generic_line(line: &str, accept: Accept) -> Generic {
     // clu's logging writer (JAX and Flax examples): `[100] loss=3.2, lr=0.001`.
     // A counter printed first (`100: loss 2.31`) when Slurm's labels are not
     // its ranks (see `ingest::rank_labels`).
-    let step = step.or_else(|| bracketed_step(line)).or_else(|| super::task_label(line).map(|(n, _)| u64::from(n)));
+    let step = step.or(episode_step).or_else(|| bracketed_step(line)).or_else(|| super::task_label(line).map(|(n, _)| u64::from(n)));
     if !progress.is_empty() {
         // A phase's epoch before the pass's counter (MNIST's `Train Epoch: 1 [640/60000
         // (1%)]`) only says which pass the counter is in: the counter numbers the step.
@@ -2119,6 +2162,46 @@ mod tests {
         assert_eq!(at(1).len(), 3, "{got:?}");
         // Before any step, such lines are a configuration's, not metrics.
         assert!(records("seed: 3\nbatch_size: 32\n").is_empty());
+    }
+
+    #[test]
+    fn logger_tables_of_numbers_are_read_whatever_their_names_and_a_rounded_count_is_no_step() {
+        // OpenAI Baselines: `misc/total_timesteps` in three figures repeats; the tables count on.
+        let table = |reward: &str| format!("{}\n| eprewmean               | {reward}      |\n| fps                     | 721      |\n| loss/approxkl           | 0.0043   |\n| loss/policy_entropy     | 0.786    |\n| misc/nupdates           | 7.3e+03  |\n| misc/total_timesteps    | 7.48e+06 |\n{}\n", "-".repeat(38), "-".repeat(38));
+        let got = records(&(table("836") + &table("831")));
+        assert_eq!(got.iter().map(|r| r.0).collect::<Vec<_>>(), [None, None], "{got:?}");
+        assert!(got[1].2.iter().any(|(n, v)| n == catalog::REWARD && *v == 831.0), "{got:?}");
+        // garage and rllab: `tabulate`'s rows between rules apart by spaces, no known name needed.
+        let got = records("---------------------------------------  ---------------\nEnvExecTime                                   0.266177\nEvaluation/AverageReturn                    200\nEvaluation/NumTrajs                          52\nTotalEnvSteps                            193658\npolicy/LossAfter                             -0.00815415\nPolicyExecTime                                1.18185\n---------------------------------------  ---------------\n");
+        assert_eq!(got.len(), 1, "{got:?}");
+        assert_eq!(got[0].0, Some(193658), "{got:?}");
+        assert!(got[0].2.iter().any(|(n, v)| n == "policy/lossafter" && *v == -0.00815415), "{got:?}");
+        // A decoration of dashes over prose is no table.
+        assert!(records("--------  --------\nStarting the run now\n--------  --------\n").is_empty());
+    }
+
+    #[test]
+    fn the_episode_that_opens_a_line_numbers_it() {
+        let got = records("Episode: 59, Actions: 2351, reward: -18, Avg. reward: -19.900\nEpisode: 60, Actions: 1738, reward: -21, Avg. reward: -19.900\n");
+        assert_eq!(got.iter().map(|r| r.0).collect::<Vec<_>>(), [Some(59), Some(60)], "{got:?}");
+        assert!(!got[0].2.iter().any(|(n, _)| n == "episode"), "{got:?}");
+        // Behind a counter, the counter numbers the line and the episode is its
+        // metric (keras-rl's `11087/50000: episode: 81`).
+        let got = records(" 11087/50000: episode: 81, duration: 5.514s, episode reward: -752.191, loss: 0.5\n");
+        assert_eq!(got[0].0, Some(11087), "{got:?}");
+    }
+
+    #[test]
+    fn a_line_naming_its_step_is_read_in_a_presets_log() {
+        let mut progress = Progress::default();
+        let read: Vec<_> = ["[2023-04-05 11:17:06,841] [INFO] [logging.py:75:log_dist] [Rank 0] step=20, skipped=19, lr=[1e-05], mom=[[0.9, 0.95]]", "loss:2.384765625, global_step:20"]
+            .iter()
+            .map(|l| match parse_in_order(Preset::DeepSpeed, l, &mut progress) {
+                Line::Metrics(r) => (r.step, r.fields.iter().map(|(n, v)| (n.to_string(), *v)).collect::<Vec<_>>()),
+                other => panic!("{other:?}"),
+            })
+            .collect();
+        assert_eq!(read[1], (Some(20), vec![("loss".to_owned(), 2.384765625)]), "{read:?}");
     }
 
     #[test]
