@@ -435,8 +435,8 @@ fn every_trainer_of_the_gallery_is_read() {
         ("sockeye.log", "text", 1, 12, 50, 600, &[(50, "perplexity", 346.59269), (600, "perplexity", 62.134113), (50, "tokens_per_s", 21000.5), (50, "samples_per_s", 650.04)]),
         // DeepRM: `Iteration: \t N` then one `Key: \t value` a line, tabs padding the pairs, `+- std` after some values, names of its own.
         ("deeprm.log", "text", 1, 3, 0, 2, &[(0, "loss", 0.1269), (1, "meanrew", -261.05), (1, "meanlen", 164.49), (2, "numtimesteps", 32910.0), (2, "loss", f64::NAN)]),
-        // keras-rl: each `Interval K` a pass whose bar counts to the same total; the episode results after the finished bar are its step's.
-        ("keras_rl.log", "text", 1, 4, 10000, 40000, &[(10000, "reward", -1338.704), (20000, "loss", 1.6), (30000, "mean_q", -74.608), (40000, "reward", f64::NAN)]),
+        // keras-rl: each `Interval K` a pass whose bar counts to the same total; the episode results after the finished bar give the reward another value (the episode's, not the step's): the step after it.
+        ("keras_rl.log", "text", 1, 7, 10000, 40000, &[(10000, "reward", -6.6935), (10001, "reward", -1338.704), (20001, "loss", 1.6), (30001, "mean_q", -74.608), (40000, "reward", f64::NAN)]),
         // Megatron-DeepSpeed: the newer `iteration=  N/ M | lm loss=x |` lines among the DeepSpeed engine's.
         ("megatron_deepspeed.log", "megatron", 1, 6, 1, 6, &[(1, "loss", 11.2088), (6, "loss", 10.9871), (2, "step_time_s", 16.0326), (3, "samples", 256.0)]),
         // OpenAI Baselines' ppo2 tables: `loss/approxkl`, `eprewmean` read; `misc/total_timesteps` in three figures is no step.
@@ -448,6 +448,8 @@ fn every_trainer_of_the_gallery_is_read() {
         ("reinforce_episodes.log", "pairs", 1, 10, 10, 100, &[(10, "last_length", 13.0), (100, "average_length", 34.29)]),
         // ChatGLM's fine-tuning under DeepSpeed: the script's `loss:x, global_step:N` joins the engine's step.
         ("chatglm_deepspeed.log", "deepspeed", 1, 5, 10, 50, &[(10, "loss", 2.28), (40, "loss", 7.68), (40, "lr", 1e-05)]),
+        // PyMARL: `Recent Stats | t_env: N | Episode: M`, then rows of four `key:  value` pairs apart by tabs, all at t_env.
+        ("pymarl.log", "text", 1, 4, 10050, 40422, &[(10050, "battle_won_mean", 0.0), (20137, "reward", 11.2696), (30261, "grad_norm", 95.7), (40422, "test_return_mean", 6.5935)]),
         // fairseq2: `Train Metrics (step N) - NLL Loss: x | ...` in words; the loss is the NLL, `Elements per Second` the tokens/s; `Valid Metrics (step N)` its evaluation, as `val_*`.
         ("fairseq2.log", "text", 1, 10, 10, 100, &[(10, "nll_loss", 2.998), (30, "tokens_per_s", 11944.0), (30, "grad_norm", 1.44), (100, "lr", 2.0e-05), (100, "val_nll_loss", 2.305), (100, "nll_loss", 2.055)]),
         // A counter printed first (`500: train loss ...`): the log's own step, not the line's.

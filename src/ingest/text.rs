@@ -278,6 +278,8 @@ const STEP_WORDS: &[&str] = &[
     "env_step", "total_num_frames",
     // OpenAI Baselines' table (ppo2's `misc/total_timesteps`); garage's environment steps.
     "misc/total_timesteps", "total_env_steps", "totalenvsteps",
+    // PyMARL's and EPyMARL's `Recent Stats | t_env:    8443380 | Episode:   331792`.
+    "t_env",
 ];
 /// A tidy name without the word that announces a step as it starts (Dopamine's
 /// `Starting iteration 3`, rsl_rl's `Learning iteration 3/1500`): the step word,
@@ -330,8 +332,10 @@ pub struct Progress {
     /// `global_step=1234, episodic_return=56.0`).
     seen_step: bool,
     /// The last metric line was a finished bar (`10000/10000`, `190/190`) with no
-    /// epoch of its own: a line of results right after it is that pass's.
-    finished_bar: bool,
+    /// epoch of its own, with its values: a line of results right after it is
+    /// that pass's, unless it gives one of them another value (PaddleOCR's `best
+    /// metric, acc: 0` after its last `epoch: [10/10], ..., acc: 0.57`).
+    finished_bar: Option<Vec<(super::FieldName, f64)>>,
     /// Every number is a metric, known to rlmon or not ([`super::Format::Pairs`]).
     every_pair: bool,
     /// The epoch of the last line whose batch number has no total (MXNet's
@@ -473,9 +477,11 @@ pub fn parse_generic(line: &str, progress: &mut Progress) -> Line {
         Accept::Written
     } else if indented && progress.block.is_some() && (progress.block_loose || single_pair(line)) {
         Accept::Any
-    } else if !indented && single_pair(line) && progress.step_line.as_ref().is_some_and(|(_, _, centred)| !centred) {
-        // One `key: value` a line under a line naming only its step (DeepRM's
-        // `Iteration: 3` then `MeanRew: -257.4`): that step's, known or not.
+    } else if !indented && progress.step_line.as_ref().is_some_and(|(_, _, centred)| !centred) && (single_pair(line) || only_written_pairs(line)) {
+        // `key: value` lines under a line naming only its step (DeepRM's
+        // `Iteration: 3` then `MeanRew: -257.4`; PyMARL's `Recent Stats | t_env:
+        // 8443380` then `battle_won_mean:  0.0025\tdead_allies_mean:  5.99`):
+        // that step's, known or not.
         Accept::Any
     } else {
         Accept::Known
@@ -515,7 +521,7 @@ pub fn parse_generic(line: &str, progress: &mut Progress) -> Line {
                 without_epoch(&mut rec);
                 evaluation_names(&mut rec.fields);
             } else if let Some(counter) = read.counter {
-                progress.finished_bar = read.epoch.is_none() && counter.1 > 0 && counter.0 == counter.1;
+                progress.finished_bar = (read.epoch.is_none() && counter.1 > 0 && counter.0 == counter.1).then(|| rec.fields.clone());
                 if counter.1 == 0 && read.epoch.is_some() {
                     // Batches numbered within their epoch: the epoch is no metric,
                     // and the next epoch's batches start a new pass.
@@ -549,7 +555,8 @@ pub fn parse_generic(line: &str, progress: &mut Progress) -> Line {
                 // Metrics alone, after the step: more of that step, not a new one.
                 rec.continues = true;
             }
-            if after_finished_bar && !indented && rec.step.is_none() && read.counter.is_none() {
+            let agrees = |bar: &[(super::FieldName, f64)]| rec.fields.iter().all(|(name, v)| bar.iter().find(|(n, _)| n == name).is_none_or(|(_, b)| b == v || (b.is_nan() && v.is_nan())));
+            if after_finished_bar.as_deref().is_some_and(agrees) && !indented && rec.step.is_none() && read.counter.is_none() {
                 // The results printed after a pass's finished bar (keras-rl's `50
                 // episodes - episode_reward: ...`, SpeechBrain's `epoch: 1, lr: 1.0 -
                 // train loss: 0.94 - valid loss: 1.23`): at its last step, and the
@@ -669,6 +676,18 @@ fn single_pair(line: &str) -> bool {
     let Some(at) = t.find(['=', ':']) else { return false };
     let (key, value) = (t[..at].trim(), t[at + 1..].trim());
     key.starts_with(|c: char| c.is_ascii_alphabetic()) && key.chars().all(|c| c.is_ascii_alphanumeric() || " _/.-()".contains(c)) && kv::value(value).is_some()
+}
+
+/// Whether a line is nothing but two or more `key: value` (or `key=value`) pairs
+/// of numbers, each key a word written with its `:` or `=`.
+fn only_written_pairs(line: &str) -> bool {
+    let (pairs, counters) = kv::pairs(line);
+    let written = |key: &str| {
+        let end = (key.as_ptr() as usize).checked_sub(line.as_ptr() as usize).map(|at| at + key.len());
+        end.and_then(|end| line.get(end..)).is_some_and(|rest| rest.starts_with([':', '=']))
+    };
+    let covered: usize = pairs.iter().map(|(k, v)| k.len() + v.len()).sum();
+    pairs.len() >= 2 && counters.is_empty() && pairs.iter().all(|(k, v)| written(k) && !k.contains(' ') && kv::value(v).is_some()) && 2 * covered >= line.split_whitespace().map(str::len).sum::<usize>()
 }
 
 /// Whether a line is one `name: value` pair whose name has words beside its label's
@@ -2162,6 +2181,10 @@ mod tests {
         assert_eq!(at(1).len(), 3, "{got:?}");
         // Before any step, such lines are a configuration's, not metrics.
         assert!(records("seed: 3\nbatch_size: 32\n").is_empty());
+        // PyMARL: rows of several pairs under its `Recent Stats | t_env: N` header.
+        let got = records("[INFO 09:39:05] my_main Recent Stats | t_env:    8443380 | Episode:   331792\nbattle_won_mean:           0.0025\tdead_allies_mean:          5.9931\nepsilon:                   0.0500\tgrad_norm:                 1.2608\tloss:                      0.1001\n");
+        assert_eq!(got.iter().map(|r| r.0).collect::<Vec<_>>(), [Some(8443380), Some(8443380)], "{got:?}");
+        assert!(got[0].2.iter().any(|(n, v)| n == "battle_won_mean" && *v == 0.0025), "{got:?}");
     }
 
     #[test]
@@ -2212,12 +2235,19 @@ mod tests {
         // SpeechBrain announces its epochs in a sentence.
         let got = records("speechbrain.utils.epoch_loop - Going into epoch 1\n100%|####| 190/190 [03:08<00:00,  1.01it/s, train_loss=0.945]\nspeechbrain.utils.epoch_loop - Going into epoch 2\n100%|####| 190/190 [03:02<00:00,  1.04it/s, train_loss=0.726]\n");
         assert_eq!(got.iter().map(|r| r.0).collect::<Vec<_>>(), [Some(190), Some(380)], "{got:?}");
-        // The results printed after a finished bar are that pass's, at its last step.
-        let got = records("Interval 1 (0 steps performed)\n10000/10000 [====] - 45s - reward: -6.69\n50 episodes - episode_reward: -1338.704 [-1778.884, -888.810] - loss: 0.804 - mean_q: -31.1\n");
+        // The results printed after a finished bar are that pass's, at its last
+        // step, unless they give one of its values another: keras-rl's episode
+        // reward after its bar's mean reward (both `reward`) is a step of its own.
+        let got = records("Interval 1 (0 steps performed)\n10000/10000 [====] - 45s - reward: -6.69\n50 episodes - loss: 0.804 - mean_q: -31.1\n");
         assert_eq!(got.iter().map(|r| (r.0, r.1)).collect::<Vec<_>>(), [(Some(10000), false), (None, true)], "{got:?}");
+        let got = records("Interval 1 (0 steps performed)\n10000/10000 [====] - 45s - reward: -6.69\n50 episodes - episode_reward: -1338.704 [-1778.884, -888.810] - loss: 0.804 - mean_q: -31.1\n");
+        assert_eq!(got.iter().map(|r| (r.0, r.1)).collect::<Vec<_>>(), [(Some(10000), false), (None, false)], "{got:?}");
         let got = records("100%|####| 190/190 [03:08<00:00,  1.01it/s, train_loss=0.945]\nspeechbrain.utils.train_logger - epoch: 1, lr: 1.00e+00 - train loss: 9.45e-01 - valid loss: 1.23\n");
         assert_eq!((got[1].0, got[1].1), (None, true), "{got:?}");
         assert!(!got[1].2.iter().any(|(n, _)| n == "epoch"), "{got:?}");
+        // A line giving one of the bar's values another is no result of its pass.
+        let got = records("epoch: [10/10], lr: 0.000545, acc: 0.574219, loss: 3.874272\nbest metric, acc: 0, is_float16: False\n");
+        assert!(!got[1].1, "{got:?}");
         // A bar still under way is no pass's end.
         let got = records("50/190 [01:00<02:00, train_loss=0.945]\nloss: 0.9, mean_q: 3.1\n");
         assert!(!got[1].1, "{got:?}");
