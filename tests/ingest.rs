@@ -443,6 +443,8 @@ fn every_trainer_of_the_gallery_is_read() {
         ("openai_baselines.log", "text", 1, 4, 0, 3, &[(0, "reward", 836.0), (1, "approx_kl", 0.0041), (2, "entropy", 0.746), (3, "value_loss", f64::NAN)]),
         // garage (rllab's `tabulate` tables between rules apart by spaces): every row, the step from `TotalEnvSteps`.
         ("garage.log", "text", 1, 3, 193658, 214458, &[(193658, "evaluation/averagereturn", 190.0), (204058, "entropy", 0.498267), (214458, "policy/lossafter", -0.00815415)]),
+        // rlpyt (rllab's logger): the time before every row and rule of its table; a NaN loss at iteration 3.
+        ("rlpyt.log", "text", 1, 4, 0, 3, &[(0, "reward", -0.48), (2, "diagnostics/cumsteps", 150000.0), (3, "loss/average", f64::NAN), (1, "grad_norm/average", 39.2)]),
         // RL scripts numbered by the episode that opens each line.
         ("ppo_episodes.log", "text", 1, 12, 59, 70, &[(59, "actions", 2113.0), (70, "time", 3.0)]),
         ("reinforce_episodes.log", "pairs", 1, 10, 10, 100, &[(10, "last_length", 13.0), (100, "average_length", 34.29)]),

@@ -907,7 +907,7 @@ fn estimator_evaluation(line: &str) -> Option<Line> {
 /// (`logging.basicConfig()`: `INFO:root:`, `INFO:tensorflow:`, `WARNING:__main__:`),
 /// which glues the level and the logger's name to the line's first word.
 pub fn without_logging_prefix(line: &str) -> &str {
-    if let Some(rest) = without_glog_prefix(line).or_else(|| without_bracketed_time(line)) {
+    if let Some(rest) = without_glog_prefix(line).or_else(|| without_bracketed_time(line)).or_else(|| without_rllab_time(line)) {
         return rest;
     }
     for level in ["INFO:", "DEBUG:", "WARNING:", "ERROR:", "CRITICAL:"] {
@@ -919,6 +919,24 @@ pub fn without_logging_prefix(line: &str) -> &str {
         }
     }
     line
+}
+
+/// A line without rllab's logger prefix, a date and time then ` | ` (rllab,
+/// rlpyt and garage print every line so, their tables' rows and rules too:
+/// `2020-12-08 21:40:50.116393  | ReturnAverage   -0.48`); `None` without one.
+fn without_rllab_time(line: &str) -> Option<&str> {
+    let b = line.as_bytes();
+    let date = b.len() > 19 && b[..10].iter().enumerate().all(|(i, c)| if i == 4 || i == 7 { *c == b'-' } else { c.is_ascii_digit() }) && b[10] == b' ';
+    let time = date && b[11..19].iter().enumerate().all(|(i, c)| if i == 2 || i == 5 { *c == b':' } else { c.is_ascii_digit() });
+    if !time {
+        return None;
+    }
+    let rest = line[19..].trim_start_matches(|c: char| c.is_ascii_digit() || c == '.' || c == ',');
+    let message = rest.trim_start().strip_prefix('|')?.trim_start();
+    // fairseq's `2021-03-01 12:01:00 | INFO | train_inner | ...`: its level and
+    // logger tell the phase, and stay.
+    let level = message.split(|c: char| c == '|' || c.is_whitespace()).next().unwrap_or("");
+    (!["INFO", "DEBUG", "WARNING", "ERROR", "CRITICAL"].contains(&level)).then_some(message)
 }
 
 /// A line without a bracketed time and level before its message (OpenNMT-py's
@@ -1246,10 +1264,12 @@ enum Row<'a> {
 fn table_row(line: &str) -> Option<Row<'_>> {
     let t = line.trim();
     let Some(inner) = t.strip_prefix('|').and_then(|t| t.strip_suffix('|')) else {
-        // `tabulate`'s plain rows: `Evaluation/AverageReturn     200` (garage, rllab).
-        let (key, value) = t.split_once("  ")?;
-        let value = value.trim();
-        return (is_key(key) && kv::plain_number(value).is_some()).then_some(Row::Pair(key, value));
+        // `tabulate`'s plain rows: `Evaluation/AverageReturn     200` (garage, rllab),
+        // `Diagnostics/CumTime (s)     620.99` (rlpyt): a short name, a gap, a number.
+        let (key, value) = t.rsplit_once("  ")?;
+        let (key, value) = (key.trim(), value.trim());
+        let short_name = key.split(' ').count() <= 4 && !key.contains("  ") && is_key(&key.replace(' ', "_"));
+        return (short_name && kv::plain_number(value).is_some()).then_some(Row::Pair(key, value));
     };
     let cells: Vec<&str> = inner.split('|').map(str::trim).collect();
     match cells.as_slice() {
@@ -2199,6 +2219,12 @@ mod tests {
         assert_eq!(got.len(), 1, "{got:?}");
         assert_eq!(got[0].0, Some(193658), "{got:?}");
         assert!(got[0].2.iter().any(|(n, v)| n == "policy/lossafter" && *v == -0.00815415), "{got:?}");
+        // rlpyt and rllab: the logger's time before every row and rule, a unit in a name.
+        let got = records("2020-12-08 21:40:50.116393  | -----------------------------  ------------\n2020-12-08 21:40:50.116401  | Diagnostics/CumTime (s)            620.99\n2020-12-08 21:40:50.116412  | ReturnAverage                     -0.48\n2020-12-08 21:40:50.116420  | loss/Average                        nan\n2020-12-08 21:40:50.116433  | loss/Std                           0.31\n2020-12-08 21:40:50.116440  | grad_norm/Average                  41.2\n2020-12-08 21:40:50.116452  | -----------------------------  ------------\n");
+        assert_eq!(got.len(), 1, "{got:?}");
+        assert!(got[0].2.iter().any(|(n, v)| n == catalog::REWARD && *v == -0.48) && got[0].2.iter().any(|(n, v)| n == "loss/average" && v.is_nan()), "{got:?}");
+        // fairseq's time and level stay: its logger names the phase.
+        assert_eq!(without_logging_prefix("2021-03-01 12:01:00 | INFO | train_inner | epoch 001:    100 / 1563 loss=12.3"), "2021-03-01 12:01:00 | INFO | train_inner | epoch 001:    100 / 1563 loss=12.3");
         // A decoration of dashes over prose is no table.
         assert!(records("--------  --------\nStarting the run now\n--------  --------\n").is_empty());
     }
