@@ -52,8 +52,9 @@ pub enum Score {
     SignedEvalReward,
 }
 
+/// A clean score's course after its rise (the reward-parts corpus shares it).
 #[derive(Debug, Clone, Copy, PartialEq)]
-enum Trend {
+pub enum Trend {
     Plateau,
     Creeping,
     LateGiveBack,

@@ -16,6 +16,7 @@
 use rlmon::health::AlertKind;
 use rlmon::metrics::{catalog, MetricName};
 
+use super::heldout_study::Trend;
 use super::indep::Xo;
 use super::synth::{Benign, Case, Family, Fault};
 
@@ -24,14 +25,6 @@ pub const REWARD_PARTS_VERSION: u32 = 1;
 pub struct PartsCase {
     pub case: Case,
     pub logged: Vec<(u64, f64)>,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq)]
-enum Trend {
-    Plateau,
-    Creeping,
-    LateGiveBack,
-    DipAndRecover,
 }
 
 /// Per seed: magnitudes 0-2, each with its clean twin, and two clean runs more
