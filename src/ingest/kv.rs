@@ -174,7 +174,20 @@ fn bracketed_unit(t: &str) -> Option<usize> {
 
 /// A value without the spread written after it (`-257.4 +- 63.1`, `0.91 ± 0.02`).
 fn without_spread(text: &str) -> &str {
-    [" +- ", " ± ", " +/- "].iter().find_map(|sep| text.split_once(sep).map(|(v, _)| v)).unwrap_or(text)
+    // A byte scan: every value of a text log comes through here.
+    let b = text.as_bytes();
+    for (i, &c) in b.iter().enumerate() {
+        let spread = match c {
+            b'+' => b[i + 1..].starts_with(b"- ") || b[i + 1..].starts_with(b"/- "),
+            // `±` is 0xC2 0xB1 in UTF-8.
+            0xC2 => b[i + 1..].starts_with(&[0xB1, b' ']),
+            _ => false,
+        };
+        if spread && i > 0 && b[i - 1] == b' ' {
+            return &text[..i - 1];
+        }
+    }
+    text
 }
 
 /// `N/M` (a progress counter, `step:100/1750`): N and M.
