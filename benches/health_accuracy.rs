@@ -617,6 +617,16 @@ fn conformance(seeds: std::ops::Range<u64>) {
     println!("\nrlmon detectors: {points} points in {elapsed:.2} s ({:.1} µs per point)", elapsed * 1e6 / points.max(1) as f64);
 }
 
+/// Prints a case's alerts when `trace` (part of a name, from a corpus's
+/// `*_TRACE` variable) is in its name.
+fn trace_case(case: &Case, logged: &[(u64, f64)], trace: Option<&str>) {
+    if trace.is_some_and(|w| case.name.contains(w)) {
+        let raised = run_rlmon_logged(case, None, Some(logged));
+        println!("trace {}", case.name);
+        raised.iter().for_each(|(at, a)| println!("  alert at {at}: {} {} step {}: {}", a.severity.as_str(), a.kind, a.step, a.message));
+    }
+}
+
 /// The unseen-classes study corpus (`unseen`), case by case.
 fn unseen(seeds: std::ops::Range<u64>) {
     use health_eval::unseen;
@@ -624,11 +634,7 @@ fn unseen(seeds: std::ops::Range<u64>) {
     let trace = std::env::var("UNSEEN_TRACE").ok();
     let cases = unseen::corpus(seeds).map(move |(class, m, seed)| {
         let c = unseen::generate(class, m, seed);
-        if trace.as_deref().is_some_and(|w| c.case.name.contains(w)) {
-            let raised = run_rlmon_logged(&c.case, None, Some(&c.logged));
-            println!("trace {}", c.case.name);
-            raised.iter().for_each(|(at, a)| println!("  alert at {at}: {} {} step {}: {}", a.severity.as_str(), a.kind, a.step, a.message));
-        }
+        trace_case(&c.case, &c.logged, trace.as_deref());
         (c.case, None, Some(c.logged))
     });
     scored_one_by_one(cases, true);
@@ -688,11 +694,7 @@ fn reward_parts(seeds: std::ops::Range<u64>) {
     let trace = std::env::var("PARTS_TRACE").ok();
     let cases = reward_parts::corpus(seeds).map(move |(m, faulty, seed)| {
         let c = reward_parts::generate(m, faulty, seed);
-        if trace.as_deref().is_some_and(|w| c.case.name.contains(w)) {
-            let raised = run_rlmon_logged(&c.case, None, Some(&c.logged));
-            println!("trace {}", c.case.name);
-            raised.iter().for_each(|(at, a)| println!("  alert at {at}: {} {} step {}: {}", a.severity.as_str(), a.kind, a.step, a.message));
-        }
+        trace_case(&c.case, &c.logged, trace.as_deref());
         (c.case, None, Some(c.logged))
     });
     scored_one_by_one(cases, true);
