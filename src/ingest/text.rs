@@ -682,12 +682,15 @@ fn single_pair(line: &str) -> bool {
 /// of numbers, each key a word written with its `:` or `=`.
 fn only_written_pairs(line: &str) -> bool {
     let (pairs, counters) = kv::pairs(line);
-    let written = |key: &str| {
-        let end = (key.as_ptr() as usize).checked_sub(line.as_ptr() as usize).map(|at| at + key.len());
-        end.and_then(|end| line.get(end..)).is_some_and(|rest| rest.starts_with([':', '=']))
-    };
     let covered: usize = pairs.iter().map(|(k, v)| k.len() + v.len()).sum();
-    pairs.len() >= 2 && counters.is_empty() && pairs.iter().all(|(k, v)| written(k) && !k.contains(' ') && kv::value(v).is_some()) && 2 * covered >= line.split_whitespace().map(str::len).sum::<usize>()
+    pairs.len() >= 2 && counters.is_empty() && pairs.iter().all(|(k, v)| is_written(line, k) && !k.contains(' ') && kv::value(v).is_some()) && 2 * covered >= line.split_whitespace().map(str::len).sum::<usize>()
+}
+
+/// Whether `key` (a slice of `line`) is followed by its `:` or `=` (`cost= 29.9`,
+/// `loss : 2.3`), not a bare `word 12`.
+fn is_written(line: &str, key: &str) -> bool {
+    let end = (key.as_ptr() as usize).checked_sub(line.as_ptr() as usize).map(|at| at + key.len());
+    end.and_then(|end| line.get(end..)).is_some_and(|rest| rest.trim_start().starts_with([':', '=']))
 }
 
 /// Whether a line is one `name: value` pair whose name has words beside its label's
@@ -1010,10 +1013,16 @@ fn announced_pass(line: &str) -> Option<Pass> {
 fn names_an_epoch(line: &str) -> bool {
     let is_pass = |w: &str| w.eq_ignore_ascii_case("epoch") || w.eq_ignore_ascii_case("interval");
     let is_number = |n: &str| n.split('/').next().is_some_and(|n| n.parse::<u64>().is_ok());
-    let words: Vec<&str> = line.split(|c: char| c.is_whitespace() || c == ':').filter(|w| !w.is_empty()).take(6).collect();
-    match words.as_slice() {
+    // (Read on every line without metrics: the first six words, kept on the stack.)
+    let mut words = [""; 6];
+    let mut count = 0;
+    for w in line.split(|c: char| c.is_whitespace() || c == ':').filter(|w| !w.is_empty()).take(6) {
+        words[count] = w;
+        count += 1;
+    }
+    match &words[..count] {
         [first, n, ..] if is_pass(first) && is_number(n) => true,
-        [lead @ .., pass, n] if words.len() <= 5 && is_pass(pass) && is_number(n) => lead.iter().all(|w| w.chars().all(|c| c.is_ascii_alphabetic())),
+        [lead @ .., pass, n] if count <= 5 && is_pass(pass) && is_number(n) => lead.iter().all(|w| w.chars().all(|c| c.is_ascii_alphabetic())),
         _ => false,
     }
 }
@@ -1398,14 +1407,10 @@ fn generic_line(line: &str, accept: Accept) -> Generic {
         }
     }
     if accept == Accept::Written {
-        let written = |key: &str| {
-            let end = (key.as_ptr() as usize).checked_sub(line.as_ptr() as usize).map(|at| at + key.len());
-            end.and_then(|end| line.get(end..)).is_some_and(|rest| rest.trim_start().starts_with([':', '=']))
-        };
         // A step word is the step, written or not (TensorFlow-Examples' `Step 1000:`).
         pairs.retain(|(key, _)| {
             let name = as_step_word(key.trim().to_ascii_lowercase().replace([' ', '-'], "_"));
-            written(key) || STEP_WORDS.contains(&name.as_str()) || name == "episode"
+            is_written(line, key) || STEP_WORDS.contains(&name.as_str()) || name == "episode"
         });
     }
     let tidy = |w: &str| w.trim().to_ascii_lowercase().replace([' ', '-'], "_");

@@ -611,10 +611,8 @@ pub fn is_held_out_score(name: &str) -> bool {
         return false;
     }
     let lower = name.to_ascii_lowercase();
-    let words: Vec<&str> = lower.split(|c: char| !(c.is_ascii_alphanumeric() || c == '@')).filter(|w| !w.is_empty()).collect();
-    // A word, or two joined by an underscore (`solve_rate`, `win_rate`: the
-    // split above cuts them apart).
-    let has = |set: &[&str]| words.iter().any(|w| set.contains(w)) || words.windows(2).any(|p| set.iter().any(|s| s.split_once('_') == Some((p[0], p[1]))));
+    let words = name_words(&lower);
+    let has = |set: &[&str]| has_word(&words, set);
     let pass_at = words.iter().any(|w| w.strip_prefix("pass@").is_some_and(|k| !k.is_empty() && k.chars().all(|c| c.is_ascii_digit())));
     if has(NOT_HELD_OUT) || !(pass_at || has(SCORE_WORDS)) {
         return false;
@@ -622,6 +620,17 @@ pub fn is_held_out_score(name: &str) -> bool {
     let held_out = has(HELD_OUT_WORDS) || words.iter().any(|w| BENCHMARKS.iter().any(|b| w.starts_with(b) && w[b.len()..].chars().all(|c| c.is_ascii_digit())));
     let accuracy = pass_at || has(&["acc", "accuracy", "exact", "correct", "solved", "solve_rate"]);
     held_out || accuracy && !has(&["reward", "rewards"])
+}
+
+/// The words of a lower-cased metric name (`eval/pass@1` is `eval`, `pass@1`).
+fn name_words(lower: &str) -> Vec<&str> {
+    lower.split(|c: char| !(c.is_ascii_alphanumeric() || c == '@')).filter(|w| !w.is_empty()).collect()
+}
+
+/// Whether `words` hold one of `set`: a word, or two joined by an underscore
+/// (`solve_rate`, `win_rate`: [`name_words`] cuts them apart).
+fn has_word(words: &[&str], set: &[&str]) -> bool {
+    words.iter().any(|w| set.contains(w)) || words.windows(2).any(|p| set.iter().any(|s| s.split_once('_') == Some((p[0], p[1]))))
 }
 
 /// Whether `name` is the part of a composite training reward that checks the
@@ -634,8 +643,8 @@ pub fn is_correctness_reward(name: &str) -> bool {
         return false;
     }
     let lower = name.to_ascii_lowercase();
-    let words: Vec<&str> = lower.split(|c: char| !c.is_ascii_alphanumeric()).filter(|w| !w.is_empty()).collect();
-    let has = |set: &[&str]| words.iter().any(|w| set.contains(w));
+    let words = name_words(&lower);
+    let has = |set: &[&str]| has_word(&words, set);
     has(&["reward", "rewards"]) && has(&["acc", "accuracy", "correct", "correctness", "exact", "solved", "verifier", "verified"]) && !has(&["std", "min", "max", "count", "num", "len", "length", "time", "format"])
 }
 

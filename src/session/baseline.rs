@@ -41,23 +41,36 @@ struct RunBaseline {
     trackers: BTreeMap<String, Tracked>,
     throughput_reported: bool,
     /// The baseline's tokens and step time, read step after step.
-    rates: [BaseWindow; 2],
+    rates: [BaseCursor; 2],
 }
 
-/// One baseline series read for its rate window: where the last window ended, and
-/// the block being read.
+/// A place in one baseline series read step after step: the index just after
+/// the last point found (steps ascend, so the next step is usually there: found
+/// without a search), and the block being read.
 #[derive(Default)]
-struct BaseWindow {
+struct BaseCursor {
     next: usize,
     reader: PointReader,
 }
 
-impl BaseWindow {
+impl BaseCursor {
+    /// The index and value of `s`'s point at `step`, if it has one.
+    fn at(&mut self, s: &crate::metrics::Series, step: u64) -> Option<(usize, f64)> {
+        let (i, v) = match s.point_through(self.next, &mut self.reader).filter(|(at, _)| *at == step) {
+            Some((_, v)) => (self.next, v),
+            None => {
+                let i = s.index_of(step)?;
+                (i, s.point_through(i, &mut self.reader)?.1)
+            }
+        };
+        self.next = i + 1;
+        Some((i, v))
+    }
+
     /// The values of the `n` points ending at `step` (`n` at most [`RATE_WINDOW`],
     /// fewer when the series has fewer), or `None` when it has no point at `step`.
-    fn ending_at(&mut self, s: &crate::metrics::Series, step: u64) -> Option<(usize, [f64; RATE_WINDOW])> {
-        let end = Some(self.next).filter(|&i| s.point_through(i, &mut self.reader).is_some_and(|(at, _)| at == step)).or_else(|| s.index_of(step))?;
-        self.next = end + 1;
+    fn window_ending_at(&mut self, s: &crate::metrics::Series, step: u64) -> Option<(usize, [f64; RATE_WINDOW])> {
+        let (end, _) = self.at(s, step)?;
         let n = RATE_WINDOW.min(end + 1);
         let mut values = [0.0; RATE_WINDOW];
         for (k, i) in (end + 1 - n..=end).enumerate() {
@@ -67,16 +80,13 @@ impl BaseWindow {
     }
 }
 
-/// One metric compared with the baseline: its tracker, and the index in the
-/// baseline's series just after the last step compared (steps ascend, so the next
-/// step is usually there: found without a search). A timing or resource metric is
-/// kept as not compared, so the catalog is asked once.
+/// One metric compared with the baseline: its tracker, and its place in the
+/// baseline's series. A timing or resource metric is kept as not compared, so the
+/// catalog is asked once.
 struct Tracked {
     tracker: DivergenceTracker,
-    next: usize,
     compared: bool,
-    /// The baseline series' block being read.
-    reader: PointReader,
+    base: BaseCursor,
 }
 
 pub struct Baseline {
@@ -127,35 +137,25 @@ impl Baseline {
             }
             let tracked = seek(&mut trackers, name);
             // Whether a metric is compared at all is asked of the catalog once.
-            let next = match &tracked {
+            match &tracked {
                 Some(t) if !t.compared => continue,
-                Some(t) => Some(t.next),
                 None if is_timing_or_resource(name) => {
-                    new.push((name, Tracked { tracker: DivergenceTracker::new(divergence), next: 0, compared: false, reader: PointReader::default() }));
+                    new.push((name, Tracked { tracker: DivergenceTracker::new(divergence), compared: false, base: BaseCursor::default() }));
                     continue;
                 }
-                None => None,
-            };
+                _ => {}
+            }
             let (Some(value), Some(bs)) = (series.last(), seek(&mut base_series, name)) else { continue };
             let mut tracked = tracked;
-            let mut fresh = PointReader::default();
-            let reader = tracked.as_mut().map_or(&mut fresh, |t| &mut t.reader);
-            // Usually the point after the last one compared.
-            let at_hint = next.and_then(|i| Some((i, bs.point_through(i, reader)?))).filter(|(_, (s, _))| *s == step);
-            let Some((i, (_, b))) = at_hint.or_else(|| {
-                let i = bs.index_of(step)?;
-                Some((i, bs.point_through(i, reader)?))
-            }) else {
-                continue;
-            };
+            let mut fresh = BaseCursor::default();
+            let Some((_, b)) = tracked.as_mut().map_or(&mut fresh, |t| &mut t.base).at(bs, step) else { continue };
             let tracked = match tracked {
                 Some(t) => t,
                 None => {
-                    new.push((name, Tracked { tracker: DivergenceTracker::new(divergence), next: 0, compared: true, reader: fresh }));
+                    new.push((name, Tracked { tracker: DivergenceTracker::new(divergence), compared: true, base: fresh }));
                     &mut new.last_mut().expect("just pushed").1
                 }
             };
-            tracked.next = i + 1;
             if let Some(at) = tracked.tracker.observe(step, value, b) {
                 // The alert speaks of the first diverging step, its values included.
                 let (at_time, at_value) = series.index_of(at).and_then(|i| series.time_at(i).zip(series.value_at(i))).unwrap_or((live.time_s, value));
@@ -240,7 +240,7 @@ fn seek<'a, V: 'a, I: Iterator<Item = (&'a String, V)>>(walk: &mut std::iter::Pe
 
 /// tokens/s of both runs over the same `RATE_WINDOW` steps ending at `step`, once
 /// the live run is past warm-up.
-fn rates_at(live: &RunRecord, base: &RunRecord, step: u64, base_windows: &mut [BaseWindow; 2]) -> Option<(f64, f64)> {
+fn rates_at(live: &RunRecord, base: &RunRecord, step: u64, base_windows: &mut [BaseCursor; 2]) -> Option<(f64, f64)> {
     let live_rate = || -> Option<f64> {
         let (tokens, secs) = (live.series(catalog::TOKENS)?, live.series(catalog::STEP_TIME_S)?);
         // The live run's step was just applied: usually its newest point.
@@ -253,8 +253,8 @@ fn rates_at(live: &RunRecord, base: &RunRecord, step: u64, base_windows: &mut [B
     past_warmup.then_some(())?;
     let live_rate = live_rate()?;
     let [tokens_window, secs_window] = base_windows;
-    let (n_t, tokens) = tokens_window.ending_at(base.series(catalog::TOKENS)?, step)?;
-    let (n_s, secs) = secs_window.ending_at(base.series(catalog::STEP_TIME_S)?, step)?;
+    let (n_t, tokens) = tokens_window.window_ending_at(base.series(catalog::TOKENS)?, step)?;
+    let (n_s, secs) = secs_window.window_ending_at(base.series(catalog::STEP_TIME_S)?, step)?;
     let n = n_t.min(n_s);
     Some((live_rate, throughput::rate(&tokens[n_t - n..n_t], &secs[n_s - n..n_s])?))
 }

@@ -499,21 +499,13 @@ impl RewardHacking {
         } else {
             format!("giving back {} of its rise from {} to its peak {} (step {peak_step})", percent(1.0 - kept), compact(base), compact(peak))
         };
-        let message = if self.held_out.part {
-            format!(
-                "the reward's correctness part {name} fell to {} at step {} (its level over the latest steps), {kept}, while the whole reward holds near its high ({} now): likely reward hacking",
-                compact(v.value),
-                v.step,
-                compact(reward_now)
-            )
-        } else {
-            format!(
-                "held-out {name} fell to {} at step {} (its level over the latest evaluations), {kept}, while the training reward holds near its high ({} now): likely reward hacking",
-                compact(v.value),
-                v.step,
-                compact(reward_now)
-            )
-        };
+        let (score, points, reward) = if self.held_out.part { ("the reward's correctness part", "steps", "the whole reward") } else { ("held-out", "evaluations", "the training reward") };
+        let message = format!(
+            "{score} {name} fell to {} at step {} (its level over the latest {points}), {kept}, while {reward} holds near its high ({} now): likely reward hacking",
+            compact(v.value),
+            v.step,
+            compact(reward_now)
+        );
         Some(v.raise(name, message))
     }
 }

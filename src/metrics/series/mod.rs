@@ -153,6 +153,11 @@ struct Block {
 
 impl Block {
     /// The first `n` steps.
+    /// Point `k`'s step when the block's steps have a stride (read without decoding).
+    fn strided_step(&self, k: usize) -> Option<u64> {
+        Some(self.first_step.wrapping_add(self.stride?.wrapping_mul(k as u64)))
+    }
+
     fn decode_steps(&self, n: usize, out: &mut Vec<u64>) {
         codec::decode_steps(&self.bytes, n, out)
     }
@@ -520,8 +525,7 @@ impl Series {
     pub fn step_at(&self, i: usize) -> Option<u64> {
         let (block, k) = (i / BLOCK, i % BLOCK);
         match self.blocks.get(block) {
-            Some(Block { first_step, stride: Some(d), .. }) => Some(first_step.wrapping_add(d.wrapping_mul(k as u64))),
-            Some(b) => self.recent.get(block, b).steps.get(k).copied(),
+            Some(b) => b.strided_step(k).or_else(|| self.recent.get(block, b).steps.get(k).copied()),
             None => self.hot.steps.get(i - self.hot_start()).copied(),
         }
     }
@@ -554,10 +558,7 @@ impl Series {
             }
             reader.block = Some(block);
         }
-        let step = match b.stride {
-            Some(d) => b.first_step.wrapping_add(d.wrapping_mul(k as u64)),
-            None => *reader.steps.get(k)?,
-        };
+        let step = b.strided_step(k).or_else(|| reader.steps.get(k).copied())?;
         Some((step, *reader.values.get(k)?))
     }
 
@@ -591,11 +592,11 @@ impl Series {
         let base = block * BLOCK;
         match self.blocks.get(block) {
             None => base + self.hot.steps.partition_point(|s| before(*s)),
-            Some(Block { first_step, stride: Some(d), .. }) => {
+            Some(b @ Block { stride: Some(_), .. }) => {
                 let (mut lo, mut hi) = (0, BLOCK);
                 while lo < hi {
                     let mid = (lo + hi) / 2;
-                    if before(first_step.wrapping_add(d.wrapping_mul(mid as u64))) {
+                    if b.strided_step(mid).is_some_and(&mut before) {
                         lo = mid + 1;
                     } else {
                         hi = mid;
