@@ -452,6 +452,12 @@ fn every_trainer_of_the_gallery_is_read() {
         ("chatglm_deepspeed.log", "deepspeed", 1, 5, 10, 50, &[(10, "loss", 2.28), (40, "loss", 7.68), (40, "lr", 1e-05)]),
         // PyMARL: `Recent Stats | t_env: N | Episode: M`, then rows of four `key:  value` pairs apart by tabs, all at t_env.
         ("pymarl.log", "text", 1, 4, 10050, 40422, &[(10050, "battle_won_mean", 0.0), (20137, "reward", 11.2696), (30261, "grad_norm", 95.7), (40422, "test_return_mean", 6.5935)]),
+        // pix2pix and CycleGAN: `(epoch: 2, iters: 100, ...)` counts within each epoch, numbered on after the epochs before; names of no loss rlmon knows (`D_A`, `G_A`) read, their NaN from epoch 3.
+        ("gan_epoch_iters.log", "text", 1, 10, 0, 900, &[(100, "d_a", 0.412), (400, "d_a", 0.231), (600, "idt_b", 0.719), (800, "g_b", f64::NAN)]),
+        // Mozilla DeepSpeech: `Steps: 2950`, each epoch's bar total, the same every epoch; `| Validation |` lines are the epoch's evaluation, as `val_*`.
+        ("deepspeech_epochs.log", "text", 1, 4, 2950, 11800, &[(2950, "loss", 142.117305), (2950, "val_loss", 131.552091), (11800, "val_loss", 123.108854)]),
+        // LightGBM's callback: `[N]\tvalid_1's binary_logloss: x` numbered by its round, the possessive a part's name; its warnings hold no metrics.
+        ("lightgbm.log", "pairs", 1, 6, 0, 5, &[(1, "training/binary_logloss", 0.598121), (5, "valid_1/binary_logloss", 0.501764)]),
         // fairseq2: `Train Metrics (step N) - NLL Loss: x | ...` in words; the loss is the NLL, `Elements per Second` the tokens/s; `Valid Metrics (step N)` its evaluation, as `val_*`.
         ("fairseq2.log", "text", 1, 10, 10, 100, &[(10, "nll_loss", 2.998), (30, "tokens_per_s", 11944.0), (30, "grad_norm", 1.44), (100, "lr", 2.0e-05), (100, "val_nll_loss", 2.305), (100, "nll_loss", 2.055)]),
         // A counter printed first (`500: train loss ...`): the log's own step, not the line's.

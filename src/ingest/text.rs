@@ -372,6 +372,49 @@ pub struct Progress {
     /// The label whose counter numbers a labelled logger's steps (Acme's
     /// `[Learner] Learner Steps = 1000`).
     clock_label: Option<String>,
+    /// Steps named beside their epoch (pix2pix's `(epoch: 2, iters: 78, ...)`,
+    /// DeepSpeech's `Epoch 66 | Training | ... | Steps: 18595 | Loss: ...`).
+    beside_epoch: BesideEpoch,
+}
+
+/// A step named on a line with its epoch may count within the epoch: it goes back
+/// (or, on a line of the same metrics, stays) as the epoch moves on. Such steps
+/// are numbered on after the epochs before, as a bar's counter is, so a new epoch
+/// reads as more steps rather than as a resume that drops the earlier ones.
+#[derive(Debug, Clone, Copy, Default)]
+struct BesideEpoch {
+    /// The epoch and step of the last such line, and its metrics' names (a hash).
+    last: Option<(u64, u64, u64)>,
+    /// The steps of the epochs before, once the steps were seen to restart.
+    offset: u64,
+}
+
+impl BesideEpoch {
+    /// The step of a line of `epoch` naming `step`; `learn`: a training line, whose
+    /// step tells whether the steps restart.
+    fn step(&mut self, epoch: u64, step: u64, names: u64, learn: bool) -> u64 {
+        if !learn {
+            return self.offset.saturating_add(step);
+        }
+        if let Some((last_epoch, last_step, last_names)) = self.last {
+            // (An epoch that goes back is a resume, told as one.)
+            if epoch > last_epoch && (step < last_step || (step == last_step && names == last_names)) {
+                self.offset = self.offset.saturating_add(last_step);
+            }
+        }
+        self.last = Some((epoch, step, names));
+        self.offset.saturating_add(step)
+    }
+}
+
+/// A hash of a record's metric names: lines of the same metrics hash alike.
+fn names_hash(fields: &[(super::FieldName, f64)]) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    for (name, _) in fields {
+        name.hash(&mut h);
+    }
+    h.finish()
 }
 
 #[derive(Debug, Clone, Default)]
@@ -486,9 +529,29 @@ pub fn parse_generic(line: &str, progress: &mut Progress) -> Line {
     } else {
         Accept::Known
     };
+    // Where every written pair is read, a warning's numbers are no metrics.
+    if accept == Accept::Written && is_warning_message(line) {
+        return Line::Text;
+    }
     let mut read = generic_line(line, accept);
+    if accept == Accept::Known && matches!(read.line, Line::Text) && read.step.is_some() && !indented && only_written_pairs(line) {
+        // A line naming its step among pairs written with their `:` or `=` holds the
+        // trainer's metrics, known or not (pix2pix's `(epoch: 1, iters: 100, time:
+        // 0.103, data: 0.641) G_GAN: 1.166 G_L1: 40.355 ...`).
+        read = generic_line(line, Accept::Any);
+    }
     match read.line {
         Line::Metrics(mut rec) => {
+            // (An evaluation's own count, DeepSpeech's `Epoch 0 | Validation | ... |
+            // Steps: 120`, says nothing of the training steps' restarts.)
+            let evaluation_segment = names_an_evaluation_segment(line);
+            // Its step, when below the training's before it, counts the evaluation's
+            // batches (fairseq's `| valid | ... | num_updates 1563` is the step).
+            let own_count = evaluation_segment && rec.step.is_some_and(|s| progress.beside_epoch.last.is_some_and(|(_, last, _)| s < last));
+            if let (Some(step), Some(epoch), None) = (rec.step, read.epoch, read.counter) {
+                let learn = !evaluation_segment && !mentions_evaluation(line);
+                rec.step = Some(progress.beside_epoch.step(epoch, step, names_hash(&rec.fields), learn));
+            }
             let after_finished_bar = std::mem::take(&mut progress.finished_bar);
             // A logger's evaluation phase, or an evaluation's own batches (timm's
             // `Test: [ 10/48]`, mmengine's `Epoch(val) [1][500/500]`), are no
@@ -514,7 +577,11 @@ pub fn parse_generic(line: &str, progress: &mut Progress) -> Line {
             let evaluation_batch = rec.step.is_none() && is_evaluation_pass(line);
             let evaluation_summary = std::mem::replace(&mut progress.after_evaluation_batches, evaluation_batch) && rec.step.is_none() && read.counter.is_none();
             // (The label before a step is looked for last: most lines are settled before.)
-            if phase == Some(LoggerPhase::Evaluation) || evaluation_batch || evaluation_result || announced || in_evaluation_pass || evaluation_summary || (rec.step.is_some() && evaluation_at_step(line)) {
+            if own_count {
+                // Its results are the training step's before it.
+                rec.step = None;
+            }
+            if phase == Some(LoggerPhase::Evaluation) || evaluation_batch || evaluation_segment || evaluation_result || announced || in_evaluation_pass || evaluation_summary || (rec.step.is_some() && evaluation_at_step(line)) {
                 rec.continues = rec.step.is_none() && of_announced.is_none();
                 rec.step = rec.step.or(of_announced);
                 // (The epoch it names is the step's, no result: Ignite's `Validation Results - Epoch: 1`.)
@@ -979,6 +1046,16 @@ fn without_glog_prefix(line: &str) -> Option<&str> {
     (source.contains(':') && !source.contains(' ')).then(|| rest.trim_start())
 }
 
+/// Whether a logger tagged the line as a warning or an error among its first words
+/// (`[LightGBM] [Warning] No further splits with positive gain, best gain: -inf`,
+/// `W0312 ...` is glog's and taken out before): a message, whatever numbers it holds.
+fn is_warning_message(line: &str) -> bool {
+    line.split_whitespace().take(3).any(|w| {
+        let w = w.trim_matches(|c: char| matches!(c, '[' | ']' | '(' | ')' | ':' | '|'));
+        ["warning", "warn", "error"].iter().any(|l| w.eq_ignore_ascii_case(l))
+    })
+}
+
 /// What a line that only names a pass announces.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Pass {
@@ -1030,6 +1107,16 @@ fn names_an_epoch(line: &str) -> bool {
 /// Whether a line speaks of evaluation (`eval`, `validation`, `val`, `test` as words).
 fn mentions_evaluation(line: &str) -> bool {
     line.split(|c: char| !c.is_ascii_alphabetic()).any(|w| ["eval", "evaluate", "evaluation", "evaluating", "val", "valid", "validate", "validation", "validating", "test", "testing"].iter().any(|e| w.eq_ignore_ascii_case(e)))
+}
+
+/// Whether one of a line's ` | `-separated segments is an evaluation's label alone
+/// (Mozilla DeepSpeech's `Epoch 0 | Validation | Elapsed Time: 0:00:31 | Steps: 120 |
+/// Loss: 131.55 | Dataset: dev.csv`).
+fn names_an_evaluation_segment(line: &str) -> bool {
+    line.contains(" | ") && line.split('|').skip(1).any(|segment| {
+        let w = segment.trim();
+        !w.is_empty() && w.bytes().all(|c| c.is_ascii_alphabetic()) && is_evaluation_word(w)
+    })
 }
 
 /// What a logger's name field says a line is: fairseq tags each line with its
@@ -1619,7 +1706,10 @@ fn is_bar_percent(line: &str, value: &str) -> bool {
 /// [100] loss=3.2, learning_rate=0.001`).
 fn bracketed_step(line: &str) -> Option<u64> {
     // (Asked once of the line: each bracket below costs only its own neighbourhood.)
-    if !line.contains('=') {
+    // LightGBM's `[12]\tvalid_0's auc: 0.81` opens its line with the round, pairs
+    // written with `:`; elsewhere a bracketed step goes with `key=value` pairs.
+    let opens = line.starts_with('[') && line.contains(':');
+    if !line.contains('=') && !opens {
         return None;
     }
     let mut from = 0;
@@ -1634,7 +1724,8 @@ fn bracketed_step(line: &str) -> Option<u64> {
         let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
         // (gpt-2's fine-tuning script adds the seconds so far: `[10 | 17.95] loss=3.1`.)
         let elapsed = || rest[digits..].strip_prefix(" | ").and_then(|r| r.split_once("] ")).is_some_and(|(t, _)| t.parse::<f64>().is_ok());
-        if digits > 0 && (rest[digits..].starts_with("] ") || elapsed()) {
+        let closed = rest[digits..].starts_with("] ") || (at == 0 && rest[digits..].starts_with("]\t"));
+        if digits > 0 && (closed || elapsed()) && (at == 0 || line.contains('=')) {
             return rest[..digits].parse().ok();
         }
     }
@@ -2149,6 +2240,37 @@ mod tests {
                 _ => None,
             })
             .collect()
+    }
+
+    #[test]
+    fn steps_named_beside_their_epoch_that_restart_with_it_count_on() {
+        // pix2pix and CycleGAN: `iters` counts within the epoch.
+        let got = line_steps(&[
+            "(epoch: 1, iters: 100, time: 0.103, data: 0.641) G_GAN: 1.166 G_L1: 40.355 D_real: 0.465 D_fake: 0.438 ",
+            "(epoch: 1, iters: 200, time: 0.114, data: 0.001) G_GAN: 1.709 G_L1: 42.086 D_real: 0.430 D_fake: 0.488 ",
+            "End of epoch 1 / 500 \t Time Taken: 69 sec",
+            "learning rate 0.0002000 -> 0.0002000",
+            "(epoch: 2, iters: 78, time: 0.070, data: 0.003) G_GAN: 1.461 G_L1: 44.868 D_real: 0.135 D_fake: 0.097 ",
+            "(epoch: 2, iters: 178, time: 0.117, data: 0.178) G_GAN: 4.091 G_L1: 44.220 D_real: 0.064 D_fake: 1.134 ",
+        ]);
+        assert_eq!(got, [Some(100), Some(200), None, None, Some(278), Some(378)]);
+        // Mozilla DeepSpeech: the step count of each epoch's bar, the same every epoch.
+        let got = line_steps(&[
+            "Epoch 65 |   Training | Elapsed Time: 0:10:10 | Steps: 18595 | Loss: 116.308748",
+            "Epoch 66 |   Training | Elapsed Time: 0:10:02 | Steps: 18595 | Loss: 114.976197",
+            "Epoch 67 |   Training | Elapsed Time: 0:09:59 | Steps: 18595 | Loss: 117.706127",
+        ]);
+        assert_eq!(got, [Some(18595), Some(37190), Some(55785)]);
+        // With its evaluation after each epoch: that epoch's last step's, as `val_*`.
+        let got = records(
+            "Epoch 0 |   Training | Elapsed Time: 0:09:41 | Steps: 2950 | Loss: 142.117305\nEpoch 0 | Validation | Elapsed Time: 0:00:31 | Steps: 120 | Loss: 131.552091 | Dataset: dev.csv\nEpoch 1 |   Training | Elapsed Time: 0:09:38 | Steps: 2950 | Loss: 128.403317\n",
+        );
+        assert_eq!(got.iter().map(|r| (r.0, r.1)).collect::<Vec<_>>(), [(Some(2950), false), (None, true), (Some(5900), false)], "{got:?}");
+        assert!(got[1].2.iter().any(|(n, v)| n == catalog::VAL_LOSS && *v == 131.552091), "{got:?}");
+        // A global step beside its epoch stays as it is; an evaluation at the
+        // epoch's last step, under other names, is at that step.
+        let got = line_steps(&["epoch 1 step 900 loss 0.5", "epoch 1 step 1000 loss 0.4", "epoch 2 step 1000 val_loss 0.45", "epoch 2 step 1100 loss 0.39"]);
+        assert_eq!(got, [Some(900), Some(1000), Some(1000), Some(1100)]);
     }
 
     #[test]

@@ -535,6 +535,14 @@ pub fn names_a_perplexity(lower: &str) -> bool {
     lower.contains(PERPLEXITY) || lower.contains("ppl")
 }
 
+/// Whether a name (lower case) is a GAN's generator or discriminator loss in
+/// pix2pix's and CycleGAN's style, the net's letter first: `d_a`, `g_gan`,
+/// `d_real` (the names with `loss` in them are losses already).
+pub fn names_a_gan_loss(lower: &str) -> bool {
+    let b = lower.as_bytes();
+    b.len() >= 3 && matches!(b[0], b'd' | b'g') && matches!(b[1], b'_' | b'/') && b[2].is_ascii_alphabetic()
+}
+
 /// Whether a stand-in is judged on its logarithm (a perplexity: its log is the loss).
 pub fn judged_on_its_log(name: &str) -> bool {
     name == PERPLEXITY
@@ -809,6 +817,8 @@ pub const EVAL_TRAIN_LOSS: &str = "eval_train_loss";
 pub const STEP_AVG_S: &str = "step_avg_s";
 /// Training wall time so far.
 pub const TRAIN_TIME_S: &str = "train_time_s";
+/// The epoch a step is in, as logged: a counter, not a measure of the training.
+pub const EPOCH: &str = "epoch";
 
 /// How a word printed by a trainer of `preset` becomes a metric: the preset's own
 /// table first, then the catalog's aliases, else its own name (tidied).
@@ -823,6 +833,14 @@ pub fn preset_conversion(preset: Preset, word: &str) -> Conversion {
 /// A text log's word as a metric name: lower case, `_` for anything but letters,
 /// digits and `/`.
 pub fn tidy_word(word: &str) -> &'static str {
+    // A possessive names a metric of a part (LightGBM's `valid_0's auc`): `valid_0/auc`.
+    let possessive;
+    let word = if word.contains("'s ") {
+        possessive = word.replace("'s ", "/");
+        possessive.as_str()
+    } else {
+        word
+    };
     let tidy: String = word.trim().chars().map(|c| if c.is_ascii_alphanumeric() || c == '/' { c.to_ascii_lowercase() } else { '_' }).collect();
     intern(tidy.trim_matches('_'))
 }

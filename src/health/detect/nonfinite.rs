@@ -49,6 +49,7 @@ impl NonfiniteValues {
         let lower = name.to_ascii_lowercase();
         [catalog::LOSS, "grad", "norm", catalog::KL, catalog::ENTROPY].iter().any(|w| lower.contains(w))
             || catalog::names_a_perplexity(&lower)
+            || catalog::names_a_gan_loss(&lower)
             || self.finite_yet.iter().any(|n| n == name)
     }
 
@@ -75,6 +76,8 @@ impl NonfiniteValues {
 
     pub fn check(&mut self, p: &Point) -> Option<Raised> {
         let mut broken: Vec<(&str, f64)> = Vec::new();
+        // NaNs of metrics that may be NaN before their first value, held back.
+        let mut unsure = false;
         for (place, (name, v)) in p.values.iter().enumerate() {
             if v.is_finite() {
                 self.note_finite(place, name);
@@ -89,10 +92,25 @@ impl NonfiniteValues {
                 continue;
             }
             if !v.is_finite() && !self.open.contains_key(&**name) && !self.is_a_break(name) {
+                unsure = true;
                 continue;
             }
             if self.gate(name, *v) {
                 broken.push((name, *v));
+            }
+        }
+        // Every metric of the step NaN or infinite, of two or more (CycleGAN's
+        // `D_A: nan G_A: nan cycle_A: nan ...` from its first line) is a broken run
+        // whatever their names: a statistic waiting for its first value is NaN
+        // beside the training's own finite metrics.
+        if unsure {
+            let judged = || p.values.iter().filter(|(name, _)| !catalog::is_timing_or_resource(name) && &**name != catalog::EPOCH);
+            if judged().count() >= 2 && judged().all(|(_, v)| !v.is_finite()) {
+                for (name, v) in judged() {
+                    if !broken.iter().any(|(n, _)| *n == &**name) && self.gate(name, *v) {
+                        broken.push((name, *v));
+                    }
+                }
             }
         }
         let &(first, value) = broken.first()?;
@@ -172,6 +190,23 @@ mod tests {
         let mut d = NonfiniteValues::new(defaults(AlertKind::Nonfinite));
         let values: Vec<(MetricName, f64)> = vec![("loss".into(), f64::NAN)];
         assert!(d.check(&Point { step: 0, time_s: 0.0, values: &values }).is_some(), "a loss broken from its first step");
+    }
+
+    #[test]
+    fn a_step_of_nothing_but_nan_or_a_gans_nan_loss_is_broken_from_the_start() {
+        fn check(values: &[(&'static str, f64)]) -> Option<String> {
+            let mut d = NonfiniteValues::new(defaults(AlertKind::Nonfinite));
+            let values: Vec<(MetricName, f64)> = values.iter().map(|(n, v)| ((*n).into(), *v)).collect();
+            d.check(&Point { step: 100, time_s: 0.0, values: &values }).map(|r| r.message)
+        }
+        // CycleGAN from its first line: the nets' losses by letter.
+        let got = check(&[("epoch", 1.0), ("time", 0.3), ("d_a", f64::NAN), ("g_a", f64::NAN), ("cycle_a", f64::NAN)]);
+        assert_eq!(got.as_deref(), Some("d_a is NaN, g_a is NaN, cycle_a is NaN at step 100"));
+        // Every metric of a step NaN, of names of no family rlmon knows.
+        assert!(check(&[("epoch", 1.0), ("mse_q0", f64::NAN), ("vb_q0", f64::INFINITY)]).is_some());
+        // Beside the run's finite metrics, statistics waiting for a value are not.
+        assert!(check(&[("num_env_steps", 4000.0), ("episode_reward_mean", f64::NAN), ("episode_len_mean", f64::NAN)]).is_none());
+        assert!(check(&[("epoch", 1.0), ("episode_reward_mean", f64::NAN)]).is_none(), "one metric alone is no such step");
     }
 
     #[test]
