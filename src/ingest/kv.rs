@@ -256,6 +256,51 @@ fn span<'a>(line: &'a str, a: &str, b: &str) -> &'a str {
     &line[from..to]
 }
 
+/// Whether a name before a bracket wraps a scalar in print: PyTorch's `tensor(10.72,
+/// device='cuda:0')`, NumPy 2's `np.float64(0.123)`, JAX's `Array(1.2, dtype=float32)`,
+/// TensorFlow's `tf.Tensor(1.2, shape=(), dtype=float32)`.
+fn is_scalar_wrapper(name: &str) -> bool {
+    let last = name.rsplit('.').next().unwrap_or(name);
+    ["tensor", "Tensor", "array", "Array", "DeviceArray", "float64", "float32", "float16", "bfloat16", "int64", "int32", "Decimal"].contains(&last)
+}
+
+/// The number a scalar's printed wrapper holds (`tensor(10.72` of a token), else `None`.
+pub fn wrapped_scalar(token: &str) -> Option<&str> {
+    let open = token.find('(')?;
+    let inner = token[open + 1..].trim_end_matches([')', ',']);
+    (is_scalar_wrapper(&token[..open]) && is_value(inner)).then_some(inner)
+}
+
+/// `line` with each scalar's printed wrapper replaced by the number it holds
+/// (`grad_norm: tensor(10.72, device='cuda:0')` is `grad_norm: 10.72`); `None` when
+/// it has none.
+pub fn unwrapped_scalars(line: &str) -> Option<String> {
+    if !line.contains('(') {
+        return None;
+    }
+    let mut out = String::new();
+    let (mut last, mut from) = (0, 0);
+    while let Some(open) = line[from..].find('(').map(|i| i + from) {
+        from = open + 1;
+        let start = line[..open].rfind(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '.')).map_or(0, |p| p + 1);
+        let rest = &line[open + 1..];
+        let number = rest[..rest.find([',', ')']).unwrap_or(rest.len())].trim();
+        if start < last || !is_scalar_wrapper(&line[start..open]) || !is_value(number) {
+            continue;
+        }
+        // To the wrapper's closing bracket (`device='cuda:0'` holds none).
+        let end = open + 1 + rest.find(')').map_or(rest.len(), |c| c + 1);
+        out.push_str(&line[last..start]);
+        out.push_str(number);
+        last = end;
+        from = end;
+    }
+    (last > 0).then(|| {
+        out.push_str(&line[last..]);
+        out
+    })
+}
+
 /// The pairs of `line`, in order, and the progress counters (`120/1000`) that stand
 /// alone, not as any key's value.
 pub fn pairs(line: &str) -> (Vec<Pair<'_>>, Vec<(u64, u64)>) {
@@ -312,6 +357,7 @@ pub fn pairs(line: &str) -> (Vec<Pair<'_>>, Vec<(u64, u64)>) {
             if closed {
                 // `key: value`: whatever follows the colon is the value.
                 let v = token.trim_end_matches([',', ':']);
+                let v = wrapped_scalar(v).unwrap_or(v);
                 if let (Some(first), Some(last)) = (words.first(), words.last()) {
                     out.push((span(line, first, last), v));
                 }
@@ -339,6 +385,7 @@ pub fn pairs(line: &str) -> (Vec<Pair<'_>>, Vec<(u64, u64)>) {
             // `key=value` or `key:value` in one token.
             if let Some(at) = token.find(['=', ':']).filter(|&at| at > 0 && at + 1 < token.len()) {
                 let (key, v) = (&token[..at], token[at + 1..].trim_end_matches(','));
+                let v = wrapped_scalar(v).unwrap_or(v);
                 // (Or the module and line in brackets of Python's logging format,
                 // ESPnet's `(trainer:732)`.)
                 if is_source_location(key) || is_bracketed_line_number(line, token, v) {
@@ -414,6 +461,16 @@ pub fn pairs(line: &str) -> (Vec<Pair<'_>>, Vec<(u64, u64)>) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_scalars_printed_wrapper_holds_its_number() {
+        assert_eq!(unwrapped_scalars("loss: 0.5 grad_norm: tensor(10.7261, device='cuda:0') lr: 1e-4").as_deref(), Some("loss: 0.5 grad_norm: 10.7261 lr: 1e-4"));
+        assert_eq!(unwrapped_scalars("'reward': np.float64(0.125), 'kl': Array(0.02, dtype=float32)").as_deref(), Some("'reward': 0.125, 'kl': 0.02"));
+        assert_eq!(unwrapped_scalars("time (ms): 12.3, Epoch(train) [1][50/500]"), None, "a unit or a phase in brackets is no wrapper");
+        assert_eq!(wrapped_scalar("tensor(1.25"), Some("1.25"));
+        assert_eq!(wrapped_scalar("(3.53)"), None);
+    }
+
 
     fn p(line: &str) -> Vec<(String, String)> {
         pairs(line).0.into_iter().map(|(k, v)| (k.to_owned(), v.to_owned())).collect()

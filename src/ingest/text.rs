@@ -317,6 +317,9 @@ pub struct Progress {
     /// The header ended with `:`, so every number under it is a metric; under a
     /// bare step (OLMo's `[step=10/739328,epoch=0]`) only lines of one `key=value`.
     block_loose: bool,
+    /// The block's header announced an evaluation (Coqui TTS's `--> EVAL
+    /// PERFORMANCE`): its lines are results, under evaluation names.
+    block_evaluation: bool,
     /// A table being read (Stable-Baselines3's `| key | value |` rows between
     /// dashed rules): its rows so far as `key: value` text, under their section.
     table: Option<Table>,
@@ -514,7 +517,7 @@ pub fn parse_generic(line: &str, progress: &mut Progress) -> Line {
     if phase == Some(LoggerPhase::EpochSummary) {
         return Line::Text;
     }
-    let indented = line.starts_with([' ', '\t']);
+    let indented = line.starts_with([' ', '\t']) && !opens_with_arrow(line);
     // Under a header, every number is the trainer's metric, known to rlmon or not.
     let accept = if progress.every_pair {
         Accept::Written
@@ -656,7 +659,12 @@ pub fn parse_generic(line: &str, progress: &mut Progress) -> Line {
                     // Under a header before any step: a configuration's dump
                     // (torchtune's `optimizer:` then `  lr: 2.0e-05`), not results.
                     None if !progress.seen_step => return Line::Text,
-                    None => rec.continues = true,
+                    None => {
+                        rec.continues = true;
+                        if progress.block_evaluation {
+                            evaluation_names(&mut rec.fields);
+                        }
+                    }
                 },
                 _ if !indented => progress.block = None,
                 _ => {}
@@ -709,6 +717,7 @@ pub fn parse_generic(line: &str, progress: &mut Progress) -> Line {
                 let step = if mentions_evaluation(line) { None } else { read.step.or_else(|| read.counter.map(|c| progress.step(c))) };
                 progress.block = Some(step);
                 progress.block_loose = true;
+                progress.block_evaluation = false;
                 // A header naming its step (RLlib's `Training iteration 3:`): the
                 // un-indented lines under it are that step's too.
                 if let Some(step) = read.step.filter(|_| step.is_some()) {
@@ -717,6 +726,7 @@ pub fn parse_generic(line: &str, progress: &mut Progress) -> Line {
             } else if !indented && read.step.is_some() && !mentions_evaluation(line) {
                 progress.block = Some(read.step);
                 progress.block_loose = false;
+                progress.block_evaluation = false;
                 progress.step_line = read.step.map(|step| (step, Vec::new(), false));
             } else if indented && !mentions_evaluation(line) && line.split_whitespace().count() <= 3 {
                 // A centred header of a step and its total (rsl_rl's `Learning iteration 3/1500`).
@@ -725,6 +735,13 @@ pub fn parse_generic(line: &str, progress: &mut Progress) -> Line {
                 if let Some(step) = step {
                     progress.step_line = Some((step, Vec::new(), true));
                 }
+            } else if !indented && read.step.is_none() && progress.seen_step && line.split_whitespace().count() <= 4 && mentions_evaluation(line) {
+                // An evaluation's short header without a step (Coqui TTS's `--> EVAL
+                // PERFORMANCE`): the indented `key: value` lines under it are the
+                // results of the step before.
+                progress.block = Some(None);
+                progress.block_loose = false;
+                progress.block_evaluation = true;
             }
             other
         }
@@ -739,10 +756,25 @@ fn indentation(line: &str) -> &str {
 /// Whether an indented line is one `key=value` or `key: value` pair and nothing
 /// else (not a traceback's `File "x.py", line 42`).
 fn single_pair(line: &str) -> bool {
-    let t = line.trim();
+    // (After a list's marks: Coqui TTS's `     | > loss: 3.63  (3.53)`, `- loss: 3.63`.)
+    let t = line.trim().trim_start_matches(['|', '>', '-', '*', '•', ' ']);
     let Some(at) = t.find(['=', ':']) else { return false };
     let (key, value) = (t[..at].trim(), t[at + 1..].trim());
+    // A running mean in brackets after the value annotates it (`3.63  (3.53)`).
+    let value = match value.split_once(" (") {
+        Some((v, note)) if note.ends_with(')') => v.trim(),
+        _ => value,
+    };
+    let value = kv::wrapped_scalar(value).unwrap_or(value);
     key.starts_with(|c: char| c.is_ascii_alphabetic()) && key.chars().all(|c| c.is_ascii_alphanumeric() || " _/.-()".contains(c)) && kv::value(value).is_some()
+}
+
+/// Whether a line opens with an arrow after its indentation (Coqui TTS's ` --> STEP:
+/// 25/496 -- GLOBAL_STEP: 25` over its indented `| > loss: ...` lines): a header, not
+/// a line under one.
+fn opens_with_arrow(line: &str) -> bool {
+    let t = line.trim_start();
+    ["-->", "==>", "=>", "->"].iter().any(|a| t.starts_with(a))
 }
 
 /// Whether a line is nothing but two or more `key: value` (or `key=value`) pairs
@@ -1468,6 +1500,9 @@ fn generic_line(line: &str, accept: Accept) -> Generic {
     if is_darknet_region(line) {
         return Generic { line: Line::Text, step: None, counter: None, epoch: None };
     }
+    // A scalar printed in its wrapper (`tensor(10.72, device='cuda:0')`) is its number.
+    let unwrapped = kv::unwrapped_scalars(line);
+    let line = unwrapped.as_deref().unwrap_or(line);
     let mut any_metric = any_metric;
     let spelled_line = bracketed_counters(line).or_else(|| glued_counters(line)).or_else(|| sample_factory(line));
     let spelled_line = spelled_line.or_else(|| {
@@ -1504,6 +1539,7 @@ fn generic_line(line: &str, accept: Accept) -> Generic {
     let whole = |value: &str| kv::value(value).and_then(super::whole_step);
     let mut step = None;
     let mut step_is_iteration = false;
+    let mut step_is_global = false;
     let mut epoch = None;
     // The episode that opens a line with no step of its own numbers it (an RL
     // script's `Episode: 59, Actions: 2351, reward: -18`); elsewhere on a line an
@@ -1527,14 +1563,18 @@ fn generic_line(line: &str, accept: Accept) -> Generic {
             // counts optimizer steps (LitGPT's `iter 1152 step 144`, a line per
             // micro-batch): the iteration wins, so no line is merged into another's step.
             let iteration = ["iter", "iters", "iteration"].contains(&name.as_str());
+            // A global step wins over the step within an epoch (Coqui TTS's `STEP:
+            // 25/496 -- GLOBAL_STEP: 1025`).
+            let global = name.ends_with("global_step") || name == "globalstep";
             // A count in scientific notation is rounded (OpenAI Baselines' table
             // prints `misc/total_timesteps | 7.48e+06 |`, the same for many rows):
             // no step, the records count on.
             let rounded = value.contains(['e', 'E']);
-            if !rounded && (step.is_none() || (!step_is_iteration && iteration)) {
+            if !rounded && (step.is_none() || (!step_is_global && (global || (!step_is_iteration && iteration)))) {
                 if let Some(s) = kv::fraction(value).map(|(n, _)| n).or_else(|| whole(value)) {
                     step = Some(s);
                     step_is_iteration = iteration;
+                    step_is_global = global;
                 }
             }
             continue;
@@ -2271,6 +2311,15 @@ mod tests {
         // epoch's last step, under other names, is at that step.
         let got = line_steps(&["epoch 1 step 900 loss 0.5", "epoch 1 step 1000 loss 0.4", "epoch 2 step 1000 val_loss 0.45", "epoch 2 step 1100 loss 0.39"]);
         assert_eq!(got, [Some(900), Some(1000), Some(1000), Some(1100)]);
+    }
+
+    #[test]
+    fn an_arrow_header_gives_its_global_step_to_the_bulleted_lines_under_it() {
+        // Coqui TTS: a running mean in brackets after each value, a tensor's print.
+        let got = records("   --> TIME: 2024-03-18 13:31:34 -- STEP: 25/496 -- GLOBAL_STEP: 1525\n     | > loss: 3.63  (3.53)\n     | > grad_norm: tensor(10.7261, device='cuda:0')  (tensor(9.88, device='cuda:0'))\n\n  --> EVAL PERFORMANCE\n     | > avg_loss: 3.2231 (-0.1207)\n");
+        assert_eq!(got.iter().map(|r| (r.0, r.1)).collect::<Vec<_>>(), [(Some(1525), false), (Some(1525), false), (None, true)], "{got:?}");
+        assert_eq!(got[1].2, [(catalog::GRAD_NORM.to_owned(), 10.7261)]);
+        assert_eq!(got[2].2, [(catalog::VAL_LOSS.to_owned(), 3.2231)], "the evaluation's block: the step before's results");
     }
 
     #[test]

@@ -835,7 +835,7 @@ pub fn preset_conversion(preset: Preset, word: &str) -> Conversion {
 pub fn tidy_word(word: &str) -> &'static str {
     // A possessive names a metric of a part (LightGBM's `valid_0's auc`): `valid_0/auc`.
     let possessive;
-    let word = if word.contains("'s ") {
+    let word = if word.as_bytes().contains(&b'\'') && word.contains("'s ") {
         possessive = word.replace("'s ", "/");
         possessive.as_str()
     } else {
