@@ -460,6 +460,10 @@ fn every_trainer_of_the_gallery_is_read() {
         ("lightgbm.log", "pairs", 1, 6, 0, 5, &[(1, "training/binary_logloss", 0.598121), (5, "valid_1/binary_logloss", 0.501764)]),
         // Coqui TTS: ` --> STEP: 25/496 -- GLOBAL_STEP: 1525` over indented `| > loss: 3.63  (3.53)` lines (a running mean in brackets); `tensor(10.72, device='cuda:0')` is its number; `--> EVAL PERFORMANCE`'s lines the step before's `val_*`.
         ("coqui_tts.log", "text", 1, 3, 1500, 1550, &[(1525, "grad_norm", 10.7261), (1550, "loss", 3.4120877981185913), (1550, "amp_scaler", 8192.0), (1550, "val_loss", 3.2231)]),
+        // Tesseract's lstmtraining: `At iteration 100/100/100, mean rms=4.8%, ... BCER train=88.2%`, the first count the iteration; names of two words.
+        ("tesseract.log", "pairs", 1, 7, 0, 400, &[(100, "bcer", 88.214), (200, "mean_rms", 4.503), (300, "bwer", 96.381), (400, "new_worst_bcer", 70.883)]),
+        // TorchBeast: a bracket of level, process, source, date and time before each line is the logger's.
+        ("torchbeast.log", "pairs", 1, 4, 0, 3, &[(0, "return", -21.0), (3, "return", -19.0)]),
         // fairseq2: `Train Metrics (step N) - NLL Loss: x | ...` in words; the loss is the NLL, `Elements per Second` the tokens/s; `Valid Metrics (step N)` its evaluation, as `val_*`.
         ("fairseq2.log", "text", 1, 10, 10, 100, &[(10, "nll_loss", 2.998), (30, "tokens_per_s", 11944.0), (30, "grad_norm", 1.44), (100, "lr", 2.0e-05), (100, "val_nll_loss", 2.305), (100, "nll_loss", 2.055)]),
         // A counter printed first (`500: train loss ...`): the log's own step, not the line's.

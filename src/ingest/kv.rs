@@ -301,6 +301,13 @@ pub fn unwrapped_scalars(line: &str) -> Option<String> {
     })
 }
 
+/// Whether word `a` comes right before `b` in `line`, one space apart (both slices of it).
+fn right_before(line: &str, a: &str, b: &str) -> bool {
+    let end_a = a.as_ptr() as usize - line.as_ptr() as usize + a.len();
+    let start_b = b.as_ptr() as usize - line.as_ptr() as usize;
+    start_b == end_a + 1 && line.as_bytes()[end_a] == b' '
+}
+
 /// The pairs of `line`, in order, and the progress counters (`120/1000`) that stand
 /// alone, not as any key's value.
 pub fn pairs(line: &str) -> (Vec<Pair<'_>>, Vec<(u64, u64)>) {
@@ -397,6 +404,9 @@ pub fn pairs(line: &str) -> (Vec<Pair<'_>>, Vec<(u64, u64)>) {
                     // `train_step_timing in s=1.01` (NeMo): the unit ends a longer name.
                     let key = match (words.first(), words.last()) {
                         (Some(first), Some(&"in")) if is_unit(key) => span(line, first, key),
+                        // Words right before name it with the key (Tesseract's `char
+                        // train=90%`, `word train=100%`: two metrics, not one `train`).
+                        (Some(&first), Some(&last)) if words.len() <= 2 && words.iter().all(|w| w.bytes().all(|b| b.is_ascii_alphabetic())) && right_before(line, last, key) => span(line, first, key),
                         _ => key,
                     };
                     out.push((key, v));
@@ -408,6 +418,16 @@ pub fn pairs(line: &str) -> (Vec<Pair<'_>>, Vec<(u64, u64)>) {
             let bare = token.trim_end_matches([':', '=']);
             let ends_key = bare.len() < token.len();
             let number = token.trim_end_matches([':', ',']);
+            // Counts apart by slashes after key words (Tesseract's `At iteration
+            // 6100/6100/6101,`): the pair's value, for a step word to read.
+            if number.split('/').count() >= 3 && number.split('/').all(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit())) {
+                if let (Some(first), Some(last)) = (words.first(), words.last()) {
+                    out.push((span(line, first, last), number));
+                }
+                words.clear();
+                closed = false;
+                continue;
+            }
             // (`nan` and `inf` read as values: a word never does.)
             if is_value(number) {
                 // A unit after a keyless number (OpenNMT's `2345/2456 tok/s`) is its
@@ -461,6 +481,15 @@ pub fn pairs(line: &str) -> (Vec<Pair<'_>>, Vec<(u64, u64)>) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn words_right_before_a_key_name_it_and_counts_apart_by_slashes_are_a_value() {
+        let (got, _) = pairs("At iteration 6100/6100/6101, mean rms=4.062%, BCER train=56.386%, BWER train=96.702%");
+        assert_eq!(got, [("At iteration", "6100/6100/6101"), ("mean rms", "4.062%"), ("BCER train", "56.386%"), ("BWER train", "96.702%")]);
+        // A number between the words and the key parts them (`Epoch 1 loss=0.3`).
+        assert_eq!(pairs("Epoch 1 loss=0.3").0, [("Epoch", "1"), ("loss", "0.3")]);
+    }
+
 
     #[test]
     fn a_scalars_printed_wrapper_holds_its_number() {

@@ -281,11 +281,20 @@ const STEP_WORDS: &[&str] = &[
     // PyMARL's and EPyMARL's `Recent Stats | t_env:    8443380 | Episode:   331792`.
     "t_env",
 ];
+/// The first of counts apart by slashes (Tesseract's `At iteration 6100/6100/6101,`:
+/// the iteration, then the samples seen and trained).
+fn first_of_counts(value: &str) -> Option<u64> {
+    let mut parts = value.trim_end_matches(',').split('/');
+    let first = parts.next()?.parse().ok()?;
+    let mut rest = parts.peekable();
+    (rest.peek().is_some() && rest.all(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()))).then_some(first)
+}
+
 /// A tidy name without the word that announces a step as it starts (Dopamine's
 /// `Starting iteration 3`, rsl_rl's `Learning iteration 3/1500`): the step word,
 /// or the name as it was.
 fn as_step_word(name: String) -> String {
-    match ["starting_", "beginning_", "learning_", "training_"].iter().find_map(|p| name.strip_prefix(p)) {
+    match ["starting_", "beginning_", "learning_", "training_", "at_"].iter().find_map(|p| name.strip_prefix(p)) {
         Some(rest) if STEP_WORDS.contains(&rest) => rest.to_owned(),
         _ => name,
     }
@@ -1044,14 +1053,18 @@ fn without_rllab_time(line: &str) -> Option<&str> {
 /// A line without a bracketed time and level before its message (OpenNMT-py's
 /// `[2023-03-01 12:04:00,001 INFO] Validation accuracy: 11.98`, Marian's
 /// `[2019-04-02 10:00:01] `): every word in the brackets a date, a time or a
-/// level, one of them a time; `None` without one.
+/// level, one of them a time, or a date and a time among other words; `None`
+/// without one.
 fn without_bracketed_time(line: &str) -> Option<&str> {
     let (inside, rest) = line.strip_prefix('[')?.split_once(']')?;
     let is_time = |w: &str| w.contains(':') && w.bytes().all(|c| c.is_ascii_digit() || matches!(c, b':' | b'.' | b','));
     let is_date = |w: &str| w.bytes().any(|c| c.is_ascii_digit()) && w.bytes().all(|c| c.is_ascii_digit() || matches!(c, b'-' | b'/'));
     let is_level = |w: &str| ["info", "warn", "warning", "debug", "error", "critical"].iter().any(|l| w.eq_ignore_ascii_case(l));
     let mut words = inside.split_whitespace();
-    (words.clone().any(is_time) && words.all(|w| is_time(w) || is_date(w) || is_level(w))).then(|| rest.trim_start())
+    // A date and a time date the line whatever else the bracket holds (TorchBeast's
+    // `[INFO:17945 monobeast:600 2021-08-29 22:14:16,250]`: level, process, source).
+    let dated = words.clone().any(|w| is_date(w) && w.len() >= 8) && words.clone().any(is_time);
+    (dated || (words.clone().any(is_time) && words.all(|w| is_time(w) || is_date(w) || is_level(w)))).then(|| rest.trim_start())
 }
 
 /// A line without glog's prefix (C++ and abseil logging: Caffe's `I0628
@@ -1571,7 +1584,7 @@ fn generic_line(line: &str, accept: Accept) -> Generic {
             // no step, the records count on.
             let rounded = value.contains(['e', 'E']);
             if !rounded && (step.is_none() || (!step_is_global && (global || (!step_is_iteration && iteration)))) {
-                if let Some(s) = kv::fraction(value).map(|(n, _)| n).or_else(|| whole(value)) {
+                if let Some(s) = kv::fraction(value).map(|(n, _)| n).or_else(|| whole(value)).or_else(|| first_of_counts(value)) {
                     step = Some(s);
                     step_is_iteration = iteration;
                     step_is_global = global;
@@ -2320,6 +2333,16 @@ mod tests {
         assert_eq!(got.iter().map(|r| (r.0, r.1)).collect::<Vec<_>>(), [(Some(1525), false), (Some(1525), false), (None, true)], "{got:?}");
         assert_eq!(got[1].2, [(catalog::GRAD_NORM.to_owned(), 10.7261)]);
         assert_eq!(got[2].2, [(catalog::VAL_LOSS.to_owned(), 3.2231)], "the evaluation's block: the step before's results");
+    }
+
+    #[test]
+    fn a_bracketed_date_and_time_is_a_loggers_prefix_whatever_else_it_holds() {
+        assert_eq!(without_logging_prefix("[INFO:17945 monobeast:600 2021-08-29 22:14:16,250] Episode ended after 761 steps. Return: -21.0"), "Episode ended after 761 steps. Return: -21.0");
+        assert_eq!(without_logging_prefix("[2023-03-01 12:04:00,001 INFO] Validation accuracy: 11.98"), "Validation accuracy: 11.98");
+        assert_eq!(without_logging_prefix("[12] loss: 0.3"), "[12] loss: 0.3", "a step in brackets stays");
+        // (Read as the `pairs` format reads it: no name rlmon knows.)
+        let read = parse_generic("At iteration 100/100/100, mean rms=4.8%, delta=21.3%, BCER train=88.2%", &mut Progress::new(true));
+        assert!(matches!(read, Line::Metrics(ref r) if r.step == Some(100)), "Tesseract's counts: the first is the iteration: {read:?}");
     }
 
     #[test]
