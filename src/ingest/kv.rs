@@ -282,7 +282,8 @@ pub fn unwrapped_scalars(line: &str) -> Option<String> {
     let (mut last, mut from) = (0, 0);
     while let Some(open) = line[from..].find('(').map(|i| i + from) {
         from = open + 1;
-        let start = line[..open].rfind(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '.')).map_or(0, |p| p + 1);
+        // (After the last character of no name, whatever its width.)
+        let start = line[..open].char_indices().rev().find(|&(_, c)| !(c.is_ascii_alphanumeric() || c == '_' || c == '.')).map_or(0, |(p, c)| p + c.len_utf8());
         let rest = &line[open + 1..];
         let number = rest[..rest.find([',', ')']).unwrap_or(rest.len())].trim();
         if start < last || !is_scalar_wrapper(&line[start..open]) || !is_value(number) {
@@ -498,6 +499,7 @@ mod tests {
         assert_eq!(unwrapped_scalars("time (ms): 12.3, Epoch(train) [1][50/500]"), None, "a unit or a phase in brackets is no wrapper");
         assert_eq!(wrapped_scalar("tensor(1.25"), Some("1.25"));
         assert_eq!(wrapped_scalar("(3.53)"), None);
+        assert_eq!(unwrapped_scalars("é(1.5) ü tensor(2.5)").as_deref(), Some("é(1.5) ü 2.5"), "a name after a wide character");
     }
 
 

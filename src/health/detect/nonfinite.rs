@@ -22,11 +22,15 @@ pub struct NonfiniteValues {
     /// before the first episode ends, Sample Factory's first `Fps is (10 sec: nan`),
     /// which is no break.
     finite_yet: Vec<String>,
+    /// The metrics that were NaN before their first finite value: a statistic over
+    /// what may be none (TorchBeast's `mean_episode_return` of an interval in which
+    /// no episode ended) may be NaN again, so its later NaN warns, not critical.
+    undefined_first: Vec<String>,
 }
 
 impl NonfiniteValues {
     pub fn new(s: KindSettings) -> Self {
-        NonfiniteValues { cooldown: s.cooldown, open: BTreeMap::new(), finite_yet: Vec::new() }
+        NonfiniteValues { cooldown: s.cooldown, open: BTreeMap::new(), finite_yet: Vec::new(), undefined_first: Vec::new() }
     }
 
     /// Notes that the value at `place` of a point, of `name`, is finite. Metrics
@@ -77,7 +81,7 @@ impl NonfiniteValues {
     pub fn check(&mut self, p: &Point) -> Option<Raised> {
         let mut broken: Vec<(&str, f64)> = Vec::new();
         // NaNs of metrics that may be NaN before their first value, held back.
-        let mut unsure = false;
+        let mut unsure: Vec<&str> = Vec::new();
         for (place, (name, v)) in p.values.iter().enumerate() {
             if v.is_finite() {
                 self.note_finite(place, name);
@@ -92,7 +96,7 @@ impl NonfiniteValues {
                 continue;
             }
             if !v.is_finite() && !self.open.contains_key(&**name) && !self.is_a_break(name) {
-                unsure = true;
+                unsure.push(name);
                 continue;
             }
             if self.gate(name, *v) {
@@ -103,7 +107,7 @@ impl NonfiniteValues {
         // `D_A: nan G_A: nan cycle_A: nan ...` from its first line) is a broken run
         // whatever their names: a statistic waiting for its first value is NaN
         // beside the training's own finite metrics.
-        if unsure {
+        if !unsure.is_empty() {
             let judged = || p.values.iter().filter(|(name, _)| !catalog::is_timing_or_resource(name) && &**name != catalog::EPOCH);
             if judged().count() >= 2 && judged().all(|(_, v)| !v.is_finite()) {
                 for (name, v) in judged() {
@@ -111,13 +115,22 @@ impl NonfiniteValues {
                         broken.push((name, *v));
                     }
                 }
+            } else {
+                for name in unsure {
+                    if !self.undefined_first.iter().any(|n| n == name) {
+                        self.undefined_first.push(name.to_owned());
+                    }
+                }
             }
         }
         let &(first, value) = broken.first()?;
         let what = |v: f64| if v.is_nan() { "NaN" } else { "infinite" };
         let list: Vec<String> = broken.iter().map(|(n, v)| format!("{n} is {}", what(*v))).collect();
-        let message = format!("{} at step {}", list.join(", "), p.step);
-        Some(Raised { severity: Severity::Critical, metric: first.to_owned(), step: p.step, value, message, peak: None, escalated_at: None })
+        // Only statistics that were undefined before their first value: a warning.
+        let undefined_again = broken.iter().all(|(n, _)| self.undefined_first.iter().any(|u| u == n));
+        let (severity, note) = if undefined_again { (Severity::Warn, " (undefined before its first value too: a mean over none?)") } else { (Severity::Critical, "") };
+        let message = format!("{} at step {}{note}", list.join(", "), p.step);
+        Some(Raised { severity, metric: first.to_owned(), step: p.step, value, message, peak: None, escalated_at: None })
     }
 }
 
@@ -166,16 +179,17 @@ mod tests {
         let mut d = NonfiniteValues::new(defaults(AlertKind::Nonfinite));
         let mut raised = Vec::new();
         // RLlib: the episode reward is NaN until the first episode ends, then a
-        // number; a NaN after that is a break. A loss NaN from the start is one too.
+        // number; a NaN after that warns (TorchBeast's mean over an interval's
+        // episodes is NaN whenever none ended). A loss NaN from the start is critical.
         for step in 0..8u64 {
             let reward = if step < 3 || step == 6 { f64::NAN } else { 20.0 + step as f64 };
             let loss = if step == 7 { f64::NAN } else { 0.5 };
             let values: Vec<(MetricName, f64)> = vec![("episode_reward_mean".into(), reward), ("policy_loss".into(), loss)];
             if let Some(r) = d.check(&Point { step, time_s: 0.0, values: &values }) {
-                raised.push((r.step, r.metric));
+                raised.push((r.step, r.metric, r.severity));
             }
         }
-        assert_eq!(raised, vec![(6, "episode_reward_mean".to_owned()), (7, "policy_loss".to_owned())]);
+        assert_eq!(raised, vec![(6, "episode_reward_mean".to_owned(), Severity::Warn), (7, "policy_loss".to_owned(), Severity::Critical)]);
         // A score first finite at a place another metric holds is still its own:
         // its NaN afterwards is a break.
         let mut d = NonfiniteValues::new(defaults(AlertKind::Nonfinite));
