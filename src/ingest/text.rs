@@ -306,7 +306,8 @@ fn as_step_word(name: String) -> String {
 const COUNTER_WORDS: &[&str] = &["batch", "batch_idx", "token", "sample"];
 /// Words whose value is not a metric: a tool's run number, a process id, an ETA.
 /// (And a process's parallel ranks in a logger's prefix: nanotron's `[INFO|DP=0|PP=0|TP=0]`.)
-const NOT_METRICS: &[&str] = &["v_num", "pid", "eta", "rank", "local_rank", "world_size", "end_of_epoch", "end_of_training", "dp", "pp", "tp"];
+/// (And the count a value is over: icefall's `loss[loss=1.065, over 2436.00 frames. ]`.)
+const NOT_METRICS: &[&str] = &["v_num", "pid", "eta", "rank", "local_rank", "world_size", "end_of_epoch", "end_of_training", "dp", "pp", "tp", "over"];
 
 /// What a generic log's lines carry from one to the next: progress counters restart
 /// with every epoch or pass (Keras' `12/100` after `Epoch 2/10`), and a step that
@@ -446,7 +447,13 @@ impl Progress {
     fn step(&mut self, (n, m): (u64, u64)) -> u64 {
         if let Some((last_n, last_m)) = self.last {
             if n < last_n || (self.new_epoch && n <= last_n) {
+                let last_step = self.offset.saturating_add(last_n);
                 self.offset = self.offset.saturating_add(last_m.max(last_n));
+                // Batches counted from 0 without a total (icefall's `Epoch 1, batch
+                // 0`): the new pass starts after the last one's last step, not on it.
+                if self.offset.saturating_add(n) <= last_step {
+                    self.offset = last_step + 1 - n;
+                }
             }
         }
         self.new_epoch = false;
@@ -2343,6 +2350,17 @@ mod tests {
         // (Read as the `pairs` format reads it: no name rlmon knows.)
         let read = parse_generic("At iteration 100/100/100, mean rms=4.8%, delta=21.3%, BCER train=88.2%", &mut Progress::new(true));
         assert!(matches!(read, Line::Metrics(ref r) if r.step == Some(100)), "Tesseract's counts: the first is the iteration: {read:?}");
+    }
+
+    #[test]
+    fn a_pass_of_batches_from_zero_starts_after_the_last_passes_last_step() {
+        let got = line_steps(&[
+            "Epoch 0, batch 0, loss[loss=1.071, over 2436.00 frames. ], batch size: 4",
+            "Epoch 0, batch 20, loss[loss=0.2581, over 2695.00 frames. ], batch size: 5",
+            "Epoch 1, batch 0, loss[loss=0.2519, over 2436.00 frames. ], batch size: 4",
+            "Epoch 1, batch 10, loss[loss=0.1167, over 2828.00 frames. ], batch size: 4",
+        ]);
+        assert_eq!(got, [Some(0), Some(20), Some(21), Some(31)]);
     }
 
     #[test]
