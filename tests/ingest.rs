@@ -466,6 +466,8 @@ fn every_trainer_of_the_gallery_is_read() {
         ("torchbeast.log", "pairs", 1, 4, 0, 3, &[(0, "return", -21.0), (3, "return", -19.0)]),
         // icefall (k2): `Epoch 1, batch 0, loss[loss=0.25, over 2436.00 frames. ]`, batches from 0 without a total: each epoch after the last one's last batch; `over N frames` no metric.
         ("icefall.log", "text", 1, 6, 0, 41, &[(10, "val_loss", 0.9044), (21, "loss", 0.2519), (41, "val_loss", 0.07188)]),
+        // NVIDIA's Tacotron 2: `Train loss 3 5.872210 Grad Norm 2.98 1.03s/it`, the iteration between the name and its value; `Validation loss 5:  4.71` at iteration 5.
+        ("tacotron2.log", "text", 1, 6, 0, 5, &[(0, "loss", 11.408722), (0, "val_loss", 5.903518), (3, "grad_norm", 2.981176), (5, "val_loss", 4.71264)]),
         // fairseq2: `Train Metrics (step N) - NLL Loss: x | ...` in words; the loss is the NLL, `Elements per Second` the tokens/s; `Valid Metrics (step N)` its evaluation, as `val_*`.
         ("fairseq2.log", "text", 1, 10, 10, 100, &[(10, "nll_loss", 2.998), (30, "tokens_per_s", 11944.0), (30, "grad_norm", 1.44), (100, "lr", 2.0e-05), (100, "val_nll_loss", 2.305), (100, "nll_loss", 2.055)]),
         // A counter printed first (`500: train loss ...`): the log's own step, not the line's.

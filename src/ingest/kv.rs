@@ -302,6 +302,12 @@ pub fn unwrapped_scalars(line: &str) -> Option<String> {
     })
 }
 
+/// Whether a key names a counter (`Epoch 3 0.52` is an epoch and a value, no iteration).
+fn names_a_counter(key: &str) -> bool {
+    let last = key.rsplit(|c: char| !c.is_ascii_alphabetic()).find(|w| !w.is_empty()).unwrap_or("");
+    ["epoch", "step", "steps", "iter", "iteration", "batch", "episode", "round", "update", "updates", "frame", "frames"].iter().any(|w| last.eq_ignore_ascii_case(w))
+}
+
 /// Whether word `a` comes right before `b` in `line`, one space apart (both slices of it).
 fn right_before(line: &str, a: &str, b: &str) -> bool {
     let end_a = a.as_ptr() as usize - line.as_ptr() as usize + a.len();
@@ -354,7 +360,7 @@ pub fn pairs(line: &str) -> (Vec<Pair<'_>>, Vec<(u64, u64)>) {
                 after_value = false;
                 continue;
             }
-            after_value = false;
+            let value_before = std::mem::replace(&mut after_value, false);
             // Another key where a value should be (`train_opt_callback: iter= 4`):
             // the first had none.
             if closed && token.ends_with(['=', ':']) && !is_value(token.trim_end_matches(['=', ':'])) && is_key_word(token.trim_end_matches(['=', ':'])) {
@@ -438,6 +444,15 @@ pub fn pairs(line: &str) -> (Vec<Pair<'_>>, Vec<(u64, u64)>) {
                         out.push((span(line, first, last), number));
                         true
                     }
+                    // A whole number then a keyless decimal after a name (NVIDIA's
+                    // Tacotron 2: `Train loss 6312 0.149928 Grad Norm 0.51`,
+                    // `Validation loss 6312:  0.149928`): the iteration, then the value.
+                    _ if value_before && number.contains('.') && out.last().is_some_and(|(key, v)| v.bytes().all(|b| b.is_ascii_digit()) && !names_a_counter(key)) => {
+                        let (key, iteration) = out.pop().expect("a pair before");
+                        out.push(("iteration", iteration));
+                        out.push((key, number));
+                        true
+                    }
                     _ => {
                         progress.extend(fraction(number));
                         // Its unit goes with it, not to the next number as a key
@@ -482,6 +497,13 @@ pub fn pairs(line: &str) -> (Vec<Pair<'_>>, Vec<(u64, u64)>) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_whole_number_then_a_keyless_decimal_is_the_iteration_then_the_value() {
+        assert_eq!(pairs("Train loss 6312 0.149928 Grad Norm 0.512 1.23s/it").0, [("iteration", "6312"), ("Train loss", "0.149928"), ("Grad Norm", "0.512")]);
+        assert_eq!(pairs("Validation loss 6312:  0.149928").0, [("iteration", "6312"), ("Validation loss", "0.149928")]);
+        assert_eq!(pairs("Epoch 3 0.52").0, [("Epoch", "3")], "a counter's number stays its own");
+    }
 
     #[test]
     fn words_right_before_a_key_name_it_and_counts_apart_by_slashes_are_a_value() {
