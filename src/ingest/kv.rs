@@ -427,7 +427,7 @@ pub fn pairs(line: &str) -> (Vec<Pair<'_>>, Vec<(u64, u64)>) {
             let number = token.trim_end_matches([':', ',']);
             // Counts apart by slashes after key words (Tesseract's `At iteration
             // 6100/6100/6101,`): the pair's value, for a step word to read.
-            if number.split('/').count() >= 3 && number.split('/').all(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit())) {
+            if number.as_bytes().contains(&b'/') && number.split('/').count() >= 3 && number.split('/').all(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit())) {
                 if let (Some(first), Some(last)) = (words.first(), words.last()) {
                     out.push((span(line, first, last), number));
                 }
@@ -497,6 +497,7 @@ pub fn pairs(line: &str) -> (Vec<Pair<'_>>, Vec<(u64, u64)>) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
 
     #[test]
     fn a_whole_number_then_a_keyless_decimal_is_the_iteration_then_the_value() {

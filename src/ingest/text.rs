@@ -307,7 +307,10 @@ const COUNTER_WORDS: &[&str] = &["batch", "batch_idx", "token", "sample"];
 /// Words whose value is not a metric: a tool's run number, a process id, an ETA.
 /// (And a process's parallel ranks in a logger's prefix: nanotron's `[INFO|DP=0|PP=0|TP=0]`.)
 /// (And the count a value is over: icefall's `loss[loss=1.065, over 2436.00 frames. ]`.)
-const NOT_METRICS: &[&str] = &["v_num", "pid", "eta", "rank", "local_rank", "world_size", "end_of_epoch", "end_of_training", "dp", "pp", "tp", "over"];
+/// (A `match`: asked of every pair of every line, it costs one length test for most.)
+fn is_not_metric(name: &str) -> bool {
+    matches!(name, "v_num" | "pid" | "eta" | "rank" | "local_rank" | "world_size" | "end_of_epoch" | "end_of_training" | "dp" | "pp" | "tp" | "over")
+}
 
 /// What a generic log's lines carry from one to the next: progress counters restart
 /// with every epoch or pass (Keras' `12/100` after `Epoch 2/10`), and a step that
@@ -1165,7 +1168,7 @@ fn mentions_evaluation(line: &str) -> bool {
 /// (Mozilla DeepSpeech's `Epoch 0 | Validation | Elapsed Time: 0:00:31 | Steps: 120 |
 /// Loss: 131.55 | Dataset: dev.csv`).
 fn names_an_evaluation_segment(line: &str) -> bool {
-    line.contains(" | ") && line.split('|').skip(1).any(|segment| {
+    line.as_bytes().contains(&b'|') && line.contains(" | ") && line.split('|').skip(1).any(|segment| {
         let w = segment.trim();
         !w.is_empty() && w.bytes().all(|c| c.is_ascii_alphabetic()) && is_evaluation_word(w)
     })
@@ -1615,7 +1618,7 @@ fn generic_line(line: &str, accept: Accept) -> Generic {
             }
         }
         // A name starts with a letter: `0m` of fastText's `ETA:   0h 0m 9s` is a clock's piece.
-        if NOT_METRICS.contains(&name.as_str())
+        if is_not_metric(&name)
             || annotates_the_value_before(line, key_text, value_text) || name.starts_with(|c: char| c.is_ascii_digit()) || is_phase_epoch(line, &name, value) || is_bar_percent(line, value) {
             continue;
         }
