@@ -468,6 +468,8 @@ fn every_trainer_of_the_gallery_is_read() {
         ("icefall.log", "text", 1, 6, 0, 41, &[(10, "val_loss", 0.9044), (21, "loss", 0.2519), (41, "val_loss", 0.07188)]),
         // NVIDIA's Tacotron 2: `Train loss 3 5.872210 Grad Norm 2.98 1.03s/it`, the iteration between the name and its value; `Validation loss 5:  4.71` at iteration 5.
         ("tacotron2.log", "text", 1, 6, 0, 5, &[(0, "loss", 11.408722), (0, "val_loss", 5.903518), (3, "grad_norm", 2.981176), (5, "val_loss", 4.71264)]),
+        // TorchBeast's training: `Steps 3200 @ 640.2 SPS. Loss 61.08. Stats:` then its stats dict, that step's; `mean_episode_return` NaN when no episode ended.
+        ("torchbeast_train.log", "hf-log", 1, 4, 3200, 12800, &[(3200, "loss", 61.08), (6400, "reward", -21.0), (9600, "reward", f64::NAN), (12800, "policy_loss", 1.85)]),
         // fairseq2: `Train Metrics (step N) - NLL Loss: x | ...` in words; the loss is the NLL, `Elements per Second` the tokens/s; `Valid Metrics (step N)` its evaluation, as `val_*`.
         ("fairseq2.log", "text", 1, 10, 10, 100, &[(10, "nll_loss", 2.998), (30, "tokens_per_s", 11944.0), (30, "grad_norm", 1.44), (100, "lr", 2.0e-05), (100, "val_nll_loss", 2.305), (100, "nll_loss", 2.055)]),
         // A counter printed first (`500: train loss ...`): the log's own step, not the line's.

@@ -509,7 +509,7 @@ impl LineReader {
             Format::Jsonl => self.jsonl.parse(line),
             Format::Csv(delimiter) => self.csv.line(line, *delimiter),
             Format::TrainerState | Format::JsonDocument | Format::TensorBoard | Format::MlFlow | Format::Wandb | Format::Trackio => Line::Skip(SkipKind::Malformed, "this format is read whole, not by lines".into()),
-            Format::HfLog => hf::parse_printed(line),
+            Format::HfLog => text::parse_printed_in_order(line, &mut self.progress),
             Format::Text(preset) => text::parse_in_order(*preset, line, &mut self.progress),
             Format::Pairs => text::parse_generic(line, &mut self.progress),
             Format::Pattern(p) => p.parse(line),

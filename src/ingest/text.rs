@@ -48,6 +48,30 @@ pub fn parse(preset: Preset, line: &str) -> Line {
     record(preset, pairs, value_of)
 }
 
+/// One line of a log of printed dicts (`hf-log`) read in order: a dict without a step
+/// of its own right under a line naming one and ending in `:` is that step's
+/// (TorchBeast's `Steps 3200 @ 640.2 SPS. Loss 61.08. Stats:` over its stats dict).
+pub fn parse_printed_in_order(line: &str, progress: &mut Progress) -> Line {
+    let header = progress.dict_header.take();
+    match super::hf::parse_printed(line) {
+        Line::Metrics(mut rec) => {
+            if let (Some(step), None) = (header, rec.step) {
+                rec.step = Some(step);
+                rec.continues = false;
+            }
+            Line::Metrics(rec)
+        }
+        Line::Text => {
+            let text = without_logging_prefix(line).trim_end();
+            if text.ends_with(':') {
+                progress.dict_header = generic_line(text, Accept::Any).step;
+            }
+            Line::Text
+        }
+        other => other,
+    }
+}
+
 /// One line of a preset's log read in order: as [`parse`], and after a step, a
 /// line of one known metric alone belongs to it.
 pub fn parse_in_order(preset: Preset, line: &str, progress: &mut Progress) -> Line {
@@ -388,6 +412,8 @@ pub struct Progress {
     /// The label whose counter numbers a labelled logger's steps (Acme's
     /// `[Learner] Learner Steps = 1000`).
     clock_label: Option<String>,
+    /// The step of a header right before a printed dict (see [`parse_printed_in_order`]).
+    dict_header: Option<u64>,
     /// Steps named beside their epoch (pix2pix's `(epoch: 2, iters: 78, ...)`,
     /// DeepSpeech's `Epoch 66 | Training | ... | Steps: 18595 | Loss: ...`).
     beside_epoch: BesideEpoch,
@@ -2364,6 +2390,23 @@ mod tests {
             "Epoch 1, batch 10, loss[loss=0.1167, over 2828.00 frames. ], batch size: 4",
         ]);
         assert_eq!(got, [Some(0), Some(20), Some(21), Some(31)]);
+    }
+
+    #[test]
+    fn a_printed_dict_under_a_header_naming_its_step_is_that_steps() {
+        let mut progress = Progress::default();
+        let steps: Vec<Option<u64>> = [
+            "[INFO:17945 monobeast:469 2021-08-29 21:02:16,251] Steps 3200 @ 640.2 SPS. Loss 61.08. Stats:",
+            "{'mean_episode_return': nan, 'total_loss': 61.08, 'pg_loss': 58.1}",
+            "{'loss': 2.1, 'epoch': 0.5}",
+        ]
+        .iter()
+        .map(|l| match parse_printed_in_order(l, &mut progress) {
+            Line::Metrics(r) => r.step,
+            _ => None,
+        })
+        .collect();
+        assert_eq!(steps, [None, Some(3200), None], "only the dict right under it");
     }
 
     #[test]
