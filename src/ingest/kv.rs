@@ -271,6 +271,17 @@ pub fn wrapped_scalar(token: &str) -> Option<&str> {
     (is_scalar_wrapper(&token[..open]) && is_value(inner)).then_some(inner)
 }
 
+/// The first of three or more counts apart by slashes (Tesseract's `At iteration
+/// 6100/6100/6101,`: the iteration, then the samples seen and trained); two are a
+/// counter and its total ([`fraction`]).
+pub fn first_of_counts(value: &str) -> Option<u64> {
+    let value = value.trim_end_matches(',');
+    if !value.as_bytes().contains(&b'/') || value.split('/').count() < 3 || !value.split('/').all(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit())) {
+        return None;
+    }
+    value.split('/').next()?.parse().ok()
+}
+
 /// `line` with each scalar's printed wrapper replaced by the number it holds
 /// (`grad_norm: tensor(10.72, device='cuda:0')` is `grad_norm: 10.72`); `None` when
 /// it has none.
@@ -371,7 +382,6 @@ pub fn pairs(line: &str) -> (Vec<Pair<'_>>, Vec<(u64, u64)>) {
             if closed {
                 // `key: value`: whatever follows the colon is the value.
                 let v = token.trim_end_matches([',', ':']);
-                let v = wrapped_scalar(v).unwrap_or(v);
                 if let (Some(first), Some(last)) = (words.first(), words.last()) {
                     out.push((span(line, first, last), v));
                 }
@@ -399,7 +409,6 @@ pub fn pairs(line: &str) -> (Vec<Pair<'_>>, Vec<(u64, u64)>) {
             // `key=value` or `key:value` in one token.
             if let Some(at) = token.find(['=', ':']).filter(|&at| at > 0 && at + 1 < token.len()) {
                 let (key, v) = (&token[..at], token[at + 1..].trim_end_matches(','));
-                let v = wrapped_scalar(v).unwrap_or(v);
                 // (Or the module and line in brackets of Python's logging format,
                 // ESPnet's `(trainer:732)`.)
                 if is_source_location(key) || is_bracketed_line_number(line, token, v) {
@@ -427,7 +436,7 @@ pub fn pairs(line: &str) -> (Vec<Pair<'_>>, Vec<(u64, u64)>) {
             let number = token.trim_end_matches([':', ',']);
             // Counts apart by slashes after key words (Tesseract's `At iteration
             // 6100/6100/6101,`): the pair's value, for a step word to read.
-            if number.as_bytes().contains(&b'/') && number.split('/').count() >= 3 && number.split('/').all(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit())) {
+            if first_of_counts(number).is_some() {
                 if let (Some(first), Some(last)) = (words.first(), words.last()) {
                     out.push((span(line, first, last), number));
                 }

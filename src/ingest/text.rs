@@ -305,15 +305,6 @@ const STEP_WORDS: &[&str] = &[
     // PyMARL's and EPyMARL's `Recent Stats | t_env:    8443380 | Episode:   331792`.
     "t_env",
 ];
-/// The first of counts apart by slashes (Tesseract's `At iteration 6100/6100/6101,`:
-/// the iteration, then the samples seen and trained).
-fn first_of_counts(value: &str) -> Option<u64> {
-    let mut parts = value.trim_end_matches(',').split('/');
-    let first = parts.next()?.parse().ok()?;
-    let mut rest = parts.peekable();
-    (rest.peek().is_some() && rest.all(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()))).then_some(first)
-}
-
 /// A tidy name without the word that announces a step as it starts (Dopamine's
 /// `Starting iteration 3`, rsl_rl's `Learning iteration 3/1500`): the step word,
 /// or the name as it was.
@@ -1620,7 +1611,7 @@ fn generic_line(line: &str, accept: Accept) -> Generic {
             // no step, the records count on.
             let rounded = value.contains(['e', 'E']);
             if !rounded && (step.is_none() || (!step_is_global && (global || (!step_is_iteration && iteration)))) {
-                if let Some(s) = kv::fraction(value).map(|(n, _)| n).or_else(|| whole(value)).or_else(|| first_of_counts(value)) {
+                if let Some(s) = kv::fraction(value).map(|(n, _)| n).or_else(|| whole(value)).or_else(|| kv::first_of_counts(value)) {
                     step = Some(s);
                     step_is_iteration = iteration;
                     step_is_global = global;
