@@ -69,6 +69,19 @@ fn nanogpt_logs_are_read_and_a_nan_is_critical() {
 }
 
 #[test]
+fn an_fp16_loss_scale_that_falls_away_is_a_gradient_explosion_and_a_skipped_step_is_not_critical() {
+    let (code, r) = check(&fixture("apex_loss_scale_collapse.log"), &[]);
+    assert_eq!(code, 0, "no critical: {r}");
+    let alerts = r["alerts"].as_array().unwrap();
+    let collapse = alerts.iter().find(|a| a["kind"] == "grad_explosion").expect("the scale's fall");
+    assert_eq!((collapse["metric"].as_str(), collapse["severity"].as_str(), collapse["step"].as_u64()), (Some("loss_scale"), Some("warn"), Some(7898)));
+    let skipped = alerts.iter().find(|a| a["kind"] == "nonfinite").expect("the first overflow");
+    assert_eq!((skipped["severity"].as_str(), skipped["step"].as_u64()), (Some("info"), Some(7892)));
+    let (code, r) = check(&fixture("tacotron2.log"), &[]);
+    assert_eq!(code, 0, "one overflow the scaler skips: {r}");
+}
+
+#[test]
 fn what_was_not_read_is_said() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("odd.jsonl");
@@ -467,7 +480,9 @@ fn every_trainer_of_the_gallery_is_read() {
         // icefall (k2): `Epoch 1, batch 0, loss[loss=0.25, over 2436.00 frames. ]`, batches from 0 without a total: each epoch after the last one's last batch; `over N frames` no metric.
         ("icefall.log", "text", 1, 6, 0, 41, &[(10, "val_loss", 0.9044), (21, "loss", 0.2519), (41, "val_loss", 0.07188)]),
         // NVIDIA's Tacotron 2: `Train loss 3 5.872210 Grad Norm 2.98 1.03s/it`, the iteration between the name and its value; `Validation loss 5:  4.71` at iteration 5.
-        ("tacotron2.log", "text", 1, 6, 0, 5, &[(0, "loss", 11.408722), (0, "val_loss", 5.903518), (3, "grad_norm", 2.981176), (5, "val_loss", 4.71264)]),
+        // Its overflow message (`Gradient overflow.  Skipping step, ... reducing loss scale to 32768.0`) gives the scale to the next iteration.
+        ("tacotron2.log", "text", 1, 6, 0, 5, &[(0, "loss", 11.408722), (0, "val_loss", 5.903518), (3, "grad_norm", 2.981176), (5, "val_loss", 4.71264), (4, "loss_scale", 32768.0)]),
+        ("apex_loss_scale_collapse.log", "text", 1, 20, 7880, 7899, &[(7891, "val_loss", 0.148049), (7892, "loss_scale", 256.0), (7899, "loss_scale", 2.0), (7899, "loss", 3.320754)]),
         // TorchBeast's training: `Steps 3200 @ 640.2 SPS. Loss 61.08. Stats:` then its stats dict, that step's; `mean_episode_return` NaN when no episode ended.
         ("torchbeast_train.log", "hf-log", 1, 4, 3200, 12800, &[(3200, "loss", 61.08), (6400, "reward", -21.0), (9600, "reward", f64::NAN), (12800, "policy_loss", 1.85)]),
         // fairseq2: `Train Metrics (step N) - NLL Loss: x | ...` in words; the loss is the NLL, `Elements per Second` the tokens/s; `Valid Metrics (step N)` its evaluation, as `val_*`.

@@ -505,6 +505,13 @@ impl LineReader {
         if line.trim().is_empty() {
             return Line::Blank;
         }
+        let read_as_text = matches!(self.format, Format::HfLog | Format::Text(_) | Format::Pairs);
+        if read_as_text {
+            if let Some(scale) = text::loss_scale_message(line) {
+                self.progress.note_loss_scale(scale);
+                return Line::Text;
+            }
+        }
         let parsed = match &mut self.format {
             Format::Jsonl => self.jsonl.parse(line),
             Format::Csv(delimiter) => self.csv.line(line, *delimiter),
@@ -514,6 +521,7 @@ impl LineReader {
             Format::Pairs => text::parse_generic(line, &mut self.progress),
             Format::Pattern(p) => p.parse(line),
         };
+        let parsed = if read_as_text { self.progress.with_loss_scale(parsed) } else { parsed };
         match parsed {
             Line::Text if matches!(self.format, Format::Jsonl) => Line::Skip(SkipKind::NotMetrics, "not JSON (expected one JSON object per line)".into()),
             Line::Text if self.format.strict() => Line::Skip(SkipKind::NotMetrics, "not a metric line".into()),

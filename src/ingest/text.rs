@@ -408,6 +408,53 @@ pub struct Progress {
     /// Steps named beside their epoch (pix2pix's `(epoch: 2, iters: 78, ...)`,
     /// DeepSpeech's `Epoch 66 | Training | ... | Steps: 18595 | Loss: ...`).
     beside_epoch: BesideEpoch,
+    /// The loss scale an fp16 loss scaler's message set since the last metric
+    /// line ([`loss_scale_message`]): it goes with the next one, the step the
+    /// overflow happened in.
+    loss_scale: Option<f64>,
+}
+
+impl Progress {
+    /// Notes a loss scaler's message: the scale it set.
+    pub fn note_loss_scale(&mut self, scale: f64) {
+        self.loss_scale = Some(scale);
+    }
+
+    /// A parsed line, given the loss scale a scaler's message set before it when it
+    /// is the next metric line and logs no scale of its own.
+    pub fn with_loss_scale(&mut self, parsed: Line) -> Line {
+        match parsed {
+            Line::Metrics(mut rec) if self.loss_scale.is_some() => {
+                let scale = self.loss_scale.take();
+                if let Some(scale) = scale.filter(|_| !rec.fields.iter().any(|(name, _)| name.contains("scale"))) {
+                    rec.fields.push((catalog::LOSS_SCALE.into(), scale));
+                }
+                Line::Metrics(rec)
+            }
+            other => other,
+        }
+    }
+}
+
+/// The loss scale set by an fp16 loss scaler's message, which names no step:
+/// apex's `Gradient overflow.  Skipping step, loss scaler 0 reducing loss scale to
+/// 256.0`, DeepSpeed's `OVERFLOW! Rank 0 Skipping step. Attempted loss scale:
+/// 16384.0, reducing to 8192.0`, fairseq's `gradient overflow detected, ignoring
+/// gradient, setting loss scale to: 64.0`, MindSpore's `overflow, still update,
+/// loss scale adjust to 1024.0`: the number after the line's last `to`, on a line
+/// that says the scale changed.
+pub fn loss_scale_message(line: &str) -> Option<f64> {
+    // Most lines name no scale: one search rules them out.
+    let at = line.find("scal")?;
+    let lower = line.to_ascii_lowercase();
+    let names_a_change = ["overflow", "reduc", "decreas", "increas", "lower", "rais", "adjust", "setting"].iter().any(|w| lower.contains(w));
+    if !names_a_change || (!lower.contains("loss scale") && !lower.contains(catalog::LOSS_SCALE)) {
+        return None;
+    }
+    let words: Vec<&str> = lower[at..].split(|c: char| c.is_whitespace() || c == ',').filter(|w| !w.is_empty()).collect();
+    let to = words.iter().rposition(|w| w.trim_end_matches(':') == "to")?;
+    let value: f64 = words.get(to + 1)?.trim_end_matches(['.', '!']).parse().ok()?;
+    (value.is_finite() && value > 0.0).then_some(value)
 }
 
 /// A step named on a line with its epoch may count within the epoch: it goes back
@@ -2398,6 +2445,28 @@ mod tests {
         })
         .collect();
         assert_eq!(steps, [None, Some(3200), None], "only the dict right under it");
+    }
+
+    #[test]
+    fn a_loss_scalers_message_gives_its_scale_to_the_next_metric_line() {
+        for (line, scale) in [
+            ("Gradient overflow.  Skipping step, loss scaler 0 reducing loss scale to 256.0", Some(256.0)),
+            ("[2023-04-05 11:17:01,183] [INFO] [stage_1_and_2.py:1769:step] [deepspeed] OVERFLOW! Rank 0 Skipping step. Attempted loss scale: 16384.0, reducing to 8192.0", Some(8192.0)),
+            ("2021-03-01 12:01:00 | INFO | fairseq.trainer | NOTE: gradient overflow detected, ignoring gradient, setting loss scale to: 64.0", Some(64.0)),
+            ("2024-12-25 09:58:34,125 [WARNING] overflow, still update, loss scale adjust to 1024.0", Some(1024.0)),
+            // A metric line that logs its scale, and a config line: not messages.
+            (" iteration 20/ 500 | lm loss: 9.875000E+00 | loss scale: 1.0 | grad norm: 2.500 |", None),
+            ("mat_diff_loss_scale set to 0.001 from the config", None),
+        ] {
+            assert_eq!(loss_scale_message(line), scale, "{line}");
+        }
+        let mut progress = Progress::default();
+        progress.note_loss_scale(256.0);
+        let Line::Metrics(rec) = progress.with_loss_scale(parse_generic("Train loss 6313 0.149 Grad Norm inf 1.2s/it", &mut Progress::default())) else { panic!() };
+        assert!(rec.fields.contains(&(catalog::LOSS_SCALE.into(), 256.0)), "{rec:?}");
+        // Given once: the line after has none of it.
+        let Line::Metrics(rec) = progress.with_loss_scale(parse_generic("Train loss 6314 0.148 Grad Norm 0.5 1.2s/it", &mut Progress::default())) else { panic!() };
+        assert!(!rec.fields.iter().any(|(n, _)| &**n == catalog::LOSS_SCALE));
     }
 
     #[test]

@@ -23,6 +23,14 @@ pub const NLL_LOSS: &str = "nll_loss";
 pub const PERPLEXITY: &str = "perplexity";
 pub const LR: &str = "lr";
 pub const GRAD_NORM: &str = "grad_norm";
+/// fp16 training's dynamic loss scale: the factor the loss is multiplied by before
+/// the backward pass, halved by the scaler at every step whose gradients overflow
+/// (a skipped step) and grown back after a stretch without. bf16 runs print a
+/// constant 1. A scale that keeps falling says the gradients overflow at every
+/// scale tried ([`loss_scale`]).
+pub const LOSS_SCALE: &str = "loss_scale";
+/// The loss scale's base-2 logarithm (OpenAI's guided-diffusion logger).
+const LG_LOSS_SCALE: &str = "lg_loss_scale";
 pub const TOKENS: &str = "tokens";
 pub const SAMPLES: &str = "samples";
 pub const STEP_TIME_S: &str = "step_time_s";
@@ -333,6 +341,7 @@ pub const CATALOG: &[MetricInfo] = &[
     entry(VALUE_LOSS, "value loss", Unit::Ratio, Lower, PerStep, P::Training).aliases(&["loss/value_loss", "critic/vf_loss", "loss/value_avg", "ppo/loss/value", "critic_loss", "vf_loss", "cri_loss", "losses/value_loss", "loss_v", "v_loss", "value_function_loss", "loss/value_function"]),
     entry(LR, "lr", Unit::Ratio, Neither, PerStep, P::Training).agree().aliases(&["learning_rate", "actor/lr", "actor_lr", "act_lr", "ppo/learning_rate", "cur_lr", "default_optimizer_learning_rate", "optim0_lr0", "optim/lr", "optimizer/lr", "opt/lr"]),
     entry(GRAD_NORM, "grad norm", Unit::Ratio, Neither, PerStep, P::Training).agree().aliases(&["actor/grad_norm", "actor_grad_norm", "l2_norm/grad/global", "optim/total_grad_norm", "gradient_norm", "grad_norm_total", "total_grad_norm", "global_grad_norm", "gnorm", "grad_gnorm", "gradients_default_optimizer_global_norm", "gradient_norms/l2_norm/model", "gradnorm", "grad/norm", "opt/grad_norm", "optim/grad_norm", "optimizer/grad_norm"]),
+    entry(LOSS_SCALE, "loss scale", Unit::Ratio, Neither, PerStep, P::None).aliases(&["amp_scaler", "loss_scaler", "grad_scale", "grad_scaler", "cur_scale", "scaler/scale", "optim/loss_scale", "train/loss_scale", "loss_scale_value"]),
     entry(TOKENS, "tokens", Unit::Count, Neither, PerStep, P::None).aliases(&["perf/total_num_tokens", "total_num_tokens"]),
     entry(SAMPLES, "samples", Unit::Count, Neither, PerStep, P::None),
     entry(STEP_TIME_S, "step time", Unit::Seconds, Lower, PerStep, P::Throughput).aliases(&["step_time", "perf/time_per_step", "timing_s/step", "timing/train/total_step_time", "time/ppo/total", "train_step_timing_in_s", "train_step_timing", "iteration_time"]),
@@ -541,6 +550,23 @@ pub fn names_a_perplexity(lower: &str) -> bool {
 pub fn names_a_gan_loss(lower: &str) -> bool {
     let b = lower.as_bytes();
     b.len() >= 3 && matches!(b[0], b'd' | b'g') && matches!(b[1], b'_' | b'/') && b[2].is_ascii_alphabetic()
+}
+
+/// Whether a name is a gradient's measure (`grad_norm`, `gnorm`, `grad_norm_0`,
+/// `Grad Norm`), not a loss or a weight's norm.
+pub fn names_a_gradient(name: &str) -> bool {
+    let lower = name.to_ascii_lowercase();
+    (lower.contains("grad") || lower.contains("gnorm")) && !lower.contains(LOSS)
+}
+
+/// The loss scale a metric of the run says, if it names one: [`LOSS_SCALE`], or two
+/// to the power of the logged base-2 logarithm.
+pub fn loss_scale(name: &str, value: f64) -> Option<f64> {
+    match name {
+        LOSS_SCALE => Some(value),
+        LG_LOSS_SCALE => Some(value.exp2()),
+        _ => None,
+    }
 }
 
 /// Whether a stand-in is judged on its logarithm (a perplexity: its log is the loss).

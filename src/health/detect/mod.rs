@@ -3,6 +3,7 @@
 //! [`for_run`] is the one place that lists them.
 pub mod drift;
 pub mod levels;
+pub mod loss_scale;
 pub mod moe;
 pub mod nonfinite;
 pub mod rl;
@@ -154,6 +155,7 @@ pub fn for_run(config: &HealthConfig) -> Vec<Box<dyn Detector>> {
         Box::new(NonfiniteValues::new(s(K::Nonfinite))),
         Box::new(Spike::new(K::LossSpike, s(K::LossSpike), Direction::Up, 0.0, "jumped")),
         Box::new(Spike::new(K::GradExplosion, s(K::GradExplosion), Direction::Up, 0.0, "exploded")),
+        Box::new(loss_scale::LossScaleCollapse::new()),
         Box::new(Spike::new(K::KlSpike, s(K::KlSpike), Direction::Up, KL_FLOOR, "spiked")),
         Box::new(Spike::new(K::GradVanishing, s(K::GradVanishing), Direction::Down, 0.0, "vanished")),
         Box::new(LossDivergence::new(s(K::LossDivergence))),
@@ -449,6 +451,7 @@ mod tests {
             [
                 K::Nonfinite,
                 K::LossSpike,
+                K::GradExplosion,
                 K::GradExplosion,
                 K::GradVanishing,
                 K::LossDivergence,

@@ -26,11 +26,15 @@ pub struct NonfiniteValues {
     /// what may be none (TorchBeast's `mean_episode_return` of an interval in which
     /// no episode ended) may be NaN again, so its later NaN warns, not critical.
     undefined_first: Vec<String>,
+    /// The run scales its loss (a dynamic fp16 loss scale above 1 was logged): a
+    /// gradient norm that overflows while the loss stays finite is a step the
+    /// scaler skips.
+    loss_scaled: bool,
 }
 
 impl NonfiniteValues {
     pub fn new(s: KindSettings) -> Self {
-        NonfiniteValues { cooldown: s.cooldown, open: BTreeMap::new(), finite_yet: Vec::new(), undefined_first: Vec::new() }
+        NonfiniteValues { cooldown: s.cooldown, open: BTreeMap::new(), finite_yet: Vec::new(), undefined_first: Vec::new(), loss_scaled: false }
     }
 
     /// Notes that the value at `place` of a point, of `name`, is finite. Metrics
@@ -79,6 +83,9 @@ impl NonfiniteValues {
     }
 
     pub fn check(&mut self, p: &Point) -> Option<Raised> {
+        if !self.loss_scaled {
+            self.loss_scaled = p.values.iter().any(|(name, v)| catalog::loss_scale(name, *v).is_some_and(|s| s > 1.0));
+        }
         let mut broken: Vec<(&str, f64)> = Vec::new();
         // NaNs of metrics that may be NaN before their first value, held back.
         let mut unsure: Vec<&str> = Vec::new();
@@ -128,7 +135,19 @@ impl NonfiniteValues {
         let list: Vec<String> = broken.iter().map(|(n, v)| format!("{n} is {}", what(*v))).collect();
         // Only statistics that were undefined before their first value: a warning.
         let undefined_again = broken.iter().all(|(n, _)| self.undefined_first.iter().any(|u| u == n));
-        let (severity, note) = if undefined_again { (Severity::Warn, " (undefined before its first value too: a mean over none?)") } else { (Severity::Critical, "") };
+        // Only gradient norms, in a run that scales its loss, beside a finite loss:
+        // fp16 gradients that overflowed, a step the scaler skips (a run of them
+        // lowers the scale, which grad_explosion judges).
+        let skipped = self.loss_scaled
+            && broken.iter().all(|(n, _)| catalog::names_a_gradient(n))
+            && p.values.iter().any(|(n, v)| n.contains(catalog::LOSS) && v.is_finite());
+        let (severity, note) = if undefined_again {
+            (Severity::Warn, " (undefined before its first value too: a mean over none?)")
+        } else if skipped {
+            (Severity::Info, " (the loss finite, the loss scaled: an fp16 overflow the scaler skips?)")
+        } else {
+            (Severity::Critical, "")
+        };
         let message = format!("{} at step {}{note}", list.join(", "), p.step);
         Some(Raised { severity, metric: first.to_owned(), step: p.step, value, message, peak: None, escalated_at: None })
     }
@@ -221,6 +240,22 @@ mod tests {
         // Beside the run's finite metrics, statistics waiting for a value are not.
         assert!(check(&[("num_env_steps", 4000.0), ("episode_reward_mean", f64::NAN), ("episode_len_mean", f64::NAN)]).is_none());
         assert!(check(&[("epoch", 1.0), ("episode_reward_mean", f64::NAN)]).is_none(), "one metric alone is no such step");
+    }
+
+    #[test]
+    fn an_overflowing_gradient_beside_a_finite_loss_in_a_loss_scaled_run_is_a_skipped_step() {
+        let check = |values: &[(&'static str, f64)]| {
+            let mut d = NonfiniteValues::new(defaults(AlertKind::Nonfinite));
+            let values: Vec<(MetricName, f64)> = values.iter().map(|(n, v)| ((*n).into(), *v)).collect();
+            d.check(&Point { step: 7, time_s: 0.0, values: &values }).map(|r| (r.severity, r.message))
+        };
+        let (severity, message) = check(&[("loss", 0.91), ("grad_norm", f64::INFINITY), (catalog::LOSS_SCALE, 32768.0)]).unwrap();
+        assert_eq!(severity, Severity::Info);
+        assert_eq!(message, "grad_norm is infinite at step 7 (the loss finite, the loss scaled: an fp16 overflow the scaler skips?)");
+        // Without a scaler (bf16 prints a scale of 1), or with the loss broken too: critical.
+        assert_eq!(check(&[("loss", 0.91), ("grad_norm", f64::NAN), (catalog::LOSS_SCALE, 1.0)]).unwrap().0, Severity::Critical);
+        assert_eq!(check(&[("loss", 0.91), ("grad_norm", f64::NAN)]).unwrap().0, Severity::Critical);
+        assert_eq!(check(&[("loss", f64::NAN), ("grad_norm", f64::NAN), (catalog::LOSS_SCALE, 32768.0)]).unwrap().0, Severity::Critical);
     }
 
     #[test]
