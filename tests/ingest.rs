@@ -70,14 +70,15 @@ fn nanogpt_logs_are_read_and_a_nan_is_critical() {
 
 #[test]
 fn an_fp16_loss_scale_that_falls_away_is_a_gradient_explosion_and_a_skipped_step_is_not_critical() {
-    let (code, r) = check(&fixture("apex_loss_scale_collapse.log"), &[]);
+    let formats = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/formats");
+    let (code, r) = check(&formats.join("apex_loss_scale_collapse.log"), &[]);
     assert_eq!(code, 0, "no critical: {r}");
     let alerts = r["alerts"].as_array().unwrap();
     let collapse = alerts.iter().find(|a| a["kind"] == "grad_explosion").expect("the scale's fall");
     assert_eq!((collapse["metric"].as_str(), collapse["severity"].as_str(), collapse["step"].as_u64()), (Some("loss_scale"), Some("warn"), Some(7898)));
     let skipped = alerts.iter().find(|a| a["kind"] == "nonfinite").expect("the first overflow");
     assert_eq!((skipped["severity"].as_str(), skipped["step"].as_u64()), (Some("info"), Some(7892)));
-    let (code, r) = check(&fixture("tacotron2.log"), &[]);
+    let (code, r) = check(&formats.join("tacotron2.log"), &[]);
     assert_eq!(code, 0, "one overflow the scaler skips: {r}");
 }
 
@@ -472,7 +473,7 @@ fn every_trainer_of_the_gallery_is_read() {
         // LightGBM's callback: `[N]\tvalid_1's binary_logloss: x` numbered by its round, the possessive a part's name; its warnings hold no metrics.
         ("lightgbm.log", "pairs", 1, 6, 0, 5, &[(1, "training/binary_logloss", 0.598121), (5, "valid_1/binary_logloss", 0.501764)]),
         // Coqui TTS: ` --> STEP: 25/496 -- GLOBAL_STEP: 1525` over indented `| > loss: 3.63  (3.53)` lines (a running mean in brackets); `tensor(10.72, device='cuda:0')` is its number; `--> EVAL PERFORMANCE`'s lines the step before's `val_*`.
-        ("coqui_tts.log", "text", 1, 3, 1500, 1550, &[(1525, "grad_norm", 10.7261), (1550, "loss", 3.4120877981185913), (1550, "amp_scaler", 8192.0), (1550, "val_loss", 3.2231)]),
+        ("coqui_tts.log", "text", 1, 3, 1500, 1550, &[(1525, "grad_norm", 10.7261), (1550, "loss", 3.4120877981185913), (1550, "loss_scale", 8192.0), (1550, "val_loss", 3.2231)]),
         // Tesseract's lstmtraining: `At iteration 100/100/100, mean rms=4.8%, ... BCER train=88.2%`, the first count the iteration; names of two words.
         ("tesseract.log", "pairs", 1, 7, 0, 400, &[(100, "bcer", 88.214), (200, "mean_rms", 4.503), (300, "bwer", 96.381), (400, "new_worst_bcer", 70.883)]),
         // TorchBeast: a bracket of level, process, source, date and time before each line is the logger's.
@@ -482,6 +483,9 @@ fn every_trainer_of_the_gallery_is_read() {
         // NVIDIA's Tacotron 2: `Train loss 3 5.872210 Grad Norm 2.98 1.03s/it`, the iteration between the name and its value; `Validation loss 5:  4.71` at iteration 5.
         // Its overflow message (`Gradient overflow.  Skipping step, ... reducing loss scale to 32768.0`) gives the scale to the next iteration.
         ("tacotron2.log", "text", 1, 6, 0, 5, &[(0, "loss", 11.408722), (0, "val_loss", 5.903518), (3, "grad_norm", 2.981176), (5, "val_loss", 4.71264), (4, "loss_scale", 32768.0)]),
+        // StyleGAN's `tick N  kimg X  time 1d 06h  sec/tick ...`: the tick is the step, a snapshot's metric (printed or as its JSON) the tick's before it.
+        ("stylegan3.log", "text", 1, 6, 0, 5, &[(0, "fid50k_full", 412.5031), (4, "fid50k_full", 288.1174), (1, "step_time_s", 60.9), (1, "train_time_s", 511.0), (5, "augment", 0.022)]),
+        ("stylegan2_tf.log", "text", 1, 5, 1, 5, &[(1, "fid50k", 321.4417), (4, "fid50k", 187.0921), (2, "train_time_s", 569.0), (4, "lod", 6.87), (4, "kimg", 561.2)]),
         ("apex_loss_scale_collapse.log", "text", 1, 20, 7880, 7899, &[(7891, "val_loss", 0.148049), (7892, "loss_scale", 256.0), (7899, "loss_scale", 2.0), (7899, "loss", 3.320754)]),
         // TorchBeast's training: `Steps 3200 @ 640.2 SPS. Loss 61.08. Stats:` then its stats dict, that step's; `mean_episode_return` NaN when no episode ended.
         ("torchbeast_train.log", "hf-log", 1, 4, 3200, 12800, &[(3200, "loss", 61.08), (6400, "reward", -21.0), (9600, "reward", f64::NAN), (12800, "policy_loss", 1.85)]),

@@ -593,6 +593,14 @@ pub fn parse_generic(line: &str, progress: &mut Progress) -> Line {
     if let Some(results) = epoch_results(line).or_else(|| estimator_evaluation(line)) {
         return results;
     }
+    if let Some(tick) = gan_tick(line) {
+        progress.seen_step = true;
+        return tick;
+    }
+    // A snapshot's metric before any tick belongs to no step read.
+    if let Some(metric) = snapshot_metric(line) {
+        return if progress.seen_step { metric } else { Line::Text };
+    }
     if let Some(read) = labelled_counter_line(line, progress) {
         return read;
     }
@@ -1068,6 +1076,80 @@ fn epoch_results(line: &str) -> Option<Line> {
         }
         _ => Some(Line::Text),
     }
+}
+
+/// StyleGAN's progress line (StyleGAN2, StyleGAN2-ADA, StyleGAN3): `tick 1401  kimg
+/// 5738.6   time 1d 06h 06m   sec/tick 71.0    sec/kimg 17.34   maintenance 274.4
+/// gpumem 8.9   augment 6.521`, names and values apart by spaces. The tick numbers
+/// the step, its seconds are the step time, the elapsed time spelled in units is
+/// the training time, and every other pair is a metric. `None` for any other line.
+fn gan_tick(line: &str) -> Option<Line> {
+    let rest = line.trim_start().strip_prefix("tick ")?;
+    let mut words = rest.split_whitespace();
+    let tick: u64 = words.next()?.parse().ok()?;
+    let words: Vec<&str> = words.collect();
+    if words.first() != Some(&"kimg") {
+        return None;
+    }
+    let mut pairs = format!("step: {tick}");
+    let mut at = 0;
+    while let Some(&name) = words.get(at) {
+        at += 1;
+        if name == "time" {
+            let mut seconds = 0.0;
+            while let Some(s) = words.get(at).and_then(|w| spelled_seconds(w)) {
+                seconds += s;
+                at += 1;
+            }
+            pairs.push_str(&format!(", {}: {seconds}", catalog::TRAIN_TIME_S));
+            continue;
+        }
+        let value = words.get(at)?;
+        value.parse::<f64>().ok()?;
+        at += 1;
+        let name = if name == "sec/tick" { catalog::STEP_TIME_S } else { name };
+        pairs.push_str(&format!(", {name}: {value}"));
+    }
+    Some(generic_line(&pairs, Accept::Any).line)
+}
+
+/// One part of a duration spelled in units (`1d`, `06h`, `06m`, `26s`), in seconds.
+fn spelled_seconds(word: &str) -> Option<f64> {
+    let unit = match word.as_bytes().last()? {
+        b'd' => 86400.0,
+        b'h' => 3600.0,
+        b'm' => 60.0,
+        b's' => 1.0,
+        _ => return None,
+    };
+    let n: f64 = word[..word.len() - 1].parse().ok()?;
+    Some(n * unit)
+}
+
+/// A metric of a network snapshot, as StyleGAN prints it after the tick that saved
+/// it: more of the step before it. The TensorFlow releases' `network-snapshot-005734
+/// time 4m 26s       fid50k_full 46.5633`, the PyTorch ones' `{"results":
+/// {"fid50k_full": 4.01}, "metric": ..., "snapshot_pkl": "network-snapshot-000016.pkl", ...}`.
+/// `None` for any other line.
+fn snapshot_metric(line: &str) -> Option<Line> {
+    let line = line.trim();
+    if line.starts_with("{\"results\"") && line.contains("\"snapshot_pkl\"") {
+        let report: serde_json::Value = serde_json::from_str(line).ok()?;
+        let fields: Vec<(super::FieldName, f64)> = report.get("results")?.as_object()?.iter().filter_map(|(name, v)| Some((name.as_str().into(), v.as_f64()?))).collect();
+        return (!fields.is_empty()).then(|| Line::Metrics(Record { step: None, continues: true, fields, ..Default::default() }));
+    }
+    let (snapshot, rest) = line.split_once(char::is_whitespace)?;
+    if !snapshot.starts_with("network-") && !snapshot.ends_with(".pkl") {
+        return None;
+    }
+    let mut words: Vec<&str> = rest.split_whitespace().collect();
+    let value: f64 = words.pop()?.parse().ok()?;
+    let name = words.pop()?;
+    if words.first() != Some(&"time") || !words[1..].iter().all(|w| spelled_seconds(w).is_some()) {
+        return None;
+    }
+    let fields = vec![(name.into(), value)];
+    Some(Line::Metrics(Record { step: None, continues: true, fields, ..Default::default() }))
 }
 
 /// TensorFlow Estimator's evaluation results (`Saving dict for global step 500:
@@ -2467,6 +2549,26 @@ mod tests {
         // Given once: the line after has none of it.
         let Line::Metrics(rec) = progress.with_loss_scale(parse_generic("Train loss 6314 0.148 Grad Norm 0.5 1.2s/it", &mut Progress::default())) else { panic!() };
         assert!(!rec.fields.iter().any(|(n, _)| &**n == catalog::LOSS_SCALE));
+    }
+
+    #[test]
+    fn a_gans_tick_line_numbers_its_step_and_a_snapshots_metric_joins_it() {
+        let got = records(
+            "network-snapshot-000000        time 4m 26s       fid50k_full 46.5633\n\
+             tick 1401  kimg 5738.6   time 1d 06h 06m   sec/tick 71.0    sec/kimg 17.34   maintenance 274.4  gpumem 8.9   augment 6.521\n\
+             network-snapshot-005738        time 4m 26s       fid50k_full 45.1\n\
+             {\"results\": {\"fid50k_full\": 44.2}, \"metric\": \"fid50k_full\", \"snapshot_pkl\": \"network-snapshot-005738.pkl\"}\n\
+             tick 7 of 10 done\n",
+        );
+        assert_eq!(got.len(), 3, "the snapshot before any tick, and a sentence, are no metrics: {got:?}");
+        let (step, continues, fields) = &got[0];
+        assert_eq!((*step, *continues), (Some(1401), false));
+        let time = (86400 + 6 * 3600 + 6 * 60) as f64;
+        for field in [(catalog::TRAIN_TIME_S, time), (catalog::STEP_TIME_S, 71.0), ("kimg", 5738.6), ("augment", 6.521)] {
+            assert!(fields.iter().any(|(n, v)| n == field.0 && *v == field.1), "{field:?} in {fields:?}");
+        }
+        assert_eq!(got[1], (None, true, vec![("fid50k_full".to_owned(), 45.1)]));
+        assert_eq!(got[2], (None, true, vec![("fid50k_full".to_owned(), 44.2)]));
     }
 
     #[test]

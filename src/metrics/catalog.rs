@@ -733,6 +733,9 @@ const CONVERSIONS: &[(&str, Conversion)] = &[
     ("memory_allocated_gb", Conversion::Scale(MEM_GPU_BYTES, GIB)),
     ("gpu_mem_gb", Conversion::Scale(MEM_GPU_BYTES, GIB)),
     ("gpu_memory_gb", Conversion::Scale(MEM_GPU_BYTES, GIB)),
+    // StyleGAN's peak memories, in GiB.
+    ("gpumem", Conversion::Scale(MEM_GPU_BYTES, GIB)),
+    ("cpumem", Conversion::Scale(MEM_RSS_BYTES, GIB)),
     ("rss_mb", Conversion::Scale(MEM_RSS_BYTES, MIB)),
     ("rss_gb", Conversion::Scale(MEM_RSS_BYTES, GIB)),
     // TRL: tokens and episodes seen so far.
