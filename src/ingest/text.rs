@@ -562,6 +562,15 @@ pub fn parse_generic(line: &str, progress: &mut Progress) -> Line {
             // Not a table after all: the rule was decoration.
             None => progress.table = None,
         }
+    } else if line.trim_start().starts_with('|') {
+        // A table whose opening rule is not in the log (an excerpt that starts
+        // inside one): a `| key | number |` row opens it, its closing rule ends it.
+        if let Some(Row::Pair(key, value)) = table_row(line).filter(|row| matches!(row, Row::Pair(_, v) if kv::plain_number(v).is_some())) {
+            let mut table = Table::default();
+            table.rows.push_str(&format!("| {key}: {value} "));
+            progress.table = Some(table);
+            return Line::Blank;
+        }
     }
     if let Some(names) = column_names(line) {
         progress.columns = Some(names);
@@ -2569,6 +2578,12 @@ mod tests {
         }
         assert_eq!(got[1], (None, true, vec![("fid50k_full".to_owned(), 45.1)]));
         assert_eq!(got[2], (None, true, vec![("fid50k_full".to_owned(), 44.2)]));
+    }
+
+    #[test]
+    fn a_table_whose_opening_rule_was_cut_off_is_read_from_its_first_row() {
+        let got = records("| grad_norm | 2.34e+05 |\n| loss      | 5.99e+04 |\n| step      | 200      |\n-----------------------\n| metric | value |\n");
+        assert_eq!(got, vec![(Some(200), false, vec![("grad_norm".to_owned(), 2.34e5), ("loss".to_owned(), 5.99e4)])]);
     }
 
     #[test]
