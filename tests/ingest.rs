@@ -488,6 +488,8 @@ fn every_trainer_of_the_gallery_is_read() {
         ("stylegan2_tf.log", "text", 1, 5, 1, 5, &[(1, "fid50k", 321.4417), (4, "fid50k", 187.0921), (2, "train_time_s", 569.0), (4, "lod", 6.87), (4, "kimg", 561.2)]),
         // OpenAI's guided-diffusion logger, its first table's opening rule cut off (a pasted excerpt).
         ("guided_diffusion_cut.log", "text", 1, 4, 200, 230, &[(200, "grad_norm", 0.0895), (200, "lg_loss_scale", 18.2), (230, "lg_loss_scale", 18.23)]),
+        // W&B's console `Run summary:` in a log that printed no step of its own: one point at its `train/global_step` row.
+        ("wandb_summary.log", "text", 1, 1, 1200, 1200, &[(1200, "loss", 1.1021), (1200, "val_loss", 1.2345), (1200, "lr", 0.0)]),
         ("apex_loss_scale_collapse.log", "text", 1, 20, 7880, 7899, &[(7891, "val_loss", 0.148049), (7892, "loss_scale", 256.0), (7899, "loss_scale", 2.0), (7899, "loss", 3.320754)]),
         // TorchBeast's training: `Steps 3200 @ 640.2 SPS. Loss 61.08. Stats:` then its stats dict, that step's; `mean_episode_return` NaN when no episode ended.
         ("torchbeast_train.log", "hf-log", 1, 4, 3200, 12800, &[(3200, "loss", 61.08), (6400, "reward", -21.0), (9600, "reward", f64::NAN), (12800, "policy_loss", 1.85)]),

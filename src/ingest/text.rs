@@ -408,6 +408,8 @@ pub struct Progress {
     /// Steps named beside their epoch (pix2pix's `(epoch: 2, iters: 78, ...)`,
     /// DeepSpeech's `Epoch 66 | Training | ... | Steps: 18595 | Loss: ...`).
     beside_epoch: BesideEpoch,
+    /// The rows of W&B's console `Run summary:` block being read, as `| key: value `.
+    wandb_summary: Option<String>,
     /// The loss scale an fp16 loss scaler's message set since the last metric
     /// line ([`loss_scale_message`]): it goes with the next one, the step the
     /// overflow happened in.
@@ -598,6 +600,9 @@ pub fn parse_generic(line: &str, progress: &mut Progress) -> Line {
                 other => other,
             };
         }
+    }
+    if let Some(read) = wandb_console(line, progress) {
+        return read;
     }
     if let Some(results) = epoch_results(line).or_else(|| estimator_evaluation(line)) {
         return results;
@@ -1085,6 +1090,44 @@ fn epoch_results(line: &str) -> Option<Line> {
         }
         _ => Some(Line::Text),
     }
+}
+
+/// W&B's console lines (`wandb: ...`). Its `Run summary:` block at the end of a
+/// run (`wandb:      train loss 1.87978`, a `step 5350` row among them) is the
+/// run's last values: read as one point at its step, for a log that printed no
+/// step of its own (otherwise the summary repeats, rounded, what was read). The
+/// `Run history:` sparklines and the sync hints are text. `None` for any other line.
+fn wandb_console(line: &str, progress: &mut Progress) -> Option<Line> {
+    let rest = line.strip_prefix("wandb:")?.trim();
+    if let Some(rows) = &mut progress.wandb_summary {
+        if !rest.is_empty() {
+            if let Some((name, value)) = rest.rsplit_once(char::is_whitespace).filter(|(_, v)| kv::plain_number(v).is_some()) {
+                rows.push_str(&format!("| {}: {value} ", name.trim()));
+            }
+            // (A row of text, the run's name: no number.)
+            return Some(Line::Blank);
+        }
+        let rows = progress.wandb_summary.take().unwrap_or_default();
+        if progress.seen_step || rows.is_empty() {
+            return Some(Line::Text);
+        }
+        return Some(match generic_line(&rows, Accept::Any).line {
+            Line::Metrics(mut rec) => {
+                rec.continues = rec.step.is_none();
+                // Two names of one metric (a Trainer's `train/loss`, the last step's,
+                // and `train_loss`, its mean over the run): the first row's.
+                let mut names = std::collections::HashSet::new();
+                rec.fields.retain(|(name, _)| names.insert(name.clone()));
+                Line::Metrics(rec)
+            }
+            _ => Line::Text,
+        });
+    }
+    if rest == "Run summary:" {
+        progress.wandb_summary = Some(String::new());
+        return Some(Line::Blank);
+    }
+    Some(Line::Text)
 }
 
 /// StyleGAN's progress line (StyleGAN2, StyleGAN2-ADA, StyleGAN3): `tick 1401  kimg
@@ -2584,6 +2627,17 @@ mod tests {
     fn a_table_whose_opening_rule_was_cut_off_is_read_from_its_first_row() {
         let got = records("| grad_norm | 2.34e+05 |\n| loss      | 5.99e+04 |\n| step      | 200      |\n-----------------------\n| metric | value |\n");
         assert_eq!(got, vec![(Some(200), false, vec![("grad_norm".to_owned(), 2.34e5), ("loss".to_owned(), 5.99e4)])]);
+    }
+
+    #[test]
+    fn a_wandb_run_summary_is_a_point_where_the_log_printed_no_step() {
+        let summary = "wandb: Run history:\nwandb:   train/loss █▆▅▄▃▁\nwandb:\nwandb: Run summary:\nwandb:             _step 5350\nwandb:   validation Dice 0.40296\nwandb:        train/loss 1.87978\nwandb:          run_name glowing-sun\nwandb:\nwandb: Find logs at: ./wandb/logs\n";
+        let got = records(summary);
+        assert_eq!(got.len(), 1, "{got:?}");
+        assert_eq!(got[0].0, Some(5350));
+        assert!(got[0].2.iter().any(|(n, v)| n == "loss" && *v == 1.87978), "{got:?}");
+        // After the run's own steps, the summary repeats them: not read.
+        assert_eq!(records(&format!("step: 5350, loss: 1.87978\n{summary}")).len(), 1);
     }
 
     #[test]
