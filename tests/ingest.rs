@@ -490,6 +490,8 @@ fn every_trainer_of_the_gallery_is_read() {
         ("guided_diffusion_cut.log", "text", 1, 4, 200, 230, &[(200, "grad_norm", 0.0895), (200, "lg_loss_scale", 18.2), (230, "lg_loss_scale", 18.23)]),
         // W&B's console `Run summary:` in a log that printed no step of its own: one point at its `train/global_step` row.
         ("wandb_summary.log", "text", 1, 1, 1200, 1200, &[(1200, "loss", 1.1021), (1200, "val_loss", 1.2345), (1200, "lr", 0.0)]),
+        // Optuna's `Trial 4 finished with value: 0.8493 and parameters: {...}. Best is trial 1 with value: 0.8577.`: the trial is the step.
+        ("optuna.log", "text", 1, 4, 0, 6, &[(0, "value", 0.8321), (4, "value", 0.8493), (4, "best_value", 0.8577), (6, "best_value", 0.8712)]),
         ("apex_loss_scale_collapse.log", "text", 1, 20, 7880, 7899, &[(7891, "val_loss", 0.148049), (7892, "loss_scale", 256.0), (7899, "loss_scale", 2.0), (7899, "loss", 3.320754)]),
         // TorchBeast's training: `Steps 3200 @ 640.2 SPS. Loss 61.08. Stats:` then its stats dict, that step's; `mean_episode_return` NaN when no episode ended.
         ("torchbeast_train.log", "hf-log", 1, 4, 3200, 12800, &[(3200, "loss", 61.08), (6400, "reward", -21.0), (9600, "reward", f64::NAN), (12800, "policy_loss", 1.85)]),

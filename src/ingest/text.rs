@@ -601,7 +601,7 @@ pub fn parse_generic(line: &str, progress: &mut Progress) -> Line {
             };
         }
     }
-    if let Some(read) = wandb_console(line, progress) {
+    if let Some(read) = wandb_console(line, progress).or_else(|| optuna_trial(line)) {
         return read;
     }
     if let Some(results) = epoch_results(line).or_else(|| estimator_evaluation(line)) {
@@ -1128,6 +1128,30 @@ fn wandb_console(line: &str, progress: &mut Progress) -> Option<Line> {
         return Some(Line::Blank);
     }
     Some(Line::Text)
+}
+
+/// Optuna's report of a finished trial (`Trial 42 finished with value: 0.934375 and
+/// parameters: {'lr': 0.002, ...}. Best is trial 31 with value: 0.95.`): the trial
+/// numbers the step, its objective is `value` (`value_0`, `value_1`, ... for a
+/// study of several, `finished with values: [0.1, 0.2]`) and the best so far
+/// `best_value`; the parameters are the trial's settings, no metrics. Other trial
+/// lines (`Trial 45 pruned.`) are text. `None` for any other line.
+fn optuna_trial(line: &str) -> Option<Line> {
+    let rest = line.trim_start().strip_prefix("Trial ")?;
+    let (trial, rest) = rest.split_once(' ')?;
+    let trial: u64 = trial.parse().ok()?;
+    let Some(rest) = rest.strip_prefix("finished with value") else { return Some(Line::Text) };
+    let (values, rest) = rest.split_once(" and parameters")?;
+    let values = values.trim_start_matches('s').trim_start_matches(':').trim().trim_start_matches('[').trim_end_matches(']');
+    let values: Vec<f64> = values.split(',').map(|v| v.trim().parse::<f64>()).collect::<Result<_, _>>().ok()?;
+    let mut fields: Vec<(super::FieldName, f64)> = match values.as_slice() {
+        [one] => vec![("value".into(), *one)],
+        many => many.iter().enumerate().map(|(i, v)| (format!("value_{i}").as_str().into(), *v)).collect(),
+    };
+    if let Some(best) = rest.rsplit_once("with value: ").and_then(|(_, v)| v.trim().trim_end_matches('.').parse::<f64>().ok()) {
+        fields.push(("best_value".into(), best));
+    }
+    Some(Line::Metrics(Record { step: Some(trial), fields, ..Default::default() }))
 }
 
 /// StyleGAN's progress line (StyleGAN2, StyleGAN2-ADA, StyleGAN3): `tick 1401  kimg
@@ -2638,6 +2662,22 @@ mod tests {
         assert!(got[0].2.iter().any(|(n, v)| n == "loss" && *v == 1.87978), "{got:?}");
         // After the run's own steps, the summary repeats them: not read.
         assert_eq!(records(&format!("step: 5350, loss: 1.87978\n{summary}")).len(), 1);
+    }
+
+    #[test]
+    fn an_optuna_trial_is_a_step_and_its_settings_are_no_metrics() {
+        let got = records(
+            "[I 2020-12-16 12:46:55,364] Trial 42 finished with value: 0.934375 and parameters: {'n_layers': 1, 'lr': 0.0022}. Best is trial 31 with value: 0.95.\n\
+             [I 2020-12-16 12:47:05,080] Trial 45 pruned.\n\
+             [I 2023-01-01 10:00:00,000] Trial 7 finished with values: [0.5, 12.0] and parameters: {'x': 1}. \n",
+        );
+        assert_eq!(
+            got,
+            vec![
+                (Some(42), false, vec![("value".to_owned(), 0.934375), ("best_value".to_owned(), 0.95)]),
+                (Some(7), false, vec![("value_0".to_owned(), 0.5), ("value_1".to_owned(), 12.0)]),
+            ]
+        );
     }
 
     #[test]
