@@ -492,6 +492,8 @@ fn every_trainer_of_the_gallery_is_read() {
         ("wandb_summary.log", "text", 1, 1, 1200, 1200, &[(1200, "loss", 1.1021), (1200, "val_loss", 1.2345), (1200, "lr", 0.0)]),
         // Optuna's `Trial 4 finished with value: 0.8493 and parameters: {...}. Best is trial 1 with value: 0.8577.`: the trial is the step.
         ("optuna.log", "text", 1, 4, 0, 6, &[(0, "value", 0.8321), (4, "value", 0.8493), (4, "best_value", 0.8577), (6, "best_value", 0.8712)]),
+        // ElegantRL's header of columns in groups set apart by bars, ending in `etc.` over more values than names; its rounded step counts on.
+        ("elegantrl.log", "text", 1, 6, 0, 5, &[(0, "avgr", -212.33), (2, "maxr", -61.72), (4, "objc", 0.61), (5, "stds", 288.0)]),
         ("apex_loss_scale_collapse.log", "text", 1, 20, 7880, 7899, &[(7891, "val_loss", 0.148049), (7892, "loss_scale", 256.0), (7899, "loss_scale", 2.0), (7899, "loss", 3.320754)]),
         // TorchBeast's training: `Steps 3200 @ 640.2 SPS. Loss 61.08. Stats:` then its stats dict, that step's; `mean_episode_return` NaN when no episode ended.
         ("torchbeast_train.log", "hf-log", 1, 4, 3200, 12800, &[(3200, "loss", 61.08), (6400, "reward", -21.0), (9600, "reward", f64::NAN), (12800, "policy_loss", 1.85)]),

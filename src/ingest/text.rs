@@ -1518,7 +1518,11 @@ fn is_summary(line: &str) -> bool {
 /// The cells of a header row or a row under it: split at `|` when the line has
 /// one (OpenAI Baselines' `pol_surr |    pol_entpen |  kl`), else at whitespace.
 fn cells(line: &str) -> Vec<&str> {
-    if line.contains('|') {
+    if grouping_bars(line) {
+        // (Bars that set groups of columns apart: ElegantRL's `ID  Step  maxR |
+        // avgR  stdR |  expR  objC  etc.`.)
+        line.split(|c: char| c.is_whitespace() || c == '|').filter(|c| !c.is_empty()).collect()
+    } else if line.contains('|') {
         let t = line.trim();
         let t = t.strip_prefix('|').unwrap_or(t);
         let t = t.strip_suffix('|').unwrap_or(t);
@@ -1526,6 +1530,13 @@ fn cells(line: &str) -> Vec<&str> {
     } else {
         line.split_whitespace().collect()
     }
+}
+
+/// Whether a line's bars set groups of space-separated columns apart rather than
+/// bound cells: no bar opens it, and a group holds a gap of two spaces or more.
+fn grouping_bars(line: &str) -> bool {
+    let t = line.trim();
+    t.contains('|') && !t.starts_with('|') && t.split('|').any(|group| group.trim().contains("  "))
 }
 
 /// The names of a header row: words only, two or more, one of them a metric
@@ -1539,9 +1550,10 @@ fn column_names(line: &str) -> Option<Vec<String>> {
     if line.contains([':', '=', ',', '\t']) {
         return None;
     }
-    let by_bars = line.contains('|');
+    let grouped = grouping_bars(line);
+    let by_bars = line.contains('|') && !grouped;
     let by_gaps = || -> Vec<&str> { line.split("  ").map(str::trim).filter(|c| !c.is_empty()).collect() };
-    let words = if by_bars || !line.contains("  ") { cells(line) } else { by_gaps() };
+    let words = if by_bars || grouped || !line.contains("  ") { cells(line) } else { by_gaps() };
     if words.len() < 2 || words.len() > 64 {
         return None;
     }
@@ -1558,7 +1570,9 @@ fn column_names(line: &str) -> Option<Vec<String>> {
         catalog::info(name).is_some() || name.ends_with(catalog::LOSS) || name.strip_prefix(catalog::LOSS).is_some_and(|rest| rest.starts_with('_'))
     };
     let epoch_first = words.len() >= 3 && words[0].eq_ignore_ascii_case("epoch");
-    if !(epoch_first || words.iter().any(known)) {
+    // Columns in groups with a step among them (ElegantRL's `ID  Step  maxR | avgR ...`).
+    let grouped_with_step = grouped && words.len() >= 3 && words.iter().any(|w| STEP_WORDS.contains(&w.to_ascii_lowercase().as_str()));
+    if !(epoch_first || grouped_with_step || words.iter().any(known)) {
         return None;
     }
     let spacy = words.len() >= 3 && words[0] == "E" && words[1] == "#";
@@ -1602,7 +1616,15 @@ fn column_epoch(columns: &[String], line: &str) -> Option<u64> {
 /// A row of numbers under a header row, as `name: value` pairs; `None` when the
 /// line is not one (another count of cells, or words among them).
 fn column_row(columns: &[String], line: &str) -> Option<String> {
-    let cells = cells(without_bar(line));
+    let mut cells = cells(without_bar(line));
+    // A header that ends in `etc.` has more values than names: the named ones count.
+    let columns = match columns.split_last() {
+        Some((last, named)) if matches!(last.as_str(), "etc." | "etc") && cells.len() >= named.len() => {
+            cells.truncate(named.len());
+            named
+        }
+        _ => columns,
+    };
     if cells.len() != columns.len() {
         return None;
     }
@@ -2678,6 +2700,17 @@ mod tests {
                 (Some(7), false, vec![("value_0".to_owned(), 0.5), ("value_1".to_owned(), 12.0)]),
             ]
         );
+    }
+
+    #[test]
+    fn a_header_of_column_groups_set_apart_by_bars_reads_its_rows_by_position() {
+        let got = records("ID     Step    maxR |    avgR   stdR |    objC   etc.\n0  4.10e+03 -212.33 |\n0  4.10e+03 -212.33 | -212.33   41.2 |    8.42   0.06   0.00\n");
+        assert_eq!(got.len(), 1, "the half row is no row: {got:?}");
+        let names: Vec<&str> = got[0].2.iter().map(|(n, _)| n.as_str()).collect();
+        assert_eq!(names, ["id", "maxr", "avgr", "stdr", "objc"]);
+        assert_eq!(got[0].2[4].1, 8.42);
+        // A table's cells between bars are no groups.
+        assert!(!grouping_bars("| loss | 0.5 |") && grouping_bars("ID  Step | avgR  stdR"));
     }
 
     #[test]
