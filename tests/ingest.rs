@@ -394,7 +394,7 @@ fn every_trainer_of_the_gallery_is_read() {
         // spaCy's training table: `E` the epoch, `#` the step, names of two words apart by two spaces.
         ("spacy.log", "text", 1, 4, 0, 600, &[(200, "loss_ner", 1845.59), (600, "score", 0.80), (400, "loss_tok2vec", 41.27)]),
         // YOLOv5's per-epoch rows under `Epoch  gpu_mem  box  obj  cls ...` (no name rlmon knows); the validation table's `all` row is no epoch.
-        ("yolov5.log", "text", 1, 2, 0, 1, &[(0, "box", 0.1128), (1, "cls", 0.03959), (1, "gpu_mem", 3.35e9)]),
+        ("yolov5.log", "text", 1, 2, 0, 1, &[(0, "box_loss", 0.1128), (1, "cls_loss", 0.03959), (1, "gpu_mem", 3.35e9)]),
         // AllenNLP: the bar after `- Validating` is the evaluation of the epoch's last step, as `val_*`.
         ("allennlp.log", "text", 1, 2, 100, 200, &[(100, "loss", 0.6931), (100, "val_loss", 0.6631), (100, "val_accuracy", 0.6), (200, "loss", 0.5731)]),
         // A script's own prints: a line naming only the step, its metrics on the lines under it (not indented).
@@ -494,6 +494,8 @@ fn every_trainer_of_the_gallery_is_read() {
         ("optuna.log", "text", 1, 4, 0, 6, &[(0, "value", 0.8321), (4, "value", 0.8493), (4, "best_value", 0.8577), (6, "best_value", 0.8712)]),
         // ElegantRL's header of columns in groups set apart by bars, ending in `etc.` over more values than names; its rounded step counts on.
         ("elegantrl.log", "text", 1, 6, 0, 5, &[(0, "avgr", -212.33), (2, "maxr", -61.72), (4, "objc", 0.61), (5, "stds", 288.0)]),
+        // YOLOv7's header adds `total`; YOLO's `box`/`obj`/`cls` columns are losses, so a NaN in them is critical from the start.
+        ("yolov7.log", "text", 1, 4, 39, 42, &[(39, "box_loss", 0.04512), (40, "loss", 0.06026), (40, "obj_loss", 0.01529), (42, "labels", 1963.0)]),
         ("apex_loss_scale_collapse.log", "text", 1, 20, 7880, 7899, &[(7891, "val_loss", 0.148049), (7892, "loss_scale", 256.0), (7899, "loss_scale", 2.0), (7899, "loss", 3.320754)]),
         // TorchBeast's training: `Steps 3200 @ 640.2 SPS. Loss 61.08. Stats:` then its stats dict, that step's; `mean_episode_return` NaN when no episode ended.
         ("torchbeast_train.log", "hf-log", 1, 4, 3200, 12800, &[(3200, "loss", 61.08), (6400, "reward", -21.0), (9600, "reward", f64::NAN), (12800, "policy_loss", 1.85)]),

@@ -1576,13 +1576,18 @@ fn column_names(line: &str) -> Option<Vec<String>> {
         return None;
     }
     let spacy = words.len() >= 3 && words[0] == "E" && words[1] == "#";
+    // YOLOv5's and YOLOv7's `Epoch  gpu_mem  box  obj  cls  total  labels  img_size`:
+    // the box, objectness and class columns are their losses, `total` their sum.
+    let yolo = words.iter().any(|w| w.eq_ignore_ascii_case("gpu_mem")) && words.contains(&"box");
     Some(
         words
             .iter()
             .enumerate()
-            .map(|(i, w)| match (spacy, i) {
-                (true, 0) => "epoch".to_owned(),
-                (true, 1) => "step".to_owned(),
+            .map(|(i, w)| match (spacy, i, yolo, *w) {
+                (true, 0, ..) => "epoch".to_owned(),
+                (true, 1, ..) => "step".to_owned(),
+                (_, _, true, "box" | "obj" | "cls" | "dfl") => format!("{w}_{}", catalog::LOSS),
+                (_, _, true, "total") => catalog::LOSS.to_owned(),
                 _ => (*w).to_owned(),
             })
             .collect(),

@@ -908,9 +908,14 @@ pub fn closest(name: &str) -> Option<&'static str> {
     let lower = name.to_ascii_lowercase();
     // (A mean's spelling is no near miss: `loss_att` is no `loss_avg`.)
     let names = CATALOG.iter().filter(|m| !m.pattern.contains('{')).flat_map(|m| std::iter::once(m.pattern).chain(m.aliases.iter().copied())).filter(|n| !MEAN_LOSS_NAMES.contains(n));
+    // (Nor is another first word before the same rest: `box_loss` is no `aux_loss`,
+    // `cls_loss` no `cri_loss`.)
+    let tail = |n: &str| n.split_once('_').map(|(_, rest)| rest.to_owned());
+    let own_tail = tail(&lower);
     names
         .map(|n| (distance(&lower, n), n))
         .filter(|(d, n)| *d > 0 && *d <= (n.len() / 4).clamp(1, 3))
+        .filter(|(d, n)| *d < 2 || own_tail.is_none() || tail(n) != own_tail)
         .min()
         .map(|(_, n)| canonical(n))
 }
@@ -1080,6 +1085,15 @@ pub fn markdown_table() -> String {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_near_miss_is_a_typo_not_another_word_before_the_same_rest() {
+        assert_eq!(closest("gradnrom"), Some(GRAD_NORM));
+        assert_eq!(closest("learning_rat"), Some(LR));
+        // YOLO's `box_loss` and `cls_loss` are losses of their own, no misspelt `aux_loss`/`cri_loss`.
+        assert_eq!(closest("box_loss"), None);
+        assert_eq!(closest("cls_loss"), None);
+    }
+
     #[test]
     fn an_rllib_learners_flattened_stats_are_its_own() {
         assert_eq!(canonical("info/learner/default_policy/learner_stats/kl"), KL);
