@@ -496,6 +496,12 @@ fn every_trainer_of_the_gallery_is_read() {
         ("elegantrl.log", "text", 1, 6, 0, 5, &[(0, "avgr", -212.33), (2, "maxr", -61.72), (4, "objc", 0.61), (5, "stds", 288.0)]),
         // YOLOv7's header adds `total`; YOLO's `box`/`obj`/`cls` columns are losses, so a NaN in them is critical from the start.
         ("yolov7.log", "text", 1, 4, 39, 42, &[(39, "box_loss", 0.04512), (40, "loss", 0.06026), (40, "obj_loss", 0.01529), (42, "labels", 1963.0)]),
+        // Dreamer's `[5000] expl_amount 0.3 / model_grad_norm 61.2 / ...`: the bracket opening the line is the step.
+        ("dreamer.log", "text", 1, 3, 5000, 7000, &[(5000, "model_grad_norm", 61.2), (6000, "image_loss", 11302.4), (7000, "actor_loss", -7.9)]),
+        // Full-width colons and commas (`训练次数：100，Loss：1.98`); `训练次数` ("training count") is the step, the test set's loss its own name.
+        ("fullwidth_cn.log", "text", 1, 6, 100, 600, &[(100, "loss", 2.2841), (300, "loss", 2.0114), (600, "loss", 1.773)]),
+        // nolearn's table header with a ratio named `Train / Val`.
+        ("nolearn.log", "text", 1, 4, 1, 4, &[(1, "loss", 2.118402), (2, "val_loss", 1.65509), (3, "train/val", 1.04333), (4, "valid_acc", 48.9)]),
         ("apex_loss_scale_collapse.log", "text", 1, 20, 7880, 7899, &[(7891, "val_loss", 0.148049), (7892, "loss_scale", 256.0), (7899, "loss_scale", 2.0), (7899, "loss", 3.320754)]),
         // TorchBeast's training: `Steps 3200 @ 640.2 SPS. Loss 61.08. Stats:` then its stats dict, that step's; `mean_episode_return` NaN when no episode ended.
         ("torchbeast_train.log", "hf-log", 1, 4, 3200, 12800, &[(3200, "loss", 61.08), (6400, "reward", -21.0), (9600, "reward", f64::NAN), (12800, "policy_loss", 1.85)]),

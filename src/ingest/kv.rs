@@ -16,8 +16,9 @@ pub type Pair<'a> = (&'a str, &'a str);
 
 /// A word of a key: letters, digits and the punctuation metric names use.
 fn is_key_word(t: &str) -> bool {
-    t.chars().any(|c| c.is_ascii_alphabetic())
-        && t.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '/' | '.' | '-' | '#' | '@' | '\''))
+    // (Letters of any script: a Chinese script's `训练次数：100` names its step.)
+    t.chars().any(|c| c.is_alphabetic())
+        && t.chars().all(|c| c.is_alphanumeric() || matches!(c, '_' | '/' | '.' | '-' | '#' | '@' | '\''))
         && t.len() <= 64
 }
 

@@ -289,28 +289,34 @@ fn nanogpt_at(line: &str) -> Parsed<'_> {
     Some((Some(step), false, pairs))
 }
 
-/// Words that name the step in a generic line (lower case, spaces and dashes as
-/// underscores: `Global Step` is `global_step`).
-const STEP_WORDS: &[&str] = &[
-    "step", "steps", "iter", "iters", "iteration", "global_step", "globalstep", "num_updates", "updates", "update", "train_step", "_step", "trainer/global_step", "train/global_step",
-    // Stable-Baselines3's tables count environment steps.
-    "total_timesteps", "time/total_timesteps",
-    // MaxText: `completed step: 10, seconds: 1.2, ...`.
-    "completed_step",
-    // Tianshou's bar counts environment steps across its epochs; Sample Factory
-    // reports the environment frames so far.
-    "env_step", "total_num_frames",
-    // OpenAI Baselines' table (ppo2's `misc/total_timesteps`); garage's environment steps.
-    "misc/total_timesteps", "total_env_steps", "totalenvsteps",
-    // PyMARL's and EPyMARL's `Recent Stats | t_env:    8443380 | Episode:   331792`.
-    "t_env",
-];
+/// Whether a word names the step in a generic line (lower case, spaces and dashes
+/// as underscores: `Global Step` is `global_step`). (A `match`: asked of every
+/// pair of every line, it costs one length test for most.)
+fn is_step_word(name: &str) -> bool {
+    matches!(
+        name,
+        "step" | "steps" | "iter" | "iters" | "iteration" | "global_step" | "globalstep" | "num_updates" | "updates" | "update" | "train_step" | "_step" | "trainer/global_step" | "train/global_step"
+        // Stable-Baselines3's tables count environment steps.
+        | "total_timesteps" | "time/total_timesteps"
+        // MaxText: `completed step: 10, seconds: 1.2, ...`.
+        | "completed_step"
+        // Tianshou's bar counts environment steps across its epochs; Sample Factory
+        // reports the environment frames so far.
+        | "env_step" | "total_num_frames"
+        // OpenAI Baselines' table (ppo2's `misc/total_timesteps`); garage's environment steps.
+        | "misc/total_timesteps" | "total_env_steps" | "totalenvsteps"
+        // PyMARL's and EPyMARL's `Recent Stats | t_env:    8443380 | Episode:   331792`.
+        | "t_env"
+        // Chinese scripts' "training count", "iteration count", "step count" (`训练次数：100, Loss：1.98`).
+        | "训练次数" | "迭代次数" | "训练步数" | "步数"
+    )
+}
 /// A tidy name without the word that announces a step as it starts (Dopamine's
 /// `Starting iteration 3`, rsl_rl's `Learning iteration 3/1500`): the step word,
 /// or the name as it was.
 fn as_step_word(name: String) -> String {
     match ["starting_", "beginning_", "learning_", "training_", "at_"].iter().find_map(|p| name.strip_prefix(p)) {
-        Some(rest) if STEP_WORDS.contains(&rest) => rest.to_owned(),
+        Some(rest) if is_step_word(rest) => rest.to_owned(),
         _ => name,
     }
 }
@@ -446,8 +452,9 @@ impl Progress {
 /// loss scale adjust to 1024.0`: the number after the line's last `to`, on a line
 /// that says the scale changed.
 pub fn loss_scale_message(line: &str) -> Option<f64> {
-    // Most lines name no scale: one search rules them out.
-    let at = line.find("scal")?;
+    // Most lines name no scale: one search, set up once, rules them out.
+    static SCAL: std::sync::LazyLock<memchr::memmem::Finder<'static>> = std::sync::LazyLock::new(|| memchr::memmem::Finder::new("scal"));
+    let at = SCAL.find(line.as_bytes())?;
     let lower = line.to_ascii_lowercase();
     let names_a_change = ["overflow", "reduc", "decreas", "increas", "lower", "rais", "adjust", "setting"].iter().any(|w| lower.contains(w));
     if !names_a_change || (!lower.contains("loss scale") && !lower.contains(catalog::LOSS_SCALE)) {
@@ -1554,6 +1561,14 @@ fn column_names(line: &str) -> Option<Vec<String>> {
     let by_bars = line.contains('|') && !grouped;
     let by_gaps = || -> Vec<&str> { line.split("  ").map(str::trim).filter(|c| !c.is_empty()).collect() };
     let words = if by_bars || grouped || !line.contains("  ") { cells(line) } else { by_gaps() };
+    // A ratio's name spaced around its slash (nolearn's `Train / Val`) is one name.
+    let joined: Vec<String>;
+    let words: Vec<&str> = if words.iter().any(|w| w.contains(" / ")) {
+        joined = words.iter().map(|w| w.replace(" / ", "/")).collect();
+        joined.iter().map(String::as_str).collect()
+    } else {
+        words
+    };
     if words.len() < 2 || words.len() > 64 {
         return None;
     }
@@ -1571,7 +1586,7 @@ fn column_names(line: &str) -> Option<Vec<String>> {
     };
     let epoch_first = words.len() >= 3 && words[0].eq_ignore_ascii_case("epoch");
     // Columns in groups with a step among them (ElegantRL's `ID  Step  maxR | avgR ...`).
-    let grouped_with_step = grouped && words.len() >= 3 && words.iter().any(|w| STEP_WORDS.contains(&w.to_ascii_lowercase().as_str()));
+    let grouped_with_step = grouped && words.len() >= 3 && words.iter().any(|w| is_step_word(&w.to_ascii_lowercase()));
     if !(epoch_first || grouped_with_step || words.iter().any(known)) {
         return None;
     }
@@ -1804,7 +1819,7 @@ fn generic_line(line: &str, accept: Accept) -> Generic {
         // A step word is the step, written or not (TensorFlow-Examples' `Step 1000:`).
         pairs.retain(|(key, _)| {
             let name = as_step_word(key.trim().to_ascii_lowercase().replace([' ', '-'], "_"));
-            is_written(line, key) || STEP_WORDS.contains(&name.as_str()) || name == "episode"
+            is_written(line, key) || is_step_word(&name) || name == "episode"
         });
     }
     let tidy = |w: &str| w.trim().to_ascii_lowercase().replace([' ', '-'], "_");
@@ -1830,7 +1845,7 @@ fn generic_line(line: &str, accept: Accept) -> Generic {
         // A bar's label (diffusers' and kohya's `Steps:   0%|`) names no step: its
         // percentage is no count, the bar's `n/total` is.
         let name = as_step_word(name);
-        if STEP_WORDS.contains(&name.as_str()) && !is_bar_percent(line, value) {
+        if is_step_word(&name) && !is_bar_percent(line, value) {
             // An iteration may count micro-batches where a step on the same line
             // counts optimizer steps (LitGPT's `iter 1152 step 144`, a line per
             // micro-batch): the iteration wins, so no line is merged into another's step.
@@ -2018,9 +2033,10 @@ fn is_bar_percent(line: &str, value: &str) -> bool {
 /// [100] loss=3.2, learning_rate=0.001`).
 fn bracketed_step(line: &str) -> Option<u64> {
     // (Asked once of the line: each bracket below costs only its own neighbourhood.)
-    // LightGBM's `[12]\tvalid_0's auc: 0.81` opens its line with the round, pairs
-    // written with `:`; elsewhere a bracketed step goes with `key=value` pairs.
-    let opens = line.starts_with('[') && line.contains(':');
+    // LightGBM's `[12]\tvalid_0's auc: 0.81` and Dreamer's `[5000] expl_amount 0.0 /
+    // model_grad_norm 12.1 / ...` open their line with the step; elsewhere a
+    // bracketed step goes with `key=value` pairs.
+    let opens = line.starts_with('[');
     if !line.contains('=') && !opens {
         return None;
     }
@@ -2069,11 +2085,13 @@ fn without_phase(word: &str) -> &str {
 
 /// `line` without its terminal escape sequences, borrowed when it has none.
 fn without_colours(line: &str) -> std::borrow::Cow<'_, str> {
-    if line.contains('\x1b') {
-        std::borrow::Cow::Owned(strip_ansi(line))
-    } else {
-        std::borrow::Cow::Borrowed(line)
+    let line: std::borrow::Cow<'_, str> = if line.contains('\x1b') { std::borrow::Cow::Owned(strip_ansi(line)) } else { std::borrow::Cow::Borrowed(line) };
+    // Full-width punctuation, as Chinese and Japanese scripts print (`训练次数：100,
+    // Loss：1.98`), is the ASCII mark and a space.
+    if !line.is_ascii() && line.contains(['\u{FF1A}', '\u{FF0C}', '\u{FF1D}']) {
+        return std::borrow::Cow::Owned(line.replace('\u{FF1A}', ": ").replace('\u{FF0C}', ", ").replace('\u{FF1D}', "= "));
     }
+    line
 }
 
 /// `line` without its terminal escape sequences (colours, cursor moves).
@@ -2716,6 +2734,21 @@ mod tests {
         assert_eq!(got[0].2[4].1, 8.42);
         // A table's cells between bars are no groups.
         assert!(!grouping_bars("| loss | 0.5 |") && grouping_bars("ID  Step | avgR  stdR"));
+    }
+
+    #[test]
+    fn full_width_marks_and_names_in_any_script_are_read() {
+        let got = records("训练次数：100，Loss：2.2841\n整体测试集上的Loss: 301.4\n训练次数：200，Loss：2.1907\n");
+        assert_eq!(got.iter().map(|r| (r.0, r.2.clone())).collect::<Vec<_>>(), vec![(Some(100), vec![("loss".to_owned(), 2.2841)]), (Some(200), vec![("loss".to_owned(), 2.1907)])]);
+        assert_eq!(catalog::tidy_word("整体测试集上的Loss"), "整体测试集上的loss", "the test set's loss is no `loss`");
+    }
+
+    #[test]
+    fn a_bracket_opening_a_line_is_its_step_before_pairs_apart_by_slashes() {
+        assert_eq!(bracketed_step("[5000] expl_amount 0.3 / model_grad_norm 61.2 / fps 0.0"), Some(5000));
+        let got = records("[5000] expl_amount 0.3 / model_grad_norm 61.2 / value_loss 6.4\n");
+        assert_eq!(got[0].0, Some(5000));
+        assert!(got[0].2.iter().any(|(n, v)| n == "model_grad_norm" && *v == 61.2), "{got:?}");
     }
 
     #[test]

@@ -859,7 +859,8 @@ pub fn preset_conversion(preset: Preset, word: &str) -> Conversion {
     conversion(tidy).unwrap_or(Conversion::Rename(tidy))
 }
 
-/// A text log's word as a metric name: lower case, `_` for anything but letters,
+/// A text log's word as a metric name: lower case, `_` for anything but letters
+/// (of any script: `整体测试集上的Loss`, "the test set's loss", is no `loss`),
 /// digits and `/`.
 pub fn tidy_word(word: &str) -> &'static str {
     // A possessive names a metric of a part (LightGBM's `valid_0's auc`): `valid_0/auc`.
@@ -870,7 +871,7 @@ pub fn tidy_word(word: &str) -> &'static str {
     } else {
         word
     };
-    let tidy: String = word.trim().chars().map(|c| if c.is_ascii_alphanumeric() || c == '/' { c.to_ascii_lowercase() } else { '_' }).collect();
+    let tidy: String = word.trim().chars().map(|c| if c.is_alphanumeric() || c == '/' { c.to_ascii_lowercase() } else { '_' }).collect();
     intern(tidy.trim_matches('_'))
 }
 
@@ -908,14 +909,21 @@ pub fn closest(name: &str) -> Option<&'static str> {
     let lower = name.to_ascii_lowercase();
     // (A mean's spelling is no near miss: `loss_att` is no `loss_avg`.)
     let names = CATALOG.iter().filter(|m| !m.pattern.contains('{')).flat_map(|m| std::iter::once(m.pattern).chain(m.aliases.iter().copied())).filter(|n| !MEAN_LOSS_NAMES.contains(n));
-    // (Nor is another first word before the same rest: `box_loss` is no `aux_loss`,
-    // `cls_loss` no `cri_loss`.)
-    let tail = |n: &str| n.split_once('_').map(|(_, rest)| rest.to_owned());
-    let own_tail = tail(&lower);
+    // (Nor is one whole word swapped for another among the same others: `box_loss`
+    // is no `aux_loss`, `cls_loss` no `cri_loss`, `train/val` no `train/ppl`.)
+    let words = |n: &str| n.split(['_', '/']).map(str::to_owned).collect::<Vec<_>>();
+    let own = words(&lower);
+    let another_word = |n: &str| {
+        let theirs = words(n);
+        // (Or one more word around the same: `actor_loss` is no `actor/kl_loss`;
+        // a unit's letter is no word: `train_time` may be `train_time_s`.)
+        let more = theirs.len() > own.len() && own.iter().all(|w| theirs.contains(w)) && theirs.iter().any(|w| w.len() > 1 && !own.contains(w));
+        more || (theirs.len() == own.len() && own.len() > 1 && own.iter().zip(&theirs).filter(|(a, b)| a != b).count() == 1)
+    };
     names
         .map(|n| (distance(&lower, n), n))
         .filter(|(d, n)| *d > 0 && *d <= (n.len() / 4).clamp(1, 3))
-        .filter(|(d, n)| *d < 2 || own_tail.is_none() || tail(n) != own_tail)
+        .filter(|(d, n)| *d < 2 || !another_word(n))
         .min()
         .map(|(_, n)| canonical(n))
 }
@@ -1092,6 +1100,9 @@ mod tests {
         // YOLO's `box_loss` and `cls_loss` are losses of their own, no misspelt `aux_loss`/`cri_loss`.
         assert_eq!(closest("box_loss"), None);
         assert_eq!(closest("cls_loss"), None);
+        assert_eq!(closest("train/val"), None);
+        assert_eq!(closest("actor_loss"), None);
+        assert_eq!(closest("train_time"), Some(TRAIN_TIME_S));
     }
 
     #[test]
