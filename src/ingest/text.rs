@@ -325,12 +325,13 @@ fn as_step_word(name: String) -> String {
 /// progress counter (a new pass starts when it goes back). `token` and `sample` count
 /// only with a total (`[token=4096/100000]`, Composer's duration in tokens).
 const COUNTER_WORDS: &[&str] = &["batch", "batch_idx", "token", "sample"];
-/// Words whose value is not a metric: a tool's run number, a process id, an ETA.
+/// Words whose value is not a metric: a tool's run number, a process id, an ETA
+/// (scikit-learn's `Estimated Time`).
 /// (And a process's parallel ranks in a logger's prefix: nanotron's `[INFO|DP=0|PP=0|TP=0]`.)
 /// (And the count a value is over: icefall's `loss[loss=1.065, over 2436.00 frames. ]`.)
 /// (A `match`: asked of every pair of every line, it costs one length test for most.)
 fn is_not_metric(name: &str) -> bool {
-    matches!(name, "v_num" | "pid" | "eta" | "rank" | "local_rank" | "world_size" | "end_of_epoch" | "end_of_training" | "dp" | "pp" | "tp" | "over")
+    matches!(name, "v_num" | "pid" | "eta" | "estimated_time" | "remaining_time" | "rank" | "local_rank" | "world_size" | "end_of_epoch" | "end_of_training" | "dp" | "pp" | "tp" | "over")
 }
 
 /// What a generic log's lines carry from one to the next: progress counters restart
@@ -1648,13 +1649,18 @@ fn column_row(columns: &[String], line: &str) -> Option<String> {
     if cells.len() != columns.len() {
         return None;
     }
-    // A clock (`00:10`) or a missing value (`#na#`) fills a cell without a number.
+    // A clock (`00:10`), a missing value (`#na#`) or a number in a unit rlmon does
+    // not convert (scikit-learn's remaining time, `7.89m`) fills a cell without a number.
     let clock = |c: &str| c.split(':').all(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit())) && c.contains(':');
+    let in_a_unit = |c: &str| {
+        let number = c.trim_end_matches(|ch: char| ch.is_ascii_alphabetic());
+        (1..=3).contains(&(c.len() - number.len())) && number.parse::<f64>().is_ok()
+    };
     let mut pairs = String::new();
     for (name, cell) in columns.iter().zip(&cells) {
         if kv::value(cell).is_some() {
             pairs.push_str(&format!("| {name}: {cell} "));
-        } else if !(clock(cell) || cell.starts_with('#') || kv::fraction(cell).is_some()) {
+        } else if !(clock(cell) || cell.starts_with('#') || kv::fraction(cell).is_some() || in_a_unit(cell)) {
             return None;
         }
     }
@@ -2749,6 +2755,12 @@ mod tests {
         let got = records("[5000] expl_amount 0.3 / model_grad_norm 61.2 / value_loss 6.4\n");
         assert_eq!(got[0].0, Some(5000));
         assert!(got[0].2.iter().any(|(n, v)| n == "model_grad_norm" && *v == 61.2), "{got:?}");
+    }
+
+    #[test]
+    fn a_cell_in_a_unit_rlmon_does_not_convert_leaves_the_rest_of_its_row() {
+        let got = records("  Iter       Train Loss   Estimated Time \n     1           1.2980            7.89m\n    90           0.8691           53.82s\n");
+        assert_eq!(got.iter().map(|r| (r.0, r.2.clone())).collect::<Vec<_>>(), vec![(Some(1), vec![("loss".to_owned(), 1.298)]), (Some(90), vec![("loss".to_owned(), 0.8691)])]);
     }
 
     #[test]
