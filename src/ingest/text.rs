@@ -1814,7 +1814,8 @@ fn generic_line(line: &str, accept: Accept) -> Generic {
     let (mut pairs, mut progress) = kv::pairs(line);
     // MXNet's `Epoch[0] Time cost=13.2` is the epoch's seconds, not a loss (`cost`).
     for pair in &mut pairs {
-        let at = pair.0.as_ptr() as usize - line.as_ptr() as usize;
+        // (A key kv spelled out itself lies outside the line: no word before it.)
+        let Some(at) = (pair.0.as_ptr() as usize).checked_sub(line.as_ptr() as usize).filter(|at| *at <= line.len()) else { continue };
         if let Some(with_time) = at.checked_sub(5).and_then(|from| line.get(from..at + pair.0.len())) {
             if with_time.eq_ignore_ascii_case("time cost") {
                 pair.0 = with_time;
