@@ -934,6 +934,11 @@ pub fn conversion(name: &str) -> Option<Conversion> {
     if let Some((_, c)) = CONVERSIONS.iter().find(|(alias, _)| *alias == name) {
         return Some(*c);
     }
+    // A family's own name (the most common word of all, `loss`) is no alias: one
+    // look along the families rather than along every alias.
+    if CATALOG.iter().any(|m| m.pattern == name) {
+        return None;
+    }
     if let Some(m) = CATALOG.iter().find(|m| m.aliases.contains(&name)) {
         return Some(Conversion::Rename(m.pattern));
     }
@@ -1093,6 +1098,14 @@ pub fn markdown_table() -> String {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn no_familys_name_is_another_familys_alias_or_a_conversion() {
+        for m in CATALOG {
+            assert!(!CATALOG.iter().any(|other| other.aliases.contains(&m.pattern)), "{} is an alias", m.pattern);
+            assert!(!CONVERSIONS.iter().any(|(alias, _)| *alias == m.pattern), "{} is converted", m.pattern);
+        }
+    }
+
     #[test]
     fn a_near_miss_is_a_typo_not_another_word_before_the_same_rest() {
         assert_eq!(closest("gradnrom"), Some(GRAD_NORM));
