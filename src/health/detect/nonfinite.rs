@@ -140,7 +140,7 @@ impl NonfiniteValues {
         // lowers the scale, which grad_explosion judges).
         let skipped = self.loss_scaled
             && broken.iter().all(|(n, _)| catalog::names_a_gradient(n))
-            && p.values.iter().any(|(n, v)| n.contains(catalog::LOSS) && v.is_finite());
+            && p.values.iter().any(|(n, v)| n.contains(catalog::LOSS) && v.is_finite() && catalog::loss_scale(n, *v).is_none());
         let (severity, note) = if undefined_again {
             (Severity::Warn, " (undefined before its first value too: a mean over none?)")
         } else if skipped {
@@ -256,6 +256,9 @@ mod tests {
         assert_eq!(check(&[("loss", 0.91), ("grad_norm", f64::NAN), (catalog::LOSS_SCALE, 1.0)]).unwrap().0, Severity::Critical);
         assert_eq!(check(&[("loss", 0.91), ("grad_norm", f64::NAN)]).unwrap().0, Severity::Critical);
         assert_eq!(check(&[("loss", f64::NAN), ("grad_norm", f64::NAN), (catalog::LOSS_SCALE, 32768.0)]).unwrap().0, Severity::Critical);
+        // The scale is no loss: a run that prints no loss beside it (Megatron-DeepSpeed's
+        // `grad norm: nan | loss scale: 65536.0`) is broken.
+        assert_eq!(check(&[("grad_norm", f64::NAN), (catalog::LOSS_SCALE, 65536.0)]).unwrap().0, Severity::Critical);
     }
 
     #[test]
