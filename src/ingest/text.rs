@@ -109,7 +109,7 @@ fn trainer_dict(line: &str, after_step: bool) -> Option<Line> {
 /// metric rlmon knows (ChatGLM's fine-tuning script prints `loss:2.38,
 /// global_step:20` among DeepSpeed's lines): read as any other trainer's line.
 fn named_step_line(line: &str) -> Option<Line> {
-    match generic_line(&without_colours(line), Accept::Known) {
+    match generic_line(&plain_marks(line), Accept::Known) {
         Generic { line: Line::Metrics(rec), .. } if rec.step.is_some() => Some(Line::Metrics(rec)),
         _ => None,
     }
@@ -546,7 +546,7 @@ impl Progress {
 pub fn parse_generic(line: &str, progress: &mut Progress) -> Line {
     // Colours go before any rule reads the line: rsl_rl's centred header is
     // bold (`\x1b[1m Learning iteration 3/1500 \x1b[0m`).
-    let cleaned = without_colours(line);
+    let cleaned = plain_marks(line);
     let line = without_logging_prefix(&cleaned);
     let after_metrics = progress.after_metrics.take();
     if is_rule(line) {
@@ -558,6 +558,11 @@ pub fn parse_generic(line: &str, progress: &mut Progress) -> Line {
                 Line::Blank
             }
         };
+    }
+    // A table whose opening rule is not in the log (an excerpt that starts inside
+    // one): a `| key | number |` row opens it, its closing rule ends it.
+    if progress.table.is_none() && line.trim_start().starts_with('|') && matches!(table_row(line), Some(Row::Pair(_, v)) if kv::plain_number(v).is_some()) {
+        progress.table = Some(Table::default());
     }
     if let Some(table) = &mut progress.table {
         match table_row(line) {
@@ -571,15 +576,6 @@ pub fn parse_generic(line: &str, progress: &mut Progress) -> Line {
             }
             // Not a table after all: the rule was decoration.
             None => progress.table = None,
-        }
-    } else if line.trim_start().starts_with('|') {
-        // A table whose opening rule is not in the log (an excerpt that starts
-        // inside one): a `| key | number |` row opens it, its closing rule ends it.
-        if let Some(Row::Pair(key, value)) = table_row(line).filter(|row| matches!(row, Row::Pair(_, v) if kv::plain_number(v).is_some())) {
-            let mut table = Table::default();
-            table.rows.push_str(&format!("| {key}: {value} "));
-            progress.table = Some(table);
-            return Line::Blank;
         }
     }
     if let Some(names) = column_names(line) {
@@ -1732,7 +1728,7 @@ const TABLE_OF_METRICS: usize = 5;
 /// A line in no preset's dialect, read alone (its counter and the epoch on the line
 /// give the step).
 fn generic(line: &str) -> Line {
-    let read = generic_line(&without_colours(line), Accept::Known);
+    let read = generic_line(&plain_marks(line), Accept::Known);
     match (read.line, read.counter) {
         (Line::Metrics(mut rec), Some((n, _))) => {
             rec.step = rec.step.or(Some(n));
@@ -2090,8 +2086,9 @@ fn without_phase(word: &str) -> &str {
     }
 }
 
-/// `line` without its terminal escape sequences, borrowed when it has none.
-fn without_colours(line: &str) -> std::borrow::Cow<'_, str> {
+/// `line` without its terminal escape sequences and with full-width punctuation as
+/// ASCII, borrowed when it has neither.
+fn plain_marks(line: &str) -> std::borrow::Cow<'_, str> {
     let line: std::borrow::Cow<'_, str> = if line.contains('\x1b') { std::borrow::Cow::Owned(strip_ansi(line)) } else { std::borrow::Cow::Borrowed(line) };
     // Full-width punctuation, as Chinese and Japanese scripts print (`训练次数：100,
     // Loss：1.98`), is the ASCII mark and a space.
