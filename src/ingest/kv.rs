@@ -173,6 +173,31 @@ fn bracketed_unit(t: &str) -> Option<usize> {
     is_unit(t[1..end].trim()).then_some(end + 1)
 }
 
+/// The length of a qualifier in round brackets at the start of `t`, with its
+/// brackets, when a `:` or `=` follows it: LitGPT's `loss train (curr): 1.65`,
+/// `Train Loss (Avg): 2.5`, a GAN's `Loss (G): 1.2`. It is one to three words of
+/// letters; a unit is [`bracketed_unit`]'s.
+pub fn bracketed_qualifier(t: &str) -> Option<usize> {
+    let inner = t.strip_prefix('(')?;
+    let end = inner.find(')')?;
+    let words = &inner[..end];
+    let fits = !words.trim().is_empty()
+        && words.len() <= 24
+        && words.split_whitespace().count() <= 3
+        && words.bytes().all(|b| b.is_ascii_alphabetic() || b == b' ' || b == b'-' || b == b'.')
+        && !is_unit(words.trim());
+    (fits && inner[end + 1..].trim_start().starts_with([':', '='])).then_some(end + 2)
+}
+
+/// A key's name and the qualifier in brackets after it (`loss train (curr)`:
+/// `loss train` and `curr`), or `None` when it ends in none.
+pub fn key_qualifier(key: &str) -> Option<(&str, &str)> {
+    let inner = key.strip_suffix(')')?;
+    let open = inner.rfind('(')?;
+    let name = inner[..open].trim_end();
+    (!name.is_empty() && bracketed_qualifier(&format!("{}:", &key[open..])).is_some()).then(|| (name, inner[open + 1..].trim()))
+}
+
 /// A value without the spread written after it (`-257.4 +- 63.1`, `0.91 ± 0.02`).
 fn without_spread(text: &str) -> &str {
     // A byte scan: every value of a text log comes through here.
@@ -210,7 +235,7 @@ fn segments(line: &str) -> Vec<&str> {
         // A unit in brackets between a key and its `=` or `:` (`Memory (MB)=1234`)
         // is part of the key.
         if matches!(b[i], b'(' | b'[') && i > 0 && (b[i - 1] == b' ' || b[i - 1].is_ascii_alphanumeric()) {
-            if let Some(len) = bracketed_unit(&line[i..]) {
+            if let Some(len) = bracketed_unit(&line[i..]).or_else(|| bracketed_qualifier(&line[i..])) {
                 if line[i + len..].trim_start().starts_with(['=', ':']) {
                     i += len;
                     continue;
@@ -407,6 +432,33 @@ pub fn pairs(line: &str) -> (Vec<Pair<'_>>, Vec<(u64, u64)>) {
                     continue;
                 }
             }
+            // A qualifier in brackets ends the key before it (`loss train (curr): 1.6`,
+            // `val (prev val iter): None`): it is the key's last word.
+            if let (Some(&first), true, false) = (words.first(), token.starts_with('('), closed) {
+                let at = token.as_ptr() as usize - line.as_ptr() as usize;
+                if let Some(len) = bracketed_qualifier(&line[at..]) {
+                    let qualifier = &line[at..at + len];
+                    while tokens.peek().is_some_and(|t| (t.as_ptr() as usize - line.as_ptr() as usize) < at + len) {
+                        tokens.next();
+                    }
+                    words.push(qualifier);
+                    closed = true;
+                    let key = span(line, first, qualifier);
+                    // (The `:` may be glued to the value: `(avg):2.5`.)
+                    let glued = line[at + len..].trim_start().get(1..).filter(|v| !v.is_empty() && !v.starts_with(' '));
+                    if let Some(v) = glued.and_then(|v| v.split_whitespace().next()) {
+                        let v = v.trim_end_matches(',');
+                        out.push((key, v));
+                        words.clear();
+                        closed = false;
+                        after_value = is_value(v);
+                        if tokens.peek().is_some_and(|t| t.as_ptr() as usize - line.as_ptr() as usize <= at + len + 1) {
+                            tokens.next();
+                        }
+                    }
+                    continue;
+                }
+            }
             // `key=value` or `key:value` in one token.
             if let Some(at) = token.find(['=', ':']).filter(|&at| at > 0 && at + 1 < token.len()) {
                 let (key, v) = (&token[..at], token[at + 1..].trim_end_matches(','));
@@ -510,6 +562,15 @@ mod tests {
 
 
     #[test]
+    fn a_qualifier_in_brackets_stays_with_its_key() {
+        assert_eq!(pairs("loss train (curr): 1.6, val (prev val iter): None | iter time: 2 ms").0, [("loss train (curr)", "1.6"), ("val (prev val iter)", "None"), ("iter time", "2 ms")]);
+        assert_eq!(key_qualifier("loss train (curr)"), Some(("loss train", "curr")));
+        assert_eq!(key_qualifier("time (ms)"), None, "a unit is no qualifier");
+        assert_eq!(bracketed_qualifier("(avg) 2.5"), None, "a qualifier comes before a `:` or `=`");
+        assert_eq!(bracketed_qualifier("(a very long list of words): 1"), None);
+    }
+
+    #[test]
     fn a_whole_number_then_a_keyless_decimal_is_the_iteration_then_the_value() {
         assert_eq!(pairs("Train loss 6312 0.149928 Grad Norm 0.512 1.23s/it").0, [("iteration", "6312"), ("Train loss", "0.149928"), ("Grad Norm", "0.512")]);
         assert_eq!(pairs("Validation loss 6312:  0.149928").0, [("iteration", "6312"), ("Validation loss", "0.149928")]);
@@ -601,8 +662,8 @@ mod tests {
     #[test]
     fn a_unit_in_brackets_is_part_of_the_key() {
         assert_eq!(p("Memory (MB)=1234.5 time (ms): 12.3 | throughput [tok/s]: 5e3"), kv(&[("Memory (MB)", "1234.5"), ("time (ms)", "12.3"), ("throughput [tok/s]", "5e3")]));
-        // Brackets of other text still split pairs.
-        assert_eq!(p("memory: 31.21GiB(39.49%) loss (avg): 2.5"), kv(&[("memory", "31.21GiB")]));
+        // Brackets of other text still split pairs; a qualifier before a `:` is the key's.
+        assert_eq!(p("memory: 31.21GiB(39.49%) loss (avg): 2.5"), kv(&[("memory", "31.21GiB"), ("loss (avg)", "2.5")]));
         assert_eq!(key_unit("Memory (MB)"), Some(("Memory", "MB", 1048576.0)));
         assert_eq!(key_unit("loss (avg)"), None);
         assert_eq!(key_without_unit("time (ms)"), ("time".into(), 1e-3));

@@ -296,8 +296,13 @@ pub fn detect(path: &Path, head: &str) -> Format {
             return Format::Text(preset);
         }
     }
+    // Printed dicts are the log's records unless they are a few among many lines
+    // a generic reading reads (a config dict printed above a text log's lines).
     if lines().any(|l| l.trim_start().starts_with("{'") || hf::after_prefix(l).is_some()) {
-        return Format::HfLog;
+        let dicts = lines().filter(|l| matches!(hf::parse_printed(l), Line::Metrics(_))).count();
+        if dicts == 0 || 2 * dicts >= *generic_read.get_or_insert_with(generic_lines) {
+            return Format::HfLog;
+        }
     }
     // Read in order: a table's rows make a record only together.
     let mut progress = text::Progress::default();
@@ -814,6 +819,8 @@ mod tests {
         assert_eq!(d("ppo.log", "Using cpu device\n------------------\n| train/    |     |\n|    loss   | 1.2 |\n|    total_timesteps | 2048 |\n------------------\n"), "text");
         assert_eq!(d("noise", "hello\n"), "text");
         assert_eq!(d("metrics", "starting\n{\"step\": 1, \"loss\": 2}\n"), "jsonl");
+        // A config dict printed above a text log's lines: the lines make the format.
+        assert_eq!(d("train.log", "{'name': 'tiny', 'block_size': 2048}\nstep 1 loss: 2.1\nstep 2 loss: 2.0\nstep 3 loss: 1.9\n"), "text");
         // Lines indented with tabs, no metric rlmon knows: a text log, not JSON.
         assert_eq!(d("train.log", "\tEpoch: 0001 cost= 29.9\n\ttime this epoch= 1.7\n"), "text");
     }

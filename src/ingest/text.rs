@@ -253,7 +253,9 @@ fn first_match<'a>(line: &'a str, words: &[&'a str], read: impl Fn(&'a str) -> P
 
 fn nanogpt(line: &str) -> Parsed<'_> {
     let line = line.trim();
-    first_match(line, &["step:", "iter ", "step "], nanogpt_at)
+    // (A step word after a bar is one segment of a line of segments, LitGPT's
+    // `Ep 1 | iter 4 | step 1: loss train (curr): 1.585`: the generic reader's.)
+    first_match(line, &["step:", "iter ", "step "], |at| if line[..line.len() - at.len()].trim_end().ends_with('|') { None } else { nanogpt_at(at) })
 }
 
 /// A nanoGPT line from its step word on.
@@ -1840,9 +1842,12 @@ fn generic_line(line: &str, accept: Accept) -> Generic {
         let (key_text, value_text) = (key, value);
         // A unit in brackets after the key (`Memory (MB)=1234`) applies to its value.
         let (key, factor) = kv::key_without_unit(key);
-        let word: std::borrow::Cow<str> = match key {
-            std::borrow::Cow::Borrowed(key) => without_phase(key).into(),
-            std::borrow::Cow::Owned(key) => without_phase(&key).to_owned().into(),
+        let word: std::borrow::Cow<str> = match kv::key_qualifier(&key) {
+            Some((name, qualifier)) => qualified(without_phase(name), qualifier).into(),
+            None => match key {
+                std::borrow::Cow::Borrowed(key) => without_phase(key).into(),
+                std::borrow::Cow::Owned(key) => without_phase(&key).to_owned().into(),
+            },
         };
         let name = tidy(&word);
         // A bar's label (diffusers' and kohya's `Steps:   0%|`) names no step: its
@@ -2084,6 +2089,26 @@ fn without_phase(word: &str) -> &str {
         Some((name, phase)) if is_train(phase) && !name.contains(' ') => name,
         _ => word,
     }
+}
+
+/// A key's name with the qualifier in brackets after it: the value of this step
+/// (`loss train (curr)`) is the name's own; a mean (`Train Loss (Avg)`) is the
+/// loss's mean where the name is the loss (the loss itself when the line has no
+/// other) and the name's own elsewhere; any other qualifier is part of the name (a
+/// GAN's `Loss (G)` and `Loss (D)` are two).
+fn qualified(name: &str, qualifier: &str) -> String {
+    let lower = qualifier.to_ascii_lowercase();
+    let words: Vec<&str> = lower.split([' ', '-', '.']).filter(|w| !w.is_empty()).collect();
+    let this_step = ["curr", "cur", "current", "last", "latest", "now", "step", "batch", "iter", "raw", "instant"];
+    let mean = ["avg", "average", "mean", "running", "smoothed", "smooth", "ema", "moving", "global", "epoch"];
+    if words.iter().all(|w| this_step.contains(w)) {
+        return name.to_owned();
+    }
+    if words.iter().all(|w| mean.contains(w)) {
+        let is_loss = catalog::canonical(catalog::tidy_word(name)) == catalog::LOSS;
+        return if is_loss { "avg loss".to_owned() } else { name.to_owned() };
+    }
+    format!("{name} {qualifier}")
 }
 
 /// `line` without its terminal escape sequences and with full-width punctuation as
@@ -2432,9 +2457,9 @@ mod tests {
         let (step, f) = fields(Preset::Generic, "step 7 loss: 2.5 Memory (MB)=1234.5 time (ms): 12.3 throughput [tok/s]: 5e3 acc (%): 91.5");
         assert_eq!(step, Some(7));
         assert_eq!(f, [("loss".into(), 2.5), ("memory".into(), 1234.5 * 1048576.0), ("time".into(), 0.0123), ("throughput_tok/s".into(), 5000.0), ("acc".into(), 91.5)]);
-        // A value with its own unit keeps it; brackets of other text still split.
+        // A value with its own unit keeps it; a mean in brackets beside the loss is its mean.
         let (_, f) = fields(Preset::Generic, "step 7 loss: 2.5 wait (s): 120ms loss (avg): 9");
-        assert_eq!(f, [("loss".into(), 2.5), ("wait".into(), 0.12)]);
+        assert_eq!(f, [("loss".into(), 2.5), ("wait".into(), 0.12), ("loss_mean".into(), 9.0)]);
     }
 
     #[test]
@@ -2759,6 +2784,22 @@ mod tests {
     fn a_cell_in_a_unit_rlmon_does_not_convert_leaves_the_rest_of_its_row() {
         let got = records("  Iter       Train Loss   Estimated Time \n     1           1.2980            7.89m\n    90           0.8691           53.82s\n");
         assert_eq!(got.iter().map(|r| (r.0, r.2.clone())).collect::<Vec<_>>(), vec![(Some(1), vec![("loss".to_owned(), 1.298)]), (Some(90), vec![("loss".to_owned(), 0.8691)])]);
+    }
+
+    #[test]
+    fn a_qualifier_in_brackets_after_a_key_says_which_value_it_is() {
+        let names = |line: &str| records(line).into_iter().flat_map(|r| r.2).collect::<Vec<_>>();
+        // LitGPT: this step's value is the loss, the running mean its mean.
+        assert_eq!(names("Epoch 1 | iter 10 step 3 | loss train (curr): 1.523, loss train (avg): 1.641, val: n/a"), [("epoch".to_owned(), 1.0), ("loss".to_owned(), 1.523), ("loss_mean".to_owned(), 1.641)]);
+        // A mean alone is the loss; of another metric, its own name.
+        assert_eq!(names("Epoch 2, Train Loss (Avg): 2.40, Train Accuracy (Avg): 0.35"), [("epoch".to_owned(), 2.0), ("loss".to_owned(), 2.4), ("train_accuracy".to_owned(), 0.35)]);
+        // Any other qualifier names a metric apart (a GAN's two losses); a unit is still a unit.
+        assert_eq!(names("step 3 Loss (G): 1.2 Loss (D): 0.8 lr: 0.0002 time (ms): 120"), [("loss_g".to_owned(), 1.2), ("loss_d".to_owned(), 0.8), ("lr".to_owned(), 0.0002), ("time".to_owned(), 0.12)]);
+        // Several words, and a value glued to the colon.
+        let got = records("Ep 1 | iter 4 | step 1: loss train (curr):1.592, val (prev val iter): None | iter time: 183.90 ms (opt.step)");
+        assert_eq!((got[0].0, got[0].2.clone()), (Some(4), vec![("ep".to_owned(), 1.0), ("loss".to_owned(), 1.592), ("iter_time".to_owned(), 0.1839)]));
+        // An annotation after a value is none (a running `loss: 2.3 (avg: 2.5)`).
+        assert_eq!(names("step 5 loss: 2.3 (avg: 2.5)"), [("loss".to_owned(), 2.3)]);
     }
 
     #[test]
