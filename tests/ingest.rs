@@ -82,6 +82,29 @@ fn an_fp16_loss_scale_that_falls_away_is_a_gradient_explosion_and_a_skipped_step
     assert_eq!(code, 0, "one overflow the scaler skips: {r}");
 }
 
+/// Several scaler messages between two metric lines (the skipped steps print no
+/// line): the first goes to the step before, the last to the next line, so the
+/// fall in one gap is seen.
+#[test]
+fn a_fall_of_the_loss_scale_between_two_metric_lines_is_seen() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("amp.log");
+    let mut text = String::new();
+    for epoch in 1..=14u64 {
+        text.push_str(&format!("Epoch: {epoch}\nValidation loss {}:  0.{:06}\nEpoch {epoch} time 30.1 lr 0.001\n", epoch * 500, 160_000 - epoch * 900));
+    }
+    for scale in [256, 128, 64, 32, 16, 8, 4, 2] {
+        text.push_str(&format!("Gradient overflow.  Skipping step, loss scaler 0 reducing loss scale to {scale}.0\n"));
+    }
+    text.push_str("Validation loss 7500:  0.711720\n");
+    std::fs::write(&path, text).unwrap();
+    let (_, r) = check(&path, &[]);
+    assert_eq!(r["runs"][0]["input"]["duplicate_steps"], 0, "{r}");
+    let alerts = r["alerts"].as_array().unwrap();
+    let fall = alerts.iter().find(|a| a["kind"] == "grad_explosion").unwrap_or_else(|| panic!("the scale's fall: {r}"));
+    assert_eq!((fall["metric"].as_str(), fall["step"].as_u64()), (Some("loss_scale"), Some(7500)));
+}
+
 #[test]
 fn what_was_not_read_is_said() {
     let dir = tempfile::tempdir().unwrap();

@@ -513,8 +513,7 @@ impl LineReader {
         let read_as_text = matches!(self.format, Format::HfLog | Format::Text(_) | Format::Pairs);
         if read_as_text {
             if let Some(scale) = text::loss_scale_message(line) {
-                self.progress.note_loss_scale(scale);
-                return Line::Text;
+                return self.progress.note_loss_scale(scale);
             }
         }
         let parsed = match &mut self.format {

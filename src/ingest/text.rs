@@ -423,23 +423,44 @@ pub struct Progress {
     /// line ([`loss_scale_message`]): it goes with the next one, the step the
     /// overflow happened in.
     loss_scale: Option<f64>,
+    /// Whether the first of several scaler messages between two metric lines may
+    /// go to the step before: the metric lines before them hold no scale.
+    loss_scale_to_step_before: bool,
+    /// Whether a metric line was read, and whether one since the last scaler
+    /// message holds a scale (logged or given).
+    scaled_since_message: Option<bool>,
 }
 
 impl Progress {
-    /// Notes a loss scaler's message: the scale it set.
-    pub fn note_loss_scale(&mut self, scale: f64) {
-        self.loss_scale = Some(scale);
+    /// Notes a loss scaler's message: the scale it set. Of several messages between
+    /// two metric lines (apex halving the scale from 256 to 2 over eight skipped
+    /// steps that print no line), the first is the step before's, as a part of it,
+    /// and the last the next line's: a fall the run took in one gap is seen whole.
+    pub fn note_loss_scale(&mut self, scale: f64) -> Line {
+        match self.loss_scale.replace(scale) {
+            None => {
+                // The gap's first message: the step before may take it if it has no scale.
+                self.loss_scale_to_step_before = self.scaled_since_message == Some(false);
+                self.scaled_since_message = self.scaled_since_message.map(|_| false);
+                Line::Text
+            }
+            Some(first) if std::mem::take(&mut self.loss_scale_to_step_before) => Line::Metrics(Record { step: None, canonical: true, continues: true, fields: vec![(catalog::LOSS_SCALE.into(), first)], ..Default::default() }),
+            Some(_) => Line::Text,
+        }
     }
 
     /// A parsed line, given the loss scale a scaler's message set before it when it
     /// is the next metric line and logs no scale of its own.
     pub fn with_loss_scale(&mut self, parsed: Line) -> Line {
         match parsed {
-            Line::Metrics(mut rec) if self.loss_scale.is_some() => {
-                let scale = self.loss_scale.take();
-                if let Some(scale) = scale.filter(|_| !rec.fields.iter().any(|(name, _)| name.contains("scale"))) {
+            Line::Metrics(mut rec) => {
+                let own = rec.fields.iter().any(|(name, _)| name.contains("scale"));
+                let given = self.loss_scale.take().filter(|_| !own);
+                if let Some(scale) = given {
                     rec.fields.push((catalog::LOSS_SCALE.into(), scale));
                 }
+                self.scaled_since_message = Some(self.scaled_since_message == Some(true) || own || given.is_some());
+                self.loss_scale_to_step_before = false;
                 Line::Metrics(rec)
             }
             other => other,
@@ -2699,6 +2720,21 @@ mod tests {
         // Given once: the line after has none of it.
         let Line::Metrics(rec) = progress.with_loss_scale(parse_generic("Train loss 6314 0.148 Grad Norm 0.5 1.2s/it", &mut Progress::default())) else { panic!() };
         assert!(!rec.fields.iter().any(|(n, _)| &**n == catalog::LOSS_SCALE));
+        // Of several messages before the next line, the first is the step before's
+        // (a part of it), the last the next line's.
+        let mut progress = Progress::default();
+        let _ = progress.with_loss_scale(parse_generic("Train loss 6319 0.9 Grad Norm 0.5 1.2s/it", &mut Progress::default()));
+        assert_eq!(progress.note_loss_scale(128.0), Line::Text);
+        let Line::Metrics(first) = progress.note_loss_scale(64.0) else { panic!("the first goes to the step before") };
+        assert_eq!((first.step, first.continues, first.fields.clone()), (None, true, vec![(catalog::LOSS_SCALE.into(), 128.0)]));
+        assert_eq!(progress.note_loss_scale(2.0), Line::Text);
+        let Line::Metrics(rec) = progress.with_loss_scale(parse_generic("Train loss 6320 0.9 Grad Norm 0.5 1.2s/it", &mut Progress::default())) else { panic!() };
+        assert!(rec.fields.contains(&(catalog::LOSS_SCALE.into(), 2.0)), "{rec:?}");
+        // Not where the lines since the last message hold a scale already.
+        progress.note_loss_scale(1.0);
+        let _ = progress.with_loss_scale(parse_generic("Train loss 6321 0.9 Grad Norm 0.5 1.2s/it", &mut Progress::default()));
+        assert_eq!(progress.note_loss_scale(0.5), Line::Text);
+        assert_eq!(progress.note_loss_scale(0.25), Line::Text);
     }
 
     #[test]
