@@ -529,6 +529,8 @@ fn every_trainer_of_the_gallery_is_read() {
         ("sklearn_gbrt.log", "text", 1, 15, 1, 100, &[(1, "loss", 0.9312), (5, "loss", 0.8207), (60, "loss", 0.5301), (100, "loss", 0.4868)]),
         // LitGPT's LoRA script: a qualifier in brackets after a key (`loss train (curr):`, `(avg)`), ` | `-separated segments, a config dict printed above.
         ("litgpt_lora.log", "text", 1, 10, 1, 12, &[(1, "loss", 1.712), (8, "iter_time", 0.11903), (10, "loss", 1.523), (10, "loss_mean", 1.641), (12, "loss", 1.498)]),
+        // A DQN script's `episode: 3   score: 35.0   memory length: 85   epsilon: 0.96`: the episode numbers the line, its score is the reward.
+        ("dqn_score.log", "text", 1, 6, 0, 5, &[(0, "reward", 14.0), (3, "reward", 35.0), (5, "epsilon", 0.9333), (5, "memory_length", 154.0)]),
         ("apex_loss_scale_collapse.log", "text", 1, 20, 7880, 7899, &[(7891, "val_loss", 0.148049), (7892, "loss_scale", 256.0), (7899, "loss_scale", 2.0), (7899, "loss", 3.320754)]),
         // TorchBeast's training: `Steps 3200 @ 640.2 SPS. Loss 61.08. Stats:` then its stats dict, that step's; `mean_episode_return` NaN when no episode ended.
         ("torchbeast_train.log", "hf-log", 1, 4, 3200, 12800, &[(3200, "loss", 61.08), (6400, "reward", -21.0), (9600, "reward", f64::NAN), (12800, "policy_loss", 1.85)]),

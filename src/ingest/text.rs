@@ -1946,6 +1946,9 @@ fn generic_line(line: &str, accept: Accept) -> Generic {
     // clu's logging writer (JAX and Flax examples): `[100] loss=3.2, lr=0.001`.
     // A counter printed first (`100: loss 2.31`) when Slurm's labels are not
     // its ranks (see `ingest::rank_labels`).
+    if step.is_none() && episode_step.is_some() {
+        episode_score_as_reward(&mut kept);
+    }
     let step = step.or(episode_step).or_else(|| bracketed_step(line)).or_else(|| super::task_label(line).map(|(n, _)| u64::from(n)));
     if !progress.is_empty() {
         // A phase's epoch before the pass's counter (MNIST's `Train Epoch: 1 [640/60000
@@ -1997,6 +2000,22 @@ fn generic_line(line: &str, accept: Accept) -> Generic {
         other => other,
     };
     Generic { line: parsed, step, counter, epoch }
+}
+
+/// On a line numbered by its episode (a DQN script's `episode: 12  score: 45.0
+/// epsilon: 0.5`, `Episode 100\tScore: 21.00\tAverage Score: 30.12`), the score is
+/// the episode's return: `score` is the reward, or where there is none, its mean
+/// (`Average Score`). A run that names a reward of its own keeps it.
+fn episode_score_as_reward(kept: &mut [(std::borrow::Cow<'_, str>, Option<f64>)]) {
+    let tidy = |w: &str| catalog::tidy_word(w);
+    if kept.iter().any(|(w, _)| catalog::canonical(tidy(w)) == catalog::REWARD) {
+        return;
+    }
+    let mean = |w: &str| matches!(w, "average_score" | "avg_score" | "mean_score" | "average" | "avg");
+    let at = kept.iter().position(|(w, v)| v.is_some() && tidy(w) == "score").or_else(|| kept.iter().position(|(w, v)| v.is_some() && mean(tidy(w)) && tidy(w).ends_with("score")));
+    if let Some(at) = at {
+        kept[at].0 = catalog::REWARD.into();
+    }
 }
 
 /// A pair alone in brackets right after another value annotates that value (TorchRL's
@@ -2836,6 +2855,17 @@ mod tests {
         assert_eq!((got[0].0, got[0].2.clone()), (Some(4), vec![("ep".to_owned(), 1.0), ("loss".to_owned(), 1.592), ("iter_time".to_owned(), 0.1839)]));
         // An annotation after a value is none (a running `loss: 2.3 (avg: 2.5)`).
         assert_eq!(names("step 5 loss: 2.3 (avg: 2.5)"), [("loss".to_owned(), 2.3)]);
+    }
+
+    #[test]
+    fn the_score_of_a_line_numbered_by_its_episode_is_its_reward() {
+        let got = records("episode: 3   score: 35.0   memory length: 85   epsilon: 0.9657\nEpisode 100\tScore: 21.00\tAverage Score: 30.12\nEpisode 200\tAverage Score: 31.50\nepisode 1200 ended. Score 1.000000\n");
+        let reward = |i: usize| got[i].2.iter().find(|(n, _)| n == catalog::REWARD).map(|(_, v)| *v);
+        assert_eq!(got.iter().map(|r| r.0).collect::<Vec<_>>(), [Some(3), Some(100), Some(200), Some(1200)]);
+        assert_eq!((reward(0), reward(1), reward(2), reward(3)), (Some(35.0), Some(21.0), Some(31.5), Some(1.0)));
+        // A reward named beside it is the reward; a score on a line of its step is no reward (spaCy's `SCORE`).
+        assert_eq!(records("Episode 7 reward: 12.5 score: 3")[0].2, [("reward".to_owned(), 12.5), ("score".to_owned(), 3.0)]);
+        assert!(!records("step 7 loss: 2.1 score: 0.81")[0].2.iter().any(|(n, _)| n == catalog::REWARD));
     }
 
     #[test]
