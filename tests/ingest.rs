@@ -531,6 +531,10 @@ fn every_trainer_of_the_gallery_is_read() {
         ("litgpt_lora.log", "text", 1, 10, 1, 12, &[(1, "loss", 1.712), (8, "iter_time", 0.11903), (10, "loss", 1.523), (10, "loss_mean", 1.641), (12, "loss", 1.498)]),
         // A DQN script's `episode: 3   score: 35.0   memory length: 85   epsilon: 0.96`: the episode numbers the line, its score is the reward.
         ("dqn_score.log", "text", 1, 6, 0, 5, &[(0, "reward", 14.0), (3, "reward", 35.0), (5, "epsilon", 0.9333), (5, "memory_length", 154.0)]),
+        // TensorFlow Cookbook's CBOW: `Loss at step 100 : nan`, the counter after `at`, the value after the lone colon (a line of code pasted above).
+        ("tf_cookbook_loss_at_step.log", "text", 1, 10, 100, 1000, &[(100, "loss", f64::NAN), (1000, "loss", f64::NAN)]),
+        // An AlphaZero script's `  Entrenamiento: loss=2.0265 (value=0.2445, policy=1.3063) | Tiempo: 4.6s`: a label before pairs names none of them.
+        ("alphazero_label_pairs.log", "text", 1, 5, 0, 4, &[(0, "loss", 2.0265), (0, "value", 0.2445), (0, "policy", 1.3063)]),
         ("apex_loss_scale_collapse.log", "text", 1, 20, 7880, 7899, &[(7891, "val_loss", 0.148049), (7892, "loss_scale", 256.0), (7899, "loss_scale", 2.0), (7899, "loss", 3.320754)]),
         // TorchBeast's training: `Steps 3200 @ 640.2 SPS. Loss 61.08. Stats:` then its stats dict, that step's; `mean_episode_return` NaN when no episode ended.
         ("torchbeast_train.log", "hf-log", 1, 4, 3200, 12800, &[(3200, "loss", 61.08), (6400, "reward", -21.0), (9600, "reward", f64::NAN), (12800, "policy_loss", 1.85)]),

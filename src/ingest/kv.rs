@@ -345,6 +345,11 @@ fn names_a_counter(key: &str) -> bool {
     ["epoch", "step", "steps", "iter", "iteration", "batch", "episode", "round", "update", "updates", "frame", "frames"].iter().any(|w| last.eq_ignore_ascii_case(w))
 }
 
+/// Whether `token` is a whole `key=value` or `key:value` pair with a number.
+fn one_token_pair(token: &str) -> bool {
+    token.find(['=', ':']).filter(|&at| at > 0 && at + 1 < token.len()).is_some_and(|at| is_key_word(&token[..at]) && is_value(token[at + 1..].trim_end_matches(',')))
+}
+
 /// Whether word `a` comes right before `b` in `line`, one space apart (both slices of it).
 fn right_before(line: &str, a: &str, b: &str) -> bool {
     let end_a = a.as_ptr() as usize - line.as_ptr() as usize + a.len();
@@ -404,6 +409,12 @@ pub fn pairs(line: &str) -> (Vec<Pair<'_>>, Vec<(u64, u64)>) {
                 words.clear();
                 words.push(token.trim_end_matches(['=', ':']));
                 continue;
+            }
+            // A label before pairs (`Train: loss=0.52 acc=0.81`, `Entrenamiento:
+            // loss=2.03`): its words name no value of their own.
+            if closed && one_token_pair(token) {
+                words.clear();
+                closed = false;
             }
             if closed {
                 // `key: value`: whatever follows the colon is the value.
@@ -499,6 +510,20 @@ pub fn pairs(line: &str) -> (Vec<Pair<'_>>, Vec<(u64, u64)>) {
             }
             // (`nan` and `inf` read as values: a word never does.)
             if is_value(number) {
+                // `Loss at step 100 : 2.5`, TensorFlow's word2vec `Average loss at
+                // step 2000: 4.37`: the counter's number, then the value of the
+                // words before `at`.
+                if let Some(at) = words.iter().rposition(|w| *w == "at").filter(|&i| i > 0 && i + 2 == words.len() && names_a_counter(words[i + 1])) {
+                    out.push((words[at + 1], number));
+                    words.truncate(at);
+                    closed = token.ends_with([':', '=']);
+                    // (Only a value right after, or after a lone `:`, is theirs.)
+                    let next = tokens.peek().map(|t| t.trim_end_matches(','));
+                    if !next.is_some_and(|t| matches!(t, ":" | "=") || is_value(t)) {
+                        words.clear();
+                    }
+                    continue;
+                }
                 // A unit after a keyless number (OpenNMT's `2345/2456 tok/s`) is its
                 // own, never that of a pair before it.
                 after_value = match (words.first(), words.last()) {
@@ -568,6 +593,19 @@ mod tests {
         assert_eq!(key_qualifier("time (ms)"), None, "a unit is no qualifier");
         assert_eq!(bracketed_qualifier("(avg) 2.5"), None, "a qualifier comes before a `:` or `=`");
         assert_eq!(bracketed_qualifier("(a very long list of words): 1"), None);
+    }
+
+    #[test]
+    fn a_label_before_pairs_names_none_and_a_counter_after_at_is_the_step() {
+        assert_eq!(pairs("Train: loss=0.52 acc=0.81").0, [("loss", "0.52"), ("acc", "0.81")]);
+        assert_eq!(pairs("Entrenamiento: loss=2.0265 (value=0.2445, policy=1.3063)").0, [("loss", "2.0265"), ("value", "0.2445"), ("policy", "1.3063")]);
+        assert_eq!(pairs("lr: 0.1 loss: 2.5").0, [("lr", "0.1"), ("loss", "2.5")], "a pair's value stays its own");
+        assert_eq!(pairs("Loss at step 100 : nan").0, [("step", "100"), ("Loss", "nan")]);
+        assert_eq!(pairs("Average loss at step  2000 :  4.37").0, [("step", "2000"), ("Average loss", "4.37")]);
+        assert_eq!(pairs("Average loss at step 2000: 4.37").0, [("step", "2000"), ("Average loss", "4.37")]);
+        assert_eq!(pairs("loss at iteration 500 = 0.3").0, [("iteration", "500"), ("loss", "0.3")]);
+        assert_eq!(pairs("arrived at step 5").0, [("step", "5")], "words before `at` with no value name none");
+        assert_eq!(pairs("Checkpoint at step 500 saved in 3.2 s").0, [("step", "500"), ("saved in", "3.2 s")]);
     }
 
     #[test]
