@@ -354,12 +354,13 @@ fn nonfinite(rng: &mut Xo, level: Level, faulty: bool, onset: Onset, stride: u64
     ((rows, s.onset), made(format!("{which}-x{bad}"), Family::Pretrain, vec![], None, bin))
 }
 
-/// grad_explosion (2.5x its trailing median for 2 points; critical 10x) and
-/// kl_spike (3x; critical 10x): a rise of a few points on a flat level.
+/// grad_explosion (2.5x its trailing median for 2 points, but under 4.5x only
+/// once it has lasted 6; critical 10x) and kl_spike (3x; critical 10x): a rise
+/// of a few points on a flat level.
 fn ratio_spike(rng: &mut Xo, kind: AlertKind, level: Level, faulty: bool, onset: Onset, stride: u64, long: bool) -> Generated {
-    let len = rng.pick(&[2usize, 3, 5]);
-    let s = shape(rng, kind, onset, stride, long, len);
     let grad = kind == AlertKind::GradExplosion;
+    let len = if grad { rng.pick(&[2usize, 3, 5, 8]) } else { rng.pick(&[2usize, 3, 5]) };
+    let s = shape(rng, kind, onset, stride, long, len);
     let (lvl, bin) = scaled(rng, if grad { 0.01 } else { 0.001 });
     let mut noise = Noise::new(rng, 0.03, 0.15);
     // The grad norm's own 99% rise, once 1,000 points are judged; a KL's too when
@@ -367,7 +368,11 @@ fn ratio_spike(rng: &mut Xo, kind: AlertKind, level: Level, faulty: bool, onset:
     let own_scale = grad || 0.25 * lvl < KL_READ_FLOOR;
     let own = if own_scale && s.onset > 1_200 { 1.5 * noise.quantile(0.99) * noise.sigma } else { 0.0 };
     let floor = noise.tail().max(own);
-    let (warn, crit) = if grad { (2.5f64, 10.0f64) } else { (3.0, 10.0) };
+    let (warn, crit) = match (grad, len) {
+        (true, 6..) => (2.5f64, 10.0f64),
+        (true, _) => (4.5, 10.0),
+        (false, _) => (3.0, 10.0),
+    };
     let d = distance(rng, level, warn.ln().max(floor), crit.ln().max(floor));
     // The README reads a KL with a floor added: 0.01, or a quarter of its level when less.
     let d = if grad { d } else { raw_rise(d, lvl, KL_READ_FLOOR.min(0.25 * lvl)) };
@@ -502,8 +507,9 @@ fn entropy_collapse(rng: &mut Xo, level: Level, faulty: bool, onset: Onset, stri
 }
 
 /// memory_leak: without a total, growth adding 15% of current use over the next
-/// 1,000 samples (over as many as have been seen, when fewer); with a total,
-/// full within 5,000 samples (warn) or 500 (critical), judged once 240 are held.
+/// 1,000 samples (over as many as have been seen, when fewer), or 5% once it has
+/// kept its rate over 1,000 samples past the run's start; with a total, full
+/// within 5,000 samples (warn) or 500 (critical), judged once 240 are held.
 fn memory_leak(rng: &mut Xo, level: Level, faulty: bool, onset: Onset, stride: u64, long: bool) -> Generated {
     let s = shape(rng, AlertKind::MemoryLeak, onset, stride, long, 150);
     let (m0, bin) = scaled(rng, 1e7);
@@ -515,7 +521,8 @@ fn memory_leak(rng: &mut Xo, level: Level, faulty: bool, onset: Onset, stride: u
     };
     let (rate, total) = match level {
         // Relative to the use at the onset, over the samples seen then (at most 1,000).
-        Level::UnderWarn => (f * 0.15 / 1_000.0, None),
+        // (Under the slower rate a long record warns at.)
+        Level::UnderWarn => (f * 0.05 / 1_000.0, None),
         Level::PastWarn => (f * 0.15 / (s.onset.min(1_000) as f64) / (1.0 - f * 0.15), None),
         Level::UnderCrit => {
             // Growth within 60 samples of at least 1% of the total (the README's trend, not jitter).

@@ -329,7 +329,9 @@ impl KlRunaway {
 /// sustained and does not level off: a robust (Theil-Sen) slope over a long
 /// history whose projection over the next [`LEAK_HORIZON`] samples is a sizeable
 /// part of the current use, with most pairwise slopes positive and the newest
-/// quarter still rising; that is a warning (critical needs a total to run into).
+/// quarter still rising; or, past the run's start, a slower growth that the long
+/// record (block medians over the horizon) shows rising nearly everywhere. That
+/// is a warning (critical needs a total to run into).
 #[derive(Debug, Clone)]
 pub struct MemoryLeak {
     s: KindSettings,
@@ -350,6 +352,9 @@ pub struct MemoryLeak {
     blocks: std::collections::VecDeque<f64>,
     block: Vec<f64>,
     evicted_high: f64,
+    /// The long record's growth per sample, read when a block completes, once
+    /// the record spans the horizon past the run's start (see [`Self::long_growth`]).
+    long_slope: Option<f64>,
     gate: Gate,
 }
 
@@ -370,6 +375,10 @@ pub const LEAK_HORIZON: f64 = 1000.0;
 /// warm-up reaches: judged at once, without the long history.
 pub const LEAK_LARGE_GROWTH: f64 = 0.5;
 pub const LEAK_FRACTION: f64 = 0.15;
+/// The part of the use a growth must add over the horizon when the long record
+/// has seen it keep its rate over the whole horizon, past the run's start: a
+/// warm-up is long over, so a slower leak (a few MiB a step) is told apart.
+pub const LEAK_FRACTION_LONG: f64 = 0.05;
 /// Share of the pairwise slopes that must be positive: a sawtooth (allocate,
 /// free) has about half.
 const LEAK_POSITIVE: f64 = 0.8;
@@ -388,6 +397,7 @@ impl MemoryLeak {
             blocks: std::collections::VecDeque::with_capacity(LEAK_BLOCKS),
             block: Vec::with_capacity(LEAK_BLOCK),
             evicted_high: f64::NEG_INFINITY,
+            long_slope: None,
             gate: Gate::new(&s, Worse::Higher),
             s,
         }
@@ -405,8 +415,27 @@ impl MemoryLeak {
                 self.evicted_high = self.evicted_high.max(old);
             }
             self.blocks.push_back(m);
+            self.long_slope = self.long_record_slope();
         }
         self.block.clear();
+    }
+
+    /// The long record's robust slope per sample, when the record is full and
+    /// began after the run's start (the first half of [`LEAK_HISTORY`]) and
+    /// [`LEAK_POSITIVE`] of its half-lag slopes rise; `None` otherwise.
+    fn long_record_slope(&mut self) -> Option<f64> {
+        let start = (LEAK_HISTORY / 2 + LEAK_BLOCKS * LEAK_BLOCK) as u64;
+        if self.blocks.len() < LEAK_BLOCKS || self.samples < start {
+            return None;
+        }
+        let (per_block, positive) = half_lag_slope(self.blocks.make_contiguous())?;
+        (per_block > 0.0 && positive >= LEAK_POSITIVE).then_some(per_block / LEAK_BLOCK as f64)
+    }
+
+    /// A slow leak: the long record's slope adds [`LEAK_FRACTION_LONG`] of `now`
+    /// over the horizon (the record spans it whole).
+    fn long_growth(&self, now: impl Fn() -> f64) -> Option<f64> {
+        self.long_slope.filter(|slope| slope * LEAK_HORIZON >= LEAK_FRACTION_LONG * now().max(1.0))
     }
 
     /// Whether `now` is above every level the series held before the newest
@@ -501,7 +530,7 @@ impl MemoryLeak {
         // is years from full by the projection, yet plainly a leak), sustained growth
         // that does not level off is a warning.
         let (severity, slope) = match severity {
-            None => match self.sustained_growth(now) {
+            None => match self.sustained_growth(now).or_else(|| self.long_growth(now)) {
                 Some(robust) => (Some(Severity::Warn), robust),
                 None => (None, slope),
             },
@@ -1045,6 +1074,33 @@ mod tests {
             match leaks_from {
                 None => assert!(alerts.is_empty(), "{what}: {alerts:?}"),
                 Some(onset) => assert!(alerts.first().is_some_and(|(at, a)| *at > onset && a.severity >= Severity::Warn), "{what}: {alerts:?}"),
+            }
+        }
+    }
+
+    /// Should raise / should not: a slow leak (6% of the use per 1,000 samples,
+    /// under a sawtooth) is told apart once the long record holds 1,000 samples
+    /// past the run's start; a slower one (3%), a warm-up ramp and a creep that
+    /// levels off are not leaks.
+    #[test]
+    fn a_slow_leak_warns_once_the_long_record_shows_it_keeping_its_rate() {
+        const GB: f64 = 1e9;
+        let saw = |i: u64| 0.5 * GB * (i % 120) as f64 / 120.0;
+        let warm = |i: u64| 30.0 * GB * (0.6 + 0.4 * (i as f64 / 150.0).min(1.0));
+        type Series = Box<dyn Fn(u64) -> f64>;
+        let table: Vec<(&str, Series, Option<u64>)> = vec![
+            ("6% per 1,000 from sample 300", Box::new(move |i| warm(i) + saw(i) + 1.8e6 * i.saturating_sub(300) as f64), Some(300)),
+            ("3% per 1,000 from sample 300", Box::new(move |i| warm(i) + saw(i) + 0.9e6 * i.saturating_sub(300) as f64), None),
+            ("warm-up, then flat", Box::new(move |i| warm(i) + saw(i)), None),
+            ("creep of 10% that levels off", Box::new(move |i| warm(i) + saw(i) + 3.0 * GB * (1.0 - (-(i as f64) / 400.0).exp())), None),
+        ];
+        for (what, bytes, leaks_from) in table {
+            let mut d = MemoryLeak::new(defaults(AlertKind::MemoryLeak), "mem/gpu_bytes");
+            let alerts: Vec<_> = (0..4_000u64).filter_map(|i| d.observe(i, bytes(i), None).map(|r| (i, r))).collect();
+            match leaks_from {
+                None => assert!(alerts.is_empty(), "{what}: {alerts:?}"),
+                // Not before the long record is full past the start (sample 1,144).
+                Some(_) => assert!(alerts.first().is_some_and(|(at, a)| *at >= 1_144 && a.severity == Severity::Warn), "{what}: {alerts:?}"),
             }
         }
     }
