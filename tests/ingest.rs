@@ -535,6 +535,8 @@ fn every_trainer_of_the_gallery_is_read() {
         ("tf_cookbook_loss_at_step.log", "text", 1, 10, 100, 1000, &[(100, "loss", f64::NAN), (1000, "loss", f64::NAN)]),
         // An AlphaZero script's `  Entrenamiento: loss=2.0265 (value=0.2445, policy=1.3063) | Tiempo: 4.6s`: a label before pairs names none of them.
         ("alphazero_label_pairs.log", "text", 1, 5, 0, 4, &[(0, "loss", 2.0265), (0, "value", 0.2445), (0, "policy", 1.3063)]),
+        // InternLM's `[training_internlm.py, line 413, in ...] - pid=6794 : tflops=63.3 step=0 loss=11.64 tgs (tokens/gpu/second)=1424.93 ... grad_norm={'0_default': 66.52} ... loss/cn=nan`: the source's line no metric, the rate from its unit, a one-entry dict its number.
+        ("internlm.log", "text", 1, 6, 0, 5, &[(0, "loss", 11.641494750976562), (0, "tokens_per_s", 1424.93), (0, "grad_norm", 66.51907327507652), (0, "loss/cn", f64::NAN), (5, "loss", 9.215429306030273)]),
         ("apex_loss_scale_collapse.log", "text", 1, 20, 7880, 7899, &[(7891, "val_loss", 0.148049), (7892, "loss_scale", 256.0), (7899, "loss_scale", 2.0), (7899, "loss", 3.320754)]),
         // TorchBeast's training: `Steps 3200 @ 640.2 SPS. Loss 61.08. Stats:` then its stats dict, that step's; `mean_episode_return` NaN when no episode ended.
         ("torchbeast_train.log", "hf-log", 1, 4, 3200, 12800, &[(3200, "loss", 61.08), (6400, "reward", -21.0), (9600, "reward", f64::NAN), (12800, "policy_loss", 1.85)]),

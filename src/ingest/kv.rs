@@ -146,17 +146,25 @@ fn key_unit(key: &str) -> Option<(&str, &str, f64)> {
     let at = key.rfind(open)?;
     let unit = key[at + 1..key.len() - 1].trim();
     let name = key[..at].trim_end();
-    let (_, factor) = UNITS.iter().find(|(u, _)| *u == unit)?;
-    (!name.is_empty()).then_some((name, unit, *factor))
+    let factor = UNITS.iter().find(|(u, _)| *u == unit).map(|(_, f)| *f).or_else(|| rate(unit).map(|_| 1.0))?;
+    (!name.is_empty()).then_some((name, unit, factor))
 }
 
 /// A key's name and the factor its value takes from a unit in brackets: `Memory
 /// (MB)` gives `memory` in bytes; a rate keeps its unit in the name (`throughput
-/// tok/s`).
+/// tok/s`), unless the name is none rlmon knows: then the unit names the rate
+/// (InternLM's `tgs (tokens/gpu/second)` is `tokens_per_s`).
 pub fn key_without_unit(key: &str) -> (std::borrow::Cow<'_, str>, f64) {
     match key_unit(key) {
         Some((name, unit, factor)) if unit_is_dropped(unit) => (name.into(), factor),
-        Some((name, unit, factor)) => (format!("{name} {unit}").into(), factor),
+        Some((name, unit, factor)) => {
+            let tidy = name.to_ascii_lowercase().replace([' ', '-'], "_");
+            let known = catalog::info(&tidy).is_some() || catalog::conversion(&tidy).is_some();
+            match catalog::rate_named_by_unit(unit) {
+                Some(rate) if !known => (rate.into(), factor),
+                _ => (format!("{name} {unit}").into(), factor),
+            }
+        }
         None => (key.into(), 1.0),
     }
 }
@@ -332,6 +340,43 @@ pub fn unwrapped_scalars(line: &str) -> Option<String> {
         out.push_str(number);
         last = end;
         from = end;
+    }
+    (last > 0).then(|| {
+        out.push_str(&line[last..]);
+        out
+    })
+}
+
+/// `line` with each dict of one entry after a key's `=` or `:` replaced by the
+/// entry's number, where the entry's name is none rlmon knows (InternLM's
+/// `grad_norm={'0_default': 66.5}`, the norm of its one parameter group, is
+/// `grad_norm=66.5`; `metrics: {'loss': 0.5}` stays the loss); `None` when it has none.
+pub fn one_entry_dicts(line: &str) -> Option<String> {
+    if !line.contains('{') {
+        return None;
+    }
+    let quoted = |t: &str| t.len() >= 3 && ((t.starts_with('\'') && t.ends_with('\'')) || (t.starts_with('"') && t.ends_with('"')));
+    let mut out = String::new();
+    let (mut last, mut from) = (0, 0);
+    while let Some(open) = line[from..].find('{').map(|i| i + from) {
+        from = open + 1;
+        let Some(close) = line[open..].find('}').map(|i| i + open) else { break };
+        let before = line[..open].trim_end();
+        let after_key = before.len() > 1 && before.ends_with(['=', ':']) && before[..before.len() - 1].ends_with(|c: char| c.is_ascii_alphanumeric() || c == '_');
+        let inner = &line[open + 1..close];
+        let entry = inner.split_once(':').filter(|(name, v)| {
+            let name = name.trim();
+            !inner.contains(',') && quoted(name) && is_value(v.trim()) && {
+                let bare = name[1..name.len() - 1].to_ascii_lowercase();
+                catalog::info(&bare).is_none() && catalog::conversion(&bare).is_none()
+            }
+        });
+        if let (true, Some((_, v))) = (after_key, entry) {
+            out.push_str(&line[last..open]);
+            out.push_str(v.trim());
+            last = close + 1;
+            from = close + 1;
+        }
     }
     (last > 0).then(|| {
         out.push_str(&line[last..]);
@@ -578,7 +623,22 @@ pub fn pairs(line: &str) -> (Vec<Pair<'_>>, Vec<(u64, u64)>) {
             }
         }
     }
+    // A source file's line named by a logger (InternLM's `[training_internlm.py,
+    // line 413, in record_metrics]`, a traceback's `File "x.py", line 12`) is no metric.
+    out.retain(|(key, value)| !is_source_line_number(line, key, value));
     (out, progress)
+}
+
+/// Whether `key` (a slice of `line`) is `line` with a whole number, right after a
+/// source file's name (`train.py,`, `"model.py",`).
+fn is_source_line_number(line: &str, key: &str, value: &str) -> bool {
+    if !key.eq_ignore_ascii_case("line") || !value.bytes().all(|b| b.is_ascii_digit()) {
+        return false;
+    }
+    let Some(at) = (key.as_ptr() as usize).checked_sub(line.as_ptr() as usize).filter(|at| *at <= line.len()) else { return false };
+    let before = line[..at].trim_end().trim_end_matches(',').trim_end_matches(['"', '\'']);
+    let file = before.rsplit(|c: char| c.is_whitespace() || matches!(c, '[' | '(' | '"' | '\'')).next().unwrap_or("");
+    file.rsplit_once('.').is_some_and(|(stem, ext)| !stem.is_empty() && ["py", "cc", "cpp", "c", "h", "rs", "lua", "js", "ts", "go", "java", "jl", "scala"].contains(&ext))
 }
 
 #[cfg(test)]
@@ -623,6 +683,21 @@ mod tests {
         assert_eq!(pairs("Epoch 1 loss=0.3").0, [("Epoch", "1"), ("loss", "0.3")]);
     }
 
+
+    #[test]
+    fn a_source_files_line_is_no_metric() {
+        assert_eq!(pairs("INFO [training_internlm.py, line 413, in record_metrics] - pid=6794 : step=0 loss=11.6").0, [("pid", "6794"), ("step", "0"), ("loss", "11.6")]);
+        assert_eq!(pairs("File \"train.py\", line 12, in main").0, []);
+        assert_eq!(pairs("line 3 loss 0.5 lines=4").0, [("line", "3"), ("loss", "0.5"), ("lines", "4")], "a line named by no file stays");
+    }
+
+    #[test]
+    fn a_dict_of_one_entry_after_a_key_is_its_number() {
+        assert_eq!(one_entry_dicts("loss=11.6 grad_norm={'0_default': 66.51} lr=4e-07").as_deref(), Some("loss=11.6 grad_norm=66.51 lr=4e-07"));
+        assert_eq!(one_entry_dicts("metrics: {'loss': 0.5}"), None, "a metric's own name stays");
+        assert_eq!(one_entry_dicts("grad_norm={'a': 1.0, 'b': 2.0}"), None, "several entries stay");
+        assert_eq!(one_entry_dicts("{'0_default': 66.5}"), None, "no key before");
+    }
 
     #[test]
     fn a_scalars_printed_wrapper_holds_its_number() {
@@ -705,7 +780,9 @@ mod tests {
         assert_eq!(key_unit("Memory (MB)"), Some(("Memory", "MB", 1048576.0)));
         assert_eq!(key_unit("loss (avg)"), None);
         assert_eq!(key_without_unit("time (ms)"), ("time".into(), 1e-3));
-        assert_eq!(key_without_unit("throughput [tok/s]"), ("throughput tok/s".into(), 1.0));
+        assert_eq!(key_without_unit("throughput [tok/s]"), ("tokens_per_s".into(), 1.0), "a name rlmon does not know");
+        assert_eq!(key_without_unit("tgs (tokens/gpu/second)"), ("tokens_per_s".into(), 1.0));
+        assert_eq!(key_without_unit("tokens_per_s [tok/s]"), ("tokens_per_s tok/s".into(), 1.0), "a name rlmon knows keeps it");
         assert_eq!(key_without_unit("loss"), ("loss".into(), 1.0));
     }
 

@@ -1815,6 +1815,9 @@ fn generic_line(line: &str, accept: Accept) -> Generic {
     // A scalar printed in its wrapper (`tensor(10.72, device='cuda:0')`) is its number.
     let unwrapped = kv::unwrapped_scalars(line);
     let line = unwrapped.as_deref().unwrap_or(line);
+    // So is a dict of one entry after a key (`grad_norm={'0_default': 66.5}`).
+    let one_entry = kv::one_entry_dicts(line);
+    let line = one_entry.as_deref().unwrap_or(line);
     let mut any_metric = any_metric;
     let spelled_line = bracketed_counters(line).or_else(|| glued_counters(line)).or_else(|| sample_factory(line));
     let spelled_line = spelled_line.or_else(|| {
@@ -2496,7 +2499,7 @@ mod tests {
     fn a_unit_in_brackets_after_a_key_applies_to_its_value() {
         let (step, f) = fields(Preset::Generic, "step 7 loss: 2.5 Memory (MB)=1234.5 time (ms): 12.3 throughput [tok/s]: 5e3 acc (%): 91.5");
         assert_eq!(step, Some(7));
-        assert_eq!(f, [("loss".into(), 2.5), ("memory".into(), 1234.5 * 1048576.0), ("time".into(), 0.0123), ("throughput_tok/s".into(), 5000.0), ("acc".into(), 91.5)]);
+        assert_eq!(f, [("loss".into(), 2.5), ("memory".into(), 1234.5 * 1048576.0), ("time".into(), 0.0123), ("tokens_per_s".into(), 5000.0), ("acc".into(), 91.5)]);
         // A value with its own unit keeps it; a mean in brackets beside the loss is its mean.
         let (_, f) = fields(Preset::Generic, "step 7 loss: 2.5 wait (s): 120ms loss (avg): 9");
         assert_eq!(f, [("loss".into(), 2.5), ("wait".into(), 0.12), ("loss_mean".into(), 9.0)]);

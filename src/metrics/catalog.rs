@@ -656,6 +656,15 @@ pub fn is_held_out_score(name: &str) -> bool {
     held_out || accuracy && !has(&["reward", "rewards"])
 }
 
+/// Whether `name` is a part of the training loss (InternLM's per-domain
+/// `loss/cn`, a `loss/aux` beside the total): a loss word in a longer name, no
+/// held-out word, no gradient.
+pub fn is_part_of_loss(name: &str) -> bool {
+    let lower = name.to_ascii_lowercase();
+    let words = name_words(&lower);
+    lower != LOSS && has_word(&words, &[LOSS]) && !has_word(&words, HELD_OUT_WORDS) && !names_a_gradient(name)
+}
+
 /// The words of a lower-cased metric name (`eval/pass@1` is `eval`, `pass@1`).
 fn name_words(lower: &str) -> Vec<&str> {
     lower.split(|c: char| !(c.is_ascii_alphanumeric() || c == '@')).filter(|w| !w.is_empty()).collect()
@@ -1001,7 +1010,16 @@ fn rllib_learner_stat(name: &str) -> Option<&str> {
 pub fn rate_named_by_unit(unit: &str) -> Option<&'static str> {
     const SAMPLE_WORDS: &[&str] = &["records", SAMPLES, "examples", "images", "img", "imgs", "sequences", "seqs", "sentences"];
     const TOKEN_WORDS: &[&str] = &[TOKENS, "tok", "toks"];
-    let (what, per) = unit.split_once('/')?;
+    // A count per device may name the device between or after (InternLM's
+    // `tokens/gpu/second`, `tokens/s/gpu`): the rate is the same kind.
+    const DEVICE_WORDS: &[&str] = &["gpu", "device", "dev", "chip", "rank", "worker"];
+    let mut parts = unit.split('/');
+    let (what, per) = match (parts.next()?, parts.next()?, parts.next(), parts.next()) {
+        (what, per, None, _) => (what, per),
+        (what, dev, Some(per), None) if DEVICE_WORDS.iter().any(|d| d.eq_ignore_ascii_case(dev)) => (what, per),
+        (what, per, Some(dev), None) if DEVICE_WORDS.iter().any(|d| d.eq_ignore_ascii_case(dev)) => (what, per),
+        _ => return None,
+    };
     if !matches!(per, "s" | "sec" | "second") {
         return None;
     }

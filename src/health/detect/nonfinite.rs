@@ -141,7 +141,18 @@ impl NonfiniteValues {
         let skipped = self.loss_scaled
             && broken.iter().all(|(n, _)| catalog::names_a_gradient(n))
             && p.values.iter().any(|(n, v)| n.contains(catalog::LOSS) && v.is_finite() && catalog::loss_scale(n, *v).is_none());
-        let (severity, note) = if undefined_again {
+        // Only parts of the loss (per-domain losses: InternLM's `loss/cn`) beside a
+        // finite loss: the NaN never reached the loss training steps on, a part
+        // with nothing in the batch. A warning; info when a count of the same part
+        // is 0 at that step (`tokens/cn=0`).
+        let parts_only = p.get(catalog::LOSS).is_some_and(f64::is_finite) && broken.iter().all(|(n, _)| catalog::is_part_of_loss(n));
+        let part = |n: &str| n.rsplit_once('/').map(|(_, part)| part.to_owned());
+        let empty = |n: &str| part(n).is_some_and(|pt| p.values.iter().any(|(m, v)| *v == 0.0 && &**m != n && part(m).as_deref() == Some(pt.as_str())));
+        let (severity, note) = if parts_only && broken.iter().all(|(n, _)| empty(n)) {
+            (Severity::Info, " (the loss finite, a count of each part 0: parts with nothing in the batch)")
+        } else if parts_only {
+            (Severity::Warn, " (the loss finite: a part that reached no loss, with nothing in the batch?)")
+        } else if undefined_again {
             (Severity::Warn, " (undefined before its first value too: a mean over none?)")
         } else if skipped {
             (Severity::Info, " (the loss finite, the loss scaled: an fp16 overflow the scaler skips?)")
@@ -223,6 +234,25 @@ mod tests {
         let mut d = NonfiniteValues::new(defaults(AlertKind::Nonfinite));
         let values: Vec<(MetricName, f64)> = vec![("loss".into(), f64::NAN)];
         assert!(d.check(&Point { step: 0, time_s: 0.0, values: &values }).is_some(), "a loss broken from its first step");
+    }
+
+    /// Should raise / should not: InternLM's per-domain losses (`loss/cn=nan` where
+    /// `tokens/cn=0`) beside a finite loss are parts with nothing in the batch:
+    /// info; a part NaN without a count of 0 warns; the loss itself, or a part
+    /// beside a NaN loss, or a validation loss, stays critical.
+    #[test]
+    fn a_part_of_the_loss_nan_beside_a_finite_loss_is_no_break() {
+        fn severity(values: &[(&'static str, f64)]) -> Option<Severity> {
+            let mut d = NonfiniteValues::new(defaults(AlertKind::Nonfinite));
+            let values: Vec<(MetricName, f64)> = values.iter().map(|(n, v)| ((*n).into(), *v)).collect();
+            d.check(&Point { step: 0, time_s: 0.0, values: &values }).map(|r| r.severity)
+        }
+        let nan = f64::NAN;
+        assert_eq!(severity(&[("loss", 11.6), ("tokens/en", 120836.0), ("tokens/cn", 0.0), ("loss/en", 11.6), ("loss/cn", nan)]), Some(Severity::Info));
+        assert_eq!(severity(&[("loss", 11.6), ("loss/en", 11.6), ("loss/cn", nan)]), Some(Severity::Warn));
+        assert_eq!(severity(&[("loss", nan), ("tokens/cn", 0.0), ("loss/cn", nan)]), Some(Severity::Critical));
+        assert_eq!(severity(&[("loss", 2.0), ("val/loss", nan)]), Some(Severity::Critical));
+        assert_eq!(severity(&[("loss", 2.0), ("loss/cn", nan), ("grad_norm", nan)]), Some(Severity::Critical));
     }
 
     #[test]
