@@ -483,7 +483,7 @@ fn every_trainer_of_the_gallery_is_read() {
         // rlpyt (rllab's logger): the time before every row and rule of its table; a NaN loss at iteration 3.
         ("rlpyt.log", "text", 1, 4, 0, 3, &[(0, "reward", -0.48), (2, "diagnostics/cumsteps", 150000.0), (3, "loss/average", f64::NAN), (1, "grad_norm/average", 39.2)]),
         // RL scripts numbered by the episode that opens each line.
-        ("ppo_episodes.log", "text", 1, 12, 59, 70, &[(59, "actions", 2113.0), (70, "time", 3.0)]),
+        ("ppo_episodes.log", "text", 1, 12, 59, 70, &[(59, "actions", 2113.0), (59, "reward", -21.0), (70, "time", 3.0)]),
         ("reinforce_episodes.log", "pairs", 1, 10, 10, 100, &[(10, "last_length", 13.0), (100, "average_length", 34.29)]),
         // ChatGLM's fine-tuning under DeepSpeed: the script's `loss:x, global_step:N` joins the engine's step.
         ("chatglm_deepspeed.log", "deepspeed", 1, 5, 10, 50, &[(10, "loss", 2.28), (40, "loss", 7.68), (40, "lr", 1e-05)]),
@@ -617,6 +617,20 @@ fn every_trainer_of_the_gallery_is_read() {
             let v = g.at(*step, metric);
             if !v.is_some_and(|v| v == *value || (v.is_nan() && value.is_nan()) || (v - value).abs() <= 1e-9 * value.abs()) {
                 failures.push(format!("{file}: {metric} at {step} is {v:?}, expected {value} (names: {:?})", g.names()));
+            }
+        }
+    }
+    // A point holds each metric once: two printed values read under one name
+    // (`reward: -18, Avg. reward: -19.9`, icefall's `loss[loss=...]` and
+    // `tot_loss[loss=...]`) would make two values of one step.
+    for (file, ..) in cases {
+        for (stream, points) in &Gallery::read(file).streams {
+            for p in points {
+                let mut names: Vec<&str> = p.values.iter().map(|(n, _)| &**n).collect();
+                names.sort_unstable();
+                if let Some(w) = names.windows(2).find(|w| w[0] == w[1]) {
+                    failures.push(format!("{file} {stream}: {} twice at step {}", w[0], p.step));
+                }
             }
         }
     }

@@ -47,12 +47,17 @@ impl Columns {
     }
 
     fn header(&self, cells: &[String]) -> Vec<Column> {
+        // A common step column, else the first whose name a text log's step word
+        // would be (`total timesteps`, `env_step`): one step column, the others metrics.
+        let tidy = |c: &String| c.trim().to_ascii_lowercase().replace([' ', '-'], "_");
+        let step_at = cells.iter().position(|c| STEP_COLUMNS.contains(&c.trim().to_ascii_lowercase().as_str())).or_else(|| cells.iter().position(|c| super::text::is_step_word(&tidy(c))));
         cells
             .iter()
-            .map(|c| {
+            .enumerate()
+            .map(|(i, c)| {
                 let c = c.trim();
                 let lower = c.to_ascii_lowercase();
-                if STEP_COLUMNS.contains(&lower.as_str()) {
+                if step_at == Some(i) || (step_at.is_none() && STEP_COLUMNS.contains(&lower.as_str())) {
                     Column::Step
                 } else if TIME_COLUMNS.contains(&lower.as_str()) {
                     Column::Time
@@ -171,6 +176,14 @@ mod tests {
         assert_eq!(rec(&r[0]).fields, vec![("epoch".into(), 0.1), ("train/loss".into(), 2.5), ("learning_rate".into(), 3e-4)]);
         assert_eq!(rec(&r[0]).ignored, vec!["note".to_owned()]);
         assert_eq!(rec(&r[1]).fields, vec![("epoch".into(), 0.2), ("train/loss".into(), 2.25)], "empty cells are left out");
+    }
+
+    #[test]
+    fn a_step_column_named_as_a_text_logs_step_word() {
+        let r = rows("num_episodes,ep_rew_mean,total timesteps\n68,-547.0,5120\n140,-569.4,10240\n", None);
+        assert_eq!((rec(&r[0]).step, rec(&r[1]).step), (Some(5120), Some(10240)));
+        let r = rows("step,total_timesteps,loss\n1,512,2.0\n", None);
+        assert_eq!(rec(&r[0]).step, Some(1), "a common step column wins");
     }
 
     #[test]

@@ -267,7 +267,8 @@ fn segments(line: &str) -> Vec<&str> {
             b' ' if b[i..].starts_with(b" - ") => 3,
             // A sentence's full stop (BigDL's `Loss is 2.302. Current learning rate
             // is 0.05.`): no key or value runs past it.
-            b'.' if i > 0 && b[i - 1].is_ascii_alphanumeric() && b.get(i + 1).is_none_or(|c| *c == b' ') => 1,
+            // (Not an abbreviation's, before the name it qualifies: `Avg. reward: -19.9`.)
+            b'.' if i > 0 && b[i - 1].is_ascii_alphanumeric() && b.get(i + 1).is_none_or(|c| *c == b' ') && !after_abbreviation(&line[..i]) => 1,
             _ => 0,
         };
         if width == 0 {
@@ -280,6 +281,13 @@ fn segments(line: &str) -> Vec<&str> {
     }
     out.push(&line[start..]);
     out.into_iter().filter(|s| !s.trim().is_empty()).collect()
+}
+
+/// Whether `before` ends with an abbreviation that qualifies the name after its
+/// full stop (`Avg.`, `Approx.`, `Cum.`).
+fn after_abbreviation(before: &str) -> bool {
+    let word = before.rsplit(|c: char| !c.is_ascii_alphabetic()).next().unwrap_or("");
+    ["avg", "ave", "approx", "cum", "tot", "est"].iter().any(|a| word.eq_ignore_ascii_case(a)) && before.len() > word.len() - 1
 }
 
 /// The text of `line` from the start of `a` to the end of `b` (both slices of it).

@@ -502,6 +502,9 @@ impl Normalizer {
                         split_tokens.1 = Some(v);
                         catalog::TOKENS
                     }
+                    // A name a record holds twice (a text line's `reward: -18, Avg.
+                    // reward: -19.9`, both read as the reward): the first stands.
+                    _ if seen & name_bit(resolved.interned) != 0 && values.iter().any(|(n, _)| *n == resolved.interned) => resolved.interned,
                     _ => {
                         values.push((MetricName::Borrowed(resolved.interned), v));
                         seen |= name_bit(resolved.interned);

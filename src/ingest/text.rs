@@ -294,7 +294,7 @@ fn nanogpt_at(line: &str) -> Parsed<'_> {
 /// Whether a word names the step in a generic line (lower case, spaces and dashes
 /// as underscores: `Global Step` is `global_step`). (A `match`: asked of every
 /// pair of every line, it costs one length test for most.)
-fn is_step_word(name: &str) -> bool {
+pub(super) fn is_step_word(name: &str) -> bool {
     matches!(
         name,
         "step" | "steps" | "iter" | "iters" | "iteration" | "global_step" | "globalstep" | "num_updates" | "updates" | "update" | "train_step" | "_step" | "trainer/global_step" | "train/global_step"

@@ -355,7 +355,7 @@ pub const CATALOG: &[MetricInfo] = &[
     entry(MEM_RSS_BYTES, "RSS", Unit::Bytes, Lower, PerStep, P::None),
     entry(MODEL_FLOPS, "model FLOPs", Unit::Count, Neither, PerStep, P::None),
     // RL health, in the order the RL pane cycles them.
-    entry(REWARD, "reward", Unit::Ratio, Higher, PerStep, P::Rl).agree().signed().aliases(&["returnaverage", "return_mean", "eprewmean", "ep_rewmean", "average_return", "avg_return", "average_episode_return", "avg_episode_return", "return_average", "objective/scores", "reward_mean", "rewards", "critic/score/mean", "env/reward_mean", "ppo/mean_scores", "rollout/ep_rew_mean", "mean_reward", "avg_reward", "reward/mean", "episodic_return", "average_reward_score", "episode_reward_mean", "env_runners/episode_return_mean", "env_runners/episode_reward_mean", "rew", "average_ep_ret", "ep_ret_mean", "episode_return", "episode_reward", "avg_episode_reward", "return_per_training_episode", "episode/score", "episode_return_mean", "mean_episode_return", "ep_return", "average_reward"]),
+    entry(REWARD, "reward", Unit::Ratio, Higher, PerStep, P::Rl).agree().signed().aliases(&["returnaverage", "return_mean", "eprewmean", "ep_rewmean", "average_return", "avg_return", "average_episode_return", "avg_episode_return", "return_average", "objective/scores", "reward_mean", "rewards", "critic/score/mean", "env/reward_mean", "ppo/mean_scores", "rollout/ep_rew_mean", "ep_rew_mean", "mean_reward", "avg_reward", "reward/mean", "episodic_return", "average_reward_score", "episode_reward_mean", "env_runners/episode_return_mean", "env_runners/episode_reward_mean", "rew", "average_ep_ret", "ep_ret_mean", "episode_return", "episode_reward", "avg_episode_reward", "return_per_training_episode", "episode/score", "episode_return_mean", "mean_episode_return", "ep_return", "average_reward"]),
     entry(KL, "KL", Unit::Ratio, Lower, PerStep, P::Rl).agree().signed().aliases(&["objective/kl", "kl_mean", "actor/kl_loss", "kl_loss", "critic/kl", "ref_kl", "kl_ref", "actor/reward_kl_penalty", "kl_penalty", "kl_divergence", "kl_div", "mean_kl_loss"]),
     entry(ENTROPY, "entropy", Unit::Ratio, Neither, PerStep, P::Rl).agree().aliases(&["loss/policy_entropy", "policy/entropy", "policy/entropy_avg", "ppo/policy/entropy", "actor/entropy", "entropy_mean", "entropy_loss", "approx_entropy", "objective/entropy", "policy_entropy", "ent"]),
     entry(CLIP_FRAC, "clip frac", Unit::Ratio, Lower, PerStep, P::Rl).aliases(&["loss/clipfrac", "clipfrac", "policy/clipfrac_avg", "clip_ratio/region_mean", "clip_ratio", "actor/pg_clipfrac", "ppo_clip_ratio", "ppo/policy/clipfrac", "clip_fraction", "policy/clipfrac"]),
@@ -880,7 +880,15 @@ pub fn tidy_word(word: &str) -> &'static str {
     } else {
         word
     };
-    let tidy: String = word.trim().chars().map(|c| if c.is_alphanumeric() || c == '/' { c.to_ascii_lowercase() } else { '_' }).collect();
+    // (Punctuation runs make one `_`: an abbreviation's `Avg. reward` is `avg_reward`.)
+    let mut tidy = String::with_capacity(word.len());
+    for c in word.trim().chars() {
+        match c {
+            c if c.is_alphanumeric() || c == '/' => tidy.push(c.to_ascii_lowercase()),
+            _ if tidy.ends_with('_') => {}
+            _ => tidy.push('_'),
+        }
+    }
     intern(tidy.trim_matches('_'))
 }
 
