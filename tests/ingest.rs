@@ -537,6 +537,8 @@ fn every_trainer_of_the_gallery_is_read() {
         ("alphazero_label_pairs.log", "text", 1, 5, 0, 4, &[(0, "loss", 2.0265), (0, "value", 0.2445), (0, "policy", 1.3063)]),
         // InternLM's `[training_internlm.py, line 413, in ...] - pid=6794 : tflops=63.3 step=0 loss=11.64 tgs (tokens/gpu/second)=1424.93 ... grad_norm={'0_default': 66.52} ... loss/cn=nan`: the source's line no metric, the rate from its unit, a one-entry dict its number.
         ("internlm.log", "text", 1, 6, 0, 5, &[(0, "loss", 11.641494750976562), (0, "tokens_per_s", 1424.93), (0, "grad_norm", 66.51907327507652), (0, "loss/cn", f64::NAN), (5, "loss", 9.215429306030273)]),
+        // LeRobot's `step:2K smpl:58K ep:182 epch:4.56 loss:0.593 grdn:25.792`: steps rounded to thousands (`2K` for 1,600 to 2,400, logged every 200) are numbered on by the interval of the exact ones before; `grdn` is the grad norm.
+        ("lerobot.log", "text", 1, 29, 400, 6000, &[(400, "grad_norm", 49.836), (1800, "loss", 0.593), (2000, "loss", 0.5), (6000, "grad_norm", 12.306)]),
         ("apex_loss_scale_collapse.log", "text", 1, 20, 7880, 7899, &[(7891, "val_loss", 0.148049), (7892, "loss_scale", 256.0), (7899, "loss_scale", 2.0), (7899, "loss", 3.320754)]),
         // TorchBeast's training: `Steps 3200 @ 640.2 SPS. Loss 61.08. Stats:` then its stats dict, that step's; `mean_episode_return` NaN when no episode ended.
         ("torchbeast_train.log", "hf-log", 1, 4, 3200, 12800, &[(3200, "loss", 61.08), (6400, "reward", -21.0), (9600, "reward", f64::NAN), (12800, "policy_loss", 1.85)]),

@@ -429,6 +429,37 @@ pub struct Progress {
     /// Whether a metric line was read, and whether one since the last scaler
     /// message holds a scale (logged or given).
     scaled_since_message: Option<bool>,
+    /// Steps a line names, exact or rounded (LeRobot's `step:1K`).
+    rounded_steps: RoundedSteps,
+}
+
+/// Steps printed rounded to a magnitude (LeRobot's `step:2K` for 1,600 to 2,400,
+/// logged every 200): the same number for several lines. A rounded step is
+/// numbered on from the step before by the interval the exact steps before it
+/// kept, while that stays within the rounding of its printed value (a gap in the
+/// log is taken at its printed value), so no line merges into another's step.
+#[derive(Debug, Clone, Default)]
+struct RoundedSteps {
+    last: Option<u64>,
+    interval: Option<u64>,
+}
+
+impl RoundedSteps {
+    /// The step of a line that prints `printed`, rounded to `unit` (1,000 for
+    /// `2K`) or exact (`None`).
+    fn number(&mut self, printed: u64, unit: Option<u64>) -> u64 {
+        let step = match (unit, self.last, self.interval) {
+            (Some(unit), Some(last), Some(interval)) if (last + interval).abs_diff(printed) <= unit => last + interval,
+            _ => printed,
+        };
+        if unit.is_none() {
+            if let Some(last) = self.last.filter(|l| step > *l) {
+                self.interval = Some(step - last);
+            }
+        }
+        self.last = Some(step);
+        step
+    }
 }
 
 impl Progress {
@@ -677,6 +708,9 @@ pub fn parse_generic(line: &str, progress: &mut Progress) -> Line {
     }
     match read.line {
         Line::Metrics(mut rec) => {
+            if let (Some(step), Some(_)) = (rec.step, read.step) {
+                rec.step = Some(progress.rounded_steps.number(step, read.step_rounded));
+            }
             // (An evaluation's own count, DeepSpeech's `Epoch 0 | Validation | ... |
             // Steps: 120`, says nothing of the training steps' restarts.)
             let evaluation_segment = names_an_evaluation_segment(line);
@@ -1773,6 +1807,8 @@ struct Generic {
     counter: Option<(u64, u64)>,
     /// The epoch the line names (`Epoch[2]`, `epoch=2`), a whole number.
     epoch: Option<u64>,
+    /// The unit its step is printed rounded to (1,000 for `step:2K`).
+    step_rounded: Option<u64>,
 }
 
 /// Which pairs of a generic line make its record.
@@ -1797,20 +1833,20 @@ fn generic_line(line: &str, accept: Accept) -> Generic {
     // argparse's dump of the run's arguments (`Namespace(batch_size=20, lr=20, ...)`)
     // is its configuration, not a step's metrics.
     if trimmed.starts_with('{') || trimmed.starts_with('"') || trimmed.starts_with("Namespace(") {
-        return Generic { line: Line::Text, step: None, counter: None, epoch: None };
+        return Generic { line: Line::Text, step: None, counter: None, epoch: None, step_rounded: None };
     }
     // A JSON object after a logger's prefix (`2024-01-01 12:00:00 | {"step": 1, ...}`).
     if let Some(at) = line.find("{\"").filter(|_| line.trim_end().ends_with('}')) {
         if let Line::Metrics(rec) = super::jsonl::parse(&line[at..]) {
             if any_metric || rec.fields.iter().any(|(name, _)| catalog::info(catalog::canonical(name)).is_some()) {
                 let step = rec.step;
-                return Generic { line: Line::Metrics(rec), step, counter: None, epoch: None };
+                return Generic { line: Line::Metrics(rec), step, counter: None, epoch: None, step_rounded: None };
             }
         }
     }
     let spelled;
     if is_darknet_region(line) {
-        return Generic { line: Line::Text, step: None, counter: None, epoch: None };
+        return Generic { line: Line::Text, step: None, counter: None, epoch: None, step_rounded: None };
     }
     // A scalar printed in its wrapper (`tensor(10.72, device='cuda:0')`) is its number.
     let unwrapped = kv::unwrapped_scalars(line);
@@ -1854,6 +1890,7 @@ fn generic_line(line: &str, accept: Accept) -> Generic {
     let tidy = |w: &str| w.trim().to_ascii_lowercase().replace([' ', '-'], "_");
     let whole = |value: &str| kv::value(value).and_then(super::whole_step);
     let mut step = None;
+    let mut step_rounded = None;
     let mut step_is_iteration = false;
     let mut step_is_global = false;
     let mut epoch = None;
@@ -1892,6 +1929,8 @@ fn generic_line(line: &str, accept: Accept) -> Generic {
             if !rounded && (step.is_none() || (!step_is_global && (global || (!step_is_iteration && iteration)))) {
                 if let Some(s) = kv::fraction(value).map(|(n, _)| n).or_else(|| whole(value)).or_else(|| kv::first_of_counts(value)) {
                     step = Some(s);
+                    // (`2K`: LeRobot rounds its steps.)
+                    step_rounded = rounding_unit(value);
                     step_is_iteration = iteration;
                     step_is_global = global;
                 }
@@ -2002,7 +2041,20 @@ fn generic_line(line: &str, accept: Accept) -> Generic {
         }
         other => other,
     };
-    Generic { line: parsed, step, counter, epoch }
+    Generic { line: parsed, step, counter, epoch, step_rounded }
+}
+
+/// The unit a count printed with a magnitude is rounded to: 1,000 for `2K`, 100
+/// for `1.2K`; `None` for a count printed whole.
+fn rounding_unit(value: &str) -> Option<u64> {
+    let v = value.trim();
+    let magnitude = match v.chars().last()? {
+        'K' | 'k' => 1_000u64,
+        'M' => 1_000_000,
+        _ => return None,
+    };
+    let decimals = v[..v.len() - 1].split_once('.').map_or(0, |(_, d)| d.len() as u32);
+    Some((magnitude / 10u64.pow(decimals.min(6))).max(1))
 }
 
 /// On a line numbered by its episode (a DQN script's `episode: 12  score: 45.0
@@ -3384,6 +3436,20 @@ mod tests {
     fn argparse_arguments_are_no_metrics() {
         // PyTorch's word-language-model example prints its arguments first.
         assert_eq!(parse(Preset::Generic, "Namespace(batch_size=20, bptt=35, clip=0.25, cuda=True, epochs=12, lr=20, seed=1111)"), Line::Text);
+    }
+
+    #[test]
+    fn steps_rounded_to_a_magnitude_count_on_by_the_exact_steps_interval() {
+        assert_eq!((rounding_unit("2K"), rounding_unit("1.2K"), rounding_unit("3M"), rounding_unit("2000")), (Some(1000), Some(100), Some(1_000_000), None));
+        // LeRobot logs every 200 and rounds to the nearest thousand.
+        let mut r = RoundedSteps::default();
+        let printed = [(400, None), (600, None), (800, None), (1000, Some(1000)), (1000, Some(1000)), (1000, Some(1000)), (2000, Some(1000)), (2000, Some(1000))];
+        let got: Vec<u64> = printed.iter().map(|(p, u)| r.number(*p, *u)).collect();
+        assert_eq!(got, [400, 600, 800, 1000, 1200, 1400, 1600, 1800]);
+        // A gap in the log beyond the rounding: the printed value.
+        assert_eq!(r.number(9000, Some(1000)), 9000);
+        // No interval known yet: as printed.
+        assert_eq!(RoundedSteps::default().number(5000, Some(1000)), 5000);
     }
 
     #[test]
