@@ -334,12 +334,12 @@ use SeriesKind::{Derived, DerivedStored, PerStep, Telemetry};
 /// Every metric family rlmon knows. Order within a pane is the order the pane
 /// offers them in.
 pub const CATALOG: &[MetricInfo] = &[
-    entry(LOSS, "loss", Unit::Ratio, Lower, PerStep, P::Training).agree().aliases(&["train_loss", "train/loss", "lm_loss", "ppo/loss/total", "loss/train/total", "total_loss", "train/CrossEntropyLoss", "losses/total_loss", "train_loss_step", "reduced_train_loss", "cost", "xent", "cross_entropy", "avg_loss", "avr_loss", "average_loss", "mean_loss", "running_loss", "loss_avg"]),
+    entry(LOSS, "loss", Unit::Ratio, Lower, PerStep, P::Training).agree().aliases(&["train_loss", "train/loss", "lm_loss", "ppo/loss/total", "loss/train/total", "total_loss", "train/CrossEntropyLoss", "losses/total_loss", "train_loss_step", "reduced_train_loss", "cost", "xent", "cross_entropy", "avg_loss", "avr_loss", "average_loss", "mean_loss", "running_loss", "loss_avg", "训练损失", "损失"]),
     entry(NLL_LOSS, "NLL loss", Unit::Ratio, Lower, PerStep, P::Training),
     entry(PERPLEXITY, "perplexity", Unit::Ratio, Lower, PerStep, P::Training).aliases(&["ppl", "train_ppl", "train_perplexity", "train/ppl", "train/perplexity"]),
     entry(POLICY_LOSS, "policy loss", Unit::Ratio, Lower, PerStep, P::Training).signed().aliases(&["loss/policy_loss", "actor/pg_loss", "loss/policy_avg", "ppo/loss/policy", "policy_gradient_loss", "pol_surr", "pg_loss", "act_loss", "losses/policy_loss", "loss_pi", "pi_loss", "surrogate_loss", "loss/surrogate"]),
     entry(VALUE_LOSS, "value loss", Unit::Ratio, Lower, PerStep, P::Training).aliases(&["loss/value_loss", "critic/vf_loss", "loss/value_avg", "ppo/loss/value", "critic_loss", "vf_loss", "cri_loss", "losses/value_loss", "loss_v", "v_loss", "value_function_loss", "loss/value_function"]),
-    entry(LR, "lr", Unit::Ratio, Neither, PerStep, P::Training).agree().aliases(&["learning_rate", "actor/lr", "actor_lr", "act_lr", "ppo/learning_rate", "cur_lr", "default_optimizer_learning_rate", "optim0_lr0", "optim/lr", "optimizer/lr", "opt/lr"]),
+    entry(LR, "lr", Unit::Ratio, Neither, PerStep, P::Training).agree().aliases(&["learning_rate", "学习率", "actor/lr", "actor_lr", "act_lr", "ppo/learning_rate", "cur_lr", "default_optimizer_learning_rate", "optim0_lr0", "optim/lr", "optimizer/lr", "opt/lr"]),
     entry(GRAD_NORM, "grad norm", Unit::Ratio, Neither, PerStep, P::Training).agree().aliases(&["actor/grad_norm", "actor_grad_norm", "l2_norm/grad/global", "optim/total_grad_norm", "gradient_norm", "grad_norm_total", "total_grad_norm", "global_grad_norm", "gnorm", "grdn", "grad_gnorm", "gradients_default_optimizer_global_norm", "gradient_norms/l2_norm/model", "gradnorm", "grad/norm", "opt/grad_norm", "optim/grad_norm", "optimizer/grad_norm"]),
     entry(LOSS_SCALE, "loss scale", Unit::Ratio, Neither, PerStep, P::None).aliases(&["amp_scaler", "loss_scaler", "grad_scale", "grad_scaler", "cur_scale", "scaler/scale", "optim/loss_scale", "train/loss_scale", "loss_scale_value"]),
     entry(TOKENS, "tokens", Unit::Count, Neither, PerStep, P::None).aliases(&["perf/total_num_tokens", "total_num_tokens"]),
@@ -347,7 +347,7 @@ pub const CATALOG: &[MetricInfo] = &[
     entry(STEP_TIME_S, "step time", Unit::Seconds, Lower, PerStep, P::Throughput).aliases(&["step_time", "perf/time_per_step", "timing_s/step", "timing/train/total_step_time", "time/ppo/total", "train_step_timing_in_s", "train_step_timing", "iteration_time"]),
     entry(TOKENS_PER_S, "tokens/s", Unit::PerSecond, Higher, Derived, P::Throughput).aliases(&["tokens_per_sec", "tokens_per_second", "tokens/sec", "throughput/tokens_per_sec", "throughput/device/tokens_per_sec", "throughput/device/tokens_per_second", "perf/throughput", "tokens_per_second_per_gpu", "tokens/s/device", "elements_per_second"]),
     entry(SAMPLES_PER_S, "samples/s", Unit::PerSecond, Higher, Derived, P::Throughput).aliases(&["samples_per_sec", "samples_per_second", "samples/sec", "throughput/samples_per_sec", "throughput/device/samples_per_sec", "time/fps", "img/s", "images/s", "images_per_sec", "interval_samples_per_second"]),
-    entry(VAL_LOSS, "val loss", Unit::Ratio, Lower, PerStep, P::None).aliases(&["eval_loss", "eval/loss", "validation_loss", "metrics/eval/LanguageCrossEntropy", "valid_loss", "validation_cross_entropy", "val_cross_entropy"]),
+    entry(VAL_LOSS, "val loss", Unit::Ratio, Lower, PerStep, P::None).aliases(&["eval_loss", "eval/loss", "validation_loss", "metrics/eval/LanguageCrossEntropy", "valid_loss", "validation_cross_entropy", "val_cross_entropy", "验证损失"]),
     entry(EVAL_TRAIN_LOSS, "train loss (eval)", Unit::Ratio, Lower, PerStep, P::None),
     entry(STEP_AVG_S, "mean step time", Unit::Seconds, Lower, PerStep, P::None),
     entry(TRAIN_TIME_S, "train time", Unit::Seconds, Neither, PerStep, P::None),
@@ -1245,6 +1245,8 @@ mod tests {
         assert_eq!(conversion("wall_time_ms"), Some(Conversion::Scale("step_time_s", 1e-3)));
         assert_eq!(conversion("gpu_memory_gb"), Some(Conversion::Scale(MEM_GPU_BYTES, GIB)));
         assert_eq!(conversion("max_memory_allocated"), None, "a peak is not the memory in use");
+        // Chinese scripts' training loss, loss, validation loss and learning rate.
+        assert_eq!([conversion("训练损失"), conversion("损失"), conversion("验证损失"), conversion("学习率")], [Some(Conversion::Rename(LOSS)), Some(Conversion::Rename(LOSS)), Some(Conversion::Rename(VAL_LOSS)), Some(Conversion::Rename(LR))]);
         assert_eq!(conversion("kl_divergence"), Some(Conversion::Rename(KL)));
         // The names RL trainers log a KL to the reference under (verl, OpenRLHF).
         for kl in ["kl_loss", "actor/kl_loss", "train/kl_loss", "critic/kl", "objective/kl"] {
