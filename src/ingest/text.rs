@@ -149,11 +149,14 @@ fn record_of_values<W: AsRef<str>>(preset: Preset, step: Option<u64>, continues:
     let mut rec = Record { step, canonical: true, continues, ..Default::default() };
     // The fields that are a mean of the loss (`Average Loss`), and how many are the loss.
     let (mut means, mut losses) = (Vec::new(), 0);
+    // How strongly each renamed field's word stands for its metric (see below).
+    let mut ranks: Vec<(usize, usize)> = Vec::new();
     for (word, value) in values {
         let word = word.as_ref();
         match value {
             Some(v) => match catalog::preset_conversion(preset, word) {
                 Conversion::Rename(name) => {
+                    ranks.push((rec.fields.len(), catalog::alias_rank(catalog::tidy_word(word))));
                     if name == catalog::LOSS {
                         losses += 1;
                         if catalog::is_mean_loss_word(word) {
@@ -174,6 +177,26 @@ fn record_of_values<W: AsRef<str>>(preset: Preset, step: Option<u64>, continues:
         for at in means {
             let name = &mut rec.fields[at].0;
             *name = catalog::MEAN_LOSS.into();
+        }
+    }
+    // Two words for one metric on a line (AllenNLP's `batch_loss: 0.59, loss:
+    // 0.57`): the one that names it most plainly (the catalog's own name before an
+    // alias) is read, at the first one's place; of equals, the first.
+    if ranks.len() > 1 {
+        let mut drop = Vec::new();
+        for i in 0..ranks.len() {
+            let (at, rank) = ranks[i];
+            if let Some(j) = (0..i).find(|&j| !drop.contains(&ranks[j].0) && rec.fields[ranks[j].0].0 == rec.fields[at].0) {
+                if rank < ranks[j].1 {
+                    rec.fields[ranks[j].0].1 = rec.fields[at].1;
+                    ranks[j].1 = rank;
+                }
+                drop.push(at);
+            }
+        }
+        drop.sort_unstable();
+        for at in drop.into_iter().rev() {
+            rec.fields.remove(at);
         }
     }
     if rec.fields.is_empty() {
@@ -3436,6 +3459,16 @@ mod tests {
     fn argparse_arguments_are_no_metrics() {
         // PyTorch's word-language-model example prints its arguments first.
         assert_eq!(parse(Preset::Generic, "Namespace(batch_size=20, bptt=35, clip=0.25, cuda=True, epochs=12, lr=20, seed=1111)"), Line::Text);
+    }
+
+    #[test]
+    fn of_two_words_for_one_metric_the_plainer_is_read() {
+        // AllenNLP's bar: the running `loss` is the loss, not the batch's.
+        let (_, f) = fields(Preset::Generic, "accuracy: 0.61, batch_loss: 0.59, loss: 0.57 ||: 100%|##########| 100/100");
+        assert_eq!(f, [("accuracy".into(), 0.61), ("loss".into(), 0.57)]);
+        // A script that prints only the batch's loss.
+        let (_, f) = fields(Preset::Generic, "2025-03-02 05:16:20,962 - INFO - Epoch 1 - Batch loss: 12.1336");
+        assert!(f.contains(&("loss".into(), 12.1336)), "{f:?}");
     }
 
     #[test]
