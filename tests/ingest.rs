@@ -539,6 +539,8 @@ fn every_trainer_of_the_gallery_is_read() {
         ("internlm.log", "text", 1, 6, 0, 5, &[(0, "loss", 11.641494750976562), (0, "tokens_per_s", 1424.93), (0, "grad_norm", 66.51907327507652), (0, "loss/cn", f64::NAN), (5, "loss", 9.215429306030273)]),
         // LeRobot's `step:2K smpl:58K ep:182 epch:4.56 loss:0.593 grdn:25.792`: steps rounded to thousands (`2K` for 1,600 to 2,400, logged every 200) are numbered on by the interval of the exact ones before; `grdn` is the grad norm.
         ("lerobot.log", "text", 1, 29, 400, 6000, &[(400, "grad_norm", 49.836), (1800, "loss", 0.593), (2000, "loss", 0.5), (6000, "grad_norm", 12.306)]),
+        // ML-Agents' `[INFO] Striker. Step: 10000. Time Elapsed: 61.405 s. Mean Reward: -0.733. ...` beside `[INFO] Goalie. Step: 10000. ...`: a run per behaviour.
+        ("mlagents_behaviours.log", "text", 2, 22, 10000, 220000, &[(10000, "reward", -0.733), (220000, "elo", 1286.333)]),
         ("apex_loss_scale_collapse.log", "text", 1, 20, 7880, 7899, &[(7891, "val_loss", 0.148049), (7892, "loss_scale", 256.0), (7899, "loss_scale", 2.0), (7899, "loss", 3.320754)]),
         // TorchBeast's training: `Steps 3200 @ 640.2 SPS. Loss 61.08. Stats:` then its stats dict, that step's; `mean_episode_return` NaN when no episode ended.
         ("torchbeast_train.log", "hf-log", 1, 4, 3200, 12800, &[(3200, "loss", 61.08), (6400, "reward", -21.0), (9600, "reward", f64::NAN), (12800, "policy_loss", 1.85)]),
@@ -622,6 +624,10 @@ fn every_trainer_of_the_gallery_is_read() {
             }
         }
     }
+    // The second behaviour of an ML-Agents log is a run of its own, not a resume of the first.
+    let behaviours = Gallery::read("mlagents_behaviours.log");
+    let goalie = behaviours.streams.iter().find(|(name, _)| name == "Goalie").expect("a Goalie run");
+    assert_eq!((goalie.1.len(), goalie.1[0].step, goalie.1[0].values.iter().find(|(n, _)| n == "reward").map(|(_, v)| *v)), (20, 10000, Some(0.713)));
     // A point holds each metric once: two printed values read under one name
     // (`reward: -18, Avg. reward: -19.9`, icefall's `loss[loss=...]` and
     // `tot_loss[loss=...]`) would make two values of one step.

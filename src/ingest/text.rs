@@ -734,6 +734,10 @@ pub fn parse_generic(line: &str, progress: &mut Progress) -> Line {
             if let (Some(step), Some(_)) = (rec.step, read.step) {
                 rec.step = Some(progress.rounded_steps.number(step, read.step_rounded));
             }
+            // ML-Agents names the behaviour each line is of: a run each.
+            if let Some(behaviour) = behaviour_of(line) {
+                rec.run = Some(behaviour.to_owned());
+            }
             // (An evaluation's own count, DeepSpeech's `Epoch 0 | Validation | ... |
             // Steps: 120`, says nothing of the training steps' restarts.)
             let evaluation_segment = names_an_evaluation_segment(line);
@@ -2065,6 +2069,20 @@ fn generic_line(line: &str, accept: Accept) -> Generic {
         other => other,
     };
     Generic { line: parsed, step, counter, epoch, step_rounded }
+}
+
+/// The behaviour an ML-Agents line is of (`[INFO] Striker. Step: 10000. Time
+/// Elapsed: 61.4 s. Mean Reward: -0.733.`, `SoccerTwos?team=0`): its trainers log
+/// each behaviour's steps on lines of their own, one run each.
+fn behaviour_of(line: &str) -> Option<&str> {
+    let rest = line.trim_start();
+    let rest = match rest.strip_prefix('[') {
+        Some(r) => r.split_once("] ")?.1,
+        None => rest,
+    };
+    let (name, after) = rest.split_once(". Step: ")?;
+    let fits = !name.is_empty() && !name.contains(char::is_whitespace) && name.chars().all(|c| c.is_alphanumeric() || matches!(c, '_' | '-' | '?' | '=' | '.'));
+    (fits && after.starts_with(|c: char| c.is_ascii_digit())).then_some(name)
 }
 
 /// The unit a count printed with a magnitude is rounded to: 1,000 for `2K`, 100
@@ -3459,6 +3477,14 @@ mod tests {
     fn argparse_arguments_are_no_metrics() {
         // PyTorch's word-language-model example prints its arguments first.
         assert_eq!(parse(Preset::Generic, "Namespace(batch_size=20, bptt=35, clip=0.25, cuda=True, epochs=12, lr=20, seed=1111)"), Line::Text);
+    }
+
+    #[test]
+    fn an_ml_agents_line_names_its_behaviour() {
+        assert_eq!(behaviour_of("[INFO] Striker. Step: 10000. Time Elapsed: 61.405 s. Mean Reward: -0.733."), Some("Striker"));
+        assert_eq!(behaviour_of("[INFO] SoccerTwos?team=0. Step: 20000. Mean Reward: 0.1."), Some("SoccerTwos?team=0"));
+        assert_eq!(behaviour_of("Epoch 3. Step: 100. loss 2.3"), None, "words are no behaviour");
+        assert_eq!(behaviour_of("step: 100 loss: 2.3"), None);
     }
 
     #[test]
