@@ -7,6 +7,7 @@
 //! each run becomes a stream. TensorBoard's one-tag export (`Wall time,Step,Value`)
 //! takes its metric name from the file name.
 use super::{number_in_text, Line, Record, SkipKind};
+use crate::metrics::catalog;
 
 const STEP_COLUMNS: &[&str] = &["step", "_step", "global_step", "train/global_step", "trainer/global_step", "iteration", "iter", "steps"];
 const TIME_COLUMNS: &[&str] = &["time", "timestamp", "wall time", "wall_time", "_timestamp", "_runtime", "time_s"];
@@ -49,15 +50,14 @@ impl Columns {
     fn header(&self, cells: &[String]) -> Vec<Column> {
         // A common step column, else the first whose name a text log's step word
         // would be (`total timesteps`, `env_step`): one step column, the others metrics.
-        let tidy = |c: &String| c.trim().to_ascii_lowercase().replace([' ', '-'], "_");
-        let step_at = cells.iter().position(|c| STEP_COLUMNS.contains(&c.trim().to_ascii_lowercase().as_str())).or_else(|| cells.iter().position(|c| super::text::is_step_word(&tidy(c))));
+        let step_at = cells.iter().position(|c| STEP_COLUMNS.contains(&c.trim().to_ascii_lowercase().as_str())).or_else(|| cells.iter().position(|c| super::text::is_step_word(catalog::tidy_word(c))));
         cells
             .iter()
             .enumerate()
             .map(|(i, c)| {
                 let c = c.trim();
                 let lower = c.to_ascii_lowercase();
-                if step_at == Some(i) || (step_at.is_none() && STEP_COLUMNS.contains(&lower.as_str())) {
+                if step_at == Some(i) {
                     Column::Step
                 } else if TIME_COLUMNS.contains(&lower.as_str()) {
                     Column::Time

@@ -157,14 +157,10 @@ fn key_unit(key: &str) -> Option<(&str, &str, f64)> {
 pub fn key_without_unit(key: &str) -> (std::borrow::Cow<'_, str>, f64) {
     match key_unit(key) {
         Some((name, unit, factor)) if unit_is_dropped(unit) => (name.into(), factor),
-        Some((name, unit, factor)) => {
-            let tidy = name.to_ascii_lowercase().replace([' ', '-'], "_");
-            let known = catalog::info(&tidy).is_some() || catalog::conversion(&tidy).is_some();
-            match catalog::rate_named_by_unit(unit) {
-                Some(rate) if !known => (rate.into(), factor),
-                _ => (format!("{name} {unit}").into(), factor),
-            }
-        }
+        Some((name, unit, factor)) => match catalog::rate_named_by_unit(unit) {
+            Some(rate) if !catalog::knows(catalog::tidy_word(name)) => (rate.into(), factor),
+            _ => (format!("{name} {unit}").into(), factor),
+        },
         None => (key.into(), 1.0),
     }
 }
@@ -287,7 +283,7 @@ fn segments(line: &str) -> Vec<&str> {
 /// full stop (`Avg.`, `Approx.`, `Cum.`).
 fn after_abbreviation(before: &str) -> bool {
     let word = before.rsplit(|c: char| !c.is_ascii_alphabetic()).next().unwrap_or("");
-    ["avg", "ave", "approx", "cum", "tot", "est"].iter().any(|a| word.eq_ignore_ascii_case(a)) && before.len() > word.len() - 1
+    ["avg", "ave", "approx", "cum", "tot", "est"].iter().any(|a| word.eq_ignore_ascii_case(a))
 }
 
 /// The text of `line` from the start of `a` to the end of `b` (both slices of it).
@@ -374,10 +370,7 @@ pub fn one_entry_dicts(line: &str) -> Option<String> {
         let inner = &line[open + 1..close];
         let entry = inner.split_once(':').filter(|(name, v)| {
             let name = name.trim();
-            !inner.contains(',') && quoted(name) && is_value(v.trim()) && {
-                let bare = name[1..name.len() - 1].to_ascii_lowercase();
-                catalog::info(&bare).is_none() && catalog::conversion(&bare).is_none()
-            }
+            !inner.contains(',') && quoted(name) && is_value(v.trim()) && !catalog::knows(catalog::tidy_word(&name[1..name.len() - 1]))
         });
         if let (true, Some((_, v))) = (after_key, entry) {
             out.push_str(&line[last..open]);

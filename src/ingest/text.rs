@@ -149,20 +149,21 @@ fn record_of_values<W: AsRef<str>>(preset: Preset, step: Option<u64>, continues:
     let mut rec = Record { step, canonical: true, continues, ..Default::default() };
     // The fields that are a mean of the loss (`Average Loss`), and how many are the loss.
     let (mut means, mut losses) = (Vec::new(), 0);
-    // How strongly each renamed field's word stands for its metric (see below).
-    let mut ranks: Vec<(usize, usize)> = Vec::new();
-    for (word, value) in values {
-        let word = word.as_ref();
+    // The renamed fields: their place, their word, and how strongly the word
+    // stands for its metric, read only where two words name one (see below).
+    let mut renamed: Vec<(usize, W, Option<usize>)> = Vec::new();
+    for (written, value) in values {
+        let word = written.as_ref();
         match value {
             Some(v) => match catalog::preset_conversion(preset, word) {
                 Conversion::Rename(name) => {
-                    ranks.push((rec.fields.len(), catalog::alias_rank(catalog::tidy_word(word))));
                     if name == catalog::LOSS {
                         losses += 1;
                         if catalog::is_mean_loss_word(word) {
                             means.push(rec.fields.len());
                         }
                     }
+                    renamed.push((rec.fields.len(), written, None));
                     rec.fields.push((name.into(), v));
                 }
                 Conversion::Scale(name, f) => rec.fields.push((name.into(), v * f)),
@@ -182,17 +183,22 @@ fn record_of_values<W: AsRef<str>>(preset: Preset, step: Option<u64>, continues:
     // Two words for one metric on a line (AllenNLP's `batch_loss: 0.59, loss:
     // 0.57`): the one that names it most plainly (the catalog's own name before an
     // alias) is read, at the first one's place; of equals, the first.
-    if ranks.len() > 1 {
+    if renamed.len() > 1 {
+        // (The catalog's alias list is long: a word's rank is read only for such a pair.)
+        fn rank_of<W: AsRef<str>>(entry: &mut (usize, W, Option<usize>)) -> usize {
+            let (_, word, rank) = entry;
+            *rank.get_or_insert_with(|| catalog::alias_rank(catalog::tidy_word(word.as_ref())))
+        }
         let mut drop = Vec::new();
-        for i in 0..ranks.len() {
-            let (at, rank) = ranks[i];
-            if let Some(j) = (0..i).find(|&j| !drop.contains(&ranks[j].0) && rec.fields[ranks[j].0].0 == rec.fields[at].0) {
-                if rank < ranks[j].1 {
-                    rec.fields[ranks[j].0].1 = rec.fields[at].1;
-                    ranks[j].1 = rank;
-                }
-                drop.push(at);
+        for i in 1..renamed.len() {
+            let at = renamed[i].0;
+            let Some(j) = (0..i).find(|&j| !drop.contains(&renamed[j].0) && rec.fields[renamed[j].0].0 == rec.fields[at].0) else { continue };
+            let rank = rank_of(&mut renamed[i]);
+            if rank < rank_of(&mut renamed[j]) {
+                rec.fields[renamed[j].0].1 = rec.fields[at].1;
+                renamed[j].2 = Some(rank);
             }
+            drop.push(at);
         }
         drop.sort_unstable();
         for at in drop.into_iter().rev() {

@@ -1041,11 +1041,16 @@ pub fn rate_named_by_unit(unit: &str) -> Option<&'static str> {
     }
 }
 
+/// Whether rlmon knows `name`: a family of the catalog or a name it reads as one.
+pub fn knows(name: &str) -> bool {
+    info(name).is_some() || conversion(name).is_some()
+}
+
 /// How strongly an input name stands for its metric when a record has several that
 /// map to one (TRL's PPO logs `policy/entropy_avg` and the proxy `objective/entropy`):
 /// the canonical name first, then aliases in the catalog's order.
 pub fn alias_rank(name: &str) -> usize {
-    let name = INPUT_PREFIXES.iter().find_map(|p| name.strip_prefix(p)).filter(|rest| conversion(rest).is_some() || info(rest).is_some()).unwrap_or(name);
+    let name = INPUT_PREFIXES.iter().find_map(|p| name.strip_prefix(p)).filter(|rest| knows(rest)).unwrap_or(name);
     CATALOG.iter().find_map(|m| m.aliases.iter().position(|a| *a == name)).map_or(0, |i| i + 1)
 }
 

@@ -146,8 +146,10 @@ impl NonfiniteValues {
         // with nothing in the batch. A warning; info when a count of the same part
         // is 0 at that step (`tokens/cn=0`).
         let parts_only = p.get(catalog::LOSS).is_some_and(f64::is_finite) && broken.iter().all(|(n, _)| catalog::is_part_of_loss(n));
-        let part = |n: &str| n.rsplit_once('/').map(|(_, part)| part.to_owned());
-        let empty = |n: &str| part(n).is_some_and(|pt| p.values.iter().any(|(m, v)| *v == 0.0 && &**m != n && part(m).as_deref() == Some(pt.as_str())));
+        fn part(n: &str) -> Option<&str> {
+            n.rsplit_once('/').map(|(_, part)| part)
+        }
+        let empty = |n: &str| part(n).is_some_and(|pt| p.values.iter().any(|(m, v)| *v == 0.0 && &**m != n && part(m) == Some(pt)));
         let (severity, note) = if parts_only && broken.iter().all(|(n, _)| empty(n)) {
             (Severity::Info, " (the loss finite, a count of each part 0: parts with nothing in the batch)")
         } else if parts_only {

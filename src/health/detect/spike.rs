@@ -92,11 +92,9 @@ pub struct Spike {
     /// then, the rate now).
     lr: std::collections::VecDeque<f64>,
     lr_explained: Option<(f64, f64)>,
-    /// A gradient norm's streak under way: its highest ratio to the reference,
-    /// and whether its warning is held back as a moderate rise (see
-    /// [`MODERATE_RISE`]).
+    /// A gradient norm's streak under way: its highest ratio to the reference
+    /// (see [`MODERATE_RISE`]).
     streak_top: f64,
-    held: bool,
     /// A vanishing gradient norm's longer memory: the medians (log scale) of its
     /// newest [`FALL_BLOCKS`] blocks of [`FALL_BLOCK_POINTS`] points, and the
     /// block being filled. A steady fall to 1% takes longer than the reference
@@ -140,7 +138,6 @@ impl Spike {
             lr: Default::default(),
             lr_explained: None,
             streak_top: 0.0,
-            held: false,
             fall_blocks: Default::default(),
             fall_block: Vec::new(),
             what,
@@ -248,14 +245,15 @@ impl Spike {
         // A gradient norm's moderate rise (under MODERATE_RISE times its level)
         // warns once it has lasted MODERATE_RISE_POINTS points: a bad batch's bump
         // of 2-4x over a few steps is common in healthy runs, and an explosion of
-        // that size lasts (the rises above it warn at once). Until then it is info. (Not a steady climb's: the climb
-        // rule has judged its duration.)
+        // that size lasts (the rises above it warn at once). Until then it is
+        // info. (Not a steady climb's: the climb rule has judged its duration.)
+        let mut held = false;
         if self.kind == AlertKind::GradExplosion {
             let count = self.gate.streak_after(j.severity.is_some());
             let ratio = j.ratio.unwrap_or(f64::INFINITY);
             self.streak_top = if count <= 1 { ratio } else { self.streak_top.max(ratio) };
-            self.held = j.severity == Some(Severity::Warn) && !climbing && !self.gate.alarm_open() && count < MODERATE_RISE_POINTS && self.streak_top < MODERATE_RISE;
-            if self.held {
+            held = j.severity == Some(Severity::Warn) && !climbing && !self.gate.alarm_open() && count < MODERATE_RISE_POINTS && self.streak_top < MODERATE_RISE;
+            if held {
                 j.severity = Some(Severity::Info);
             }
         }
@@ -273,7 +271,7 @@ impl Spike {
             format!("{m} rose to {value} at step {}, {}, with the learning rate ({} from a median of {}): the schedule's rise, not an explosion", v.step, self.onset.distance.against(&base), compact(now), compact(then))
         } else if v.severity == Severity::Info && self.gate.streak.count == 0 {
             format!("{m} bump to {value} at step {} recovered (trailing median {base})", v.step)
-        } else if v.severity == Severity::Info && self.held {
+        } else if v.severity == Severity::Info && held {
             format!(
                 "{m} rose to {value} at step {}, {}; a rise under {MODERATE_RISE}x its level warns once it lasts {MODERATE_RISE_POINTS} points (a bad batch's bump passes sooner)",
                 v.step,
