@@ -259,8 +259,15 @@ impl Spike {
         }
         // The message describes the event's first point, kept while its alarm is open.
         let keep_onset = self.gate.alarm_open();
+        // A KL at the kind's critical ratio warns at its first point: the policy
+        // moved that far from its reference in one update, whether or not the
+        // next batch shows it (the run's familiar excursions are info above).
+        let at_once = self.kind == AlertKind::KlSpike && j.severity == Some(Severity::Critical) && self.gate.streak.count == 0;
+        if at_once {
+            j.severity = Some(Severity::Warn);
+        }
         let anomalous = j.severity.is_some();
-        let verdict = self.gate.pass(j.severity, p.step, x);
+        let verdict = self.gate.pass_held(j.severity, p.step, x, at_once);
         if anomalous && self.gate.streak.count == 1 && !keep_onset {
             self.onset = j;
             self.lr_explained = explained;
@@ -287,7 +294,9 @@ impl Spike {
         } else {
             let peak = v.peak.map_or(String::new(), |pk| format!(", worst {} at step {}", compact(pk.value), pk.step));
             let harm = harm.map_or(String::new(), |h| format!("; {h}"));
-            format!("{m} {} to {value} at step {}, {}; {} steps so far{peak}{harm}", self.what, v.step, self.onset.distance.against(&base), self.gate.streak.count)
+            let count = self.gate.streak.count;
+            let steps = if count == 1 { "1 step".to_owned() } else { format!("{count} steps") };
+            format!("{m} {} to {value} at step {}, {}; {steps} so far{peak}{harm}", self.what, v.step, self.onset.distance.against(&base))
         };
         let message = message + &self.watched.note(&self.metric);
         Some(v.raise(self.metric.clone(), message))
@@ -1619,6 +1628,26 @@ mod tests {
         assert_eq!(worst(&kl(0.004, 2.4, false)), None);
         // With values below zero in the window the 0.01 floor holds: 4x of 0.004 is 2.2x so read.
         assert_eq!(worst(&kl(0.004, 4.0, true)), None);
+    }
+
+    #[test]
+    fn a_kl_far_out_on_one_point_warns_at_once() {
+        // A KL at 0.05 (noise of 10%) that stands 30x its level for one logged
+        // step warns at that step; 5x for one step is a bump (info), and 30x
+        // for two steps is critical, all one event.
+        let kl = |ratio: f64, lasts: usize| -> Vec<f64> {
+            let mut next = gauss(7);
+            (0..300).map(|i| 0.05 * (0.1 * next()).exp() * if (200..200 + lasts).contains(&i) { ratio } else { 1.0 }).collect()
+        };
+        let alerts = |series: &[f64]| {
+            let mut s = defaults(AlertKind::KlSpike);
+            s.metric = Some("loss".into());
+            let mut d = Spike::new(AlertKind::KlSpike, s, Direction::Up, crate::health::detect::trend::KL_FLOOR, "spiked");
+            run(&mut d, series).into_iter().map(|(at, a)| (at, a.step, a.severity)).collect::<Vec<_>>()
+        };
+        assert_eq!(alerts(&kl(30.0, 1)), vec![(200, 200, Severity::Warn)]);
+        assert_eq!(alerts(&kl(5.0, 1)).iter().map(|a| a.2).max(), Some(Severity::Info));
+        assert_eq!(alerts(&kl(30.0, 2)), vec![(200, 200, Severity::Warn), (201, 200, Severity::Critical)]);
     }
 
     /// Gaussian draws from a fixed seed (sum of twelve uniforms).

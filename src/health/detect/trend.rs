@@ -635,6 +635,15 @@ pub struct ThroughputRegression {
     bucket: Bucket,
 }
 
+/// A smaller fall than the warning's that lasts is a regression too: at this
+/// share of the past or lower on [`SUSTAINED_LOW`] of the newest
+/// [`SUSTAINED_BUCKETS`] judged buckets warns. A dataloader stall or a
+/// checkpoint is over in a few; the trailing median (100 buckets) still holds
+/// the speed before the fall by then.
+const SUSTAINED_SHARE: f64 = 0.8;
+const SUSTAINED_BUCKETS: usize = 20;
+const SUSTAINED_LOW: usize = 14;
+
 /// Points that came within [`BUCKET_S`] of each other, judged as one: the speeds
 /// and logged values, and the time the bucket before them closed.
 #[derive(Debug, Clone, Default)]
@@ -753,12 +762,16 @@ impl ThroughputRegression {
         // logged points (an eval, a checkpoint) lowers the recent median while it
         // lasts, then the newest point is back at its level.
         let still_low = x <= self.s.warn * reference;
-        let v = self.gate.pass(grade(ratio, self.s.warn, self.s.critical, true).filter(|_| still_low), p.step, logged)?;
+        let values = self.window.values();
+        let sustained = values[n.saturating_sub(SUSTAINED_BUCKETS)..].iter().filter(|v| **v <= SUSTAINED_SHARE * reference).count() >= SUSTAINED_LOW;
+        let severity = grade(ratio, self.s.warn, self.s.critical, true).filter(|_| still_low).or(sustained.then_some(Severity::Warn));
+        let v = self.gate.pass(severity, p.step, logged)?;
         let metric = source.metric().to_owned();
+        let lasted = if sustained { format!(", and under {:.0}% of it on {SUSTAINED_LOW} or more of the newest {SUSTAINED_BUCKETS} points", 100.0 * SUSTAINED_SHARE) } else { String::new() };
         let message = match source {
-            SpeedSource::Rate(_) => format!("{metric} fell to {} at step {}: recent median {}, {} of its past {}", compact(v.value), v.step, compact(recent), percent(ratio), compact(reference)),
+            SpeedSource::Rate(_) => format!("{metric} fell to {} at step {}: recent median {}, {} of its past {}{lasted}", compact(v.value), v.step, compact(recent), percent(ratio), compact(reference)),
             SpeedSource::StepTime => format!(
-                "{metric} rose to {} at step {}: recent median {}, a speed {} of its past (median {})",
+                "{metric} rose to {} at step {}: recent median {}, a speed {} of its past (median {}){lasted}",
                 compact(v.value),
                 v.step,
                 compact(1.0 / recent),
@@ -1194,6 +1207,25 @@ mod tests {
         let alerts = feed(series, |p| d.check(p));
         assert_eq!(alerts.len(), 1, "{alerts:?}");
         assert!(alerts[0].0 >= 201 && alerts[0].0 <= 205, "{alerts:?}");
+    }
+
+    #[test]
+    fn throughput_regression_of_a_quarter_warns_once_it_lasts() {
+        // 25% slower from point 400 for good: under the 70% warning, but it
+        // lasts, so it warns after SUSTAINED_LOW points. The same fall for 10
+        // points (a slow stretch of a few seconds) passes.
+        let alerts = |lasts: usize| {
+            let mut d = ThroughputRegression::new(defaults(AlertKind::ThroughputRegression));
+            let series = (0..700).map(move |i| vec![("tokens_per_s".into(), 1000.0 * wiggle(i) * if (400..400 + lasts).contains(&i) { 0.75 } else { 1.0 })]);
+            feed(series, |p| d.check(p))
+        };
+        let lasting = alerts(300);
+        assert_eq!(lasting.len(), 1, "{lasting:?}");
+        let (at, r) = &lasting[0];
+        assert!((400 + SUSTAINED_LOW as u64..400 + SUSTAINED_LOW as u64 + 4).contains(at) && r.step >= 400, "{lasting:?}");
+        assert_eq!(r.severity, Severity::Warn);
+        assert!(r.message.contains(&format!("and under 80% of it on {SUSTAINED_LOW} or more of the newest {SUSTAINED_BUCKETS} points")), "{}", r.message);
+        assert!(alerts(10).is_empty());
     }
 
     #[test]
