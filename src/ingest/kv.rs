@@ -385,6 +385,21 @@ pub fn one_entry_dicts(line: &str) -> Option<String> {
     })
 }
 
+/// Whether the line ends in a dict of the run's settings: three entries or more,
+/// one of them a word (a quoted string, a path) or a flag (`True`, `False`,
+/// `None`), as a script prints its configuration after a label
+/// (`参数配置: {'epochs': 100, 'load_model': 'data/brain.pth', 'reset': False}`).
+/// A step's metrics are numbers (`{'loss': 0.52, 'learning_rate': 5e-05}`).
+pub fn is_settings_dict(line: &str) -> bool {
+    let line = line.trim_end();
+    let Some(body) = line.find('{').map(|at| &line[at..]).filter(|b| b.ends_with('}')) else { return false };
+    // Python's repr (single-quoted keys): a JSON object after a prefix is the
+    // JSON reader's to judge (mmcv's `"mode": "train"` beside its metrics).
+    let values: Vec<&str> = body.match_indices("': ").map(|(at, _)| body[at + 3..].trim_start()).collect();
+    let word = |v: &&str| v.starts_with(['\'', '"']) || ["True", "False", "None"].iter().any(|f| v.strip_prefix(f).is_some_and(|rest| rest.starts_with([',', '}', ' '])));
+    values.len() >= 3 && values.iter().any(word)
+}
+
 /// Whether a key names a counter (`Epoch 3 0.52` is an epoch and a value, no iteration).
 fn names_a_counter(key: &str) -> bool {
     let last = key.rsplit(|c: char| !c.is_ascii_alphabetic()).find(|w| !w.is_empty()).unwrap_or("");
@@ -690,6 +705,15 @@ mod tests {
         assert_eq!(pairs("INFO [training_internlm.py, line 413, in record_metrics] - pid=6794 : step=0 loss=11.6").0, [("pid", "6794"), ("step", "0"), ("loss", "11.6")]);
         assert_eq!(pairs("File \"train.py\", line 12, in main").0, []);
         assert_eq!(pairs("line 3 loss 0.5 lines=4").0, [("line", "3"), ("loss", "0.5"), ("lines", "4")], "a line named by no file stays");
+    }
+
+    #[test]
+    fn a_dict_of_settings_is_no_step() {
+        assert!(is_settings_dict("2026-05-22 02:54:53,879 - INFO - 参数配置: {'epochs': 100, 'lr': 0.001, 'load_model': 'data/brain_3.0.pth', 'no_auto_discover': False}"));
+        assert!(is_settings_dict("config: {'batch_size': 32, 'lr': 0.001, 'resume': None}"));
+        assert!(!is_settings_dict("{'loss': 0.52, 'grad_norm': 1.3, 'learning_rate': 5e-05, 'epoch': 0.5}"), "a step's metrics");
+        assert!(!is_settings_dict("args: {'optim': 'adam', 'lr': 0.1}"), "two entries may be a step's");
+        assert!(!is_settings_dict("12:00 | {\"mode\": \"train\", \"epoch\": 1, \"iter\": 50, \"loss\": 0.5}"), "JSON is the JSON reader's");
     }
 
     #[test]

@@ -903,7 +903,9 @@ pub fn parse_generic(line: &str, progress: &mut Progress) -> Line {
                     // `Epoch 3` before any step: its lines are that epoch's (a NaN under
                     // it is reported at epoch 3, not at its line's count).
                     if *progress.epoch_clock.get_or_insert(!progress.seen_step) {
-                        progress.step_line = read.epoch.map(|epoch| (epoch, Vec::new(), false));
+                        // (`Epoch 2/100` is read as a count and its total.)
+                        let epoch = read.epoch.or(read.counter.map(|(n, _)| n));
+                        progress.step_line = epoch.map(|epoch| (epoch, Vec::new(), false));
                     }
                 }
                 Some(Pass::Training) => progress.evaluation_pass = false,
@@ -1865,7 +1867,8 @@ fn generic_line(line: &str, accept: Accept) -> Generic {
     let trimmed = line.trim_start();
     // argparse's dump of the run's arguments (`Namespace(batch_size=20, lr=20, ...)`)
     // is its configuration, not a step's metrics.
-    if trimmed.starts_with('{') || trimmed.starts_with('"') || trimmed.starts_with("Namespace(") {
+    // So is a dict of settings after a label (`Config: {'epochs': 100, 'resume': False}`).
+    if trimmed.starts_with('{') || trimmed.starts_with('"') || trimmed.starts_with("Namespace(") || kv::is_settings_dict(line) {
         return Generic { line: Line::Text, step: None, counter: None, epoch: None, step_rounded: None };
     }
     // A JSON object after a logger's prefix (`2024-01-01 12:00:00 | {"step": 1, ...}`).
