@@ -400,6 +400,8 @@ pub struct Progress {
     /// metrics alone belongs to it (CleanRL's `SPS: 1234` after
     /// `global_step=1234, episodic_return=56.0`).
     seen_step: bool,
+    /// A line of metrics came (with a step or not).
+    seen_metrics: bool,
     /// The last metric line was a finished bar (`10000/10000`, `190/190`) with no
     /// epoch of its own, with its values: a line of results right after it is
     /// that pass's, unless it gives one of them another value (PaddleOCR's `best
@@ -869,6 +871,7 @@ pub fn parse_generic(line: &str, progress: &mut Progress) -> Line {
                 _ => {}
             }
             progress.seen_step |= rec.step.is_some();
+            progress.seen_metrics = true;
             progress.after_metrics = Some(indentation(line).to_owned());
             Line::Metrics(rec)
         }
@@ -902,10 +905,15 @@ pub fn parse_generic(line: &str, progress: &mut Progress) -> Line {
                     progress.new_epoch = true;
                     // `Epoch 3` before any step: its lines are that epoch's (a NaN under
                     // it is reported at epoch 3, not at its line's count).
-                    if *progress.epoch_clock.get_or_insert(!progress.seen_step) {
-                        // (`Epoch 2/100` is read as a count and its total.)
-                        let epoch = read.epoch.or(read.counter.map(|(n, _)| n));
-                        progress.step_line = epoch.map(|epoch| (epoch, Vec::new(), false));
+                    // (`Epoch 2/100` alone on its line, or in the first of its ` | `
+                    // parts, is read as no count: it starts the clock only before
+                    // any metric line, as a line of step-less metrics before it
+                    // already numbers them by line.)
+                    let message = line.rsplit(" - ").next().unwrap_or(line);
+                    let alone = announced_epoch(message.split(" | ").next().unwrap_or(message)).filter(|(_, alone)| *alone).map(|(epoch, _)| epoch);
+                    let starts_clock = !progress.seen_step && (read.epoch.is_some() || !progress.seen_metrics);
+                    if *progress.epoch_clock.get_or_insert(starts_clock) {
+                        progress.step_line = read.epoch.or(alone).map(|epoch| (epoch, Vec::new(), false));
                     }
                 }
                 Some(Pass::Training) => progress.evaluation_pass = false,
@@ -1461,8 +1469,15 @@ fn announced_pass(line: &str) -> Option<Pass> {
 /// keras-rl's `Interval 2 (10000 steps performed)`, or a short sentence ending in
 /// one (SpeechBrain's `Going into epoch 2`, `Starting epoch 3`).
 fn names_an_epoch(line: &str) -> bool {
+    announced_epoch(line).is_some()
+}
+
+/// The epoch a line announces ([`names_an_epoch`]): `Epoch 2/10` is 2; and
+/// whether the line says nothing else (`Epoch 0/100, Batch 42/29316` counts
+/// batches).
+fn announced_epoch(line: &str) -> Option<(u64, bool)> {
     let is_pass = |w: &str| w.eq_ignore_ascii_case("epoch") || w.eq_ignore_ascii_case("interval");
-    let is_number = |n: &str| n.split('/').next().is_some_and(|n| n.parse::<u64>().is_ok());
+    let number = |n: &str| n.split('/').next().and_then(|n| n.parse::<u64>().ok());
     // (Read on every line without metrics: the first six words, kept on the stack.)
     let mut words = [""; 6];
     let mut count = 0;
@@ -1471,9 +1486,9 @@ fn names_an_epoch(line: &str) -> bool {
         count += 1;
     }
     match &words[..count] {
-        [first, n, ..] if is_pass(first) && is_number(n) => true,
-        [lead @ .., pass, n] if count <= 5 && is_pass(pass) && is_number(n) => lead.iter().all(|w| w.chars().all(|c| c.is_ascii_alphabetic())),
-        _ => false,
+        [first, n, ..] if is_pass(first) && number(n).is_some() => number(n).map(|n| (n, count == 2)),
+        [lead @ .., pass, n] if count <= 5 && is_pass(pass) && lead.iter().all(|w| w.chars().all(|c| c.is_ascii_alphabetic())) => number(n).map(|n| (n, true)),
+        _ => None,
     }
 }
 
@@ -2997,6 +3012,28 @@ mod tests {
         let got = records("Epoch 0/9\nloss: 0.69 ||: 100%|##| 100/100 [00:01<00:00, 50.00it/s]\nValidating\nloss: 0.66 ||: 100%|##| 20/20 [00:00<00:00, 80.00it/s]\nEpoch 1/9\nloss: 0.57 ||: 100%|##| 100/100 [00:01<00:00, 50.00it/s]\n");
         assert_eq!(got.iter().map(|r| (r.0, r.1)).collect::<Vec<_>>(), [(Some(100), false), (None, true), (Some(200), false)], "{got:?}");
         assert!(got[1].2.iter().any(|(n, v)| n == catalog::VAL_LOSS && *v == 0.66), "{got:?}");
+    }
+
+    #[test]
+    fn an_epoch_announced_with_its_total_numbers_the_lines_under_it() {
+        // A script's settings dict is no step; `Epoch 1/100` before any metric
+        // line numbers the loss under it (MathAlphaZero's Chinese log).
+        let log = "2026-05-22 02:54:53,879 - INFO - 参数配置: {'epochs': 100, 'lr': 0.001, 'load_model': 'data/brain_3.0.pth', 'no_auto_discover': False}\n\
+            2026-05-22 02:56:39,224 - INFO - Epoch 1/100 | 课程深度: 2 | 经验池大小: 85\n\
+            2026-05-22 02:57:12,678 - INFO - 训练损失: 32.1293\n\
+            2026-05-22 02:57:12,716 - INFO - Epoch 2/100 | 课程深度: 2 | 经验池大小: 97\n\
+            2026-05-22 02:57:44,904 - INFO - 训练损失: 25.0835\n";
+        let got = records(log);
+        assert_eq!(got.iter().map(|r| r.0).collect::<Vec<_>>(), [Some(1), Some(2)], "{got:?}");
+        assert_eq!(got[0].2, [(catalog::LOSS.to_owned(), 32.1293)]);
+        let got = records("Epoch 1/10\nloss: 0.9\nEpoch 2/10\nloss: 0.8\n");
+        assert_eq!(got.iter().map(|r| r.0).collect::<Vec<_>>(), [Some(1), Some(2)], "{got:?}");
+        // An epoch beside a batch counter does not number the lines under it;
+        // neither does one after metric lines of no step.
+        let got = records("Epoch 0/100, Batch 42/29316\nTotal loss is 721.2\nEpoch 0/100, Batch 43/29316\nTotal loss is 1554.5\n");
+        assert!(got.iter().all(|r| r.0 != Some(0)), "{got:?}");
+        let got = records("loss 0.9\nloss 0.8\nEpoch 1/10\nloss: 0.7\n");
+        assert!(got.iter().all(|r| r.0.is_none()), "{got:?}");
     }
 
     #[test]

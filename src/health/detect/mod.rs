@@ -385,12 +385,6 @@ impl Gate {
 
     /// One point: its severity if anomalous, its step and the watched value.
     pub(crate) fn pass(&mut self, severity: Option<Severity>, step: u64, value: f64) -> Option<Verdict> {
-        self.pass_held(severity, step, value, false)
-    }
-
-    /// [`Self::pass`], where `at_once` lets an anomaly through before it has
-    /// lasted the persistence (one far enough out to matter on its own).
-    pub(crate) fn pass_held(&mut self, severity: Option<Severity>, step: u64, value: f64, at_once: bool) -> Option<Verdict> {
         let alarm_open = self.alarm_open();
         let before = self.streak.count;
         let count = self.streak.update(severity.is_some(), step);
@@ -407,7 +401,7 @@ impl Gate {
                 *p = Peak { step, value };
             }
         }
-        let firing = if count >= self.persistence || at_once { severity } else { None };
+        let firing = if count >= self.persistence { severity } else { None };
         let bump = self.report_bumps && count == 0 && before > 0 && before < self.persistence;
         if count == 0 {
             self.info_open = false;

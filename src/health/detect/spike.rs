@@ -95,9 +95,6 @@ pub struct Spike {
     /// A gradient norm's streak under way: its highest ratio to the reference
     /// (see [`MODERATE_RISE`]).
     streak_top: f64,
-    /// A KL's highest ratio to its reference on any point judged before this
-    /// one (see [`ONE_POINT_OVER_TOP`]).
-    top_ratio: f64,
     /// A vanishing gradient norm's longer memory: the medians (log scale) of its
     /// newest [`FALL_BLOCKS`] blocks of [`FALL_BLOCK_POINTS`] points, and the
     /// block being filled. A steady fall to 1% takes longer than the reference
@@ -107,12 +104,6 @@ pub struct Spike {
     fall_block: Vec<f64>,
     what: &'static str,
 }
-
-/// A KL's single point at its critical ratio warns once this many points were
-/// judged (the run's tail is known), and when it stands this many times further
-/// out than any point before it.
-const ONE_POINT_HISTORY: u64 = 200;
-const ONE_POINT_OVER_TOP: f64 = 2.0;
 
 /// See [`Spike::fall_blocks`]: 15 blocks of 20 points, the newest 300 points.
 const FALL_BLOCK_POINTS: usize = 20;
@@ -147,7 +138,6 @@ impl Spike {
             lr: Default::default(),
             lr_explained: None,
             streak_top: 0.0,
-            top_ratio: 0.0,
             fall_blocks: Default::default(),
             fall_block: Vec::new(),
             what,
@@ -269,23 +259,8 @@ impl Spike {
         }
         // The message describes the event's first point, kept while its alarm is open.
         let keep_onset = self.gate.alarm_open();
-        // A KL at the kind's critical ratio warns at its first point, when the
-        // run has never been near so far out: the policy moved that far from its
-        // reference in one update, whether or not the next batch shows it. A
-        // noisy KL's heavy tail (one-point excursions of 10-30x that recur) sets
-        // its own record, and waits for the next point as every spike does.
-        let ratio = j.ratio.unwrap_or(0.0);
-        let at_once = self.kind == AlertKind::KlSpike
-            && j.severity == Some(Severity::Critical)
-            && self.gate.streak.count == 0
-            && self.judged >= ONE_POINT_HISTORY
-            && ratio >= ONE_POINT_OVER_TOP * self.top_ratio;
-        self.top_ratio = self.top_ratio.max(ratio);
-        if at_once {
-            j.severity = Some(Severity::Warn);
-        }
         let anomalous = j.severity.is_some();
-        let verdict = self.gate.pass_held(j.severity, p.step, x, at_once);
+        let verdict = self.gate.pass(j.severity, p.step, x);
         if anomalous && self.gate.streak.count == 1 && !keep_onset {
             self.onset = j;
             self.lr_explained = explained;
@@ -1646,33 +1621,6 @@ mod tests {
         assert_eq!(worst(&kl(0.004, 2.4, false)), None);
         // With values below zero in the window the 0.01 floor holds: 4x of 0.004 is 2.2x so read.
         assert_eq!(worst(&kl(0.004, 4.0, true)), None);
-    }
-
-    #[test]
-    fn a_kl_far_out_on_one_point_warns_at_once() {
-        // A KL at 0.05 (noise of 10%) that stands 30x its level for one logged
-        // step warns at that step; 5x for one step is a bump (info), and 30x
-        // for two steps is critical, all one event. A KL whose own tail holds
-        // one-point excursions of 20x (every 40 points) waits for a second point.
-        let kl = |ratio: f64, lasts: usize, tail: bool| -> Vec<f64> {
-            let mut next = gauss(7);
-            (0..400)
-                .map(|i| {
-                    let spike = if (300..300 + lasts).contains(&i) { ratio } else if tail && i % 40 == 0 && i < 300 { 20.0 } else { 1.0 };
-                    0.05 * (0.1 * next()).exp() * spike
-                })
-                .collect()
-        };
-        let alerts = |series: &[f64]| {
-            let mut s = defaults(AlertKind::KlSpike);
-            s.metric = Some("loss".into());
-            let mut d = Spike::new(AlertKind::KlSpike, s, Direction::Up, crate::health::detect::trend::KL_FLOOR, "spiked");
-            run(&mut d, series).into_iter().map(|(at, a)| (at, a.step, a.severity)).collect::<Vec<_>>()
-        };
-        assert_eq!(alerts(&kl(30.0, 1, false)), vec![(300, 300, Severity::Warn)]);
-        assert_eq!(alerts(&kl(5.0, 1, false)).iter().map(|a| a.2).max(), Some(Severity::Info));
-        assert_eq!(alerts(&kl(30.0, 2, false)), vec![(300, 300, Severity::Warn), (301, 300, Severity::Critical)]);
-        assert!(alerts(&kl(30.0, 1, true)).iter().all(|a| a.2 == Severity::Info), "{:?}", alerts(&kl(30.0, 1, true)));
     }
 
     /// Gaussian draws from a fixed seed (sum of twelve uniforms).
