@@ -480,6 +480,7 @@ pub fn pairs(line: &str) -> (Vec<Pair<'_>>, Vec<(u64, u64)>) {
             if closed {
                 // `key: value`: whatever follows the colon is the value.
                 let v = token.trim_end_matches([',', ':']);
+                without_so_far(&mut words);
                 if let (Some(first), Some(last)) = (words.first(), words.last()) {
                     out.push((span(line, first, last), v));
                 }
@@ -585,6 +586,7 @@ pub fn pairs(line: &str) -> (Vec<Pair<'_>>, Vec<(u64, u64)>) {
                     }
                     continue;
                 }
+                without_so_far(&mut words);
                 // A unit after a keyless number (OpenNMT's `2345/2456 tok/s`) is its
                 // own, never that of a pair before it.
                 after_value = match (words.first(), words.last()) {
@@ -645,6 +647,15 @@ pub fn pairs(line: &str) -> (Vec<Pair<'_>>, Vec<(u64, u64)>) {
     (out, progress)
 }
 
+/// A running mean's `so far` (PaddlePaddle's `avg loss so far is 0.11`) is no
+/// part of its name.
+fn without_so_far(words: &mut Vec<&str>) {
+    let n = words.len();
+    if n > 2 && words[n - 1].eq_ignore_ascii_case("far") && ["so", "thus"].iter().any(|w| words[n - 2].eq_ignore_ascii_case(w)) {
+        words.truncate(n - 2);
+    }
+}
+
 /// Whether `key` (a slice of `line`) is `line` with a whole number, right after a
 /// source file's name (`train.py,`, `"model.py",`).
 fn is_source_line_number(line: &str, key: &str, value: &str) -> bool {
@@ -682,6 +693,13 @@ mod tests {
         assert_eq!(pairs("loss at iteration 500 = 0.3").0, [("iteration", "500"), ("loss", "0.3")]);
         assert_eq!(pairs("arrived at step 5").0, [("step", "5")], "words before `at` with no value name none");
         assert_eq!(pairs("Checkpoint at step 500 saved in 3.2 s").0, [("step", "500"), ("saved in", "3.2 s")]);
+    }
+
+    #[test]
+    fn a_running_means_so_far_is_no_part_of_its_name() {
+        assert_eq!(pairs("Epoch 0, Step 25, total used time 7.17 (s), avg loss so far is 0.1098").0.last(), Some(&("avg loss", "0.1098")));
+        assert_eq!(pairs("mean reward thus far: 12.5").0, [("mean reward", "12.5")]);
+        assert_eq!(pairs("so far: 3").0, [("so far", "3")], "nothing else to name it");
     }
 
     #[test]
