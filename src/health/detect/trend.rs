@@ -149,6 +149,9 @@ pub struct KlRunaway {
     /// The KL's log over the whole run: a climb slower than the window is
     /// measured from the run's settled level.
     run_levels: RunLevels,
+    /// The same levels of the KL itself, no floor added: whether a level under
+    /// the floor was flat or still ramping up.
+    raw_levels: RunLevels,
     /// Consecutive climbing points at [`SUSTAINED_RATIO`] times the median or more.
     sustained: u32,
     /// The climbs this run recovered from on its own: one like several of them is info.
@@ -162,6 +165,10 @@ pub struct KlRunaway {
     judged: u64,
     gate: Gate,
 }
+
+/// The smallest KL read on the log scale without the floor (a KL of exactly 0
+/// has no logarithm).
+const KL_TINY: f64 = 1e-6;
 
 /// Points of the recent KL level and of the slope fit.
 const KL_RECENT: usize = 10;
@@ -189,6 +196,7 @@ impl KlRunaway {
             coef: Window::new(KL_SLOPE),
             watched: super::Watched::new(s.metric.as_deref().unwrap_or_default()),
             run_levels: RunLevels::new(KL_RECENT),
+            raw_levels: RunLevels::new(KL_RECENT),
             sustained: 0,
             excursions: Excursions::default(),
             growths: RiseRecord::default(),
@@ -211,6 +219,7 @@ impl KlRunaway {
         let log = (x.max(0.0) + KL_FLOOR).ln();
         self.history_logs.push(log);
         self.run_levels.push(log);
+        self.raw_levels.push(x.max(KL_TINY).ln());
         if self.gate.warming() || self.history.len() < KL_RUNAWAY_HISTORY {
             return None;
         }
@@ -233,13 +242,19 @@ impl KlRunaway {
         // A plateau that rose across its quarter by more than a quarter of the
         // climb since is a slow start still going on (an early KL ramp), not a
         // level the KL ran away from; nor is one under the KL floor (a fresh
-        // policy's KL, flattened by the floor, looks level while it grows).
+        // policy's KL, flattened by the floor, looks level while it grows),
+        // unless the KL itself, read without the floor, was as flat there (a KL
+        // that lives at 0.003 for hundreds of steps, then climbs tenfold).
+        let flat_below_floor = || {
+            let raw_now = level.max(KL_TINY).ln();
+            self.raw_levels.plateau(KL_PLATEAU).is_some_and(|(l, rise)| rise <= 0.25 * (raw_now - l))
+        };
         let settled = self
             .run_levels
             .plateau(KL_PLATEAU)
             .filter(|(l, rise)| *rise <= 0.25 * (now - l))
             .map(|(l, _)| l.exp() - KL_FLOOR)
-            .filter(|s| *s >= KL_FLOOR && *s < window_reference);
+            .filter(|s| (*s >= KL_FLOOR || flat_below_floor()) && *s < window_reference);
         // A slow climb is judged at the run's own scale: its newest closed level
         // (a block's median) is past the warn ratio as well, not only the newest
         // ten points (a burst of noise lifts those).
