@@ -960,7 +960,9 @@ mod tests {
         fn plateau(i: usize) -> f64 {
             0.05 * (1.0 - (-(i as f64) / 30.0).exp()) * wiggle(i)
         }
-        let cases: [Case; 5] = [
+        let cases: [Case; 7] = [
+            ("a KL living under the floor (0.0035) that doubles every 115 points from point 800", |i| 0.0035 * wiggle(i) * 2f64.powf(i.saturating_sub(800) as f64 / 115.0), 1250, Some(800)),
+            ("a fresh policy's KL rising from zero under the floor, like a square root", |i| 0.03 * (i as f64 / 1250.0).sqrt() * wiggle(i), 1250, None),
             ("a linear climb to 10x over 2,000 points", |i| plateau(i) * (1.0 + 9.0 * (i.saturating_sub(1000) as f64 / 2000.0)), 3000, Some(1000)),
             ("an exponential climb to 10x over 2,000 points", |i| plateau(i) * 10f64.powf(i.saturating_sub(1000) as f64 / 2000.0), 3000, Some(1000)),
             ("a healthy drift up by 40% over the run", |i| plateau(i) * (1.0 + 0.4 * i as f64 / 3000.0), 3000, None),
