@@ -31,6 +31,7 @@
 //! back that share of its gain by design, and only a loss beyond it drifts. Work per point is O(1) amortised: five medians of a block's
 //! length per block, and the trend's slopes (over at most 65 levels) only while
 //! the level is within the threshold's upper half.
+use super::spike::LR_JUMP;
 use super::{Gate, Point, Raised, Worse};
 use crate::health::config::KindSettings;
 use crate::health::stats::{half_lag_slope, median, Window, MAD_TO_SIGMA};
@@ -171,6 +172,11 @@ struct Track {
     role: super::LossRoleSeen,
     /// A reward's: the KL beside it, in the same blocks.
     kl: Option<KlBeside>,
+    /// The learning rate: its median over each closed block, at the block's
+    /// first step (see [`Track::schedule_rise`]), the open block's, the newest.
+    lr_levels: Vec<(u64, f64)>,
+    lr_block: Vec<f64>,
+    lr_now: Option<f64>,
 }
 
 /// The KL to the reference beside a reward: its levels, block by block with
@@ -223,6 +229,9 @@ impl Track {
             short: None,
             role: Default::default(),
             kl: (worse == Worse::Lower).then(|| KlBeside::new(first_block)),
+            lr_levels: Vec::new(),
+            lr_block: Vec::new(),
+            lr_now: None,
             watched: super::Watched::new(&metric),
             metric,
         }
@@ -254,6 +263,10 @@ impl Track {
         }
         let warming = self.gate.warming();
         let kl = self.kl.as_mut().and_then(|k| k.watched.read(p, &mut k.metric)).filter(|v| v.is_finite());
+        if let Some(lr) = p.get(catalog::LR).filter(|v| v.is_finite() && *v > 0.0) {
+            self.lr_block.push(lr);
+            self.lr_now = Some(lr);
+        }
         self.take(p.step, x, kl, warming);
         let mut verdict = (self.verdict, self.detail, self.levels.len() * self.block_len);
         // A short run: its finer levels speak while the points have no memory
@@ -269,6 +282,10 @@ impl Track {
         }
         let (verdict, detail, span) = verdict;
         let scale = self.scale?;
+        // A loss that rose with a warm restart of its learning rate is the
+        // schedule's doing (info): it falls again as the rate decays.
+        let schedule = detail.and_then(|d| self.schedule_rise(d.0)).filter(|_| verdict.is_some() && scale == Scale::Log);
+        let verdict = if schedule.is_some() { Some(Severity::Info) } else { verdict };
         let v = self.gate.pass(verdict, p.step, x)?;
         let (best_step, best, now, rise, in_sigmas, net_of_kl, heading) = detail?;
         let how = match scale {
@@ -283,6 +300,20 @@ impl Track {
             Some(h) => format!(", {} counting the descent it broke off", percent(h)),
             None => String::new(),
         };
+        if let Some((then, lr_now)) = schedule.filter(|_| v.severity == Severity::Info) {
+            let message = format!(
+                "{} rose from step {} ({} there): level {} is {how} its best {} (around step {best_step}), with the learning rate ({} from {} then): a warm restart's rise, not a drift{}",
+                self.metric,
+                v.step,
+                compact(v.value),
+                compact(now),
+                compact(best),
+                compact(lr_now),
+                compact(then),
+                self.watched.note(&self.metric),
+            );
+            return Some(v.raise(self.metric.clone(), message));
+        }
         let message = format!(
             "{} drifting from step {} ({} there): level {} is {how} its best {} (around step {best_step}){heading} over {span} steps{net}{}",
             self.metric,
@@ -392,10 +423,31 @@ impl Track {
         }
     }
 
+    /// The learning rate's jump since the best level's step `best_step`, when
+    /// it explains a rise: the rate now at [`LR_JUMP`] times its level then or
+    /// more, reached by a jump of that size from one block to the next (a warm
+    /// restart, a re-warm-up after a resume), not a slow ramp: (then, now).
+    fn schedule_rise(&self, best_step: u64) -> Option<(f64, f64)> {
+        let now = self.lr_now?;
+        let then = self.lr_levels.iter().rev().find(|(s, _)| *s <= best_step)?.1;
+        let since = std::iter::once(then).chain(self.lr_levels.iter().filter(|(s, _)| *s > best_step).map(|l| l.1)).chain(std::iter::once(now));
+        let rates: Vec<f64> = since.collect();
+        let jumped = rates.windows(2).any(|w| w[1] >= LR_JUMP * w[0]);
+        (now >= LR_JUMP * then && jumped).then_some((then, now))
+    }
+
     /// Closes the open block: its median becomes a level.
     fn close_block(&mut self) {
         let Some(level) = median(&self.block) else { return };
         self.block.clear();
+        if let Some(lr) = median(&self.lr_block) {
+            self.lr_levels.push((self.block_start, lr));
+            self.lr_block.clear();
+            // Every other one once there are many: they keep spanning the run.
+            if self.lr_levels.len() >= 4 * MAX_BLOCKS {
+                self.lr_levels = self.lr_levels.iter().copied().step_by(2).collect();
+            }
+        }
         self.levels.push((self.block_start, level));
         if let Some(k) = self.kl.as_mut() {
             k.levels.push(median(&k.block).unwrap_or(f64::NAN));
@@ -802,6 +854,28 @@ mod tests {
             out.extend(d.observe(&Point { step: i as u64, time_s: i as f64, values: &values }).into_iter().map(|r| (i as u64, r)));
         }
         out
+    }
+
+    #[test]
+    fn a_loss_that_rises_with_a_warm_restart_of_its_learning_rate_is_info() {
+        // Cosine cycles of 450 points, warm restarts to 1.6e-3 from near zero:
+        // each restart lifts the loss 12% for a while (SGDR). The same rise with
+        // the rate ramping up slowly (no jump), or with no rate logged, is a drift.
+        let n = 1_800;
+        let e = noise(70, n);
+        let bump = |i: usize| if i >= 450 { 0.12 * (-((i % 450) as f64) / 120.0).exp() } else { 0.0 };
+        let loss: Vec<f64> = (0..n).map(|i| (3.3 + 5.0 * (-(i as f64) / 60.0).exp()) * (1.0 + bump(i)) * (1.0 + 0.004 * e[i])).collect();
+        let restarts: Vec<f64> = (0..n).map(|i| 1.6e-3 * 0.5 * (1.0 + (std::f64::consts::PI * (i % 450) as f64 / 450.0).cos()) + 1e-7).collect();
+        let got = run_all(&[(catalog::LOSS, &loss), (catalog::LR, &restarts)]);
+        assert!(got.iter().all(|(_, r)| r.severity == Severity::Info), "{got:?}");
+        assert!(got.iter().any(|(_, r)| r.message.contains("a warm restart's rise")), "{got:?}");
+        // A 15% rise while the rate creeps up 1% a block: no jump, a drift.
+        let creep: Vec<f64> = (0..n).map(|i| 1e-3 * (1.0 + i as f64 / n as f64)).collect();
+        let rise: Vec<f64> = (0..n).map(|i| (3.3 + 5.0 * (-(i as f64) / 60.0).exp()) * if i > 900 { 1.0 + 0.15 * ((i - 900) as f64 / 300.0).min(1.0) } else { 1.0 } * (1.0 + 0.004 * e[i])).collect();
+        let got = run_all(&[(catalog::LOSS, &rise), (catalog::LR, &creep)]);
+        assert!(got.iter().any(|(_, r)| r.severity >= Severity::Warn), "{got:?}");
+        let got = run_all(&[(catalog::LOSS, &loss)]);
+        assert!(got.iter().any(|(_, r)| r.severity >= Severity::Warn), "the restarts' rises, no rate logged: {got:?}");
     }
 
     #[test]
