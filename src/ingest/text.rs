@@ -357,12 +357,12 @@ fn as_step_word(name: String) -> String {
 /// only with a total (`[token=4096/100000]`, Composer's duration in tokens).
 const COUNTER_WORDS: &[&str] = &["batch", "batch_idx", "token", "sample"];
 /// Words whose value is not a metric: a tool's run number, a process id, an ETA
-/// (scikit-learn's `Estimated Time`).
+/// (scikit-learn's `Estimated Time`, CatBoost's `remaining: 57.4s`).
 /// (And a process's parallel ranks in a logger's prefix: nanotron's `[INFO|DP=0|PP=0|TP=0]`.)
 /// (And the count a value is over: icefall's `loss[loss=1.065, over 2436.00 frames. ]`.)
 /// (A `match`: asked of every pair of every line, it costs one length test for most.)
 fn is_not_metric(name: &str) -> bool {
-    matches!(name, "v_num" | "pid" | "eta" | "estimated_time" | "remaining_time" | "rank" | "local_rank" | "world_size" | "end_of_epoch" | "end_of_training" | "dp" | "pp" | "tp" | "over")
+    matches!(name, "v_num" | "pid" | "eta" | "estimated_time" | "remaining_time" | "remaining" | "time_remaining" | "time_left" | "rank" | "local_rank" | "world_size" | "end_of_epoch" | "end_of_training" | "dp" | "pp" | "tp" | "over")
 }
 
 /// What a generic log's lines carry from one to the next: progress counters restart
@@ -2959,6 +2959,12 @@ mod tests {
     fn a_cell_in_a_unit_rlmon_does_not_convert_leaves_the_rest_of_its_row() {
         let got = records("  Iter       Train Loss   Estimated Time \n     1           1.2980            7.89m\n    90           0.8691           53.82s\n");
         assert_eq!(got.iter().map(|r| (r.0, r.2.clone())).collect::<Vec<_>>(), vec![(Some(1), vec![("loss".to_owned(), 1.298)]), (Some(90), vec![("loss".to_owned(), 0.8691)])]);
+    }
+
+    #[test]
+    fn a_remaining_time_is_no_metric() {
+        let got = records("step: 10  loss: 0.68  time_left: 80  remaining: 57.4s\n");
+        assert_eq!(got[0].2, [("loss".to_owned(), 0.68)], "{got:?}");
     }
 
     #[test]
