@@ -909,7 +909,7 @@ pub fn parse_generic(line: &str, progress: &mut Progress) -> Line {
                     // parts, is read as no count: it starts the clock only before
                     // any metric line, as a line of step-less metrics before it
                     // already numbers them by line.)
-                    let message = line.rsplit(" - ").next().unwrap_or(line);
+                    let message = logged_message(line);
                     let alone = announced_epoch(message.split(" | ").next().unwrap_or(message)).filter(|(_, alone)| *alone).map(|(epoch, _)| epoch);
                     let starts_clock = !progress.seen_step && (read.epoch.is_some() || !progress.seen_metrics);
                     if *progress.epoch_clock.get_or_insert(starts_clock) {
@@ -1449,11 +1449,16 @@ enum Pass {
     Evaluation,
 }
 
+/// What a logger's line says after its `time - name - LEVEL - ` prefix.
+fn logged_message(line: &str) -> &str {
+    line.rsplit(" - ").next().unwrap_or(line)
+}
+
 /// The pass a line announces, after a logger's ` - ` separated prefix (AllenNLP's
 /// `2021-06-27 12:00:01,000 - INFO - allennlp.training.gradient_descent_trainer -
 /// Validating`); `None` for any other line.
 fn announced_pass(line: &str) -> Option<Pass> {
-    let message = line.rsplit(" - ").next().unwrap_or(line);
+    let message = logged_message(line);
     if names_an_epoch(message) {
         return Some(Pass::Epoch);
     }

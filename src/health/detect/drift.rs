@@ -284,7 +284,7 @@ impl Track {
         let scale = self.scale?;
         // A loss that rose with a warm restart of its learning rate is the
         // schedule's doing (info): it falls again as the rate decays.
-        let schedule = detail.and_then(|d| self.schedule_rise(d.0)).filter(|_| verdict.is_some() && scale == Scale::Log);
+        let schedule = detail.filter(|_| verdict.is_some() && scale == Scale::Log).and_then(|d| self.schedule_rise(d.0));
         let verdict = if schedule.is_some() { Some(Severity::Info) } else { verdict };
         let v = self.gate.pass(verdict, p.step, x)?;
         let (best_step, best, now, rise, in_sigmas, net_of_kl, heading) = detail?;
@@ -430,10 +430,13 @@ impl Track {
     fn schedule_rise(&self, best_step: u64) -> Option<(f64, f64)> {
         let now = self.lr_now?;
         let then = self.lr_levels.iter().rev().find(|(s, _)| *s <= best_step)?.1;
-        let since = std::iter::once(then).chain(self.lr_levels.iter().filter(|(s, _)| *s > best_step).map(|l| l.1)).chain(std::iter::once(now));
-        let rates: Vec<f64> = since.collect();
-        let jumped = rates.windows(2).any(|w| w[1] >= LR_JUMP * w[0]);
-        (now >= LR_JUMP * then && jumped).then_some((then, now))
+        if now < LR_JUMP * then {
+            return None;
+        }
+        // The rates from the best block on, to now, pair by pair.
+        let mut since = self.lr_levels.iter().filter(|(s, _)| *s > best_step).map(|l| l.1).chain(std::iter::once(now));
+        let mut before = then;
+        since.any(|rate| std::mem::replace(&mut before, rate) * LR_JUMP <= rate).then_some((then, now))
     }
 
     /// Closes the open block: its median becomes a level.
