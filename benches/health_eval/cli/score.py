@@ -1,6 +1,9 @@
 #!/usr/bin/env python3
 """Score a health-monitor binary against ./runs + ./labels.json.
 
+A label's "steps" (the steps its log spans) is used where given; else the run is
+JSONL and its "step" fields are read.
+
 usage: python3 score.py BINARY [DIR]    (DIR: gen.py's OUTDIR, default target/health-cli-corpus)
 Runs `BINARY check --json FILE` per run file, 2 in parallel.
 """
@@ -94,7 +97,7 @@ def main():
         kind = label["kind"]
         if kind == "healthy":
             healthy_n += 1
-            healthy_steps += run_steps(os.path.join(RUNS, label["file"]))
+            healthy_steps += label.get("steps") or run_steps(os.path.join(RUNS, label["file"]))
             first = {}
             cnt = Counter()
             for a in serious:
