@@ -449,7 +449,7 @@ impl CheckReport {
     pub fn to_text(&self, path: &Path) -> String {
         let format = match self.tried.as_slice() {
             [] => self.format.clone(),
-            tried => format!("{}, as {} read nothing", self.format, tried.join(", ")),
+            tried => format!("read as {}; {} read nothing", self.format, tried.join(", ")),
         };
         let mut out = format!("{} ({format}): {} points, {} run(s)", path.display(), self.points, self.runs.len());
         if self.skipped_lines > 0 {
