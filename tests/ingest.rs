@@ -686,7 +686,7 @@ fn when_the_detected_format_reads_nothing_the_others_are_tried_and_named() {
     assert_eq!((code, r["format"].as_str(), r["tried"][0].as_str(), r["points"].as_u64()), (0, Some("pairs"), Some("text"), Some(11)), "{r}");
     let out = Command::cargo_bin("rlmon").unwrap().arg("check").arg(&path).output().unwrap();
     let text = String::from_utf8_lossy(&out.stdout);
-    assert!(text.starts_with(&format!("{} (pairs, as text, hf-log", path.display())), "{text}");
+    assert!(text.starts_with(&format!("{} (read as pairs; text, hf-log", path.display())), "{text}");
     // Nothing reads a Prometheus exposition: exit 2, naming every format tried.
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/exporters/node_exporter.txt");
     let out = Command::cargo_bin("rlmon").unwrap().arg("check").arg(&path).output().unwrap();

@@ -58,6 +58,8 @@ pub fn parse_printed_in_order(line: &str, progress: &mut Progress) -> Line {
             if let (Some(step), None) = (header, rec.step) {
                 rec.step = Some(step);
                 rec.continues = false;
+            } else if rec.step.is_none() && !rec.continues {
+                rec.step = progress.trainer_bar.number_dict();
             }
             Line::Metrics(rec)
         }
@@ -66,10 +68,60 @@ pub fn parse_printed_in_order(line: &str, progress: &mut Progress) -> Line {
             if text.ends_with(':') {
                 progress.dict_header = generic_line(text, Accept::Any).step;
             }
+            if let Some(count) = tqdm_count(text) {
+                progress.trainer_bar.latest = Some(count);
+            }
             Line::Text
         }
         other => other,
     }
+}
+
+/// The Trainer's progress bar (` 12%|█▏   | 25/200 [00:43<05:01, 1.73s/it]`),
+/// drawn before each logged dict: its count is the step the dict was logged at
+/// (the dicts carry none, and are logged every `logging_steps`).
+#[derive(Debug, Clone, Default)]
+pub struct TrainerBar {
+    /// The newest bar's count and total.
+    latest: Option<(u64, u64)>,
+    /// The training bar's total, from the first dict it numbered: an evaluation's
+    /// bar (`63/63`) or a data pass's (`Map: 2001024/2001024`) is another bar.
+    total: Option<u64>,
+    /// The step last given to a dict from the bar.
+    numbered: Option<u64>,
+}
+
+impl TrainerBar {
+    /// The step of a training dict: the bar's count when it moved on since the
+    /// dict before; `None` (the dict counts on) without a new count. The first bar
+    /// taken must still be running (a finished bar before training is a data pass's).
+    fn number_dict(&mut self) -> Option<u64> {
+        let (n, m) = self.latest?;
+        let the_training_bar = match self.total {
+            Some(total) => total == m,
+            None => n < m,
+        };
+        if !the_training_bar || self.numbered.is_some_and(|s| n <= s) {
+            return None;
+        }
+        self.total = Some(m);
+        self.numbered = Some(n);
+        Some(n)
+    }
+}
+
+/// A tqdm bar's count and total: `25/15633` after its percentage and bar
+/// (`  0%|          | 25/15633 [00:43<7:29:10,  1.73s/it]`, with or without a label).
+fn tqdm_count(text: &str) -> Option<(u64, u64)> {
+    let (_, after_percent) = text.split_once("%|")?;
+    let (_, rest) = after_percent.split_once('|')?;
+    let (n, m) = rest.split_whitespace().next()?.split_once('/')?;
+    let digits = |t: &str| !t.is_empty() && t.len() <= 18 && t.bytes().all(|b| b.is_ascii_digit());
+    if !(digits(n) && digits(m)) {
+        return None;
+    }
+    let (n, m) = (n.parse().ok()?, m.parse().ok()?);
+    (n <= m).then_some((n, m))
 }
 
 /// One line of a preset's log read in order: as [`parse`], and after a step, a
@@ -407,6 +459,8 @@ pub struct Progress {
     /// that pass's, unless it gives one of them another value (PaddleOCR's `best
     /// metric, acc: 0` after its last `epoch: [10/10], ..., acc: 0.57`).
     finished_bar: Option<Vec<(super::FieldName, f64)>>,
+    /// A Trainer's progress bar, numbering its printed dicts.
+    trainer_bar: TrainerBar,
     /// Every number is a metric, known to rlmon or not ([`super::Format::Pairs`]).
     every_pair: bool,
     /// The epoch of the last line whose batch number has no total (MXNet's
@@ -2433,6 +2487,23 @@ mod tests {
             Line::Metrics(r) => (r.step, r.fields.into_iter().map(|(n, v)| (n.to_string(), v)).collect()),
             other => panic!("{line}: {other:?}"),
         }
+    }
+
+    #[test]
+    fn a_trainer_dict_takes_the_step_of_the_progress_bar_drawn_before_it() {
+        let mut progress = Progress::default();
+        let mut steps = Vec::new();
+        let log = "Map: 100%|##########| 2001/2001 [00:47<00:00, 42.64 examples/s]\n  0%|          | 0/300 [00:00<?, ?it/s]\n  8%|8         | 25/300 [00:43<07:29, 1.73s/it]\n{'loss': 2.95, 'grad_norm': 2.06, 'learning_rate': 3.2e-06, 'epoch': 0.0}\n100%|##########| 63/63 [00:05<00:00, 11.5it/s]\n{'eval_loss': 2.9, 'eval_runtime': 5.1, 'epoch': 0.0}\n{'loss': 2.77, 'grad_norm': 2.43, 'learning_rate': 6.4e-06, 'epoch': 0.01}\n 17%|#6        | 50/300 [01:27<07:29, 1.73s/it]\n{'loss': 2.93, 'grad_norm': 1.54, 'learning_rate': 9.6e-06, 'epoch': 0.01}\n";
+        for line in log.lines() {
+            if let Line::Metrics(r) = parse_printed_in_order(line, &mut progress) {
+                steps.push((r.step, r.continues));
+            }
+        }
+        // The data pass's finished bar and the evaluation's bar number nothing; a
+        // dict with no new count of the training bar counts on from the one before.
+        assert_eq!(steps, [(Some(25), false), (None, true), (None, false), (Some(50), false)]);
+        assert_eq!(tqdm_count("Epoch 1:  12%|█▏  | 120/1000 [00:10<01:20, 11.02it/s]"), Some((120, 1000)));
+        assert_eq!(tqdm_count("loss 2.3 | 5/10"), None);
     }
 
     #[test]
