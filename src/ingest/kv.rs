@@ -126,6 +126,12 @@ pub fn value(text: &str) -> Option<f64> {
         .or_else(|| rate_of_value(t).and_then(|_| plain_number(t.rsplit_once(char::is_whitespace)?.0)))
 }
 
+/// Whether a value is written in bytes' units (`31.21GiB(39.49%)`, `8.1 GB`).
+pub fn in_bytes(text: &str) -> bool {
+    let t = text.split('(').next().unwrap_or(text).trim();
+    ["GiB", "GB", "MiB", "MB", "KiB", "KB"].iter().any(|u| t.strip_suffix(u).is_some_and(|n| n.trim_end().ends_with(|c: char| c.is_ascii_digit())))
+}
+
 /// Units that convert a value to rlmon's base units (seconds, bytes) or name a
 /// percentage: after them a key's name alone says what it measures; a rate's unit
 /// (`tok/s`) says what is counted, so it stays in the name.

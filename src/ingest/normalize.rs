@@ -424,6 +424,12 @@ impl Normalizer {
                         }
                     }
                 }
+                // A MoE layer's metric under another trainer's name.
+                if r.conversion.is_none() && catalog::info(name).is_none() {
+                    if let Some(alias) = catalog::moe_alias(name) {
+                        r.interned = catalog::intern(&alias);
+                    }
+                }
                 self.names.insert(name.clone(), r);
                 r
             }

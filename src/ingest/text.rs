@@ -77,6 +77,25 @@ pub fn parse_printed_in_order(line: &str, progress: &mut Progress) -> Line {
     }
 }
 
+/// The memory metric a text log's word for memory names, when its value is in
+/// bytes' units: a GPU's (`memory: 31.21GiB`, `max_reserved`, `peak mem`) unless
+/// the word says the host's (`rss`, `cpu_mem`, `ram`).
+fn memory_metric(name: &str) -> Option<&'static str> {
+    const HOST: &[&str] = &["rss", "cpu_mem", "cpu_memory", "host_mem", "host_memory", "ram", "mem_rss", "rss_mem", "max_rss"];
+    const GPU: &[&str] = &[
+        "memory", "mem", "max_memory", "peak_memory", "max_mem", "peak_mem", "memory_allocated", "mem_allocated", "max_memory_allocated",
+        "max_allocated", "memory_reserved", "mem_reserved", "max_memory_reserved", "max_reserved", "reserved_memory", "allocated_memory",
+        "gpu_mem", "gpu_memory", "cuda_mem", "cuda_memory", "vram", "max_mem_allocated", "peak_mem_allocated",
+    ];
+    if HOST.contains(&name) {
+        Some(catalog::MEM_RSS_BYTES)
+    } else if GPU.contains(&name) {
+        Some(catalog::MEM_GPU_BYTES)
+    } else {
+        None
+    }
+}
+
 /// The Trainer's progress bar (` 12%|█▏   | 25/200 [00:43<05:01, 1.73s/it]`),
 /// drawn before each logged dict: its count is the step the dict was logged at
 /// (the dicts carry none, and are logged every `logging_steps`).
@@ -2091,6 +2110,11 @@ fn generic_line(line: &str, accept: Accept) -> Generic {
         let value = value.or_else(|| kv::fraction(value_text).filter(|&(n, m)| m > 0 && n <= m && name.contains("acc")).map(|(n, m)| n as f64 / m as f64));
         // `Epoch 3/100`: the epoch is 3 (the only counter of a line, it numbers the step).
         let value = value.or_else(|| kv::fraction(value_text).filter(|_| name == "epoch").map(|(n, _)| n as f64));
+        // Memory in bytes' units under a word for memory is the GPU's or the host's.
+        let word = match memory_metric(&name) {
+            Some(metric) if factor >= 1024.0 || kv::in_bytes(value_text) => metric.into(),
+            _ => word,
+        };
         kept.push((word, value));
     }
     // A progress counter stands for the step when nothing names it: the longest
@@ -2619,7 +2643,7 @@ mod tests {
         // torchtitan, behind its logger prefix; thousands separators and units.
         let (step, f) = fields(Preset::Generic, "[rank0]:[titan] 2025-01-10 12:00:01,123 - root - INFO - step: 12  loss:  7.1234  memory: 31.21GiB(39.49%)  tps: 7,334  mfu: 34.54%");
         assert_eq!(step, Some(12));
-        assert_eq!((get(&f, "loss"), get(&f, "tokens_per_s"), get(&f, "memory")), (Some(7.1234), Some(7334.0), Some(31.21 * 1073741824.0)));
+        assert_eq!((get(&f, "loss"), get(&f, "tokens_per_s"), get(&f, "mem/gpu_bytes")), (Some(7.1234), Some(7334.0), Some(31.21 * 1073741824.0)));
         // fairseq: the step from num_updates, its names for grad norm and tokens/s.
         let (step, f) = fields(Preset::Generic, "2021-03-01 | INFO | train_inner | epoch 001:    100 / 1000 loss=3.123, ppl=8.7, wps=12345.6, gnorm=1.2, num_updates=1100, lr=0.0005");
         assert_eq!(step, Some(1100));
@@ -2648,7 +2672,10 @@ mod tests {
         // running average); a unit in brackets before a value is still the key's.
         let (_, f) = fields(Preset::Generic, "step 5: average reward= 9.2944 (init= 9.1000), loss: 2.3 (avg: 2.5), Memory (MB)=1234");
         assert_eq!((get(&f, "reward"), get(&f, "loss"), get(&f, "init"), get(&f, "avg")), (Some(9.2944), Some(2.3), None, None));
-        assert!(get(&f, "memory").is_some(), "{f:?}");
+        assert!(get(&f, "mem/gpu_bytes").is_some(), "{f:?}");
+        // The host's memory by its word; memory without a unit of bytes stays as written.
+        let (_, f) = fields(Preset::Generic, "step: 100, loss: 2.42, rss: 43.38 GiB, memory: 3000");
+        assert_eq!((get(&f, "mem/rss_bytes"), get(&f, "memory")), (Some(43.38 * 1073741824.0), Some(3000.0)), "{f:?}");
     }
 
     #[test]
@@ -2692,7 +2719,7 @@ mod tests {
     fn a_unit_in_brackets_after_a_key_applies_to_its_value() {
         let (step, f) = fields(Preset::Generic, "step 7 loss: 2.5 Memory (MB)=1234.5 time (ms): 12.3 throughput [tok/s]: 5e3 acc (%): 91.5");
         assert_eq!(step, Some(7));
-        assert_eq!(f, [("loss".into(), 2.5), ("memory".into(), 1234.5 * 1048576.0), ("time".into(), 0.0123), ("tokens_per_s".into(), 5000.0), ("acc".into(), 91.5)]);
+        assert_eq!(f, [("loss".into(), 2.5), ("mem/gpu_bytes".into(), 1234.5 * 1048576.0), ("time".into(), 0.0123), ("tokens_per_s".into(), 5000.0), ("acc".into(), 91.5)]);
         // A value with its own unit keeps it; a mean in brackets beside the loss is its mean.
         let (_, f) = fields(Preset::Generic, "step 7 loss: 2.5 wait (s): 120ms loss (avg): 9");
         assert_eq!(f, [("loss".into(), 2.5), ("wait".into(), 0.12), ("loss_mean".into(), 9.0)]);

@@ -196,6 +196,47 @@ impl MoeLayer {
     }
 }
 
+/// A MoE layer's metric under another trainer's name, as rlmon names it: an
+/// expert's load with its layer and expert numbers (`moe/layer_3/expert_5_load`,
+/// `moe/layer_3/tokens_per_expert/5`, `router/l3/e5/count`: `moe/L3/load/E5`;
+/// no layer number is the one MoE layer, 0), or a layer's dropped-token fraction
+/// (`moe/layer_3/dropped_token_frac`: `moe/L3/dropped_frac`). Loads may be counts
+/// or shares (the balance renormalises them). A name with a word of another
+/// quantity (a loss, bias, gradient, norm, weight, logit, entropy) is none.
+pub fn moe_alias(name: &str) -> Option<String> {
+    // Cheap refusal first: every unknown name of every log comes here once.
+    let lower = name.to_ascii_lowercase();
+    if !(lower.contains("expert") || lower.contains("moe") || lower.contains("rout")) {
+        return None;
+    }
+    // Words and numbers, a number glued to its word split off (`layer3`, `e5`).
+    let mut tokens: Vec<(&str, Option<usize>)> = Vec::new();
+    for part in lower.split(|c: char| !c.is_ascii_alphanumeric()).filter(|p| !p.is_empty()) {
+        let digits = part.bytes().rev().take_while(u8::is_ascii_digit).count();
+        let (word, number) = part.split_at(part.len() - digits);
+        if !word.is_empty() {
+            tokens.push((word, None));
+        }
+        if !number.is_empty() {
+            tokens.push(("", Some(number.parse().ok()?)));
+        }
+    }
+    let words = || tokens.iter().filter(|(w, _)| !w.is_empty()).map(|(w, _)| *w);
+    const OTHER: &[&str] = &["loss", "bias", "grad", "gradient", "norm", "weight", "weights", "logit", "logits", "entropy", "lr", "score", "scores", "capacity", "z"];
+    if words().any(|w| OTHER.contains(&w)) {
+        return None;
+    }
+    let numbered = |names: &[&str]| tokens.windows(2).find_map(|w| (names.contains(&w[0].0) && w[0].1.is_none()).then_some(w[1].1).flatten());
+    let layer = numbered(&["layer", "layers", "l", "block", "blocks"]);
+    if words().any(|w| w.starts_with("drop")) {
+        let share = words().any(|w| matches!(w, "frac" | "fraction" | "rate" | "ratio" | "share"));
+        return layer.filter(|_| share).map(|l| moe(l).dropped_frac());
+    }
+    let expert = numbered(&["expert", "experts", "e"])?;
+    let load = words().any(|w| matches!(w, "load" | "loads" | "tokens" | "token" | "count" | "counts" | "frac" | "fraction" | "share" | "usage" | "util" | "utilization" | "routed" | "assigned"));
+    load.then(|| moe(layer.unwrap_or(0)).load(expert))
+}
+
 /// Whether `name` is any per-layer MoE metric (loads, drops, summaries).
 pub fn is_moe_layer_metric(name: &str) -> bool {
     name.starts_with("moe/L")
@@ -757,7 +798,9 @@ const CONVERSIONS: &[(&str, Conversion)] = &[
 /// Prefixes loggers put before a trainer's own names (the Hugging Face W&B callback,
 /// NeMo-RL, OpenRLHF): `train/kl` is read as `kl` when `kl` is known; Sacred's
 /// dotted names (`train.loss`, `training.loss`) likewise.
-const INPUT_PREFIXES: &[&str] = &["train/", "train.", "training/", "training.", "training_", "main/"];
+/// (And the groups a tracker's names are filed under that say nothing of the
+/// quantity: `perf/tokens_per_sec`, `sys/gpu_mem_gb`, `system/rss_mb`.)
+const INPUT_PREFIXES: &[&str] = &["train/", "train.", "training/", "training.", "training_", "main/", "perf/", "performance/", "throughput/", "speed/", "timing/", "sys/", "system/", "memory/", "hardware/"];
 /// Prefixes of an evaluation's names: the loss under one is the validation loss
 /// (Chainer's `validation/main/loss`, `val/loss`, `test/loss`).
 const EVALUATION_PREFIXES: &[&str] = &["validation/", "val/", "valid/", "eval/", "test/", "validation.", "val.", "valid.", "eval.", "test."];
@@ -1129,6 +1172,27 @@ pub fn markdown_table() -> String {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn another_trainers_names_for_an_experts_load_are_rlmons() {
+        for (name, want) in [
+            ("moe/layer_27/expert_0_load", Some("moe/L27/load/E0")),
+            ("moe/layer_1/tokens_per_expert/7", Some("moe/L1/load/E7")),
+            ("router/l3/e5/count", Some("moe/L3/load/E5")),
+            ("expert_load/expert3", Some("moe/L0/load/E3")),
+            ("moe/L2/load/E4", Some("moe/L2/load/E4")),
+            ("moe/layer_15/dropped_token_frac", Some("moe/L15/dropped_frac")),
+            // A whole model's drops, a count of experts, other quantities: none.
+            ("moe/dropped_token_frac", None),
+            ("moe/num_experts", None),
+            ("moe/layer_3/expert_5/grad_norm", None),
+            ("moe/layer_3/router_z_loss", None),
+            ("layer_3/expert_5/bias", None),
+            ("loss", None),
+        ] {
+            assert_eq!(moe_alias(name).as_deref(), want, "{name}");
+        }
+    }
+
     #[test]
     fn no_familys_name_is_another_familys_alias_or_a_conversion() {
         for m in CATALOG {

@@ -361,6 +361,11 @@ pub struct MemoryLeak {
     half_lag_slopes: SortedSeries,
     /// Samples seen: a trend is projected no further ahead than it has been watched.
     samples: u64,
+    /// The step of the first sample (a logged metric's training step; a
+    /// telemetry series' sample number).
+    first_step: Option<u64>,
+    /// The step of the newest sample.
+    step: u64,
     /// The long record: medians of blocks of [`LEAK_BLOCK`] samples (the newest
     /// [`LEAK_BLOCKS`], newest last), the block being filled, and the highest
     /// median of the blocks that left the record.
@@ -390,6 +395,10 @@ pub const LEAK_HORIZON: f64 = 1000.0;
 /// warm-up reaches: judged at once, without the long history.
 pub const LEAK_LARGE_GROWTH: f64 = 0.5;
 pub const LEAK_FRACTION: f64 = 0.15;
+/// Training steps the samples must span for a climb to be judged before the
+/// history is full: past any warm-up (a climb over a run's first 130 steps,
+/// logged at each, is one).
+pub const LEAK_EARLY_STEPS: u64 = 1000;
 /// The part of the use a growth must add over the horizon when the long record
 /// has seen it keep its rate over the whole horizon, past the run's start: a
 /// warm-up is long over, so a slower leak (a few MiB a step) is told apart.
@@ -409,6 +418,8 @@ impl MemoryLeak {
             history: SortedSeries::lazy(h, &[(h / 4, 0), (h / 4, h / 4)]),
             half_lag_slopes: SortedSeries::new(h - h / 2, &[(h - h / 2, 0)]),
             samples: 0,
+            first_step: None,
+            step: 0,
             blocks: std::collections::VecDeque::with_capacity(LEAK_BLOCKS),
             block: Vec::with_capacity(LEAK_BLOCK),
             evicted_high: f64::NEG_INFINITY,
@@ -501,6 +512,8 @@ impl MemoryLeak {
             self.half_lag_slopes.push((bytes - self.history.values()[n - 1 - lag]) / lag as f64);
         }
         self.samples += 1;
+        self.first_step.get_or_insert(step);
+        self.step = step;
         self.record(bytes);
         if self.gate.warming() || n < self.window {
             return None;
@@ -545,7 +558,7 @@ impl MemoryLeak {
         // is years from full by the projection, yet plainly a leak), sustained growth
         // that does not level off is a warning.
         let (severity, slope) = match severity {
-            None => match self.sustained_growth(now).or_else(|| self.long_growth(now)) {
+            None => match self.sustained_growth(now).or_else(|| self.long_growth(now)).or_else(|| self.early_growth(now)) {
                 Some(robust) => (Some(Severity::Warn), robust),
                 None => (None, slope),
             },
@@ -605,6 +618,34 @@ impl MemoryLeak {
         // nearly what the slope says (a plateau after warm-up is not).
         let recent_rise = sorted_median(&self.history.sorted_range(n - q, n))? - sorted_median(&self.history.sorted_range(n - 2 * q, n - q))?;
         (recent_rise >= STILL_RISING * slope * q as f64).then_some(slope)
+    }
+
+    /// Before the history is full, of memory logged sparsely (its samples span
+    /// [`LEAK_EARLY_STEPS`] training steps or more): the window's climb, as
+    /// steady as [`Self::sustained_growth`]'s (its newest quarter too), at a rate
+    /// that adds half the use ([`LEAK_LARGE_GROWTH`]) over as many samples as the
+    /// series has been watched. The window starts past the series' first half
+    /// window (a warm-up's samples); memory logged every 50 steps fills a GPU
+    /// long before 240 samples.
+    fn early_growth(&self, now: impl Fn() -> f64) -> Option<f64> {
+        let n = self.history.len();
+        let span = self.step.saturating_sub(self.first_step.unwrap_or(self.step));
+        if self.history.is_full() || n < self.window + self.window / 2 || span < LEAK_EARLY_STEPS {
+            return None;
+        }
+        let w = &self.history.values()[n - self.window..];
+        // The cheap test first: the window rose by a good part of that.
+        if !(w[w.len() - 1] - w[0] >= 0.25 * LEAK_LARGE_GROWTH * w[w.len() - 1].abs() * w.len() as f64 / self.horizon()) {
+            return None;
+        }
+        let (slope, positive) = half_lag_slope(w)?;
+        if !(slope > 0.0 && positive >= LEAK_POSITIVE && slope * self.horizon() >= LEAK_LARGE_GROWTH * now().max(1.0)) {
+            return None;
+        }
+        // Still rising at that rate over its newest quarter alone: a step up
+        // (a cache filled once) is flat after it.
+        let (newest, _) = half_lag_slope(&w[w.len() - w.len() / 4..])?;
+        (newest >= STILL_RISING * slope).then_some(slope)
     }
 
     /// Samples ahead the capacity-free judgement projects the growth over:
@@ -1051,6 +1092,11 @@ mod tests {
         }
         let warmup = move |i: u64| start * (1.0 + 0.3 * (i.min(150) as f64 / 150.0));
         table.push(("plateau after warm-up".into(), Box::new(warmup), None));
+        // A warm-up to twice the use over 100 samples, then flat.
+        table.push(("doubling warm-up".into(), Box::new(move |i| start * (1.0 + (i.min(100) as f64 / 100.0))), None));
+        // Memory logged sparsely that fills its GPU within 250 samples: +1.5% of
+        // the start a sample, past half the use within two windows.
+        table.push(("fast leak from the start".into(), Box::new(move |i| start * (1.0 + 0.015 * i as f64)), Some(0)));
         // A start-up climb of +15% over 900 samples: while it lasts it projects to
         // +16% over 1,000 samples, but it is never projected further ahead than
         // it has been watched.
@@ -1076,6 +1122,23 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn a_leak_that_adds_half_the_use_is_raised_before_the_history_fills() {
+        // 16 GB, +1.5% of it a sample (memory logged every 50 steps of a run that
+        // fills 40 GB by its 100th sample): raised once the window is past the start.
+        let mut d = MemoryLeak::new(defaults(AlertKind::MemoryLeak), "mem/gpu_bytes");
+        let bytes = |i: u64| 16e9 * (1.0 + 0.015 * i as f64) * (1.0 + 1e-3 * (i as f64).sin());
+        let first = (0..240u64).find(|i| d.observe(*i * 50, bytes(*i), None).is_some());
+        assert!(first.is_some_and(|i| (90..140).contains(&i)), "{first:?}");
+        // Flat for 130 samples, then the same climb: raised within a window of its start.
+        let mut d = MemoryLeak::new(defaults(AlertKind::MemoryLeak), "mem/gpu_bytes");
+        let first = (0..240u64).find(|i| d.observe(*i * 50, bytes(i.saturating_sub(130)), None).is_some());
+        assert!(first.is_some_and(|i| (130..190).contains(&i)), "{first:?}");
+        // The same climb logged at every step is a warm-up while it is that short.
+        let mut d = MemoryLeak::new(defaults(AlertKind::MemoryLeak), "mem/gpu_bytes");
+        assert_eq!((0..140u64).find(|i| d.observe(*i, bytes(*i), None).is_some()), None);
     }
 
     /// Should raise / should not: a leak takes memory to new highs and keeps its
