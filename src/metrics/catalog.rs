@@ -644,15 +644,19 @@ pub enum LossRole {
     PolicyObjective,
 }
 
-/// The role of `name` in a run that logs a KL or a reward (`rl_run`), given
-/// whether it has been seen at or below zero: a policy loss is always a policy
-/// objective, and so is an RL run's `loss` once it reaches zero or below (a
-/// cross-entropy never does; GRPO trainers log the policy loss as `loss`,
-/// exactly 0 whenever a group's rewards tie). Everything else is a loss.
-pub fn loss_role(name: &str, rl_run: bool, reached_zero: bool) -> LossRole {
+/// The role of `name` in a run that logs a KL or a reward (`rl_run`, an RL
+/// run): a policy loss is always a policy objective, and so is an RL run's
+/// `loss`, the trainer's total objective: GRPO trainers log the policy loss
+/// under it (signed, exactly 0 whenever a group's rewards tie); PPO's sums the
+/// signed policy term, the entropy bonus and a value loss that grows with the
+/// returns as the policy improves (Stable-Baselines3's `train/loss`); a DQN's
+/// TD loss grows with its Q-values alike. None falls as a model's loss does, so
+/// its rise is no divergence; the KL, reward, entropy and gradient kinds judge
+/// the run. Everything else is a loss (a value loss logged on its own too).
+pub fn loss_role(name: &str, rl_run: bool) -> LossRole {
     match name {
         POLICY_LOSS => LossRole::PolicyObjective,
-        LOSS if rl_run && reached_zero => LossRole::PolicyObjective,
+        LOSS if rl_run => LossRole::PolicyObjective,
         _ => LossRole::Loss,
     }
 }
@@ -1389,12 +1393,11 @@ mod tests {
     #[test]
     fn the_catalog_says_which_rl_metrics_are_objectives_and_which_are_held_out_scores() {
         // A policy loss is an objective; an RL run's `loss` once it reaches zero.
-        assert_eq!(loss_role(POLICY_LOSS, false, false), LossRole::PolicyObjective);
-        assert_eq!(loss_role(canonical("actor/pg_loss"), true, false), LossRole::PolicyObjective);
-        assert_eq!(loss_role(LOSS, true, true), LossRole::PolicyObjective);
-        assert_eq!(loss_role(LOSS, true, false), LossRole::Loss);
-        assert_eq!(loss_role(LOSS, false, true), LossRole::Loss, "a signed loss outside RL is still a loss");
-        assert_eq!(loss_role(VALUE_LOSS, true, false), LossRole::Loss);
+        assert_eq!(loss_role(POLICY_LOSS, false), LossRole::PolicyObjective);
+        assert_eq!(loss_role(canonical("actor/pg_loss"), true), LossRole::PolicyObjective);
+        assert_eq!(loss_role(LOSS, true), LossRole::PolicyObjective, "an RL trainer's total objective");
+        assert_eq!(loss_role(LOSS, false), LossRole::Loss, "a model's loss, signed or not, outside RL");
+        assert_eq!(loss_role(VALUE_LOSS, true), LossRole::Loss);
         for held_out in ["eval_acc", "eval_accuracy", "val_acc", "valid/accuracy", "pass@1", "eval/pass@8", "accuracy", "eval/reward", "eval_reward_mean", "test/score", "gsm8k/accuracy", "math_score", "math500/acc", "reward_gold", "heldout_f1", "evaluation/episode_reward_mean", "evaluation/env_runners/episode_reward_mean", "evaluation/env_runners/episode_return_mean", "eval/mean_return", "eval/solve_rate", "test_win_rate", "eval/exact_match", "val_bleu", "eval_rouge1", "val_miou", "validation/sacrebleu", "val_bbox_map"] {
             assert!(is_held_out_score(held_out), "{held_out}");
         }

@@ -258,7 +258,7 @@ impl Track {
     fn observe(&mut self, p: &Point) -> Option<Raised> {
         let x = self.watched.read(p, &mut self.metric)?;
         // A policy objective does not drift as a loss does (the catalog's roles).
-        if !x.is_finite() || self.role.objective(p, &self.metric, x) {
+        if !x.is_finite() || self.role.objective(p, &self.metric) {
             return None;
         }
         let warming = self.gate.warming();

@@ -82,12 +82,10 @@ impl Watched {
 
 /// Whether a loss detector's series is, in this run, a policy objective
 /// rather than a loss ([`catalog::loss_role`]): learned from the points (the
-/// run logs a KL or a reward; the series reached zero or below), and kept for
-/// the rest of the run once it is one.
+/// run logs a KL or a reward), and kept for the rest of the run once it is one.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct LossRoleSeen {
     rl_run: bool,
-    reached_zero: bool,
     objective: bool,
 }
 
@@ -103,11 +101,10 @@ pub(crate) fn no_policy_gradient(p: &Point, rl_run: bool) -> bool {
 impl LossRoleSeen {
     /// Whether `metric`, at `x` at this point, is a policy objective (not to
     /// be judged as a loss).
-    pub(crate) fn objective(&mut self, p: &Point, metric: &str, x: f64) -> bool {
+    pub(crate) fn objective(&mut self, p: &Point, metric: &str) -> bool {
         if !self.objective {
             self.rl_run = self.rl_run || p.get(catalog::KL).is_some() || p.get(catalog::REWARD).is_some();
-            self.reached_zero |= x <= 0.0;
-            self.objective = catalog::loss_role(metric, self.rl_run, self.reached_zero) == catalog::LossRole::PolicyObjective;
+            self.objective = catalog::loss_role(metric, self.rl_run) == catalog::LossRole::PolicyObjective;
         }
         self.objective
     }
@@ -621,6 +618,10 @@ mod tests {
                     (catalog::TOKENS_PER_S.into(), 1000.0 * wiggle(i, 1.3)),
                 ];
                 values.iter_mut().filter(|(n, _)| n == faulty).for_each(|(_, v)| *v = series(i));
+                // A run with a KL is an RL run, whose `loss` is a policy objective.
+                if faulty != catalog::KL {
+                    values.retain(|(n, _)| n != catalog::KL);
+                }
                 let p = Point { step: i as u64, time_s: i as f64, values: &values };
                 for d in &mut dets {
                     raised.extend(d.observe(&p).into_iter().map(|r| (d.kind(), r)));

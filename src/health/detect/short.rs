@@ -195,7 +195,7 @@ impl ShortJudge {
         let v = self.watched.read(p, &mut self.metric)?;
         self.rl_run = self.rl_run || p.get(catalog::KL).is_some() || p.get(catalog::REWARD).is_some();
         // A policy objective is no loss to blow up (the catalog's roles).
-        if self.rule == Rule::Blowup && v.is_finite() && self.role.objective(p, &self.metric, v) {
+        if self.rule == Rule::Blowup && v.is_finite() && self.role.objective(p, &self.metric) {
             return None;
         }
         self.points += 1;

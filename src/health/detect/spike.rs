@@ -159,7 +159,7 @@ impl Spike {
             }
         }
         // A policy objective's jumps are no loss spike (the catalog's roles).
-        if self.kind == AlertKind::LossSpike && self.role.objective(p, &self.metric, x) {
+        if self.kind == AlertKind::LossSpike && self.role.objective(p, &self.metric) {
             return None;
         }
         self.start.push(x);

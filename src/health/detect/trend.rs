@@ -58,7 +58,7 @@ impl LossDivergence {
 
     pub fn check(&mut self, p: &Point) -> Option<Raised> {
         let x = self.watched.read(p, &mut self.metric)?;
-        if !x.is_finite() || self.role.objective(p, &self.metric, x) {
+        if !x.is_finite() || self.role.objective(p, &self.metric) {
             return None;
         }
         self.start.push(x);
