@@ -549,10 +549,15 @@ impl RewardSaturation {
         if !reward.is_finite() {
             return None;
         }
-        // reward_std when logged; else the step-to-step change of the reward.
+        // reward_std when logged; else the reward's own wobble: its second
+        // difference, which a climb does not lift (a reward that climbs, then
+        // levels off at its best, changes less from step to step for that alone).
         let spread = match p.get(catalog::REWARD_STD) {
             Some(s) => s.abs(),
-            None => self.reward.values().last().map_or(f64::NAN, |prev| (reward - prev).abs()),
+            None => match self.reward.values() {
+                [.., before, prev] => (reward - 2.0 * prev + before).abs(),
+                _ => f64::NAN,
+            },
         };
         self.reward.push(reward);
         // Only finite spreads are kept (the first step's change is NaN).
@@ -928,6 +933,24 @@ mod tests {
         assert!(ei > 200 && ei < 240, "{ei}");
         let (si, _) = got.1.expect("saturation");
         assert!(si > 300 && si < 320, "{si}");
+    }
+
+    #[test]
+    fn without_a_spread_logged_a_reward_that_levels_off_is_no_saturation() {
+        // An episode return's running mean (Stable-Baselines3's ep_rew_mean):
+        // climbs from -500 to -100 over 20 tables, then wanders with the same
+        // noise, printed to 3 figures; and the same run pinned at its best.
+        for (name, pinned, want) in [("levels off", false, false), ("pinned", true, true)] {
+            let mut s = RewardSaturation::new(defaults(AlertKind::RewardSaturation));
+            let raised = (0..300usize).any(|i| {
+                // A running mean wanders slowly: small changes from step to step.
+                let noise = 4.0 * (i as f64 * 0.3).sin() + 1.5 * (i as f64 * 1.1).cos();
+                let r = if i < 20 { -500.0 + 20.0 * i as f64 + noise } else if pinned && i >= 150 { -90.0 } else { -100.0 + noise };
+                let v: Vec<(MetricName, f64)> = vec![("reward".into(), r.round())];
+                s.check(&Point { step: i as u64, time_s: 0.0, values: &v }).is_some_and(|a| a.severity >= Severity::Warn)
+            });
+            assert_eq!(raised, want, "{name}");
+        }
     }
 
     #[test]
