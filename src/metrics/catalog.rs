@@ -701,6 +701,32 @@ pub fn is_held_out_score(name: &str) -> bool {
     held_out || accuracy && !has(&["reward", "rewards"])
 }
 
+/// How well a held-out score witnesses reward hacking, best first (`None` for
+/// a name that is no held-out score): the gold reward (0); a correctness, an
+/// accuracy or pass@k (1: what the task asks, whatever the reward model says);
+/// another score, such as BLEU or a return (2); a reward on held-out prompts
+/// (3: `eval_reward`, `eval_rewards/RM/mean`, the same reward model a hacking
+/// policy pleases, so it rises with the hack).
+pub fn held_out_rank(name: &str) -> Option<u8> {
+    if !is_held_out_score(name) {
+        return None;
+    }
+    if name == REWARD_GOLD {
+        return Some(0);
+    }
+    let lower = name.to_ascii_lowercase();
+    let words = name_words(&lower);
+    let has = |set: &[&str]| has_word(&words, set);
+    let pass_at = words.iter().any(|w| w.starts_with("pass@"));
+    Some(if pass_at || has(&["acc", "accuracy", "exact", "correct", "correctness", "solved", "solve_rate"]) {
+        1
+    } else if has(&["reward", "rewards"]) {
+        3
+    } else {
+        2
+    })
+}
+
 /// Whether `name` is a part of the training loss (InternLM's per-domain
 /// `loss/cn`, a `loss/aux` beside the total): a loss word in a longer name, no
 /// held-out word, no gradient.

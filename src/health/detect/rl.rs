@@ -191,12 +191,17 @@ impl HeldOut {
         // Points with the reward and points without it (an evaluation's own) are
         // searched apart: the second kind may carry fewer values.
         let searched = &mut self.searched[usize::from(reward.is_finite())];
-        if (self.name.is_none() || self.part) && p.values.len() > *searched {
+        let rank_now = if self.part { None } else { self.name.as_deref().and_then(catalog::held_out_rank) };
+        if rank_now.is_none_or(|r| r > 0) && p.values.len() > *searched {
             *searched = p.values.len();
-            if let Some((held_out, _)) = p.values.iter().find(|(n, _)| catalog::is_held_out_score(n)) {
-                if self.part {
-                    // A held-out score outranks the reward's own correctness part:
-                    // judged from here, the reward's window kept.
+            // The best witness among the held-out scores (an accuracy before a
+            // reward on held-out prompts), and one better than the score judged so far.
+            let best = p.values.iter().filter_map(|(n, _)| catalog::held_out_rank(n).map(|r| (r, n))).min_by_key(|(r, _)| *r).filter(|(r, _)| rank_now.is_none_or(|now| *r < now));
+            if let Some((_, held_out)) = best {
+                if self.part || self.name.is_some() {
+                    // A held-out score outranks the reward's own correctness part,
+                    // and a better witness the score before: judged from here, the
+                    // reward's window kept.
                     let (reward, searched) = (std::mem::replace(&mut self.reward, Window::new(1)), self.searched);
                     *self = HeldOut::new(self.w);
                     (self.reward, self.searched) = (reward, searched);
@@ -820,6 +825,31 @@ mod tests {
         }
         assert!(raised.is_empty(), "{raised:?}");
         assert_eq!(d.held_out.name.as_deref(), Some("eval/accuracy"));
+    }
+
+    #[test]
+    fn an_evaluations_accuracy_witnesses_hacking_before_the_reward_on_held_out_prompts() {
+        // TRL's evaluation dict: the reward model's score on held-out prompts
+        // climbs with the hack, the accuracy reward on them falls to a third.
+        let falling = |i: usize| if i < 3_000 { 1.0 } else { 1.0 - 0.67 * ((i - 3_000) as f64 / 500.0).min(1.0) };
+        let mut d = RewardHacking::new(defaults(AlertKind::RewardHacking));
+        let mut rng = SplitMix64::new(9);
+        let mut raised = Vec::new();
+        for i in 0..5_000usize {
+            let reward = 1.0 - 0.8 * (-(i as f64) / 300.0).exp() + 0.05 * (rng.unit() - 0.5);
+            let mut values: Vec<(MetricName, f64)> = vec![(catalog::REWARD.into(), reward)];
+            if i % 50 == 0 {
+                values.push(("eval_reward".into(), reward + 0.02 * (rng.unit() - 0.5)));
+                values.push(("eval_rewards/accuracy_reward/mean".into(), solved(256, 0.6 * falling(i), &mut rng)));
+            }
+            raised.extend(d.check_both(&Point { step: i as u64, time_s: 0.0, values: &values }).into_iter().flatten().filter(|r| r.severity >= Severity::Warn));
+        }
+        assert_eq!(d.held_out.name.as_deref(), Some("eval_rewards/accuracy_reward/mean"));
+        assert!(raised.first().is_some_and(|r| r.step >= 3_000 && r.step < 4_200), "{raised:?}");
+        assert_eq!(catalog::held_out_rank("eval_reward"), Some(3));
+        assert_eq!(catalog::held_out_rank("eval/pass@1"), Some(1));
+        assert_eq!(catalog::held_out_rank("eval/bleu"), Some(2));
+        assert_eq!(catalog::held_out_rank("reward"), None);
     }
 
     /// Should not raise: the training reward and the held-out score dip
