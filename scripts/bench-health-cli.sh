@@ -8,7 +8,8 @@ root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
 bins=("$@"); [ ${#bins[@]} -eq 0 ] && bins=(target/release/rlmon)
 corpus="${RLMON_CLI_CORPUS:-target/health-cli-corpus}"
-[ -s "$corpus/labels.json" ] || python3 benches/health_eval/cli/gen.py "$corpus"
+# (RLMON_CLI_GEN: another generator of the same labels, as scripts/bench-health-wild.sh's.)
+[ -s "$corpus/labels.json" ] || python3 "${RLMON_CLI_GEN:-benches/health_eval/cli/gen.py}" "$corpus"
 for b in "${bins[@]}"; do
   [ -x "$b" ] || { echo "no binary at $b (build with: cargo build --release)" >&2; exit 2; }
   python3 benches/health_eval/cli/score.py "$b" "$corpus"
