@@ -37,6 +37,9 @@ pub const STEP_TIME_S: &str = "step_time_s";
 pub const TOKENS_PER_S: &str = "tokens_per_s";
 pub const SAMPLES_PER_S: &str = "samples_per_s";
 pub const MOE_AUX_LOSS: &str = "moe/aux_loss";
+/// The share of the tokens the whole model's MoE layers dropped (a log that
+/// gives no layer's own).
+pub const MOE_DROPPED_ALL: &str = "moe/dropped_frac";
 /// The run's own memory, reported by the run (or attributed from telemetry).
 pub const MEM_GPU_BYTES: &str = "mem/gpu_bytes";
 pub const MEM_RSS_BYTES: &str = "mem/rss_bytes";
@@ -200,7 +203,8 @@ impl MoeLayer {
 /// expert's load with its layer and expert numbers (`moe/layer_3/expert_5_load`,
 /// `moe/layer_3/tokens_per_expert/5`, `router/l3/e5/count`: `moe/L3/load/E5`;
 /// no layer number is the one MoE layer, 0), or a layer's dropped-token fraction
-/// (`moe/layer_3/dropped_token_frac`: `moe/L3/dropped_frac`). Loads may be counts
+/// (`moe/layer_3/dropped_token_frac`: `moe/L3/dropped_frac`; the whole model's,
+/// with no layer, `moe/dropped_frac`). Loads may be counts
 /// or shares (the balance renormalises them). A name with a word of another
 /// quantity (a loss, bias, gradient, norm, weight, logit, entropy) is none.
 pub fn moe_alias(name: &str) -> Option<String> {
@@ -230,7 +234,7 @@ pub fn moe_alias(name: &str) -> Option<String> {
     let layer = numbered(&["layer", "layers", "l", "block", "blocks"]);
     if words().any(|w| w.starts_with("drop")) {
         let share = words().any(|w| matches!(w, "frac" | "fraction" | "rate" | "ratio" | "share"));
-        return layer.filter(|_| share).map(|l| moe(l).dropped_frac());
+        return share.then(|| layer.map_or_else(|| MOE_DROPPED_ALL.to_owned(), |l| moe(l).dropped_frac()));
     }
     let expert = numbered(&["expert", "experts", "e"])?;
     let load = words().any(|w| matches!(w, "load" | "loads" | "tokens" | "token" | "count" | "counts" | "frac" | "fraction" | "share" | "usage" | "util" | "utilization" | "routed" | "assigned"));
@@ -408,6 +412,7 @@ pub const CATALOG: &[MetricInfo] = &[
     entry(FRAC_REWARD_ZERO_STD, "zero-std groups", Unit::Ratio, Lower, PerStep, P::None),
     // MoE.
     entry(MOE_AUX_LOSS, "aux loss", Unit::Ratio, Lower, PerStep, P::Moe).aliases(&["aux_loss", "load_balancing_loss", "load_balance_loss"]),
+    entry(MOE_DROPPED_ALL, "dropped tokens", Unit::Ratio, Lower, PerStep, P::Moe),
     entry("moe/L{l}/load/E{e}", "load", Unit::Ratio, Neither, PerStep, P::Moe),
     entry("moe/L{l}/dropped_frac", "dropped", Unit::Ratio, Lower, PerStep, P::Moe),
     entry("moe/L{l}/balance", "balance", Unit::Ratio, Higher, DerivedStored, P::Moe),
@@ -1211,8 +1216,8 @@ mod tests {
             ("expert_load/expert3", Some("moe/L0/load/E3")),
             ("moe/L2/load/E4", Some("moe/L2/load/E4")),
             ("moe/layer_15/dropped_token_frac", Some("moe/L15/dropped_frac")),
-            // A whole model's drops, a count of experts, other quantities: none.
-            ("moe/dropped_token_frac", None),
+            ("moe/dropped_token_frac", Some("moe/dropped_frac")),
+            // A count of experts, other quantities: none.
             ("moe/num_experts", None),
             ("moe/layer_3/expert_5/grad_norm", None),
             ("moe/layer_3/router_z_loss", None),

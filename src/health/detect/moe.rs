@@ -9,6 +9,10 @@ use crate::health::{AlertKind, Severity};
 use crate::report::format::percent;
 use crate::metrics::catalog::{self, MoeLayer};
 
+/// The key of the whole model's dropped share ([`catalog::MOE_DROPPED_ALL`])
+/// among the layers' watches.
+const WHOLE_MODEL: usize = usize::MAX;
+
 /// Dropped-token fraction that is a warning on its own.
 pub const DROPPED_WARN: f64 = 0.2;
 
@@ -134,11 +138,15 @@ impl ExpertCollapse {
     pub fn check(&mut self, p: &Point) -> Vec<Raised> {
         let mut out = Vec::new();
         // Most runs log no MoE layer: one prefix test per name, no parsing; the
-        // layers are read from the first name that has the prefix on.
-        let Some(first) = p.values.iter().position(|(name, _)| catalog::is_moe_layer_metric(name)) else {
+        // layers are read from the first name that has the prefix on. A dropped
+        // share of the whole model's tokens is judged as a layer of its own.
+        let first = p.values.iter().position(|(name, _)| catalog::is_moe_layer_metric(name));
+        let model_wide = p.get(catalog::MOE_DROPPED_ALL).map(|d| (WHOLE_MODEL, (Vec::new(), None, Some(d))));
+        if first.is_none() && model_wide.is_none() {
             return out;
-        };
-        for (l, (loads, given_balance, dropped)) in layers_of(&p.values[first..]) {
+        }
+        let layers = first.map(|f| layers_of(&p.values[f..])).unwrap_or_default();
+        for (l, (loads, given_balance, dropped)) in layers.into_iter().chain(model_wide) {
             let summary = balance(&loads);
             let bal = summary.map(|b| b.balance).or(given_balance);
             let watch = self.layers.entry(l).or_insert_with(|| LayerWatch { gate: Gate::new(&self.s, Worse::Lower), first_step: p.step, points: 0, balanced: 0, settled: false });
@@ -170,11 +178,15 @@ impl ExpertCollapse {
             // fraction when no balance is known (its worst point is not tracked).
             let watched = bal.or(dropped).unwrap_or(f64::NAN);
             let Some(mut v) = gate.pass(severity, p.step, watched) else { continue };
-            let metric = if bal.is_some() { catalog::moe(l).balance() } else { catalog::moe(l).dropped_frac() };
+            let metric = match (bal, l) {
+                (Some(_), _) => catalog::moe(l).balance(),
+                (None, WHOLE_MODEL) => catalog::MOE_DROPPED_ALL.to_owned(),
+                (None, _) => catalog::moe(l).dropped_frac(),
+            };
             if bal.is_none() {
                 v.peak = None;
             }
-            let mut message = format!("layer {l} routing collapsed from step {}", v.step);
+            let mut message = if l == WHOLE_MODEL { format!("MoE routing collapsed from step {}", v.step) } else { format!("layer {l} routing collapsed from step {}", v.step) };
             if bal.is_some() {
                 message.push_str(&format!(": {} effective experts there", percent(v.value)));
             }
@@ -225,6 +237,21 @@ mod tests {
             let v: Vec<(MetricName, f64)> = loads(i).iter().enumerate().map(|(e, x)| (format!("moe/L0/load/E{e}").into(), *x)).collect();
             d.check(&Point { step: i * every, time_s: 0.0, values: &v }).into_iter().find(|a| a.severity >= Severity::Warn).map(|a| a.step)
         })
+    }
+
+    #[test]
+    fn the_whole_models_dropped_share_is_judged_as_a_layer_of_its_own() {
+        for (name, late, want) in [("a quarter dropped from step 300", 0.25, true), ("5% dropped throughout", 0.05, false)] {
+            let mut d = ExpertCollapse::new(defaults(AlertKind::ExpertCollapse));
+            let first = (0..500u64).find_map(|i| {
+                let v: Vec<(MetricName, f64)> = vec![("loss".into(), 2.0), (catalog::MOE_DROPPED_ALL.into(), if i >= 300 { late } else { 0.05 })];
+                d.check(&Point { step: i, time_s: 0.0, values: &v }).into_iter().find(|a| a.severity >= Severity::Warn)
+            });
+            assert_eq!(first.is_some(), want, "{name}: {first:?}");
+            if let Some(a) = first {
+                assert!(a.step >= 300 && a.step < 310 && a.metric == catalog::MOE_DROPPED_ALL && a.message.starts_with("MoE routing collapsed"), "{name}: {a:?}");
+            }
+        }
     }
 
     #[test]
