@@ -60,6 +60,12 @@ pub fn parse_printed_in_order(line: &str, progress: &mut Progress) -> Line {
                 rec.continues = false;
             } else if rec.step.is_none() && !rec.continues {
                 rec.step = progress.trainer_bar.number_dict();
+                // The training bar's rate (`1.73s/it`) is the step time where the dict logs none.
+                if let Some(seconds) = rec.step.and(progress.trainer_bar.seconds_per_step) {
+                    if !rec.fields.iter().any(|(n, _)| n == catalog::STEP_TIME_S) {
+                        rec.fields.push((catalog::STEP_TIME_S.into(), seconds));
+                    }
+                }
             }
             Line::Metrics(rec)
         }
@@ -70,6 +76,7 @@ pub fn parse_printed_in_order(line: &str, progress: &mut Progress) -> Line {
             }
             if let Some(count) = tqdm_count(text) {
                 progress.trainer_bar.latest = Some(count);
+                progress.trainer_bar.latest_rate = bar_seconds_per_step(text);
             }
             Line::Text
         }
@@ -101,8 +108,11 @@ fn memory_metric(name: &str) -> Option<&'static str> {
 /// (the dicts carry none, and are logged every `logging_steps`).
 #[derive(Debug, Clone, Default)]
 pub struct TrainerBar {
-    /// The newest bar's count and total.
+    /// The newest bar's count and total, and its rate in seconds a step.
     latest: Option<(u64, u64)>,
+    latest_rate: Option<f64>,
+    /// The rate of the training bar that numbered the last dict.
+    seconds_per_step: Option<f64>,
     /// The training bar's total, from the first dict it numbered: an evaluation's
     /// bar (`63/63`) or a data pass's (`Map: 2001024/2001024`) is another bar.
     total: Option<u64>,
@@ -125,6 +135,7 @@ impl TrainerBar {
         }
         self.total = Some(m);
         self.numbered = Some(n);
+        self.seconds_per_step = self.latest_rate;
         Some(n)
     }
 }
@@ -2526,6 +2537,11 @@ mod tests {
         // The data pass's finished bar and the evaluation's bar number nothing; a
         // dict with no new count of the training bar counts on from the one before.
         assert_eq!(steps, [(Some(25), false), (None, true), (None, false), (Some(50), false)]);
+        // The training bar's rate is the step time of the dicts it numbers.
+        let mut progress = Progress::default();
+        let _ = parse_printed_in_order("  8%|8         | 25/300 [00:43<07:29, 1.73s/it]", &mut progress);
+        let Line::Metrics(r) = parse_printed_in_order("{'loss': 2.95, 'epoch': 0.0}", &mut progress) else { panic!("a dict") };
+        assert_eq!(r.fields.iter().find(|(n, _)| n == catalog::STEP_TIME_S).map(|(_, v)| *v), Some(1.73));
         assert_eq!(tqdm_count("Epoch 1:  12%|█▏  | 120/1000 [00:10<01:20, 11.02it/s]"), Some((120, 1000)));
         assert_eq!(tqdm_count("loss 2.3 | 5/10"), None);
     }
