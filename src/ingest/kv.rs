@@ -129,7 +129,7 @@ pub fn value(text: &str) -> Option<f64> {
 /// Whether a value is written in bytes' units (`31.21GiB(39.49%)`, `8.1 GB`).
 pub fn in_bytes(text: &str) -> bool {
     let t = text.split('(').next().unwrap_or(text).trim();
-    ["GiB", "GB", "MiB", "MB", "KiB", "KB"].iter().any(|u| t.strip_suffix(u).is_some_and(|n| n.trim_end().ends_with(|c: char| c.is_ascii_digit())))
+    UNITS.iter().filter(|(_, factor)| *factor >= 1024.0).any(|(u, _)| t.strip_suffix(u).is_some_and(|n| n.trim_end().ends_with(|c: char| c.is_ascii_digit())))
 }
 
 /// Units that convert a value to rlmon's base units (seconds, bytes) or name a

@@ -59,10 +59,10 @@ pub fn parse_printed_in_order(line: &str, progress: &mut Progress) -> Line {
                 rec.step = Some(step);
                 rec.continues = false;
             } else if rec.step.is_none() && !rec.continues {
-                rec.step = progress.trainer_bar.number_dict();
-                // The training bar's rate (`1.73s/it`) is the step time where the dict logs none.
-                if let Some(seconds) = rec.step.and(progress.trainer_bar.seconds_per_step) {
-                    if !rec.fields.iter().any(|(n, _)| n == catalog::STEP_TIME_S) {
+                if let Some((step, rate)) = progress.trainer_bar.number_dict() {
+                    rec.step = Some(step);
+                    // The training bar's rate (`1.73s/it`) is the step time where the dict logs none.
+                    if let Some(seconds) = rate.filter(|_| !rec.fields.iter().any(|(n, _)| n == catalog::STEP_TIME_S)) {
                         rec.fields.push((catalog::STEP_TIME_S.into(), seconds));
                     }
                 }
@@ -74,9 +74,8 @@ pub fn parse_printed_in_order(line: &str, progress: &mut Progress) -> Line {
             if text.ends_with(':') {
                 progress.dict_header = generic_line(text, Accept::Any).step;
             }
-            if let Some(count) = tqdm_count(text) {
-                progress.trainer_bar.latest = Some(count);
-                progress.trainer_bar.latest_rate = bar_seconds_per_step(text);
+            if let Some((n, m)) = tqdm_count(text) {
+                progress.trainer_bar.latest = Some((n, m, bar_seconds_per_step(text)));
             }
             Line::Text
         }
@@ -109,10 +108,7 @@ fn memory_metric(name: &str) -> Option<&'static str> {
 #[derive(Debug, Clone, Default)]
 pub struct TrainerBar {
     /// The newest bar's count and total, and its rate in seconds a step.
-    latest: Option<(u64, u64)>,
-    latest_rate: Option<f64>,
-    /// The rate of the training bar that numbered the last dict.
-    seconds_per_step: Option<f64>,
+    latest: Option<(u64, u64, Option<f64>)>,
     /// The training bar's total, from the first dict it numbered: an evaluation's
     /// bar (`63/63`) or a data pass's (`Map: 2001024/2001024`) is another bar.
     total: Option<u64>,
@@ -121,11 +117,12 @@ pub struct TrainerBar {
 }
 
 impl TrainerBar {
-    /// The step of a training dict: the bar's count when it moved on since the
-    /// dict before; `None` (the dict counts on) without a new count. The first bar
-    /// taken must still be running (a finished bar before training is a data pass's).
-    fn number_dict(&mut self) -> Option<u64> {
-        let (n, m) = self.latest?;
+    /// The step of a training dict, and the bar's rate: the bar's count when it
+    /// moved on since the dict before; `None` (the dict counts on) without a new
+    /// count. The first bar taken must still be running (a finished bar before
+    /// training is a data pass's).
+    fn number_dict(&mut self) -> Option<(u64, Option<f64>)> {
+        let (n, m, rate) = self.latest?;
         let the_training_bar = match self.total {
             Some(total) => total == m,
             None => n < m,
@@ -135,8 +132,7 @@ impl TrainerBar {
         }
         self.total = Some(m);
         self.numbered = Some(n);
-        self.seconds_per_step = self.latest_rate;
-        Some(n)
+        Some((n, rate))
     }
 }
 
@@ -145,13 +141,7 @@ impl TrainerBar {
 fn tqdm_count(text: &str) -> Option<(u64, u64)> {
     let (_, after_percent) = text.split_once("%|")?;
     let (_, rest) = after_percent.split_once('|')?;
-    let (n, m) = rest.split_whitespace().next()?.split_once('/')?;
-    let digits = |t: &str| !t.is_empty() && t.len() <= 18 && t.bytes().all(|b| b.is_ascii_digit());
-    if !(digits(n) && digits(m)) {
-        return None;
-    }
-    let (n, m) = (n.parse().ok()?, m.parse().ok()?);
-    (n <= m).then_some((n, m))
+    kv::fraction(rest.split_whitespace().next()?).filter(|(n, m)| n <= m)
 }
 
 /// One line of a preset's log read in order: as [`parse`], and after a step, a

@@ -1423,7 +1423,7 @@ mod tests {
 
     #[test]
     fn the_catalog_says_which_rl_metrics_are_objectives_and_which_are_held_out_scores() {
-        // A policy loss is an objective; an RL run's `loss` once it reaches zero.
+        // A policy loss is an objective; so is an RL run's `loss`.
         assert_eq!(loss_role(POLICY_LOSS, false), LossRole::PolicyObjective);
         assert_eq!(loss_role(canonical("actor/pg_loss"), true), LossRole::PolicyObjective);
         assert_eq!(loss_role(LOSS, true), LossRole::PolicyObjective, "an RL trainer's total objective");

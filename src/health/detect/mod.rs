@@ -99,8 +99,8 @@ pub(crate) fn no_policy_gradient(p: &Point, rl_run: bool) -> bool {
 }
 
 impl LossRoleSeen {
-    /// Whether `metric`, at `x` at this point, is a policy objective (not to
-    /// be judged as a loss).
+    /// Whether `metric` is, as of this point, a policy objective (not to be
+    /// judged as a loss).
     pub(crate) fn objective(&mut self, p: &Point, metric: &str) -> bool {
         if !self.objective {
             self.rl_run = self.rl_run || p.get(catalog::KL).is_some() || p.get(catalog::REWARD).is_some();
