@@ -42,6 +42,18 @@ fn split(line: &str, delimiter: u8) -> Result<Vec<String>, String> {
     }
 }
 
+/// Whether a line could be a header row: two cells or more, none of them a number,
+/// and no comment (`# 12 batch size * 8 GPUs = 491,520` in a config printed above a
+/// text log is not a CSV's header).
+pub fn could_be_header(line: &str, delimiter: u8) -> bool {
+    let line = line.trim_start();
+    if line.starts_with('#') || line.starts_with('{') {
+        return false;
+    }
+    let cells = line.split(delimiter as char).collect::<Vec<_>>();
+    cells.len() >= 2 && cells.iter().all(|c| c.trim().trim_matches('"').parse::<f64>().is_err())
+}
+
 impl Columns {
     pub fn new(default_metric: Option<String>) -> Self {
         Columns { default_metric, ..Default::default() }
@@ -184,6 +196,16 @@ mod tests {
         assert_eq!((rec(&r[0]).step, rec(&r[1]).step), (Some(5120), Some(10240)));
         let r = rows("step,total_timesteps,loss\n1,512,2.0\n", None);
         assert_eq!(rec(&r[0]).step, Some(1), "a common step column wins");
+    }
+
+    #[test]
+    fn a_header_is_names_not_numbers_or_a_comment() {
+        assert!(could_be_header("Step,run - loss,run - loss__MIN", b','));
+        assert!(could_be_header(",loss,acc", b','), "pandas' index column has no name");
+        assert!(!could_be_header("1,2.5", b','));
+        assert!(!could_be_header("# 12 batch size * 1024 block size * 8 GPUs = 491,520", b','));
+        assert!(!could_be_header("tokens per iteration will be: 491,520", b','), "a number's thousands");
+        assert!(!could_be_header("loss", b','));
     }
 
     #[test]

@@ -312,7 +312,7 @@ pub fn detect(path: &Path, head: &str) -> Format {
     if !first.starts_with('{') && first.contains('\t') {
         return Format::Csv(b'\t');
     }
-    if !first.starts_with('{') && first.split(',').count() >= 2 && first.split(',').any(|c| c.trim().trim_matches('"').parse::<f64>().is_err()) {
+    if csv::could_be_header(first, b',') {
         return Format::Csv(b',');
     }
     // JSON objects among the first lines: a metrics file, its bad lines counted.

@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 
 use crate::ingest::normalize::{Emit, Normalizer, Resume};
 use crate::ingest::{self, Format, Line, LineReader, SkipKind, MAX_LINE_BYTES};
+use crate::metrics::catalog::Preset;
 use crate::metrics::MetricName;
 use crate::session::RunOutcome;
 
@@ -133,6 +134,14 @@ pub struct MetricStream {
     /// `None` while the format is being detected from `head`.
     reader: Option<LineReader>,
     head: Vec<RawLine>,
+    /// Lines shown as output while the format was undecided, the newest
+    /// `DETECT_LINES` of them, and a text reader that has read every undecided
+    /// line in order: a record spread over several lines (a Stable-Baselines3
+    /// table, a Composer block) reads only with the lines before it, which may
+    /// each have been shown as output.
+    shown: std::collections::VecDeque<RawLine>,
+    context: LineReader,
+    context_read: bool,
     /// One lane per rank seen (records of different ranks never merge into one step).
     lanes: BTreeMap<Option<u32>, Lane>,
     /// The rank of records without their own (a glob's file of one rank).
@@ -167,6 +176,9 @@ impl MetricStream {
             reader,
             default_metric,
             head: Vec::new(),
+            shown: Default::default(),
+            context: LineReader::new(Format::Text(Preset::Generic), None),
+            context_read: false,
             lanes: BTreeMap::new(),
             rank: None,
             mixed,
@@ -200,12 +212,18 @@ impl MetricStream {
         }
         // Only a CSV header needs lines after it to be recognised; any other line
         // that is not a metric line on its own is output, shown at once.
-        let could_be_header = raw.bytes.contains(&b',') || raw.bytes.contains(&b'\t');
+        let could_be_header = raw.bytes.contains(&b'\t') || ingest::csv::could_be_header(&String::from_utf8_lossy(&raw.bytes), b',');
         let shown_now = self.head.is_empty() && !could_be_header && !raw.too_long();
+        if !raw.too_long() {
+            self.context_read |= matches!(self.context.line(&raw.bytes), Line::Metrics(_));
+        }
         self.head.push(raw);
         self.detect(self.head.len() >= DETECT_LINES, now_s, &mut out);
         if shown_now && self.reader.is_none() {
-            out.extend(self.head.pop().map(|l| StreamOut::Text(log_text(&l))));
+            if let Some(line) = self.head.pop() {
+                out.push(StreamOut::Text(log_text(&line)));
+                self.remember_shown([line]);
+            }
         }
         out
     }
@@ -259,8 +277,25 @@ impl MetricStream {
             match head.last() {
                 Some(l) if !l.too_long() && matches!(probe.line(&l.bytes), Line::Metrics(_)) => (newest, head.len() - 1),
                 // Output with no metric line so far is shown; detection goes on.
+                // A record over several lines, the first of them already shown:
+                // read with them (their text is not shown twice).
+                _ if self.context_read => {
+                    let format = Format::Text(Preset::Generic);
+                    self.reader = Some(LineReader::new(format, self.default_metric.clone()));
+                    for raw in std::mem::take(&mut self.shown) {
+                        let line = self.reader.as_mut().map_or(Line::Blank, |r| r.line(&raw.bytes));
+                        if matches!(line, Line::Metrics(_)) {
+                            self.parsed(line, String::new, now_s, out);
+                        }
+                    }
+                    for raw in head {
+                        self.take(raw, now_s, out);
+                    }
+                    return;
+                }
                 _ if force && self.mixed => {
                     out.extend(head.iter().map(|l| StreamOut::Text(log_text(l))));
+                    self.remember_shown(head);
                     return;
                 }
                 // A metrics file: read as its best guess, or when that reads none of
@@ -284,12 +319,24 @@ impl MetricStream {
         // here, the others as the reader takes them below.)
         reader.learn_as_it_goes(text(&head[..as_text]).as_bytes());
         self.reader = Some(reader);
+        self.shown.clear();
         for (i, raw) in head.into_iter().enumerate() {
             if i < as_text {
                 out.push(StreamOut::Text(log_text(&raw)));
             } else {
                 self.take(raw, now_s, out);
             }
+        }
+    }
+
+    /// Keeps the newest lines shown while the format is undecided, for a record
+    /// that they begin.
+    fn remember_shown(&mut self, lines: impl IntoIterator<Item = RawLine>) {
+        for line in lines {
+            if self.shown.len() == DETECT_LINES {
+                self.shown.pop_front();
+            }
+            self.shown.push_back(line);
         }
     }
 
@@ -568,6 +615,43 @@ mod tests {
         assert_eq!(steps(&out).iter().map(|p| p.0).collect::<Vec<_>>(), [1, 2], "{out:?}");
     }
 
+    /// Stable-Baselines3 prints a table of rows between dashed rules: no row reads
+    /// alone, so each is shown as it comes; the closing rule makes the record.
+    #[test]
+    fn a_record_over_lines_already_shown_reads_with_them() {
+        let table = |it: u64| {
+            let rows = [("rollout/", String::new()), ("   ep_rew_mean", format!("{}", 20 + it)), ("time/", String::new()), ("   iterations", it.to_string()), ("   total_timesteps", (2048 * it).to_string()), ("train/", String::new()), ("   approx_kl", "0.012".into()), ("   entropy_loss", "-0.69".into())];
+            let mut lines = vec!["-----------------------------".to_string()];
+            lines.extend(rows.iter().map(|(k, v)| format!("| {k:<18} | {v:<6} |")));
+            lines.push("-----------------------------".into());
+            lines
+        };
+        let mut lines = vec!["Using cpu device".to_string()];
+        (1..=3).for_each(|it| lines.extend(table(it)));
+        let lines: Vec<&str> = lines.iter().map(String::as_str).collect();
+        for (origin, mixed) in [("stdout", true), ("logs/ppo.log", false)] {
+            let mut m = MetricStream::new(Path::new(origin), None, mixed);
+            let out = feed(&mut m, &lines);
+            assert_eq!(m.format().map(Format::name), Some("text"), "{origin}");
+            assert_eq!(steps(&out).len(), 3, "{origin}: {out:?}");
+            let shown = texts(&out);
+            assert_eq!(shown.iter().filter(|t| t.contains("ep_rew_mean")).count(), 1, "{origin}: the first table's lines shown once: {shown:?}");
+        }
+    }
+
+    /// nanoGPT prints its config first; a comment there holds a number with a
+    /// thousands comma, which is no CSV header to wait on.
+    #[test]
+    fn a_config_printed_first_does_not_decide_the_format() {
+        let mut lines = vec!["Overriding config with config/train_gpt2.py:", "# 12 batch size * 1024 block size * 5 gradaccum * 8 GPUs = 491,520", "batch_size = 12", "max_iters = 640", "tokens per iteration will be: 491,520", "compiling the model... (takes a ~minute)"];
+        let iters: Vec<String> = (0..30).map(|i| format!("iter {i}: loss {:.4}, time 250.00ms, mfu 32.00%", 10.0 - 0.1 * i as f64)).collect();
+        lines.extend(iters.iter().map(String::as_str));
+        let mut m = MetricStream::new(Path::new("logs/train.log"), None, false);
+        let out = feed(&mut m, &lines);
+        assert_eq!(m.format().map(Format::name), Some("nanogpt"));
+        assert_eq!(steps(&out).iter().map(|p| p.0).collect::<Vec<_>>(), (0..30).collect::<Vec<u64>>(), "{out:?}");
+    }
+
     #[test]
     fn a_metrics_file_skips_bad_lines_and_sees_resumes() {
         let mut m = MetricStream::new(Path::new("logs/m.jsonl"), Some(Format::Jsonl), false);
@@ -604,7 +688,7 @@ mod tests {
         let ranks = |out: &[StreamOut]| out.iter().filter_map(|o| if let StreamOut::Point { rank, step, .. } = o { Some((*rank, *step)) } else { None }).collect::<Vec<_>>();
         let lines: Vec<String> = (1..=6).flat_map(|s| (0..2).map(move |r| format!("{r}: step {s} | loss {:.2} | lr 3.0e-04", 3.0 - 0.1 * s as f64 + 0.01 * r as f64))).collect();
         let lines: Vec<&str> = lines.iter().map(String::as_str).collect();
-        for format in [None, Some(Format::Text(crate::metrics::catalog::Preset::Generic))] {
+        for format in [None, Some(Format::Text(Preset::Generic))] {
             let mut m = MetricStream::new(Path::new("stdout"), format.clone(), true);
             let got = ranks(&feed(&mut m, &lines));
             let of = |rank: Option<u32>| got.iter().filter(|(r, _)| *r == rank).map(|(_, s)| *s).collect::<Vec<u64>>();
