@@ -729,3 +729,46 @@ fn a_log_of_two_ranks_is_a_run_and_a_rank_of_its_own() {
     assert_eq!(names, ["interleaved_ranks", "interleaved_ranks/rank0"], "{r}");
     assert!(r["runs"].as_array().unwrap().iter().all(|r| r["points"] == 4), "{r}");
 }
+
+/// `watch --attach` follows a log line by line, choosing its format from its first
+/// lines as they come; `check` reads the whole file. Every real log of the gallery
+/// must end at the same step both ways, with as many points (a preamble that reads
+/// as metrics, a comma in a comment, a table over several lines, a bar drawn over
+/// with backspaces all once kept the followed log from being read).
+#[test]
+fn a_followed_log_reads_as_check_reads_it() {
+    use rlmon::ingest::{detect, Format};
+    use rlmon::workload::command::stream::{LineSplitter, MetricStream, StreamOut};
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/formats");
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().path()).filter(|p| p.file_name().is_some_and(|n| n != "README.md")).collect();
+    files.sort();
+    let mut compared = 0;
+    let mut wrong = Vec::new();
+    for path in &files {
+        let bytes = std::fs::read(path).unwrap();
+        let head = String::from_utf8_lossy(&bytes[..bytes.len().min(64 * 1024)]);
+        // Documents read whole are followed as documents, not line by line.
+        if matches!(detect(path, &head), Format::TrainerState | Format::JsonDocument | Format::TensorBoard | Format::Wandb) {
+            continue;
+        }
+        let (_, report) = check(path, &[]);
+        let Some(runs) = report["runs"].as_array().filter(|r| r.len() == 1) else { continue };
+        let (points, last) = (runs[0]["points"].as_u64().unwrap(), runs[0]["last_step"].as_u64().unwrap_or(0));
+        let mut stream = MetricStream::new(path, None, false);
+        let mut splitter = LineSplitter::default();
+        let mut lines = splitter.push(&bytes);
+        lines.extend(splitter.finish());
+        let mut outs: Vec<StreamOut> = lines.into_iter().flat_map(|l| stream.line(l, 0.0)).collect();
+        outs.extend(stream.finish(1.0));
+        let steps: Vec<u64> = outs.iter().filter_map(|o| if let StreamOut::Point { step, .. } = o { Some(*step) } else { None }).collect();
+        let resumed = outs.iter().any(|o| matches!(o, StreamOut::Resumed { .. }));
+        compared += 1;
+        let followed_last = steps.last().copied().unwrap_or(0);
+        // A resume drops steps, so only the last step is compared then.
+        if followed_last != last || (!resumed && steps.len() as u64 != points) {
+            wrong.push(format!("{}: check {points} points to step {last}, followed {} to step {followed_last}", path.file_name().unwrap().to_string_lossy(), steps.len()));
+        }
+    }
+    assert!(compared > 100, "{compared} logs compared");
+    assert!(wrong.is_empty(), "{} of {compared} logs read otherwise when followed:\n{}", wrong.len(), wrong.join("\n"));
+}

@@ -42,16 +42,24 @@ fn split(line: &str, delimiter: u8) -> Result<Vec<String>, String> {
     }
 }
 
+/// Words a column's name may have (`my-run - train/loss__MIN` has three).
+const MAX_HEADER_WORDS: usize = 5;
+
 /// Whether a line could be a header row: two cells or more, none of them a number,
-/// and no comment (`# 12 batch size * 8 GPUs = 491,520` in a config printed above a
+/// a sentence or cut inside brackets, and no comment (`# 12 batch size * 8 GPUs = 491,520` in a config printed above a
 /// text log is not a CSV's header).
 pub fn could_be_header(line: &str, delimiter: u8) -> bool {
     let line = line.trim_start();
     if line.starts_with('#') || line.starts_with('{') {
         return false;
     }
+    // A comma inside brackets is a tuple's or a call's (`(None, 128)`,
+    // `TrainingArguments(lr=1e-05, ...)`), not a cell's end.
+    // A cell of many words is a sentence's part (a warning's `..., or set ...`).
+    let balanced = |c: &str| c.matches(['(', '[']).count() == c.matches([')', ']']).count();
+    let name_like = |c: &str| c.split_whitespace().count() <= MAX_HEADER_WORDS && c.trim().trim_matches('"').parse::<f64>().is_err();
     let cells = line.split(delimiter as char).collect::<Vec<_>>();
-    cells.len() >= 2 && cells.iter().all(|c| c.trim().trim_matches('"').parse::<f64>().is_err())
+    cells.len() >= 2 && cells.iter().all(|c| balanced(c) && name_like(c))
 }
 
 impl Columns {
@@ -206,6 +214,9 @@ mod tests {
         assert!(!could_be_header("# 12 batch size * 1024 block size * 8 GPUs = 491,520", b','));
         assert!(!could_be_header("tokens per iteration will be: 491,520", b','), "a number's thousands");
         assert!(!could_be_header("loss", b','));
+        assert!(!could_be_header(" dense (Dense)               (None, 128)               100480", b','), "Keras' model summary");
+        assert!(could_be_header("step,loss (train),acc[val]", b','));
+        assert!(!could_be_header("FutureWarning: This implementation of AdamW is deprecated and will be removed. Use torch.optim.AdamW instead, or set `no_deprecation_warning=True` to disable this warning", b','));
     }
 
     #[test]

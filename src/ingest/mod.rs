@@ -304,6 +304,12 @@ pub fn detect(path: &Path, head: &str) -> Format {
             return Format::HfLog;
         }
     }
+    // JSON records with a few text lines among them (an evaluation's summary
+    // printed between them) are a JSONL log, its other lines counted as skipped.
+    let json_lines = lines().filter(|l| l.trim_start().starts_with('{') && serde_json::from_str::<serde_json::Map<String, serde_json::Value>>(l.trim()).is_ok()).count();
+    if json_lines > 0 && json_lines >= *generic_read.get_or_insert_with(generic_lines) {
+        return Format::Jsonl;
+    }
     // Read in order: a table's rows make a record only together.
     let mut progress = text::Progress::default();
     if lines().any(|l| matches!(text::parse_generic(l, &mut progress), Line::Metrics(_))) {
@@ -818,6 +824,7 @@ mod tests {
         assert_eq!(d("ppo.log", "Using cpu device\n------------------\n| train/    |     |\n|    loss   | 1.2 |\n|    total_timesteps | 2048 |\n------------------\n"), "text");
         assert_eq!(d("noise", "hello\n"), "text");
         assert_eq!(d("metrics", "starting\n{\"step\": 1, \"loss\": 2}\n"), "jsonl");
+        assert_eq!(d("train.log", "{\"step\": 1, \"loss\": 2}\neval step 1 val_loss 2.5\n{\"step\": 2, \"loss\": 1.9}\n"), "jsonl", "JSON records among text lines");
         // A config dict printed above a text log's lines: the lines make the format.
         assert_eq!(d("train.log", "{'name': 'tiny', 'block_size': 2048}\nstep 1 loss: 2.1\nstep 2 loss: 2.0\nstep 3 loss: 1.9\n"), "text");
         // Lines indented with tabs, no metric rlmon knows: a text log, not JSON.

@@ -382,6 +382,12 @@ impl Normalizer {
         self.finish()
     }
 
+    /// Forgets the step being gathered: its records were read in a format that was
+    /// given up for another.
+    pub fn drop_pending(&mut self) {
+        self.pending = None;
+    }
+
     /// The last step, once the input ends.
     pub fn finish(&mut self) -> Vec<Emit> {
         let mut out = Vec::new();

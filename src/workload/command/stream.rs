@@ -142,6 +142,10 @@ pub struct MetricStream {
     shown: std::collections::VecDeque<RawLine>,
     context: LineReader,
     context_read: bool,
+    /// A detected format on probation: chosen from a few records, it gives way to
+    /// another that reads more of the lines after (a config line `TrainingArguments(
+    /// learning_rate=5e-05, ...)` read as text, then the Trainer's dicts).
+    probation: Option<Probation>,
     /// One lane per rank seen (records of different ranks never merge into one step).
     lanes: BTreeMap<Option<u32>, Lane>,
     /// The rank of records without their own (a glob's file of one rank).
@@ -149,6 +153,24 @@ pub struct MetricStream {
     /// Whether other lines are expected between metric lines (stdout).
     mixed: bool,
 }
+
+/// A detected format's first lines: how many records it read, and every line
+/// since it was chosen, for the format the lines as a whole tell to take over
+/// and read again.
+#[derive(Default)]
+struct Probation {
+    read: usize,
+    lines: Vec<RawLine>,
+    strays: usize,
+}
+
+/// A detected format is on probation until it has read this many records, or
+/// this many lines have come since it was chosen.
+const PROBATION_RECORDS: usize = 8;
+const PROBATION_LINES: usize = DETECT_LINES;
+/// Lines it did not read but another format reads on its own that it takes
+/// before the lines as a whole are looked at again.
+const STRAYS_TO_SWITCH: usize = 3;
 
 /// The steps of one rank being gathered.
 #[derive(Default)]
@@ -179,6 +201,7 @@ impl MetricStream {
             shown: Default::default(),
             context: LineReader::new(Format::Text(Preset::Generic), None),
             context_read: false,
+            probation: None,
             lanes: BTreeMap::new(),
             rank: None,
             mixed,
@@ -218,7 +241,9 @@ impl MetricStream {
             self.context_read |= matches!(self.context.line(&raw.bytes), Line::Metrics(_));
         }
         self.head.push(raw);
-        self.detect(self.head.len() >= DETECT_LINES, now_s, &mut out);
+        // A metrics file decides by its first lines, those shown among them.
+        let seen = self.head.len() + if self.mixed { 0 } else { self.shown.len() };
+        self.detect(seen >= DETECT_LINES, now_s, &mut out);
         if shown_now && self.reader.is_none() {
             if let Some(line) = self.head.pop() {
                 out.push(StreamOut::Text(log_text(&line)));
@@ -280,14 +305,8 @@ impl MetricStream {
                 // A record over several lines, the first of them already shown:
                 // read with them (their text is not shown twice).
                 _ if self.context_read => {
-                    let format = Format::Text(Preset::Generic);
-                    self.reader = Some(LineReader::new(format, self.default_metric.clone()));
-                    for raw in std::mem::take(&mut self.shown) {
-                        let line = self.reader.as_mut().map_or(Line::Blank, |r| r.line(&raw.bytes));
-                        if matches!(line, Line::Metrics(_)) {
-                            self.parsed(line, String::new, now_s, out);
-                        }
-                    }
+                    let shown = std::mem::take(&mut self.shown).into();
+                    self.read_shown_with(Format::Text(Preset::Generic), shown, now_s, out);
                     for raw in head {
                         self.take(raw, now_s, out);
                     }
@@ -300,12 +319,23 @@ impl MetricStream {
                 }
                 // A metrics file: read as its best guess, or when that reads none of
                 // its lines, as the first other format that reads one; bad lines counted.
+                // A metrics file: read as its best guess from every line so far
+                // (those shown too), or when that reads none of them, as the first
+                // other format that reads one; bad lines counted.
                 _ if force => {
+                    let shown: Vec<RawLine> = std::mem::take(&mut self.shown).into();
+                    let lines: Vec<&RawLine> = shown.iter().chain(&head).filter(|l| !l.too_long()).collect();
                     let reads = |format: &Format| {
                         let mut probe = LineReader::new(format.clone(), self.default_metric.clone());
-                        head.iter().filter(|l| !l.too_long()).any(|l| matches!(probe.line(&l.bytes), Line::Metrics(_)))
+                        lines.iter().any(|l| matches!(probe.line(&l.bytes), Line::Metrics(_)))
                     };
-                    (ingest::fallbacks(&all).into_iter().find(reads).unwrap_or(all), 0)
+                    let best = guess(&lines.iter().map(|l| String::from_utf8_lossy(&l.bytes)).collect::<Vec<_>>().join("\n"));
+                    let format = if reads(&best) { best } else { ingest::fallbacks(&best).into_iter().find(reads).unwrap_or(best) };
+                    self.read_shown_with(format, shown, now_s, out);
+                    for raw in head {
+                        self.take(raw, now_s, out);
+                    }
+                    return;
                 }
                 _ => {
                     self.head = head;
@@ -313,20 +343,36 @@ impl MetricStream {
                 }
             }
         };
+        // Every line is read in the format chosen, as `check` reads a file: those
+        // shown as output before (a step's header, an epoch's, a table's start)
+        // and the ones before the line that told the format are shown, then read.
+        let mut before: Vec<RawLine> = std::mem::take(&mut self.shown).into();
+        let mut head = head.into_iter();
+        for raw in head.by_ref().take(as_text) {
+            out.push(StreamOut::Text(log_text(&raw)));
+            before.push(raw);
+        }
+        self.read_shown_with(format, before, now_s, out);
+        for raw in head {
+            self.take(raw, now_s, out);
+        }
+    }
+
+    /// Reads in `format` from now on, starting with lines already shown as output
+    /// (only the records they make go out: their text is not shown twice).
+    fn read_shown_with(&mut self, format: Format, shown: Vec<RawLine>, now_s: f64, out: &mut Vec<StreamOut>) {
         let mut reader = LineReader::new(format, self.default_metric.clone());
-        // (What only a whole file tells, learned from the lines seen so far and,
-        // where they cannot tell yet, from the next ones: those shown as output
-        // here, the others as the reader takes them below.)
-        reader.learn_as_it_goes(text(&head[..as_text]).as_bytes());
-        self.reader = Some(reader);
-        self.shown.clear();
-        for (i, raw) in head.into_iter().enumerate() {
-            if i < as_text {
-                out.push(StreamOut::Text(log_text(&raw)));
-            } else {
-                self.take(raw, now_s, out);
+        // (What only a whole file tells, a launcher's rank labels, is learned from
+        // the lines as they are read.)
+        reader.learn_as_it_goes(b"");
+        for raw in shown.iter().filter(|l| !l.too_long()) {
+            let line = reader.line(&raw.bytes);
+            if matches!(line, Line::Metrics(_)) {
+                self.parsed(line, String::new, now_s, out);
             }
         }
+        self.reader = Some(reader);
+        self.probation = Some(Probation::default());
     }
 
     /// Keeps the newest lines shown while the format is undecided, for a record
@@ -350,12 +396,77 @@ impl MetricStream {
         let line = if raw.too_long() {
             Line::Skip(SkipKind::TooLong, format!("line of {} bytes (at most {MAX_LINE_BYTES})", raw.len))
         } else {
-            reader.line(&raw.bytes)
+            // A bar's states drawn over each other with backspaces (Keras' in a
+            // file): each with metrics is a record, the line's text shown once.
+            let mut states = Vec::new();
+            reader.segments(&raw.bytes, |l| states.push(l));
+            let last = states.pop().unwrap_or(Line::Blank);
+            for state in states {
+                self.parsed(state, String::new, now_s, out);
+            }
+            last
         };
         if raw.overwritten && !matches!(line, Line::Metrics(_)) {
             return;
         }
+        if self.on_probation(&raw, &line, now_s, out) {
+            return;
+        }
         self.parsed(line, || log_text(&raw), now_s, out);
+    }
+
+    /// Counts a line for or against a detected format still on probation. Once
+    /// other formats have read a few lines it did not, and when its probation
+    /// ends, the format is told again from every line since it was chosen (as
+    /// `check` tells a file's from its first lines); when that names another
+    /// format that reads one of them, it takes over and reads
+    /// every line since again (their text, already shown, is not shown twice; steps
+    /// the first format sent again are a resume, which drops what it read), then
+    /// this one. Returns whether it read this line.
+    fn on_probation(&mut self, raw: &RawLine, line: &Line, now_s: f64, out: &mut Vec<StreamOut>) -> bool {
+        let current = self.format().map(Format::name);
+        let Some(p) = &mut self.probation else { return false };
+        let read = matches!(line, Line::Metrics(_));
+        p.read += usize::from(read);
+        p.lines.push(raw.clone());
+        let ends = p.read >= PROBATION_RECORDS || p.lines.len() >= PROBATION_LINES;
+        let stray = !read && !raw.too_long() && !matches!(line, Line::Blank) && self.reads_alone(raw);
+        let Some(p) = &mut self.probation else { return false };
+        p.strays += usize::from(stray);
+        if !ends && !(stray && p.strays >= STRAYS_TO_SWITCH) {
+            return false;
+        }
+        let text = p.lines.iter().map(|l| String::from_utf8_lossy(&l.bytes)).collect::<Vec<_>>().join("\n");
+        let told = match ingest::detect(&self.origin, &text) {
+            Format::TrainerState | Format::JsonDocument => Format::Jsonl,
+            f => f,
+        };
+        let mut probe = LineReader::new(told.clone(), self.default_metric.clone());
+        let told_reads = p.lines.iter().filter(|l| !l.too_long() && matches!(probe.line(&l.bytes), Line::Metrics(_))).count();
+        let switch = Some(told.name()) != current && told_reads > 0;
+        if !switch {
+            if ends {
+                self.probation = None;
+            }
+            return false;
+        }
+        let p = self.probation.take().unwrap_or_default();
+        for lane in self.lanes.values_mut() {
+            lane.normalizer.drop_pending();
+        }
+        let mut reader = LineReader::new(told, self.default_metric.clone());
+        reader.learn_as_it_goes(b"");
+        let (_, earlier) = p.lines.split_last().expect("this line");
+        for raw in earlier {
+            let line = reader.line(&raw.bytes);
+            if matches!(line, Line::Metrics(_)) {
+                self.parsed(line, String::new, now_s, out);
+            }
+        }
+        let line = reader.line(&raw.bytes);
+        self.reader = Some(reader);
+        self.parsed(line, || log_text(raw), now_s, out);
+        true
     }
 
     /// One input already parsed (a TensorBoard record, which is not a line),
@@ -637,6 +748,27 @@ mod tests {
             let shown = texts(&out);
             assert_eq!(shown.iter().filter(|t| t.contains("ep_rew_mean")).count(), 1, "{origin}: the first table's lines shown once: {shown:?}");
         }
+    }
+
+    /// A Trainer's arguments printed first read as text metrics; the dicts after
+    /// read in another format, which takes over (from its third dict).
+    #[test]
+    fn a_format_chosen_from_a_config_line_gives_way_to_the_records_after() {
+        let mut lines = vec!["Training/evaluation parameters TrainingArguments(learning_rate=5e-05, logging_steps=10, num_train_epochs=3.0)".to_string(), "***** Running training *****".into()];
+        lines.extend((1..=6).map(|i| format!("{{'loss': {:.2}, 'grad_norm': 1.5, 'learning_rate': 4e-05, 'epoch': 0.{i}}}", 3.0 - 0.1 * i as f64)));
+        let lines: Vec<&str> = lines.iter().map(String::as_str).collect();
+        for mixed in [true, false] {
+            let mut m = MetricStream::new(Path::new("train.log"), None, mixed);
+            let out = feed(&mut m, &lines);
+            assert_eq!(m.format().map(Format::name), Some("hf-log"), "{out:?}");
+            let losses = out.iter().filter(|o| matches!(o, StreamOut::Point { values, .. } if values.iter().any(|(n, _)| **n == MetricName::from(catalog::LOSS)))).count();
+            assert_eq!(losses, 6, "every dict read, the first two again: {out:?}");
+            assert_eq!(texts(&out).iter().filter(|t| t.contains("'loss'")).count(), 2, "{out:?}");
+        }
+        // A format given is kept.
+        let mut m = MetricStream::new(Path::new("train.log"), Some(Format::Text(Preset::Generic)), true);
+        feed(&mut m, &lines);
+        assert_eq!(m.format().map(Format::name), Some("text"));
     }
 
     /// nanoGPT prints its config first; a comment there holds a number with a
