@@ -16,12 +16,6 @@ const WHOLE_MODEL: usize = usize::MAX;
 /// Dropped-token fraction that is a warning on its own.
 pub const DROPPED_WARN: f64 = 0.2;
 
-/// One expert taking this many times its fair share (1/N) of a layer's tokens
-/// is a warning whatever the balance (MaxVio 2: over any usual capacity factor,
-/// so most of what it is sent overflows; a layer of 8 with one expert at half
-/// the tokens still has 66% effective experts).
-pub const HOT_EXPERT_SHARES: f64 = 3.0;
-
 /// Training steps a fresh router is left to balance before its layer is judged
 /// (the lm MoE workload: 40-55% effective experts around step 20, before its
 /// aux loss or bias takes hold). Counted in steps, not logged points: a run
@@ -81,16 +75,6 @@ pub struct LayerBalance {
     pub experts: usize,
     /// Experts with less than 1/(10N) of the tokens.
     pub dead: usize,
-    /// The expert with the most tokens, and its share of them.
-    pub hottest: (usize, f64),
-}
-
-impl LayerBalance {
-    /// Whether one expert takes [`HOT_EXPERT_SHARES`] times its fair share or more
-    /// (with four experts or more: of two or three, one may take most by chance).
-    pub fn hot(&self) -> bool {
-        self.experts >= 4 && self.hottest.1 * self.experts as f64 >= HOT_EXPERT_SHARES
-    }
 }
 
 /// Balance of a load vector (fractions; renormalised).
@@ -102,8 +86,7 @@ pub fn balance(loads: &[f64]) -> Option<LayerBalance> {
     }
     let h: f64 = loads.iter().filter(|v| v.is_finite() && **v > 0.0).map(|v| v / total).map(|p| -p * p.ln()).sum();
     let dead = loads.iter().filter(|v| !(v.is_finite() && **v / total >= 0.1 / n as f64)).count();
-    let hottest = loads.iter().enumerate().filter(|(_, v)| v.is_finite()).fold((0, 0.0), |best, (e, v)| if v / total > best.1 { (e, v / total) } else { best });
-    Some(LayerBalance { balance: h.exp() / n as f64, experts: n, dead, hottest })
+    Some(LayerBalance { balance: h.exp() / n as f64, experts: n, dead })
 }
 
 /// One layer's values at a step: per-expert loads, given balance, dropped fraction.
@@ -172,8 +155,7 @@ impl ExpertCollapse {
             // Balanced: nothing to raise, neither the balance nor the dropped
             // tokens (a router dropping a quarter of its tokens over capacity
             // has not settled, however even its accepted loads look).
-            let hot = summary.filter(LayerBalance::hot);
-            let calm = (bal.is_some() || dropped.is_some()).then(|| bal.is_none_or(|b| b >= self.s.warn) && dropped.is_none_or(|d| d < DROPPED_WARN) && hot.is_none());
+            let calm = (bal.is_some() || dropped.is_some()).then(|| bal.is_none_or(|b| b >= self.s.warn) && dropped.is_none_or(|d| d < DROPPED_WARN));
             let settled = watch.router_settled(p.step, calm, warming);
             let gate = &mut watch.gate;
             if warming || !settled || (bal.is_none() && dropped.is_none()) {
@@ -184,7 +166,7 @@ impl ExpertCollapse {
             if summary.is_some_and(|b| b.experts >= 2 && b.dead * 2 >= b.experts) {
                 severity = Some(Severity::Critical);
             }
-            if severity.is_none() && (dropped.is_some_and(|d| d >= DROPPED_WARN) || hot.is_some()) {
+            if severity.is_none() && dropped.is_some_and(|d| d >= DROPPED_WARN) {
                 severity = Some(Severity::Warn);
             }
             // A collapse that has not recovered for long is critical.
@@ -207,10 +189,6 @@ impl ExpertCollapse {
             let mut message = if l == WHOLE_MODEL { format!("MoE routing collapsed from step {}", v.step) } else { format!("layer {l} routing collapsed from step {}", v.step) };
             if bal.is_some() {
                 message.push_str(&format!(": {} effective experts there", percent(v.value)));
-            }
-            if let Some(b) = hot {
-                let (e, share) = b.hottest;
-                message.push_str(&format!(", expert {e} taking {} of the tokens ({:.1}x its share)", percent(share), share * b.experts as f64));
             }
             if let Some(b) = summary.filter(|b| b.dead > 0) {
                 message.push_str(&format!(", {}/{} experts dead", b.dead, b.experts));
@@ -338,25 +316,6 @@ mod tests {
         };
         assert_eq!(run(0..44, 44..56), None, "dropping tokens until the lean: a fresh router's");
         assert_eq!(run(0..20, 44..56), Some(44), "balanced without dropping for steps 20-43: settled, the lean is a collapse");
-    }
-
-    /// One expert of 8 at half the tokens (4x its share) leaves 66% effective
-    /// experts, above the warn bar; it is a collapse all the same. Loads that
-    /// waver around even with one expert at 2.5x are not.
-    #[test]
-    fn one_expert_taking_several_times_its_share_is_a_collapse() {
-        let even = [0.125; 8];
-        let hot = [0.07, 0.07, 0.07, 0.5, 0.07, 0.08, 0.07, 0.07];
-        assert!(balance(&hot).unwrap().balance > 0.6);
-        assert_eq!(first_alarm(300, 1, |i| if i >= 150 { hot } else { even }), Some(150));
-        let leaning = [0.1, 0.1, 0.1, 0.3125, 0.1, 0.1, 0.0875, 0.1];
-        assert_eq!(first_alarm(300, 1, |i| if i >= 150 { leaning } else { even }), None);
-        let mut d = ExpertCollapse::new(defaults(AlertKind::ExpertCollapse));
-        let alert = (0..300u64).find_map(|i| {
-            let v: Vec<(MetricName, f64)> = (if i >= 150 { hot } else { even }).iter().enumerate().map(|(e, x)| (format!("moe/L2/load/E{e}").into(), *x)).collect();
-            d.check(&Point { step: i, time_s: 0.0, values: &v }).into_iter().next()
-        });
-        assert!(alert.as_ref().is_some_and(|a| a.message.contains("expert 3 taking 50.00% of the tokens (4.0x its share)")), "{alert:?}");
     }
 
     #[test]
