@@ -2021,6 +2021,10 @@ fn generic_line(line: &str, accept: Accept) -> Generic {
     let whole = |value: &str| kv::value(value).and_then(super::whole_step);
     let mut step = None;
     let mut step_rounded = None;
+    // A step counted within its epoch against the epoch's length (llama-recipes'
+    // `Training Epoch: 2/3, step 10/50`): a counter, numbered on over the epochs.
+    let mut step_of_epoch: Option<(u64, u64)> = None;
+    let mut epoch_of_total = false;
     let mut step_is_iteration = false;
     let mut step_is_global = false;
     let mut epoch = None;
@@ -2059,6 +2063,7 @@ fn generic_line(line: &str, accept: Accept) -> Generic {
             if !rounded && (step.is_none() || (!step_is_global && (global || (!step_is_iteration && iteration)))) {
                 if let Some(s) = kv::fraction(value).map(|(n, _)| n).or_else(|| whole(value)).or_else(|| kv::first_of_counts(value)) {
                     step = Some(s);
+                    step_of_epoch = kv::fraction(value).filter(|(_, m)| *m > 0 && !global);
                     // (`2K`: LeRobot rounds its steps.)
                     step_rounded = rounding_unit(value);
                     step_is_iteration = iteration;
@@ -2094,6 +2099,9 @@ fn generic_line(line: &str, accept: Accept) -> Generic {
         if name == "epoch" {
             epoch = whole(value).filter(|e| *e < 1_000_000_000);
         }
+        // `Training Epoch: 2/3`: the epochs are counted against their total, so a
+        // step counted against one is counted within its epoch.
+        epoch_of_total |= name.ends_with("epoch") && kv::fraction(value).is_some_and(|(_, total)| total > 0);
         // A value in records or tokens per second (BigDL's `Throughput is 1230.7
         // records/second`) is that rate when the trainer's name for it is not one
         // rlmon knows.
@@ -2126,7 +2134,12 @@ fn generic_line(line: &str, accept: Accept) -> Generic {
     if step.is_none() && episode_step.is_some() {
         episode_score_as_reward(&mut kept);
     }
-    let step = step.or(episode_step).or_else(|| bracketed_step(line)).or_else(|| super::task_label(line).map(|(n, _)| u64::from(n)));
+    let mut step = step.or(episode_step).or_else(|| bracketed_step(line)).or_else(|| super::task_label(line).map(|(n, _)| u64::from(n)));
+    if let Some(counter) = step_of_epoch.filter(|_| epoch_of_total) {
+        step = None;
+        step_rounded = None;
+        progress.push(counter);
+    }
     if !progress.is_empty() {
         // A phase's epoch before the pass's counter (MNIST's `Train Epoch: 1 [640/60000
         // (1%)]`) only says which pass the counter is in: the counter numbers the step.
@@ -2774,6 +2787,20 @@ mod tests {
         // Keras without a terminal prints each epoch's final state alone.
         let steps = line_steps(&["Epoch 1/3", "100/100 [==========] - 3s 25ms/step - loss: 0.9", "Epoch 2/3", "100/100 [==========] - 3s 25ms/step - loss: 0.8", "100/100 [==========] - loss: 0.8", "Epoch 3/3", "100/100 - 2s - loss: 0.7"]);
         assert_eq!(steps, vec![None, Some(100), None, Some(200), Some(200), None, Some(300)], "a repeated final state without a header is the same step");
+    }
+
+    /// llama-recipes counts its steps within each epoch: the second epoch's steps
+    /// follow the first's instead of going back (which would read as a resume).
+    /// A step of the run's total beside a whole epoch (OLMo's `[step=10/739328,
+    /// epoch=0]`) is the step itself.
+    #[test]
+    fn a_step_counted_within_an_epoch_of_a_total_numbers_on_over_the_epochs() {
+        let log = "Training Epoch: 1/2, step 0/3 completed (loss: 1.70)\nTraining Epoch: 1/2, step 1/3 completed (loss: 1.69)\nTraining Epoch: 1/2, step 2/3 completed (loss: 1.68)\n\
+            Training Epoch: 2/2, step 0/3 completed (loss: 1.40)\nTraining Epoch: 2/2, step 1/3 completed (loss: nan)\n";
+        let got = records(log);
+        assert_eq!(got.iter().map(|r| r.0).collect::<Vec<_>>(), [Some(0), Some(1), Some(2), Some(3), Some(4)], "{got:?}");
+        let got = records("[step=10/739328,epoch=0] train/CrossEntropyLoss=10.87\n");
+        assert_eq!(got.iter().map(|r| r.0).collect::<Vec<_>>(), [Some(10)], "{got:?}");
     }
 
     #[test]
