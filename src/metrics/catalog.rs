@@ -379,7 +379,7 @@ use SeriesKind::{Derived, DerivedStored, PerStep, Telemetry};
 /// Every metric family rlmon knows. Order within a pane is the order the pane
 /// offers them in.
 pub const CATALOG: &[MetricInfo] = &[
-    entry(LOSS, "loss", Unit::Ratio, Lower, PerStep, P::Training).agree().aliases(&["train_loss", "train/loss", "lm_loss", "ppo/loss/total", "loss/train/total", "total_loss", "train/CrossEntropyLoss", "losses/total_loss", "train_loss_step", "reduced_train_loss", "cost", "xent", "cross_entropy", "avg_loss", "avr_loss", "average_loss", "mean_loss", "running_loss", "loss_avg", "训练损失", "损失", "batch_loss"]),
+    entry(LOSS, "loss", Unit::Ratio, Lower, PerStep, P::Training).agree().aliases(&["train_loss", "train/loss", "lm_loss", "ppo/loss/total", "loss/train/total", "total_loss", "train/CrossEntropyLoss", "losses/total_loss", "train_loss_step", "reduced_train_loss", "cost", "xent", "cross_entropy", "cross_entropy_loss", "cross_ent_loss", "avg_loss", "avr_loss", "average_loss", "mean_loss", "running_loss", "loss_avg", "训练损失", "损失", "batch_loss"]),
     entry(NLL_LOSS, "NLL loss", Unit::Ratio, Lower, PerStep, P::Training),
     entry(PERPLEXITY, "perplexity", Unit::Ratio, Lower, PerStep, P::Training).aliases(&["ppl", "train_ppl", "train_perplexity", "train/ppl", "train/perplexity"]),
     entry(POLICY_LOSS, "policy loss", Unit::Ratio, Lower, PerStep, P::Training).signed().aliases(&["loss/policy_loss", "actor/pg_loss", "loss/policy_avg", "ppo/loss/policy", "policy_gradient_loss", "pol_surr", "pg_loss", "act_loss", "losses/policy_loss", "loss_pi", "pi_loss", "surrogate_loss", "loss/surrogate"]),
