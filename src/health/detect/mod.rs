@@ -368,9 +368,10 @@ impl Gate {
     }
 
     /// A point judged `severity` or worse warns at once (it is critical once it
-    /// lasts the persistence); `None`: not before the persistence.
-    pub(crate) fn set_at_once(&mut self, severity: Option<Severity>) {
-        self.at_once = severity;
+    /// lasts the persistence).
+    pub(crate) fn warn_at_once(mut self, severity: Severity) -> Self {
+        self.at_once = Some(severity);
+        self
     }
 
     pub(crate) fn warming(&mut self) -> bool {

@@ -109,10 +109,6 @@ pub struct Spike {
 const FALL_BLOCK_POINTS: usize = 20;
 const FALL_BLOCKS: usize = 15;
 
-/// A KL's window is calm when none of its points reaches this many times its
-/// median: then one step at the critical ratio warns at once.
-const AT_ONCE_CALM: f64 = 3.0;
-
 impl Spike {
     /// `what` is the verb of the alert's message ("jumped", "vanished").
     pub fn new(kind: AlertKind, settings: KindSettings, direction: Direction, floor: f64, what: &'static str) -> Self {
@@ -122,7 +118,12 @@ impl Spike {
             // A magnitude's newer half and tail decide only a z-score past its ratio
             // threshold (seldom): read as sorted copies then, not kept sorted.
             window: Reference::new(settings.window.max(8), direction, !matches!(kind, AlertKind::GradExplosion | AlertKind::GradVanishing | AlertKind::KlSpike)),
-            gate: Gate::new(&settings, if direction == Direction::Up { Worse::Higher } else { Worse::Lower }).with_bumps(),
+            gate: {
+                let gate = Gate::new(&settings, if direction == Direction::Up { Worse::Higher } else { Worse::Lower }).with_bumps();
+                // A KL at the critical ratio for one logged step is a policy update
+                // that went far (one bad batch can move a policy that much): a warning.
+                if kind == AlertKind::KlSpike { gate.warn_at_once(Severity::Critical) } else { gate }
+            },
             watched: super::Watched::new(&metric),
             settings,
             metric,
@@ -264,16 +265,6 @@ impl Spike {
         // The message describes the event's first point, kept while its alarm is open.
         let keep_onset = self.gate.alarm_open();
         let anomalous = j.severity.is_some();
-        // A KL at the critical ratio for one logged step, out of a calm window
-        // (none of its points a third of the way there), is a policy update that
-        // went far: a warning at once. A KL whose single steps often leap (a
-        // heavy-tailed estimator) waits for the second step like any other.
-        if self.kind == AlertKind::KlSpike && j.severity == Some(Severity::Critical) && !ongoing {
-            let base = j.base.value();
-            // (The window holds this point already.)
-            let calm = base > 0.0 && self.window.raw().values().iter().filter(|v| **v >= AT_ONCE_CALM * base).count() <= 1;
-            self.gate.set_at_once(calm.then_some(Severity::Critical));
-        }
         let verdict = self.gate.pass(j.severity, p.step, x);
         if anomalous && self.gate.streak.count == 1 && !keep_onset {
             self.onset = j;
@@ -1635,22 +1626,6 @@ mod tests {
         assert_eq!(worst(&kl(0.004, 2.4, false)), None);
         // With values below zero in the window the 0.01 floor holds: 4x of 0.004 is 2.2x so read.
         assert_eq!(worst(&kl(0.004, 4.0, true)), None);
-    }
-
-    /// A KL 30x its level for one logged step warns at that step (a 4x step alone
-    /// is a recovered bump), and is critical when it lasts a second.
-    #[test]
-    fn a_kl_at_the_critical_ratio_for_one_step_warns_at_once() {
-        let kl = |ratio: f64, steps: std::ops::Range<usize>| -> Vec<f64> { (0..300).map(|i| 0.04 * (1.0 + 0.03 * ((i as f64) * 1.7).sin()) * if steps.contains(&i) { ratio } else { 1.0 }).collect() };
-        let alerts = |series: &[f64]| {
-            let mut s = defaults(AlertKind::KlSpike);
-            s.metric = Some("loss".into());
-            let mut d = Spike::new(AlertKind::KlSpike, s, Direction::Up, crate::health::detect::trend::KL_FLOOR, "spiked");
-            run(&mut d, series).into_iter().map(|(at, a)| (at, a.severity)).collect::<Vec<_>>()
-        };
-        assert_eq!(alerts(&kl(30.0, 200..201)), [(200, Severity::Warn)]);
-        assert_eq!(alerts(&kl(4.0, 200..201)), [(201, Severity::Info)]);
-        assert_eq!(alerts(&kl(30.0, 200..202)), [(200, Severity::Warn), (201, Severity::Critical)]);
     }
 
     /// Gaussian draws from a fixed seed (sum of twelve uniforms).
