@@ -314,8 +314,6 @@ pub(crate) struct Gate {
     /// Whether an anomaly shorter than the persistence that has recovered is
     /// reported (as info).
     report_bumps: bool,
-    /// A point judged this severe warns on its own, before the persistence.
-    at_once: Option<Severity>,
     /// The value at the current streak's first step.
     onset_value: f64,
     /// First step and value of the open event's alert, kept when it escalates.
@@ -353,7 +351,6 @@ impl Gate {
             warmup: s.warmup,
             worse,
             report_bumps: false,
-            at_once: None,
             onset_value: f64::NAN,
             event: (0, f64::NAN),
             info_open: false,
@@ -364,13 +361,6 @@ impl Gate {
     /// Reports recovered bumps shorter than the persistence as info.
     pub(crate) fn with_bumps(mut self) -> Self {
         self.report_bumps = true;
-        self
-    }
-
-    /// A point judged `severity` or worse warns at once (it is critical once it
-    /// lasts the persistence).
-    pub(crate) fn warn_at_once(mut self, severity: Severity) -> Self {
-        self.at_once = Some(severity);
         self
     }
 
@@ -408,13 +398,7 @@ impl Gate {
                 *p = Peak { step, value };
             }
         }
-        let firing = if count >= self.persistence {
-            severity
-        } else if self.at_once.is_some_and(|at| severity >= Some(at)) {
-            Some(Severity::Warn)
-        } else {
-            None
-        };
+        let firing = if count >= self.persistence { severity } else { None };
         let bump = self.report_bumps && count == 0 && before > 0 && before < self.persistence;
         if count == 0 {
             self.info_open = false;

@@ -118,12 +118,7 @@ impl Spike {
             // A magnitude's newer half and tail decide only a z-score past its ratio
             // threshold (seldom): read as sorted copies then, not kept sorted.
             window: Reference::new(settings.window.max(8), direction, !matches!(kind, AlertKind::GradExplosion | AlertKind::GradVanishing | AlertKind::KlSpike)),
-            gate: {
-                let gate = Gate::new(&settings, if direction == Direction::Up { Worse::Higher } else { Worse::Lower }).with_bumps();
-                // A KL at the critical ratio for one logged step is a policy update
-                // that went far (one bad batch can move a policy that much): a warning.
-                if kind == AlertKind::KlSpike { gate.warn_at_once(Severity::Critical) } else { gate }
-            },
+            gate: Gate::new(&settings, if direction == Direction::Up { Worse::Higher } else { Worse::Lower }).with_bumps(),
             watched: super::Watched::new(&metric),
             settings,
             metric,
