@@ -281,8 +281,9 @@ impl MetricStream {
     }
 
     /// Chooses the format once a held-back line reads as metrics in it, or when
-    /// `force`d. Two guesses: from every line so far (a CSV needs its header), and
-    /// from the newest line alone (a program's first lines are often not metrics).
+    /// `force`d. Three guesses: from every held-back line (a CSV needs its header),
+    /// from the newest line alone (a program's first lines are often not metrics),
+    /// and text when the lines shown so far, read in order, made a record.
     fn detect(&mut self, force: bool, now_s: f64, out: &mut Vec<StreamOut>) {
         let text = |lines: &[RawLine]| lines.iter().map(|l| String::from_utf8_lossy(&l.bytes).into_owned()).collect::<Vec<_>>().join("\n");
         let guess = |head: &str| match ingest::detect(&self.origin, head) {
@@ -301,41 +302,27 @@ impl MetricStream {
             let mut probe = LineReader::new(newest.clone(), self.default_metric.clone());
             match head.last() {
                 Some(l) if !l.too_long() && matches!(probe.line(&l.bytes), Line::Metrics(_)) => (newest, head.len() - 1),
+                // A record over several lines, the first of them already shown
+                // (a Stable-Baselines3 table): text, read with them.
+                _ if self.context_read => (Format::Text(Preset::Generic), 0),
                 // Output with no metric line so far is shown; detection goes on.
-                // A record over several lines, the first of them already shown:
-                // read with them (their text is not shown twice).
-                _ if self.context_read => {
-                    let shown = std::mem::take(&mut self.shown).into();
-                    self.read_shown_with(Format::Text(Preset::Generic), shown, now_s, out);
-                    for raw in head {
-                        self.take(raw, now_s, out);
-                    }
-                    return;
-                }
                 _ if force && self.mixed => {
                     out.extend(head.iter().map(|l| StreamOut::Text(log_text(l))));
                     self.remember_shown(head);
                     return;
                 }
-                // A metrics file: read as its best guess, or when that reads none of
-                // its lines, as the first other format that reads one; bad lines counted.
                 // A metrics file: read as its best guess from every line so far
                 // (those shown too), or when that reads none of them, as the first
                 // other format that reads one; bad lines counted.
                 _ if force => {
-                    let shown: Vec<RawLine> = std::mem::take(&mut self.shown).into();
-                    let lines: Vec<&RawLine> = shown.iter().chain(&head).filter(|l| !l.too_long()).collect();
+                    let lines: Vec<&RawLine> = self.shown.iter().chain(&head).filter(|l| !l.too_long()).collect();
                     let reads = |format: &Format| {
                         let mut probe = LineReader::new(format.clone(), self.default_metric.clone());
                         lines.iter().any(|l| matches!(probe.line(&l.bytes), Line::Metrics(_)))
                     };
                     let best = guess(&lines.iter().map(|l| String::from_utf8_lossy(&l.bytes)).collect::<Vec<_>>().join("\n"));
                     let format = if reads(&best) { best } else { ingest::fallbacks(&best).into_iter().find(reads).unwrap_or(best) };
-                    self.read_shown_with(format, shown, now_s, out);
-                    for raw in head {
-                        self.take(raw, now_s, out);
-                    }
-                    return;
+                    (format, 0)
                 }
                 _ => {
                     self.head = head;
