@@ -731,16 +731,17 @@ fn a_log_of_two_ranks_is_a_run_and_a_rank_of_its_own() {
 }
 
 /// `watch --attach` follows a log line by line, choosing its format from its first
-/// lines as they come; `check` reads the whole file. Every real log of the gallery
-/// must end at the same step both ways, with as many points (a preamble that reads
+/// lines as they come; `check` reads the whole file. Every log of the gallery, the
+/// real-log set and tests/fixtures/logs must end at the same step both ways, with
+/// as many points (a preamble that reads
 /// as metrics, a comma in a comment, a table over several lines, a bar drawn over
 /// with backspaces all once kept the followed log from being read).
 #[test]
 fn a_followed_log_reads_as_check_reads_it() {
     use rlmon::ingest::{detect, Format};
     use rlmon::workload::command::stream::{LineSplitter, MetricStream, StreamOut};
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/formats");
-    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().path()).filter(|p| p.file_name().is_some_and(|n| n != "README.md")).collect();
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
+    let mut files: Vec<PathBuf> = ["formats", "real", "logs"].iter().flat_map(|d| std::fs::read_dir(root.join(d)).unwrap()).map(|e| e.unwrap().path()).filter(|p| p.is_file() && p.file_name().is_some_and(|n| n != "README.md")).collect();
     files.sort();
     let mut compared = 0;
     let mut wrong = Vec::new();
