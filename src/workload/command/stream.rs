@@ -285,23 +285,15 @@ impl MetricStream {
     /// from the newest line alone (a program's first lines are often not metrics),
     /// and text when the lines shown so far, read in order, made a record.
     fn detect(&mut self, force: bool, now_s: f64, out: &mut Vec<StreamOut>) {
-        let text = |lines: &[RawLine]| lines.iter().map(|l| String::from_utf8_lossy(&l.bytes).into_owned()).collect::<Vec<_>>().join("\n");
-        let guess = |head: &str| match ingest::detect(&self.origin, head) {
-            // A document read whole cannot be followed line by line.
-            Format::TrainerState | Format::JsonDocument => Format::Jsonl,
-            f => f,
-        };
-        let all = guess(&text(&self.head));
-        let mut probe = LineReader::new(all.clone(), self.default_metric.clone());
-        let all_reads = self.head.iter().filter(|l| !l.too_long()).any(|l| matches!(probe.line(&l.bytes), Line::Metrics(_)));
+        let all = followed_format(&self.origin, &self.head.iter().collect::<Vec<_>>());
+        let all_reads = reads_any(&all, self.default_metric.clone(), &self.head.iter().collect::<Vec<_>>());
         let head = std::mem::take(&mut self.head);
         let (format, as_text) = if all_reads {
             (all, 0)
         } else {
-            let newest = head.last().map(|l| guess(&text(std::slice::from_ref(l)))).unwrap_or(Format::Jsonl);
-            let mut probe = LineReader::new(newest.clone(), self.default_metric.clone());
+            let newest = head.last().map(|l| followed_format(&self.origin, &[l])).unwrap_or(Format::Jsonl);
             match head.last() {
-                Some(l) if !l.too_long() && matches!(probe.line(&l.bytes), Line::Metrics(_)) => (newest, head.len() - 1),
+                Some(l) if reads_any(&newest, self.default_metric.clone(), &[l]) => (newest, head.len() - 1),
                 // A record over several lines, the first of them already shown
                 // (a Stable-Baselines3 table): text, read with them.
                 _ if self.context_read => (Format::Text(Preset::Generic), 0),
@@ -315,12 +307,9 @@ impl MetricStream {
                 // (those shown too), or when that reads none of them, as the first
                 // other format that reads one; bad lines counted.
                 _ if force => {
-                    let lines: Vec<&RawLine> = self.shown.iter().chain(&head).filter(|l| !l.too_long()).collect();
-                    let reads = |format: &Format| {
-                        let mut probe = LineReader::new(format.clone(), self.default_metric.clone());
-                        lines.iter().any(|l| matches!(probe.line(&l.bytes), Line::Metrics(_)))
-                    };
-                    let best = guess(&lines.iter().map(|l| String::from_utf8_lossy(&l.bytes)).collect::<Vec<_>>().join("\n"));
+                    let lines: Vec<&RawLine> = self.shown.iter().chain(&head).collect();
+                    let reads = |format: &Format| reads_any(format, self.default_metric.clone(), &lines);
+                    let best = followed_format(&self.origin, &lines);
                     let format = if reads(&best) { best } else { ingest::fallbacks(&best).into_iter().find(reads).unwrap_or(best) };
                     (format, 0)
                 }
@@ -348,18 +337,23 @@ impl MetricStream {
     /// Reads in `format` from now on, starting with lines already shown as output
     /// (only the records they make go out: their text is not shown twice).
     fn read_shown_with(&mut self, format: Format, shown: Vec<RawLine>, now_s: f64, out: &mut Vec<StreamOut>) {
+        self.reader = Some(self.replayed(format, &shown, now_s, out));
+        self.probation = Some(Probation::default());
+    }
+
+    /// A reader of `format` that has read `lines`, already shown as output: only
+    /// the records they make go out. (What only a whole file tells, a launcher's
+    /// rank labels, is learned from the lines as they are read.)
+    fn replayed(&mut self, format: Format, lines: &[RawLine], now_s: f64, out: &mut Vec<StreamOut>) -> LineReader {
         let mut reader = LineReader::new(format, self.default_metric.clone());
-        // (What only a whole file tells, a launcher's rank labels, is learned from
-        // the lines as they are read.)
         reader.learn_as_it_goes(b"");
-        for raw in shown.iter().filter(|l| !l.too_long()) {
+        for raw in lines.iter().filter(|l| !l.too_long()) {
             let line = reader.line(&raw.bytes);
             if matches!(line, Line::Metrics(_)) {
                 self.parsed(line, String::new, now_s, out);
             }
         }
-        self.reader = Some(reader);
-        self.probation = Some(Probation::default());
+        reader
     }
 
     /// Keeps the newest lines shown while the format is undecided, for a record
@@ -385,13 +379,13 @@ impl MetricStream {
         } else {
             // A bar's states drawn over each other with backspaces (Keras' in a
             // file): each with metrics is a record, the line's text shown once.
-            let mut states = Vec::new();
-            reader.segments(&raw.bytes, |l| states.push(l));
-            let last = states.pop().unwrap_or(Line::Blank);
-            for state in states {
+            // (Most lines are one state: nothing is gathered for them.)
+            let (mut last, mut earlier) = (None, Vec::new());
+            reader.segments(&raw.bytes, |l| earlier.extend(last.replace(l)));
+            for state in earlier {
                 self.parsed(state, String::new, now_s, out);
             }
-            last
+            last.unwrap_or(Line::Blank)
         };
         if raw.overwritten && !matches!(line, Line::Metrics(_)) {
             return;
@@ -423,15 +417,9 @@ impl MetricStream {
         if !ends && !(stray && p.strays >= STRAYS_TO_SWITCH) {
             return false;
         }
-        let text = p.lines.iter().map(|l| String::from_utf8_lossy(&l.bytes)).collect::<Vec<_>>().join("\n");
-        let told = match ingest::detect(&self.origin, &text) {
-            Format::TrainerState | Format::JsonDocument => Format::Jsonl,
-            f => f,
-        };
-        let mut probe = LineReader::new(told.clone(), self.default_metric.clone());
-        let told_reads = p.lines.iter().filter(|l| !l.too_long() && matches!(probe.line(&l.bytes), Line::Metrics(_))).count();
-        let switch = Some(told.name()) != current && told_reads > 0;
-        if !switch {
+        let lines: Vec<&RawLine> = p.lines.iter().collect();
+        let told = followed_format(&self.origin, &lines);
+        if Some(told.name()) == current || !reads_any(&told, self.default_metric.clone(), &lines) {
             if ends {
                 self.probation = None;
             }
@@ -441,15 +429,8 @@ impl MetricStream {
         for lane in self.lanes.values_mut() {
             lane.normalizer.drop_pending();
         }
-        let mut reader = LineReader::new(told, self.default_metric.clone());
-        reader.learn_as_it_goes(b"");
         let (_, earlier) = p.lines.split_last().expect("this line");
-        for raw in earlier {
-            let line = reader.line(&raw.bytes);
-            if matches!(line, Line::Metrics(_)) {
-                self.parsed(line, String::new, now_s, out);
-            }
-        }
+        let mut reader = self.replayed(told, earlier, now_s, out);
         let line = reader.line(&raw.bytes);
         self.reader = Some(reader);
         self.parsed(line, || log_text(raw), now_s, out);
@@ -496,6 +477,23 @@ fn emit(rank: Option<u32>, emits: Vec<Emit>, arrival: f64, has_time: bool, out: 
             Emit::Resumed(resume) => StreamOut::Resumed { rank, resume },
         });
     }
+}
+
+/// The format a followed input's lines tell, as `check` tells a file's from its
+/// head (a document read whole cannot be followed line by line: its records are
+/// read as JSON lines).
+fn followed_format(origin: &Path, lines: &[&RawLine]) -> Format {
+    let text = lines.iter().map(|l| String::from_utf8_lossy(&l.bytes)).collect::<Vec<_>>().join("\n");
+    match ingest::detect(origin, &text) {
+        Format::TrainerState | Format::JsonDocument => Format::Jsonl,
+        f => f,
+    }
+}
+
+/// Whether `format` reads a record from any of `lines`, read in order.
+fn reads_any(format: &Format, default_metric: Option<String>, lines: &[&RawLine]) -> bool {
+    let mut probe = LineReader::new(format.clone(), default_metric);
+    lines.iter().filter(|l| !l.too_long()).any(|l| matches!(probe.line(&l.bytes), Line::Metrics(_)))
 }
 
 /// Whether a line of a program's output reads as metrics on its own (in the
