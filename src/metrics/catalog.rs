@@ -40,6 +40,9 @@ pub const MOE_AUX_LOSS: &str = "moe/aux_loss";
 /// The share of the tokens the whole model's MoE layers dropped (a log that
 /// gives no layer's own).
 pub const MOE_DROPPED_ALL: &str = "moe/dropped_frac";
+/// Experts per MoE layer, as a run logs it: what a layer's normalised load
+/// entropy ([`MOE_ENTROPY_NORM`]) needs to be read as effective experts.
+pub const MOE_EXPERTS: &str = "moe/num_experts";
 /// The run's own memory, reported by the run (or attributed from telemetry).
 pub const MEM_GPU_BYTES: &str = "mem/gpu_bytes";
 pub const MEM_RSS_BYTES: &str = "mem/rss_bytes";
@@ -151,11 +154,15 @@ pub const MOE_MAX_VIO: &str = "max_vio";
 /// Experts below a tenth of their fair share.
 pub const MOE_DEAD_EXPERTS: &str = "dead_experts";
 pub const MOE_DROPPED_FRAC: &str = "dropped_frac";
+/// A layer's load entropy over log N (0 when one expert takes every token, 1
+/// when balanced), as a run logs it when it logs no load per expert.
+pub const MOE_ENTROPY_NORM: &str = "entropy_norm";
 
 impl MoeLayer {
     /// Measures [`MoeLayer::parse`] returns, as matched by readers (the detectors).
     pub const BALANCE: &'static str = "balance";
     pub const DROPPED_FRAC: &'static str = "dropped_frac";
+    pub const ENTROPY_NORM: &'static str = MOE_ENTROPY_NORM;
 
     /// Share of the layer's routed tokens expert `e` received (before capacity drops).
     pub fn load(self, expert: usize) -> String {
@@ -226,12 +233,21 @@ pub fn moe_alias(name: &str) -> Option<String> {
         }
     }
     let words = || tokens.iter().filter(|(w, _)| !w.is_empty()).map(|(w, _)| *w);
+    let numbered = |names: &[&str]| tokens.windows(2).find_map(|w| (names.contains(&w[0].0) && w[0].1.is_none()).then_some(w[1].1).flatten());
+    let layer = numbered(&["layer", "layers", "l", "block", "blocks"]);
+    // The entropy of the experts' loads over log N (`moe/layer_3/load_entropy_norm`):
+    // not a router's per-token entropy (`router_logit_entropy`: low when it is sure).
+    if words().any(|w| w == "entropy")
+        && words().any(|w| matches!(w, "load" | "loads" | "usage" | "util" | "utilization" | "tokens"))
+        && words().any(|w| matches!(w, "norm" | "normalized" | "normalised" | "normed" | "relative"))
+        && !words().any(|w| matches!(w, "logit" | "logits" | "prob" | "probs" | "token" | "per"))
+    {
+        return Some(moe(layer.unwrap_or(0)).measure(MOE_ENTROPY_NORM));
+    }
     const OTHER: &[&str] = &["loss", "bias", "grad", "gradient", "norm", "weight", "weights", "logit", "logits", "entropy", "lr", "score", "scores", "capacity", "z"];
     if words().any(|w| OTHER.contains(&w)) {
         return None;
     }
-    let numbered = |names: &[&str]| tokens.windows(2).find_map(|w| (names.contains(&w[0].0) && w[0].1.is_none()).then_some(w[1].1).flatten());
-    let layer = numbered(&["layer", "layers", "l", "block", "blocks"]);
     if words().any(|w| w.starts_with("drop")) {
         let share = words().any(|w| matches!(w, "frac" | "fraction" | "rate" | "ratio" | "share"));
         return share.then(|| layer.map_or_else(|| MOE_DROPPED_ALL.to_owned(), |l| moe(l).dropped_frac()));
@@ -413,8 +429,10 @@ pub const CATALOG: &[MetricInfo] = &[
     // MoE.
     entry(MOE_AUX_LOSS, "aux loss", Unit::Ratio, Lower, PerStep, P::Moe).aliases(&["aux_loss", "load_balancing_loss", "load_balance_loss"]),
     entry(MOE_DROPPED_ALL, "dropped tokens", Unit::Ratio, Lower, PerStep, P::Moe),
+    entry(MOE_EXPERTS, "experts", Unit::Count, Neither, PerStep, P::None).aliases(&["num_experts", "n_experts", "moe/n_experts"]),
     entry("moe/L{l}/load/E{e}", "load", Unit::Ratio, Neither, PerStep, P::Moe),
     entry("moe/L{l}/dropped_frac", "dropped", Unit::Ratio, Lower, PerStep, P::Moe),
+    entry("moe/L{l}/entropy_norm", "load entropy", Unit::Ratio, Higher, PerStep, P::Moe),
     entry("moe/L{l}/balance", "balance", Unit::Ratio, Higher, DerivedStored, P::Moe),
     entry("moe/L{l}/entropy_bits", "entropy", Unit::Ratio, Higher, DerivedStored, P::Moe),
     entry("moe/L{l}/cv", "CV", Unit::Ratio, Lower, DerivedStored, P::Moe),
@@ -1217,8 +1235,15 @@ mod tests {
             ("moe/L2/load/E4", Some("moe/L2/load/E4")),
             ("moe/layer_15/dropped_token_frac", Some("moe/L15/dropped_frac")),
             ("moe/dropped_token_frac", Some("moe/dropped_frac")),
+            ("moe/layer_3/load_entropy_norm", Some("moe/L3/entropy_norm")),
+            ("router/block2/normalized_load_entropy", Some("moe/L2/entropy_norm")),
+            ("moe/expert_usage_entropy_normalized", Some("moe/L0/entropy_norm")),
+            // A router's entropy per token is another quantity.
+            ("moe/layer_3/router_logit_entropy_norm", None),
+            ("moe/layer_3/load_entropy", None),
             // A count of experts, other quantities: none.
             ("moe/num_experts", None),
+            ("moe/layer_2/max_load_ratio", None),
             ("moe/layer_3/expert_5/grad_norm", None),
             ("moe/layer_3/router_z_loss", None),
             ("layer_3/expert_5/bias", None),
@@ -1384,7 +1409,7 @@ mod tests {
         for m in GPU_MEASURES {
             assert!(info(&gpu(2).measure(m)).is_some(), "{m}");
         }
-        for m in MOE_DERIVED.iter().chain(&[MOE_DROPPED_FRAC]) {
+        for m in MOE_DERIVED.iter().chain(&[MOE_DROPPED_FRAC, MOE_ENTROPY_NORM]) {
             assert!(info(&moe(5).measure(m)).is_some(), "{m}");
         }
         for m in NDT_MEASURES {

@@ -1,6 +1,7 @@
 //! Mixture-of-experts routing health, per layer: effective experts exp(H)/N from
-//! the per-expert loads (`moe/L{l}/load/E{e}`), or the workload's own
-//! `moe/L{l}/balance`; dead experts; dropped tokens.
+//! the per-expert loads (`moe/L{l}/load/E{e}`), the workload's own
+//! `moe/L{l}/balance`, or a logged load entropy over log N with the run's
+//! expert count (N^(h-1)); dead experts; dropped tokens.
 use std::collections::BTreeMap;
 
 use super::{grade, Detector, Gate, Point, Raised, Worse, COLLAPSE_PERSISTS};
@@ -29,6 +30,8 @@ pub struct ExpertCollapse {
     s: KindSettings,
     /// One watch per layer (warm-up, persistence, cooldown of its own).
     layers: BTreeMap<usize, LayerWatch>,
+    /// Experts per layer, as the run last logged it ([`catalog::MOE_EXPERTS`]).
+    experts: Option<f64>,
 }
 
 /// One layer's gate, the step its first point was logged at and its points.
@@ -89,8 +92,9 @@ pub fn balance(loads: &[f64]) -> Option<LayerBalance> {
     Some(LayerBalance { balance: h.exp() / n as f64, experts: n, dead })
 }
 
-/// One layer's values at a step: per-expert loads, given balance, dropped fraction.
-type LayerValues = (Vec<f64>, Option<f64>, Option<f64>);
+/// One layer's values at a step: per-expert loads, given balance, dropped
+/// fraction, normalised load entropy.
+type LayerValues = (Vec<f64>, Option<f64>, Option<f64>, Option<f64>);
 
 /// Per-layer loads, balances and dropped fractions found among a step's values,
 /// by layer, lowest first (a step holds a few layers: a short list, not a map).
@@ -110,6 +114,8 @@ fn layers_of(values: &[(crate::metrics::MetricName, f64)]) -> Vec<(usize, LayerV
                 entry.1 = Some(*v);
             } else if measure == MoeLayer::DROPPED_FRAC {
                 entry.2 = Some(*v);
+            } else if measure == MoeLayer::ENTROPY_NORM {
+                entry.3 = Some(*v);
             }
         }
     }
@@ -131,7 +137,7 @@ fn layer_entry(layers: &mut Vec<(usize, LayerValues)>, layer: usize) -> &mut Lay
 
 impl ExpertCollapse {
     pub fn new(s: KindSettings) -> Self {
-        ExpertCollapse { s, layers: BTreeMap::new() }
+        ExpertCollapse { s, layers: BTreeMap::new(), experts: None }
     }
 
     /// Alerts for every layer that collapses at this step.
@@ -141,14 +147,21 @@ impl ExpertCollapse {
         // layers are read from the first name that has the prefix on. A dropped
         // share of the whole model's tokens is judged as a layer of its own.
         let first = p.values.iter().position(|(name, _)| catalog::is_moe_layer_metric(name));
-        let model_wide = p.get(catalog::MOE_DROPPED_ALL).map(|d| (WHOLE_MODEL, (Vec::new(), None, Some(d))));
+        let model_wide = p.get(catalog::MOE_DROPPED_ALL).map(|d| (WHOLE_MODEL, (Vec::new(), None, Some(d), None)));
+        // The expert count may come once, with the run's config, before any layer.
+        if let Some(n) = p.get(catalog::MOE_EXPERTS).filter(|n| n.is_finite() && *n >= 2.0) {
+            self.experts = Some(n.round());
+        }
         if first.is_none() && model_wide.is_none() {
             return out;
         }
         let layers = first.map(|f| layers_of(&p.values[f..])).unwrap_or_default();
-        for (l, (loads, given_balance, dropped)) in layers.into_iter().chain(model_wide) {
+        for (l, (loads, given_balance, dropped, entropy_norm)) in layers.into_iter().chain(model_wide) {
             let summary = balance(&loads);
-            let bal = summary.map(|b| b.balance).or(given_balance);
+            // A normalised entropy h of N experts is exp(h ln N)/N effective experts.
+            let from_entropy = entropy_norm.filter(|h| h.is_finite()).zip(self.experts).map(|(h, n)| n.powf(h.clamp(0.0, 1.0) - 1.0));
+            let by_entropy = summary.is_none() && given_balance.is_none() && from_entropy.is_some();
+            let bal = summary.map(|b| b.balance).or(given_balance).or(from_entropy);
             let watch = self.layers.entry(l).or_insert_with(|| LayerWatch { gate: Gate::new(&self.s, Worse::Lower), first_step: p.step, points: 0, balanced: 0, settled: false });
             // Both warm-ups count every point: the configured one (points) and the router's.
             let warming = watch.gate.warming();
@@ -176,9 +189,12 @@ impl ExpertCollapse {
             }
             // The watched value: the balance (lower is worse), or the dropped
             // fraction when no balance is known (its worst point is not tracked).
-            let watched = bal.or(dropped).unwrap_or(f64::NAN);
+            // A balance read from a logged entropy is watched as that entropy (the
+            // alert's value is the metric's own; the message gives experts).
+            let watched = if by_entropy { entropy_norm.unwrap_or(f64::NAN) } else { bal.or(dropped).unwrap_or(f64::NAN) };
             let Some(mut v) = gate.pass(severity, p.step, watched) else { continue };
             let metric = match (bal, l) {
+                _ if by_entropy => catalog::moe(l).measure(catalog::MOE_ENTROPY_NORM),
                 (Some(_), _) => catalog::moe(l).balance(),
                 (None, WHOLE_MODEL) => catalog::MOE_DROPPED_ALL.to_owned(),
                 (None, _) => catalog::moe(l).dropped_frac(),
@@ -187,7 +203,10 @@ impl ExpertCollapse {
                 v.peak = None;
             }
             let mut message = if l == WHOLE_MODEL { format!("MoE routing collapsed from step {}", v.step) } else { format!("layer {l} routing collapsed from step {}", v.step) };
-            if bal.is_some() {
+            if let (true, Some(n)) = (by_entropy, self.experts) {
+                let share = n.powf(v.value.clamp(0.0, 1.0) - 1.0);
+                message.push_str(&format!(": {} effective experts there (load entropy {:.2} of log {n})", percent(share), v.value));
+            } else if bal.is_some() {
                 message.push_str(&format!(": {} effective experts there", percent(v.value)));
             }
             if let Some(b) = summary.filter(|b| b.dead > 0) {
@@ -316,6 +335,29 @@ mod tests {
         };
         assert_eq!(run(0..44, 44..56), None, "dropping tokens until the lean: a fresh router's");
         assert_eq!(run(0..20, 44..56), Some(44), "balanced without dropping for steps 20-43: settled, the lean is a collapse");
+    }
+
+    /// A run that logs each layer's load entropy over log N and its expert count
+    /// (no load per expert): 8 experts, one taking 70% from step 300 (entropy
+    /// 0.55 of log 8: 39% effective experts). Without the count the entropy
+    /// alone says nothing of the experts (0.55 is 94% of log 2's share of 2).
+    #[test]
+    fn a_logged_load_entropy_with_the_expert_count_is_judged() {
+        let run = |experts: Option<f64>| {
+            let mut d = ExpertCollapse::new(defaults(AlertKind::ExpertCollapse));
+            (0..500u64).find_map(|step| {
+                let h = if step >= 300 { 0.55 } else { 0.97 };
+                let mut v: Vec<(MetricName, f64)> = vec![("loss".into(), 2.0), ("moe/L3/entropy_norm".into(), h)];
+                if let Some(n) = experts.filter(|_| step % 50 == 0) {
+                    v.push((catalog::MOE_EXPERTS.into(), n));
+                }
+                d.check(&Point { step, time_s: 0.0, values: &v }).into_iter().find(|a| a.severity >= Severity::Warn)
+            })
+        };
+        let a = run(Some(8.0)).expect("a collapse");
+        assert!((300..310).contains(&a.step) && a.metric == "moe/L3/entropy_norm" && a.value == 0.55, "{a:?}");
+        assert!(a.message.contains("39.23% effective experts"), "{}", a.message);
+        assert!(run(None).is_none(), "no expert count");
     }
 
     #[test]

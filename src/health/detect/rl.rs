@@ -332,8 +332,13 @@ impl HeldOut {
         let kept = kept_share(now, peak, base);
         let reward_gain = reward_at_peak.max(reward_now) - first;
         let reward_holds = reward_gain > 0.0 && reward_now - first >= REWARD_KEPT * (reward_at_peak - first).max(0.0) && reward_now >= first;
-        let fell = peak_at + 1 < n && peak - now >= bar && grade(kept, HELD_OUT_KEPT_WARN, HELD_OUT_KEPT_CRITICAL, true).is_some() && reward_holds;
-        self.below = if fell { self.below + 1 } else { 0 };
+        let graded = grade(kept, HELD_OUT_KEPT_WARN, HELD_OUT_KEPT_CRITICAL, true);
+        let fell = peak_at + 1 < n && peak - now >= bar && graded.is_some() && reward_holds;
+        // A level at the critical share is already several evaluations of which
+        // most fell that far: it needs no second (a fall in a run's last
+        // evaluations would end unjudged).
+        let deep = fell && graded == Some(Severity::Critical);
+        self.below = if deep { (self.below + 1).max(HELD_OUT_FALLS) } else if fell { self.below + 1 } else { 0 };
         if self.below < HELD_OUT_FALLS {
             self.detail = None;
             return None;
@@ -776,6 +781,22 @@ mod tests {
             let raised = held_out_run(20_000, "pass@1", |i, rng| Some(solved(set, p * (1.0 - (-(i as f64) / 400.0).exp()).max(0.02), rng)));
             assert!(raised.is_empty(), "set {set} at {p}: {raised:?}");
         }
+    }
+
+    /// Should raise: ten evaluations, every 35 steps, the last three at a third
+    /// of the peak while the reward holds (a fall in the run's last
+    /// evaluations). The level of three that first stands at the critical
+    /// share is already two low evaluations of three: it waited for a second
+    /// such level, which the run never logged.
+    #[test]
+    fn a_deep_fall_in_the_last_evaluations_is_caught() {
+        let scores = [0.38, 0.43, 0.46, 0.53, 0.54, 0.61, 0.56, 0.40, 0.20, 0.21];
+        let raised = held_out_run(360, "eval_rewards/accuracy_reward/mean", |i, _| (i % 35 == 34).then(|| scores[i / 35]));
+        let first = raised.first().expect("a fall to a third in the last evaluations");
+        assert!(first.step >= 9 * 35 && first.severity == Severity::Critical, "{first:?}");
+        // Failed evaluations logging 0 one at a time on a plateau stay quiet.
+        let plateau = held_out_run(2_000, "eval_accuracy", |i, rng| (i % 40 == 39).then(|| if (i / 40) % 7 == 3 { 0.0 } else { solved(64, 0.5, rng) }));
+        assert!(plateau.is_empty(), "{plateau:?}");
     }
 
     /// Should raise, and say the share the verdict graded: the same noisy
