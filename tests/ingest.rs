@@ -416,8 +416,8 @@ fn every_trainer_of_the_gallery_is_read() {
         ("mingpt.log", "nanogpt", 1, 4, 0, 3, &[(0, "loss", 4.17434), (3, "lr", 0.0006)]),
         // spaCy's training table: `E` the epoch, `#` the step, names of two words apart by two spaces.
         ("spacy.log", "text", 1, 4, 0, 600, &[(200, "loss_ner", 1845.59), (600, "score", 0.80), (400, "loss_tok2vec", 41.27)]),
-        // YOLOv5's per-epoch rows under `Epoch  gpu_mem  box  obj  cls ...` (no name rlmon knows); the validation table's `all` row is no epoch.
-        ("yolov5.log", "text", 1, 2, 0, 1, &[(0, "box_loss", 0.1128), (1, "cls_loss", 0.03959), (1, "gpu_mem", 3.35e9)]),
+        // YOLOv5's per-epoch rows under `Epoch  gpu_mem  box  obj  cls ...` (its `gpu_mem` in GiB); the validation table's `all` row is no epoch.
+        ("yolov5.log", "text", 1, 2, 0, 1, &[(0, "box_loss", 0.1128), (1, "cls_loss", 0.03959), (1, "mem/gpu_bytes", 3.35 * 1073741824.0)]),
         // AllenNLP: the bar after `- Validating` is the evaluation of the epoch's last step, as `val_*`.
         ("allennlp.log", "text", 1, 2, 100, 200, &[(100, "loss", 0.6931), (100, "val_loss", 0.6631), (100, "val_accuracy", 0.6), (200, "loss", 0.5731)]),
         // A script's own prints: a line naming only the step, its metrics on the lines under it (not indented).

@@ -42,6 +42,9 @@ fn is_zero(n: &u64) -> bool {
 /// experts is 4,096 loads): past it, new names are dropped and counted, so a log
 /// that writes a fresh key on every line cannot grow rlmon without bound.
 pub const MAX_METRICS: usize = 8192;
+/// The rank of a memory read from its name's shape ([`catalog::memory_alias`]'s
+/// rank added): after every name rlmon knows for it.
+const MEMORY_BY_SHAPE_RANK: usize = 1000;
 
 /// Spare values vectors a normalizer keeps ([`Normalizer::reuse`]).
 const MAX_SPARE: usize = 4096;
@@ -221,6 +224,10 @@ struct Resolved {
     conversion: Option<Conversion>,
     rank: usize,
     interned: &'static str,
+    /// The conversion is read from the name's shape, not from a name a preset
+    /// knows (a trainer's own word for its memory): it holds for a preset's
+    /// records too.
+    by_shape: bool,
 }
 
 impl Normalizer {
@@ -408,14 +415,14 @@ impl Normalizer {
         out.push(Emit::Point(p));
     }
 
-    /// How `name` reads (before a preset's `already`).
-    fn resolve(&mut self, name: &FieldName) -> Resolved {
+    /// How `name` reads (before a preset's `already`); `first` is its first value.
+    fn resolve(&mut self, name: &FieldName, first: f64) -> Resolved {
         match self.names.get(name) {
             Some(r) => *r,
             None => {
                 // A canonical name as written takes part in the ranking as a rename to itself.
                 let itself = catalog::info(name).map(|m| m.pattern).filter(|p| *p == &**name).map(Conversion::Rename);
-                let mut r = Resolved { conversion: catalog::conversion(name).or(itself), rank: catalog::alias_rank(name), interned: catalog::intern(name) };
+                let mut r = Resolved { conversion: catalog::conversion(name).or(itself), rank: catalog::alias_rank(name), interned: catalog::intern(name), by_shape: false };
                 // A known name in capitals or CamelCase (`KL`, `Entropy`, Spinning Up's
                 // `ClipFrac`) is that name: its snake-case spelling.
                 // A column headed in words (the HF Trainer's notebook table: `Training
@@ -434,6 +441,15 @@ impl Normalizer {
                 if r.conversion.is_none() && catalog::info(name).is_none() {
                     if let Some(alias) = catalog::moe_alias(name) {
                         r.interned = catalog::intern(&alias);
+                    }
+                }
+                // The memory in use under a trainer's own name, in bytes: by its
+                // name's unit, else by its first value's size. It gives way to a
+                // name rlmon knows for that memory in the same record.
+                if r.conversion.is_none() && catalog::info(name).is_none() && r.interned == &**name {
+                    if let Some((metric, unit, rank)) = catalog::memory_alias(name) {
+                        let factor = unit.unwrap_or_else(|| catalog::memory_unit_of(first));
+                        r = Resolved { conversion: Some(Conversion::Scale(metric, factor)), rank: MEMORY_BY_SHAPE_RANK + rank, by_shape: true, ..r };
                     }
                 }
                 self.names.insert(name.clone(), r);
@@ -464,20 +480,26 @@ impl Normalizer {
                         self.report.over_metric_limit += 1;
                         continue;
                     }
-                    self.resolve(name)
+                    self.resolve(name, v)
                 }
             };
             // A preset's names are canonical as they stand.
-            let resolved = if already { Resolved { conversion: None, ..resolved } } else { resolved };
+            let resolved = if already && !resolved.by_shape { Resolved { conversion: None, ..resolved } } else { resolved };
             let read_as = match resolved.conversion {
-                Some(Conversion::Rename(c)) => {
+                Some(conversion @ (Conversion::Rename(c) | Conversion::Scale(c, _))) => {
+                    let v = if let Conversion::Scale(_, f) = conversion { v * f } else { v };
                     // Several names for one metric in a record: the strongest wins.
                     let rank = resolved.rank;
                     let bit = name_bit(c);
                     // `ranks` holds names of `values` only.
                     let maybe = seen & bit != 0;
-                    match if maybe { ranks.iter().position(|(n, _)| *n == c) } else { None } {
+                    let at = if maybe { ranks.iter().position(|(n, _)| *n == c) } else { None };
+                    // The name as a preset wrote it, unranked, stands before one
+                    // read from a name's shape.
+                    let written = maybe && at.is_none() && values.iter().any(|(n, _)| *n == c);
+                    match at {
                         Some(i) if ranks[i].1 <= rank => {}
+                        _ if written => {}
                         found => {
                             // Most records name each metric once: nothing to take out.
                             if maybe && values.iter().any(|(n, _)| *n == c) {
@@ -491,11 +513,6 @@ impl Normalizer {
                             }
                         }
                     }
-                    c
-                }
-                Some(Conversion::Scale(c, f)) => {
-                    values.push((MetricName::Borrowed(c), v * f));
-                    seen |= name_bit(c);
                     c
                 }
                 Some(Conversion::Cumulative(c)) => {
@@ -513,6 +530,14 @@ impl Normalizer {
                     catalog::TOKENS_OUT => {
                         split_tokens.1 = Some(v);
                         catalog::TOKENS
+                    }
+                    // A memory as a preset wrote it, after one read from a
+                    // name's shape (a text line's `memory: 31GiB` after its `max_mem: 33`).
+                    written if seen & name_bit(resolved.interned) != 0 && ranks.iter().any(|(n, r)| *n == written && *r >= MEMORY_BY_SHAPE_RANK) => {
+                        ranks.retain(|(n, _)| *n != written);
+                        values.retain(|(n, _)| *n != written);
+                        values.push((MetricName::Borrowed(resolved.interned), v));
+                        resolved.interned
                     }
                     // A name a record holds twice (a text line's `reward: -18, Avg.
                     // reward: -19.9`, both read as the reward): the first stands.

@@ -84,22 +84,25 @@ pub fn parse_printed_in_order(line: &str, progress: &mut Progress) -> Line {
 }
 
 /// The memory metric a text log's word for memory names, when its value is in
-/// bytes' units: a GPU's (`memory: 31.21GiB`, `max_reserved`, `peak mem`) unless
-/// the word says the host's (`rss`, `cpu_mem`, `ram`).
+/// bytes' units (`memory: 31.21GiB`, `max_reserved: 3.2 GB`, `rss: 43 GiB`): see
+/// [`catalog::memory_alias`]. (A word without a unit in its value is read by its
+/// name's shape in the normalizer.)
 fn memory_metric(name: &str) -> Option<&'static str> {
-    const HOST: &[&str] = &["rss", "cpu_mem", "cpu_memory", "host_mem", "host_memory", "ram", "mem_rss", "rss_mem", "max_rss"];
-    const GPU: &[&str] = &[
-        "memory", "mem", "max_memory", "peak_memory", "max_mem", "peak_mem", "memory_allocated", "mem_allocated", "max_memory_allocated",
-        "max_allocated", "memory_reserved", "mem_reserved", "max_memory_reserved", "max_reserved", "reserved_memory", "allocated_memory",
-        "gpu_mem", "gpu_memory", "cuda_mem", "cuda_memory", "vram", "max_mem_allocated", "peak_mem_allocated",
-    ];
-    if HOST.contains(&name) {
-        Some(catalog::MEM_RSS_BYTES)
-    } else if GPU.contains(&name) {
-        Some(catalog::MEM_GPU_BYTES)
-    } else {
-        None
-    }
+    catalog::memory_alias(name).map(|(metric, _, _)| metric)
+}
+
+/// A memory's value with a magnitude letter (`3.35G`, `3108M`, `512K`), in bytes:
+/// under a word for memory the letter is a binary unit.
+fn binary_magnitude(value: &str) -> Option<f64> {
+    let value = value.trim();
+    let (number, unit) = value.split_at(value.len().checked_sub(1)?);
+    let factor = match unit {
+        "G" => 1073741824.0,
+        "M" => 1048576.0,
+        "K" => 1024.0,
+        _ => return None,
+    };
+    number.parse::<f64>().ok().filter(|v| v.is_finite()).map(|v| v * factor)
 }
 
 /// The Trainer's progress bar (` 12%|█▏   | 25/200 [00:43<05:01, 1.73s/it]`),
@@ -2120,9 +2123,14 @@ fn generic_line(line: &str, accept: Accept) -> Generic {
         // `Epoch 3/100`: the epoch is 3 (the only counter of a line, it numbers the step).
         let value = value.or_else(|| kv::fraction(value_text).filter(|_| name == "epoch").map(|(n, _)| n as f64));
         // Memory in bytes' units under a word for memory is the GPU's or the host's.
-        let word = match memory_metric(&name) {
-            Some(metric) if factor >= 1024.0 || kv::in_bytes(value_text) => metric.into(),
-            _ => word,
+        let (word, value) = match memory_metric(&name) {
+            Some(metric) if factor >= 1024.0 || kv::in_bytes(value_text) => (metric.into(), value),
+            // (YOLO's `gpu_mem 3.35G`, detectron2's `max_mem: 3108M`: binary units.)
+            Some(metric) => match binary_magnitude(value_text) {
+                Some(bytes) => (metric.into(), Some(bytes)),
+                None => (word, value),
+            },
+            None => (word, value),
         };
         kept.push((word, value));
     }
@@ -2692,9 +2700,13 @@ mod tests {
         let (_, f) = fields(Preset::Generic, "step 5: average reward= 9.2944 (init= 9.1000), loss: 2.3 (avg: 2.5), Memory (MB)=1234");
         assert_eq!((get(&f, "reward"), get(&f, "loss"), get(&f, "init"), get(&f, "avg")), (Some(9.2944), Some(2.3), None, None));
         assert!(get(&f, "mem/gpu_bytes").is_some(), "{f:?}");
-        // The host's memory by its word; memory without a unit of bytes stays as written.
+        // The host's memory by its word; memory without a unit of bytes stays as
+        // written here (the normalizer reads it by its name); a magnitude letter
+        // after a memory is a binary unit.
         let (_, f) = fields(Preset::Generic, "step: 100, loss: 2.42, rss: 43.38 GiB, memory: 3000");
         assert_eq!((get(&f, "mem/rss_bytes"), get(&f, "memory")), (Some(43.38 * 1073741824.0), Some(3000.0)), "{f:?}");
+        let (_, f) = fields(Preset::Generic, "iter: 19  total_loss: 2.061  lr: 0.0004196  max_mem: 3108M");
+        assert_eq!(get(&f, "mem/gpu_bytes"), Some(3108.0 * 1048576.0), "{f:?}");
     }
 
     #[test]
@@ -2775,7 +2787,7 @@ mod tests {
         // A key with a bracketed unit, `Memory (MB)`, is read without it, in bytes.
         assert_eq!(at10.len(), 4, "the pairs under the step: {at10:?}");
         assert_eq!((at10[0], at10[2]), ((catalog::LOSS, 10.87), (catalog::TOKENS_PER_S, 9347.0)));
-        assert_eq!(at10[3], ("system/peak_gpu_memory", 12345.0 * 1048576.0));
+        assert_eq!(at10[3], (catalog::MEM_GPU_BYTES, 12345.0 * 1048576.0));
         assert_eq!(crate::ingest::detect(std::path::Path::new("train.log"), log).name(), "text", "not a TSV for its tabs");
         // A traceback after a step line is not read as metrics.
         let got = records("step 5 done\n  File \"train.py\", line 42, in main\n    loss: 2.5\n");
@@ -3637,7 +3649,8 @@ mod tests {
         let got = records(log);
         assert_eq!(got.iter().map(|r| r.0).collect::<Vec<_>>(), [Some(1), Some(2)], "{got:?}");
         let get = |i: usize, n: &str| got[i].2.iter().find(|(k, _)| k == n).map(|(_, v)| *v);
-        assert_eq!((get(0, "box_loss"), get(1, "cls_loss"), get(1, "gpu_mem")), (Some(1.312), Some(2.012), Some(3.35e9)));
+        // (`3.35G` under a word for memory: GiB.)
+        assert_eq!((get(0, "box_loss"), get(1, "cls_loss"), get(1, catalog::MEM_GPU_BYTES)), (Some(1.312), Some(2.012), Some(3.35 * 1073741824.0)));
         assert_eq!(without_bar("1/3  3.21G  640:  50%|#####| 4/8"), "1/3  3.21G  640");
         assert_eq!(without_bar("epoch: 2  loss: 0.5"), "epoch: 2  loss: 0.5");
     }

@@ -257,6 +257,105 @@ pub fn moe_alias(name: &str) -> Option<String> {
     load.then(|| moe(layer.unwrap_or(0)).load(expert))
 }
 
+/// The memory in use under a trainer's own name for it (Composer's
+/// `memory/current_allocated_mem`, PaddleNLP's `current_memory_allocated`,
+/// detectron2's `max_mem`, DeepSpeed's `MemAllocated`, verl's
+/// `perf/cpu_memory_used_gb`): the host's RSS when a word says the host's (`cpu`,
+/// `host`, `rss`, `ram`), else the GPU's; the factor to bytes its name's unit
+/// word gives (`_gb`, `_mb`; `None` when it gives none); and how strongly it stands
+/// for the memory beside the run's other memory names (the lower the stronger:
+/// memory in use, then reserved, then a peak). A share, a rate, a time, a count
+/// or a free or total amount of memory is none (`ram_util_percent`, `mem_bandwidth`,
+/// `memory/alloc_retries`).
+pub fn memory_alias(name: &str) -> Option<(&'static str, Option<f64>, usize)> {
+    let lower = name.to_ascii_lowercase();
+    if !(lower.contains("mem") || lower.contains("ram") || lower.contains("rss") || lower.contains("allocated") || lower.contains("reserved")) {
+        return None;
+    }
+    // Words, a camel-case name's too (`memoryAllocated`), and a glued pair split
+    // (`memallocated`: `mem` and `allocated`).
+    let mut words: Vec<String> = Vec::new();
+    let mut word = String::new();
+    let mut prev_lower = false;
+    for c in name.chars() {
+        if !c.is_ascii_alphanumeric() || (c.is_ascii_uppercase() && prev_lower) {
+            if !word.is_empty() {
+                words.push(std::mem::take(&mut word));
+            }
+        }
+        if c.is_ascii_alphanumeric() {
+            word.push(c.to_ascii_lowercase());
+        }
+        prev_lower = c.is_ascii_lowercase() || c.is_ascii_digit();
+    }
+    if !word.is_empty() {
+        words.push(word);
+    }
+    const KINDS: &[&str] = &["allocated", "alloc", "used", "usage", "reserved", "active", "cached", "peak", "current"];
+    let mut split = Vec::with_capacity(words.len() + 1);
+    for w in words {
+        match ["memory", "mem"].iter().find_map(|m| w.strip_prefix(m).filter(|rest| KINDS.contains(rest))) {
+            Some(rest) => {
+                split.push("mem".to_owned());
+                split.push(rest.to_owned());
+            }
+            None => split.push(w),
+        }
+    }
+    let has = |set: &[&str]| split.iter().any(|w| set.contains(&w.as_str()));
+    // `max_reserved`, `peak_allocated`: a peak of the allocator's is memory too.
+    let allocator = has(&["allocated", "reserved"]) && has(&["max", "peak", "current", "cuda", "gpu"]);
+    if !(allocator || has(&["mem", "memory", "vram", "rss", "maxrss", "ram"])) {
+        return None;
+    }
+    const NOT_IN_USE: &[&str] = &[
+        "percent", "pct", "util", "utilization", "utilisation", "frac", "fraction", "ratio", "share", "bandwidth", "bw", "time", "retries", "retry",
+        "count", "num", "efficient", "efficiency", "free", "avail", "available", "total", "limit", "capacity", "tokens", "len", "length", "per", "rate",
+        "throughput", "fragmentation", "frag", "saved", "savings", "grad", "loss", "params", "parameters", "bank", "size", "seq", "layers", "steps",
+        // An evaluation's memory is another phase's.
+        "val", "eval", "valid", "validation", "test",
+    ];
+    if has(NOT_IN_USE) {
+        return None;
+    }
+    // (A word for the GPU first: `system/peak_gpu_memory` is the GPU's.)
+    let gpu = has(&["gpu", "cuda", "vram", "device", "accelerator", "hbm"]);
+    let metric = if !gpu && has(&["cpu", "host", "rss", "maxrss", "ram", "virtual", "vm", "node", "proc", "process"]) { MEM_RSS_BYTES } else { MEM_GPU_BYTES };
+    let unit = if has(&["gb", "gib", "g"]) {
+        Some(GIB)
+    } else if has(&["mb", "mib", "m"]) {
+        Some(MIB)
+    } else if has(&["kb", "kib", "k"]) {
+        Some(1024.0)
+    } else if has(&["bytes", "b"]) {
+        Some(1.0)
+    } else {
+        None
+    };
+    let rank = if has(&["peak", "max", "high", "highest", "maximum"]) {
+        2
+    } else if has(&["reserved", "cached", "cache"]) {
+        1
+    } else {
+        0
+    };
+    Some((metric, unit, rank))
+}
+
+/// The factor to bytes of a memory logged without a unit, from its first value:
+/// bytes from ten million on, MiB from 300 (a process on a GPU holds 300 MiB or
+/// more), else GiB. Detectors judge a memory against itself; the factor only
+/// makes the figures shown right.
+pub fn memory_unit_of(first: f64) -> f64 {
+    if !(first.is_finite() && first > 0.0) || first < 300.0 {
+        GIB
+    } else if first < 1e7 {
+        MIB
+    } else {
+        1.0
+    }
+}
+
 /// Whether `name` is any per-layer MoE metric (loads, drops, summaries).
 pub fn is_moe_layer_metric(name: &str) -> bool {
     name.starts_with("moe/L")
@@ -1251,6 +1350,44 @@ mod tests {
         ] {
             assert_eq!(moe_alias(name).as_deref(), want, "{name}");
         }
+    }
+
+    #[test]
+    fn a_trainers_own_name_for_the_memory_in_use_is_the_gpus_or_the_hosts() {
+        let gpu = |unit: Option<f64>, rank| Some((MEM_GPU_BYTES, unit, rank));
+        let host = |unit: Option<f64>, rank| Some((MEM_RSS_BYTES, unit, rank));
+        for (name, want) in [
+            ("memory/current_allocated_mem", gpu(None, 0)),
+            ("memory/peak_reserved_mem", gpu(None, 2)),
+            ("current_memory_reserved", gpu(None, 1)),
+            ("max_mem", gpu(None, 2)),
+            ("memallocated", gpu(None, 0)),
+            ("MemAllocated", gpu(None, 0)),
+            ("gpu.0.memoryAllocated", gpu(None, 0)),
+            ("peak_memory_alloc", gpu(None, 2)),
+            ("perf/max_memory_allocated_gb", gpu(Some(GIB), 2)),
+            ("perf/cpu_memory_used_gb", host(Some(GIB), 0)),
+            ("host_rss_mb", host(Some(MIB), 0)),
+            ("ram", host(None, 0)),
+            ("System/Peak GPU Memory", gpu(None, 2)),
+            ("memory", gpu(None, 0)),
+            ("max_reserved", gpu(None, 2)),
+            ("max_allocated", gpu(None, 2)),
+            // Shares, rates, counts and other quantities are none.
+            ("perf/ram_util_percent", None),
+            ("memory/alloc_retries", None),
+            ("mem_bandwidth_gbps", None),
+            ("gpu_memory_total_gb", None),
+            ("memory_free", None),
+            ("val_gpu_max_cached_mem_gb", None),
+            ("memo", None),
+            ("parameters", None),
+            ("framerate", None),
+            ("num_params_in_memory", None),
+        ] {
+            assert_eq!(memory_alias(name), want, "{name}");
+        }
+        assert_eq!((memory_unit_of(27.35), memory_unit_of(3108.0), memory_unit_of(2.4e10)), (GIB, MIB, 1.0));
     }
 
     #[test]
