@@ -441,6 +441,10 @@ impl Normalizer {
                 if r.conversion.is_none() && catalog::info(name).is_none() {
                     if let Some(alias) = catalog::moe_alias(name) {
                         r.interned = catalog::intern(&alias);
+                        let factor = catalog::moe_alias_factor(name);
+                        if factor != 1.0 {
+                            r = Resolved { conversion: Some(Conversion::Scale(r.interned, factor)), by_shape: true, ..r };
+                        }
                     }
                 }
                 // The memory in use under a trainer's own name, in bytes: by its

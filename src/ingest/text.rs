@@ -2179,6 +2179,18 @@ fn generic_line(line: &str, accept: Accept) -> Generic {
         }
         other => other,
     };
+    // OpenMMLab's, detectron2's and timm's `time` beside its `data_time` (timm's
+    // `Data:`): the iteration's time, data loading included (a `time` alone may be
+    // a clock's).
+    let parsed = match parsed {
+        Line::Metrics(mut rec) if !rec.fields.iter().any(|(n, _)| n == catalog::STEP_TIME_S) && rec.fields.iter().any(|(n, _)| n == "data_time" || n == "data") => {
+            if let Some(field) = rec.fields.iter_mut().find(|(n, _)| n == "time") {
+                field.0 = catalog::STEP_TIME_S.into();
+            }
+            Line::Metrics(rec)
+        }
+        other => other,
+    };
     // A rate printed without a name (llm.c's `(234.12 ms, 69979 tok/s)`, `| 522274
     // tok/s`, Sockeye's `Speed: 650.04 samples/sec 21000.50 tokens/sec`) is that
     // rate when the line logs none of its kind.
@@ -2710,6 +2722,23 @@ mod tests {
     }
 
     #[test]
+    fn a_time_beside_its_data_time_is_the_iterations() {
+        let get = |f: &[(String, f64)], n: &str| f.iter().find(|(k, _)| k == n).map(|(_, v)| *v);
+        // detectron2, MMEngine, timm: the iteration's time next to its data loading's.
+        for line in [
+            "[07/27 08:16:34] d2.utils.events INFO:  eta: 0:48:29  iter: 19  total_loss: 2.061  time: 0.2466  last_time: 0.2829  data_time: 0.0273  lr: 0.0004196",
+            "07/14 07:12:19 - mmengine - INFO - Epoch(train)  [1][ 50/691]  lr: 2.0580e-03  eta: 3:41:21  time: 0.2466  data_time: 0.0250  memory: 5394  loss: 1.9508",
+            "Train: 0 [  50/196 ( 26%)]  Loss: 2.26 (2.08)  Time: 0.2466s, 1026.67/s  (0.272s,  941.10/s)  LR: 1.000e-06  Data: 0.026 (0.049)",
+        ] {
+            let (_, f) = fields(Preset::Generic, line);
+            assert_eq!(get(&f, catalog::STEP_TIME_S), Some(0.2466), "{line}: {f:?}");
+        }
+        // A time alone is a clock's, kept as written.
+        let (_, f) = fields(Preset::Generic, "step: 100, loss: 2.42, time: 1234.5");
+        assert_eq!((get(&f, catalog::STEP_TIME_S), get(&f, "time")), (None, Some(1234.5)), "{f:?}");
+    }
+
+    #[test]
     fn known_metrics_alone_after_a_step_belong_to_it() {
         // CleanRL: `global_step=N, episodic_return=X` reads as DeepSpeed's; its
         // `SPS` line (environment steps per second) completes that step.
@@ -2740,7 +2769,7 @@ mod tests {
     fn a_phase_word_before_its_epoch_and_counter_is_not_a_metric() {
         let (step, f) = fields(Preset::Generic, "Train: 0 [  50/1251 (  4%)]  Loss: 6.91 (6.93)  Time: 0.4s, 300/s  LR: 1.0e-04  Data: 0.01");
         assert_eq!(step, Some(50));
-        assert_eq!(f, [("loss".into(), 6.91), ("time".into(), 0.4), ("lr".into(), 1.0e-4), ("data".into(), 0.01)], "no `train`, one loss (not its running mean)");
+        assert_eq!(f, [("loss".into(), 6.91), (catalog::STEP_TIME_S.into(), 0.4), ("lr".into(), 1.0e-4), ("data".into(), 0.01)], "no `train`, one loss (not its running mean)");
         // A number after a phase word with no counter after it is still read.
         let (_, f) = fields(Preset::Generic, "step 3 train: 2 loss: 1.5");
         assert!(f.contains(&("train".into(), 2.0)), "{f:?}");

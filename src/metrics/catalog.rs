@@ -244,12 +244,15 @@ pub fn moe_alias(name: &str) -> Option<String> {
     {
         return Some(moe(layer.unwrap_or(0)).measure(MOE_ENTROPY_NORM));
     }
-    const OTHER: &[&str] = &["loss", "bias", "grad", "gradient", "norm", "weight", "weights", "logit", "logits", "entropy", "lr", "score", "scores", "capacity", "z"];
+    const OTHER: &[&str] = &["unused", "loss", "bias", "grad", "gradient", "norm", "weight", "weights", "logit", "logits", "entropy", "lr", "score", "scores", "capacity", "z"];
     if words().any(|w| OTHER.contains(&w)) {
         return None;
     }
-    if words().any(|w| w.starts_with("drop")) {
-        let share = words().any(|w| matches!(w, "frac" | "fraction" | "rate" | "ratio" | "share"));
+    // Dropped tokens: `dropped_token_frac`, T5X's `fraction_tokens_left_behind`,
+    // fairseq's `overflow_expert1` (a percentage of the first choices).
+    let left_behind = words().any(|w| w == "left") && words().any(|w| w == "behind");
+    if words().any(|w| w.starts_with("drop") || w == "overflow") || left_behind {
+        let share = words().any(|w| matches!(w, "frac" | "fraction" | "rate" | "ratio" | "share" | "overflow"));
         return share.then(|| layer.map_or_else(|| MOE_DROPPED_ALL.to_owned(), |l| moe(l).dropped_frac()));
     }
     let expert = numbered(&["expert", "experts", "e"])?;
@@ -354,6 +357,12 @@ pub fn memory_unit_of(first: f64) -> f64 {
     } else {
         1.0
     }
+}
+
+/// The factor a MoE metric under another trainer's name ([`moe_alias`]) takes to
+/// rlmon's units: fairseq's `overflow_expert1` is a percentage.
+pub fn moe_alias_factor(name: &str) -> f64 {
+    if name.to_ascii_lowercase().contains("overflow") { 0.01 } else { 1.0 }
 }
 
 /// Whether `name` is any per-layer MoE metric (loads, drops, summaries).
@@ -504,7 +513,7 @@ pub const CATALOG: &[MetricInfo] = &[
     entry(LOSS_SCALE, "loss scale", Unit::Ratio, Neither, PerStep, P::None).aliases(&["amp_scaler", "loss_scaler", "grad_scale", "grad_scaler", "cur_scale", "scaler/scale", "optim/loss_scale", "train/loss_scale", "loss_scale_value"]),
     entry(TOKENS, "tokens", Unit::Count, Neither, PerStep, P::None).aliases(&["perf/total_num_tokens", "total_num_tokens"]),
     entry(SAMPLES, "samples", Unit::Count, Neither, PerStep, P::None),
-    entry(STEP_TIME_S, "step time", Unit::Seconds, Lower, PerStep, P::Throughput).aliases(&["step_time", "perf/time_per_step", "timing_s/step", "timing/train/total_step_time", "time/ppo/total", "train_step_timing_in_s", "train_step_timing", "iteration_time"]),
+    entry(STEP_TIME_S, "step time", Unit::Seconds, Lower, PerStep, P::Throughput).aliases(&["step_time", "perf/time_per_step", "timing_s/step", "timing/train/total_step_time", "time/ppo/total", "train_step_timing_in_s", "train_step_timing", "iteration_time", "time_this_iter_s", "time_per_iter", "time_per_iteration", "sec_per_iter", "secs_per_iter", "s_per_iter", "time_per_step", "seconds_per_step", "sec_per_step", "batch_time", "time_per_batch"]),
     entry(TOKENS_PER_S, "tokens/s", Unit::PerSecond, Higher, Derived, P::Throughput).aliases(&["tokens_per_sec", "tokens_per_second", "tokens/sec", "throughput/tokens_per_sec", "throughput/device/tokens_per_sec", "throughput/device/tokens_per_second", "perf/throughput", "tokens_per_second_per_gpu", "tokens/s/device", "elements_per_second"]),
     entry(SAMPLES_PER_S, "samples/s", Unit::PerSecond, Higher, Derived, P::Throughput).aliases(&["samples_per_sec", "samples_per_second", "samples/sec", "throughput/samples_per_sec", "throughput/device/samples_per_sec", "time/fps", "img/s", "images/s", "images_per_sec", "interval_samples_per_second"]),
     entry(VAL_LOSS, "val loss", Unit::Ratio, Lower, PerStep, P::None).aliases(&["eval_loss", "eval/loss", "validation_loss", "metrics/eval/LanguageCrossEntropy", "valid_loss", "validation_cross_entropy", "val_cross_entropy", "验证损失"]),
@@ -1157,8 +1166,9 @@ pub fn conversion(name: &str) -> Option<Conversion> {
     if is_optimizer_lr(name) {
         return Some(Conversion::Rename(LR));
     }
-    // A rate named by its unit (`tok/s`, `samples/sec`, `img/s`).
-    if let Some(rate) = rate_named_by_unit(name) {
+    // A rate named by its unit (`tok/s`, `samples/sec`, `img/s`), or in words
+    // (T5X's `timing/target_tokens_per_second`, RLlib's `num_env_steps_sampled_throughput_per_sec`).
+    if let Some(rate) = rate_named_by_unit(name).or_else(|| rate_named_in_words(name)) {
         return Some(Conversion::Rename(rate));
     }
     if let Some(stat) = rllib_learner_stat(name) {
@@ -1236,6 +1246,35 @@ pub fn rate_named_by_unit(unit: &str) -> Option<&'static str> {
     }
 }
 
+/// A training rate named in words: what is counted, `per`, and a second
+/// (`target_tokens_per_second`, `seqs_per_second_per_core`, `env_steps_sampled_throughput_per_sec`):
+/// tokens, or samples (sequences, examples, images, an RL environment's steps or
+/// frames). Steps, batches and updates per second are not (a step's rate), nor an
+/// evaluation's rate (`eval_samples_per_second`).
+fn rate_named_in_words(name: &str) -> Option<&'static str> {
+    let lower = name.to_ascii_lowercase();
+    if !lower.contains("per") {
+        return None;
+    }
+    let words: Vec<&str> = lower.split(|c: char| !c.is_ascii_alphanumeric()).filter(|w| !w.is_empty()).collect();
+    let per = words.iter().position(|w| *w == "per")?;
+    if !matches!(words.get(per + 1), Some(&("s" | "sec" | "second" | "secs" | "seconds"))) {
+        return None;
+    }
+    let counted = &words[..per];
+    let any = |set: &[&str]| counted.iter().any(|w| set.contains(w));
+    if any(&["eval", "val", "valid", "validation", "test", "predict", "inference", "generation", "gen"]) {
+        return None;
+    }
+    if any(&["token", "tokens", "tok", "toks", "words"]) {
+        Some(TOKENS_PER_S)
+    } else if any(&["sample", "samples", "seq", "seqs", "sequences", "examples", "images", "imgs", "img", "records", "sentences", "frames"]) || (any(&["env"]) && any(&["steps", "step", "timesteps"])) {
+        Some(SAMPLES_PER_S)
+    } else {
+        None
+    }
+}
+
 /// Whether rlmon knows `name`: a family of the catalog or a name it reads as one.
 pub fn knows(name: &str) -> bool {
     info(name).is_some() || conversion(name).is_some()
@@ -1244,10 +1283,18 @@ pub fn knows(name: &str) -> bool {
 /// How strongly an input name stands for its metric when a record has several that
 /// map to one (TRL's PPO logs `policy/entropy_avg` and the proxy `objective/entropy`):
 /// the canonical name first, then aliases in the catalog's order.
+/// A name read by a rule rather than listed (a rate named in words, a
+/// conversion) stands after every listed one.
 pub fn alias_rank(name: &str) -> usize {
     let name = INPUT_PREFIXES.iter().find_map(|p| name.strip_prefix(p)).filter(|rest| knows(rest)).unwrap_or(name);
-    CATALOG.iter().find_map(|m| m.aliases.iter().position(|a| *a == name)).map_or(0, |i| i + 1)
+    if CATALOG.iter().any(|m| m.pattern == name) {
+        return 0;
+    }
+    CATALOG.iter().find_map(|m| m.aliases.iter().position(|a| *a == name)).map_or(RULE_RANK, |i| i + 1)
 }
+
+/// [`alias_rank`] of a name read by a rule.
+const RULE_RANK: usize = 500;
 
 /// The canonical name of a metric (itself when it is not an alias).
 pub fn canonical(name: &str) -> &str {
@@ -1334,6 +1381,11 @@ mod tests {
             ("moe/L2/load/E4", Some("moe/L2/load/E4")),
             ("moe/layer_15/dropped_token_frac", Some("moe/L15/dropped_frac")),
             ("moe/dropped_token_frac", Some("moe/dropped_frac")),
+            ("experts/fraction_tokens_left_behind", Some("moe/dropped_frac")),
+            ("overflow_expert1", Some("moe/dropped_frac")),
+            ("decoder/layers_3/moe/overflow_expert2", Some("moe/L3/dropped_frac")),
+            ("experts/expert_usage", None),
+            ("unused_expert1_count", None),
             ("moe/layer_3/load_entropy_norm", Some("moe/L3/entropy_norm")),
             ("router/block2/normalized_load_entropy", Some("moe/L2/entropy_norm")),
             ("moe/expert_usage_entropy_normalized", Some("moe/L0/entropy_norm")),
@@ -1388,6 +1440,23 @@ mod tests {
             assert_eq!(memory_alias(name), want, "{name}");
         }
         assert_eq!((memory_unit_of(27.35), memory_unit_of(3108.0), memory_unit_of(2.4e10)), (GIB, MIB, 1.0));
+    }
+
+    #[test]
+    fn a_rate_named_in_words_is_a_tokens_or_samples_rate() {
+        for (name, want) in [
+            ("timing/target_tokens_per_second", Some(TOKENS_PER_S)),
+            ("timing/seqs_per_second_per_core", Some(SAMPLES_PER_S)),
+            ("num_env_steps_sampled_throughput_per_sec", Some(SAMPLES_PER_S)),
+            ("images_per_second", Some(SAMPLES_PER_S)),
+            ("interval_tokens_per_second_per_device", Some(TOKENS_PER_S)),
+            ("timing/steps_per_second", None),
+            ("eval_samples_per_second", None),
+            ("tokens_per_batch", None),
+            ("reward_per_episode", None),
+        ] {
+            assert_eq!(rate_named_in_words(name), want, "{name}");
+        }
     }
 
     #[test]
