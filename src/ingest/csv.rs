@@ -164,7 +164,7 @@ pub fn split_runs(rec: Record) -> Vec<Record> {
         };
         match out.iter_mut().find(|r| r.run == run) {
             Some(r) => r.fields.push((name, v)),
-            None => out.push(Record { run, rank: rec.rank, step: rec.step, counted: rec.counted, time: rec.time, fields: vec![(name, v)], ignored: Vec::new(), canonical: false, continues: false }),
+            None => out.push(Record { run, rank: rec.rank, step: rec.step, counted: rec.counted, time: rec.time, fields: vec![(name, v)], ignored: Vec::new(), canonical: false, continues: false, awaits_step: false }),
         }
     }
     if let Some(first) = out.first_mut() {

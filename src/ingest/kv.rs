@@ -849,6 +849,7 @@ mod tests {
         assert_eq!(value("nanM"), None);
         assert_eq!(value("3.2E+00"), Some(3.2));
         assert!(value("nan").is_some_and(f64::is_nan));
+        assert!(value(".nan").is_some_and(f64::is_nan) && value("-.inf") == Some(f64::NEG_INFINITY));
         assert_eq!(value("1:00"), None);
         assert_eq!(fraction("1000/1750"), Some((1000, 1750)));
     }

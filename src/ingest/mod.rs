@@ -52,6 +52,9 @@ pub struct Record {
     pub canonical: bool,
     /// Belongs to the step before it (a line that completes the previous one).
     pub continues: bool,
+    /// Has no step yet: a later line of its block names the step it belongs to
+    /// (a nested result dump whose `training_iteration` comes near its end).
+    pub awaits_step: bool,
 }
 
 /// A field's name as read. Shared: a reader that meets one name on every line
@@ -765,9 +768,10 @@ pub fn whole_step(v: f64) -> Option<u64> {
 pub fn number_in_text(s: &str) -> Option<f64> {
     let t = s.trim();
     match t.to_ascii_lowercase().as_str() {
-        "nan" => Some(f64::NAN),
-        "inf" | "infinity" | "+inf" | "+infinity" => Some(f64::INFINITY),
-        "-inf" | "-infinity" => Some(f64::NEG_INFINITY),
+        // (YAML's spellings too: RLlib's `pretty_print` writes `kl: .nan`.)
+        "nan" | ".nan" => Some(f64::NAN),
+        "inf" | "infinity" | "+inf" | "+infinity" | ".inf" | "+.inf" => Some(f64::INFINITY),
+        "-inf" | "-infinity" | "-.inf" => Some(f64::NEG_INFINITY),
         _ if t.is_empty() || t.len() > 64 => None,
         _ => t.parse::<f64>().ok(),
     }

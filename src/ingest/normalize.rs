@@ -191,6 +191,8 @@ fn whole(v: f64) -> Option<u64> {
 pub struct Normalizer {
     /// The step being gathered (records of one step merge until another arrives).
     pending: Option<Point>,
+    /// Values of records awaiting the step a later record names ([`Record::awaits_step`]).
+    awaiting: Vec<(MetricName, f64)>,
     /// Steps handed on, ascending (for counting what a resume discards).
     emitted: Steps,
     /// The metrics handed on for the last step, while a part of it may still come
@@ -265,6 +267,23 @@ impl Normalizer {
             }
         }
         let mut values = self.canonical(rec.fields, rec.canonical);
+        // A record whose step a later one names waits for it; the next record with
+        // a step (or without one that does not wait) takes the values waiting.
+        if rec.awaits_step && rec.step.is_none() && counter.is_none() {
+            for (name, v) in values {
+                match self.awaiting.iter_mut().find(|(n, _)| *n == name) {
+                    Some(slot) => slot.1 = v,
+                    None => self.awaiting.push((name, v)),
+                }
+            }
+            return;
+        }
+        if !self.awaiting.is_empty() {
+            let mut waited = std::mem::take(&mut self.awaiting);
+            waited.retain(|(n, _)| !values.iter().any(|(m, _)| m == n));
+            waited.append(&mut values);
+            values = waited;
+        }
         if let Some((s, (name, v))) = counter {
             if self.clashes(s, &values) {
                 // Not a step after all: counted from here on, the counter a metric again
@@ -393,11 +412,22 @@ impl Normalizer {
     /// given up for another.
     pub fn drop_pending(&mut self) {
         self.pending = None;
+        self.awaiting.clear();
     }
 
     /// The last step, once the input ends.
     pub fn finish(&mut self) -> Vec<Emit> {
         let mut out = Vec::new();
+        // Values that waited for a step no line named: the step after the last.
+        if !self.awaiting.is_empty() {
+            let values = std::mem::take(&mut self.awaiting);
+            let last = self.pending.as_ref().map(|p| p.step).or(self.emitted.last());
+            if let Some(p) = self.pending.take() {
+                self.emit(p, &mut out);
+            }
+            let time_s = out.iter().rev().find_map(|e| if let Emit::Point(p) = e { Some(p.time_s) } else { None }).unwrap_or(0.0);
+            self.emit(Point { step: last.map_or(0, |s| s + 1), time_s, values }, &mut out);
+        }
         if let Some(p) = self.pending.take() {
             self.emit(p, &mut out);
         }

@@ -525,6 +525,13 @@ pub struct Progress {
     /// Steps named beside their epoch (pix2pix's `(epoch: 2, iters: 78, ...)`,
     /// DeepSpeech's `Epoch 66 | Training | ... | Steps: 18595 | Loss: ...`).
     beside_epoch: BesideEpoch,
+    /// A header without a step came (`Result for PPO_...:`): if the next line is
+    /// an indented `key: value`, its indentation is the block's margin.
+    nested_header: bool,
+    /// The indentation read as the left edge (see [`at_the_margin`]).
+    margin: Option<usize>,
+    /// A line of that block named its step.
+    block_stepped: bool,
     /// The rows of W&B's console `Run summary:` block being read, as `| key: value `.
     wandb_summary: Option<String>,
     /// The loss scale an fp16 loss scaler's message set since the last metric
@@ -701,15 +708,62 @@ impl Progress {
     }
 }
 
+/// `line` less the margin of the nested block it is in: a header without a step
+/// over an indented dump of nested `key: value` lines (Ray Tune's `Result for
+/// PPO_CartPole-v1_863fd_00000:` over its result's YAML) is read as the dump printed
+/// at the left edge (RLlib's `pretty_print`), each nested level indented from there.
+/// The block ends at a line less indented than its first.
+fn at_the_margin<'a>(line: &'a str, progress: &mut Progress) -> &'a str {
+    let depth = indentation(line).len();
+    if std::mem::take(&mut progress.nested_header) && depth > 0 && single_pair_or_key(line) {
+        progress.margin = Some(depth);
+        progress.block_stepped = false;
+        // A result, not a configuration's dump: its step is on its way.
+        progress.seen_step = true;
+    }
+    match progress.margin {
+        Some(margin) if depth >= margin => &line[margin..],
+        Some(_) if !line.trim().is_empty() => {
+            progress.margin = None;
+            line
+        }
+        _ => line,
+    }
+}
+
+/// Whether a line is one `key: value` pair or a nested block's `key:`.
+fn single_pair_or_key(line: &str) -> bool {
+    let t = line.trim();
+    (t.ends_with(':') && !t.contains(' ')) || single_pair(line)
+}
+
 /// One line of a generic log, its progress counters numbered on from the lines
 /// before it and the blocks and tables it is part of (a whole log read in order).
 /// A line that only adds to a table being read is `Blank`; the table's record
 /// comes with its closing rule.
 pub fn parse_generic(line: &str, progress: &mut Progress) -> Line {
+    let read = parse_generic_line(line, progress);
+    // In a nested dump's block (see [`at_the_margin`]) the lines before the one
+    // naming the step await it.
+    match read {
+        Line::Metrics(mut rec) if progress.margin.is_some() && !progress.block_stepped => {
+            if rec.step.is_some() {
+                progress.block_stepped = true;
+            } else {
+                rec.awaits_step = true;
+            }
+            Line::Metrics(rec)
+        }
+        other => other,
+    }
+}
+
+fn parse_generic_line(line: &str, progress: &mut Progress) -> Line {
     // Colours go before any rule reads the line: rsl_rl's centred header is
     // bold (`\x1b[1m Learning iteration 3/1500 \x1b[0m`).
     let cleaned = plain_marks(line);
     let line = without_logging_prefix(&cleaned);
+    let line = at_the_margin(line, progress);
     let after_metrics = progress.after_metrics.take();
     if is_rule(line) {
         return match progress.table.take() {
@@ -794,7 +848,7 @@ pub fn parse_generic(line: &str, progress: &mut Progress) -> Line {
         Accept::Written
     } else if indented && progress.block.is_some() && (progress.block_loose || single_pair(line)) {
         Accept::Any
-    } else if !indented && progress.step_line.as_ref().is_some_and(|(_, _, centred)| !centred) && (single_pair(line) || only_written_pairs(line)) {
+    } else if !indented && (progress.margin.is_some() || progress.step_line.as_ref().is_some_and(|(_, _, centred)| !centred)) && (single_pair(line) || only_written_pairs(line)) {
         // `key: value` lines under a line naming only its step (DeepRM's
         // `Iteration: 3` then `MeanRew: -257.4`; PyMARL's `Recent Stats | t_env:
         // 8443380` then `battle_won_mean:  0.0025\tdead_allies_mean:  5.99`):
@@ -1001,6 +1055,12 @@ pub fn parse_generic(line: &str, progress: &mut Progress) -> Line {
             // its results belong to the training step before it.
             if !indented && line.trim_end().ends_with(':') {
                 let step = if mentions_evaluation(line) { None } else { read.step.or_else(|| read.counter.map(|c| progress.step(c))) };
+                // (A header in words: a nested dump's own `info:` is a key of it.)
+                progress.nested_header = step.is_none() && !mentions_evaluation(line) && progress.margin.is_none() && line.trim().contains(' ');
+                if progress.nested_header {
+                    // A new block: the step named under the block before is not its.
+                    progress.step_line = None;
+                }
                 progress.block = Some(step);
                 progress.block_loose = true;
                 progress.block_evaluation = false;
@@ -2936,6 +2996,29 @@ mod tests {
                 _ => None,
             })
             .collect()
+    }
+
+    /// Ray Tune's verbose output: `Result for <trial>:` over the result's YAML,
+    /// indented, its `training_iteration` near the end. Read as RLlib's
+    /// `pretty_print` at the margin, each result at its own iteration (it was one
+    /// point at step 0, or each metric a step early).
+    #[test]
+    fn a_nested_dump_under_a_header_is_read_at_its_step() {
+        let result = |i: u32, kl: f64| format!("Result for PPO_CartPole-v1_863fd_00000:\n  agent_timesteps_total: {}\n  info:\n    learner:\n      default_policy:\n        learner_stats:\n          kl: {kl}\n          entropy: .nan\n  iterations_since_restore: {i}\n  training_iteration: {i}\n  trial_id: 863fd_00000\n  warmup_time: 5.1\n", 4000 * i);
+        let log = format!("== Status ==\nCurrent time: 2024-06-26 10:29:07\n{}{}== Status ==\n{}", result(1, 0.01), result(2, 0.08), result(3, 0.02));
+        let mut progress = Progress::default();
+        let mut n = crate::ingest::normalize::Normalizer::default();
+        let mut points = Vec::new();
+        for line in log.lines() {
+            if let Line::Metrics(rec) = parse_generic(line, &mut progress) {
+                points.extend(n.push(rec));
+            }
+        }
+        points.extend(n.finish());
+        let kl: Vec<(u64, f64)> = points.iter().filter_map(|e| if let crate::ingest::normalize::Emit::Point(p) = e { p.values.iter().find(|(k, _)| k == catalog::KL).map(|(_, v)| (p.step, *v)) } else { None }).collect();
+        assert_eq!(kl, [(1, 0.01), (2, 0.08), (3, 0.02)], "{points:?}");
+        let nan_entropy = points.iter().any(|e| matches!(e, crate::ingest::normalize::Emit::Point(p) if p.values.iter().any(|(k, v)| k == catalog::ENTROPY && v.is_nan())));
+        assert!(nan_entropy, "YAML's `.nan` is NaN");
     }
 
     #[test]
