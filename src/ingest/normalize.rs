@@ -230,6 +230,8 @@ struct Resolved {
     /// knows (a trainer's own word for its memory): it holds for a preset's
     /// records too.
     by_shape: bool,
+    /// A part of a loss logged only in parts ([`catalog::is_loss_part`]).
+    loss_part: bool,
 }
 
 impl Normalizer {
@@ -452,7 +454,7 @@ impl Normalizer {
             None => {
                 // A canonical name as written takes part in the ranking as a rename to itself.
                 let itself = catalog::info(name).map(|m| m.pattern).filter(|p| *p == &**name).map(Conversion::Rename);
-                let mut r = Resolved { conversion: catalog::conversion(name).or(itself), rank: catalog::alias_rank(name), interned: catalog::intern(name), by_shape: false };
+                let mut r = Resolved { conversion: catalog::conversion(name).or(itself), rank: catalog::alias_rank(name), interned: catalog::intern(name), by_shape: false, loss_part: false };
                 // A known name in capitals or CamelCase (`KL`, `Entropy`, Spinning Up's
                 // `ClipFrac`) is that name: its snake-case spelling.
                 // A column headed in words (the HF Trainer's notebook table: `Training
@@ -477,6 +479,7 @@ impl Normalizer {
                         }
                     }
                 }
+                r.loss_part = r.conversion.is_none() && catalog::is_loss_part(name);
                 // The memory in use under a trainer's own name, in bytes: by its
                 // name's unit, else by its first value's size. It gives way to a
                 // name rlmon knows for that memory in the same record.
@@ -496,6 +499,8 @@ impl Normalizer {
     fn canonical(&mut self, fields: Vec<(FieldName, f64)>, already: bool) -> Vec<(MetricName, f64)> {
         let mut values: Vec<(MetricName, f64)> = self.spare.pop().unwrap_or_else(|| Vec::with_capacity(fields.len() + 2));
         let mut split_tokens = (None, None);
+        // The loss's parts in this record, when it logs the loss only in parts.
+        let (mut parts, mut parts_sum) = (0usize, 0.0);
         // The bits (`name_bit`) of the names in `values`: a name whose bit is not
         // there is not there, without a look along `values` or `ranks`.
         let mut seen = 0u64;
@@ -517,6 +522,10 @@ impl Normalizer {
                     self.resolve(name, v)
                 }
             };
+            if resolved.loss_part {
+                parts += 1;
+                parts_sum += v;
+            }
             // A preset's names are canonical as they stand.
             let resolved = if already && !resolved.by_shape { Resolved { conversion: None, ..resolved } } else { resolved };
             let read_as = match resolved.conversion {
@@ -601,6 +610,9 @@ impl Normalizer {
             }
         }
         self.ranks = ranks;
+        if parts >= 2 && !values.iter().any(|(n, _)| n == catalog::LOSS) {
+            values.push((MetricName::Borrowed(catalog::LOSS), parts_sum));
+        }
         if let (Some(a), Some(b)) = split_tokens {
             if !values.iter().any(|(n, _)| n == catalog::TOKENS) {
                 values.push((MetricName::Borrowed(catalog::TOKENS), a + b));

@@ -724,6 +724,27 @@ pub fn names_a_gan_loss(lower: &str) -> bool {
     b.len() >= 3 && matches!(b[0], b'd' | b'g') && matches!(b[1], b'_' | b'/') && b[2].is_ascii_alphabetic()
 }
 
+/// Whether `name` is one part of a training loss a run logs only in parts
+/// (Ultralytics' `train/box_loss`, `train/cls_loss`, `train/dfl_loss`; a detector's
+/// `loss_cls`, `loss_bbox`): a name rlmon does not know with `loss` as a word of
+/// it, not an evaluation's, a GAN's net's, a loss's scale, weight or mean. A
+/// record holding two or more parts and no loss has their sum as its loss.
+pub fn is_loss_part(name: &str) -> bool {
+    if knows(name) || info(name).is_some() {
+        return false;
+    }
+    let lower = name.to_ascii_lowercase();
+    if !lower.contains(LOSS) || EVALUATION_PREFIXES.iter().any(|p| lower.starts_with(p)) {
+        return false;
+    }
+    let rest = INPUT_PREFIXES.iter().find_map(|p| lower.strip_prefix(p)).unwrap_or(&lower);
+    let words = name_words(rest);
+    let has = |set: &[&str]| has_word(&words, set);
+    has(&[LOSS])
+        && !names_a_gan_loss(rest)
+        && !has(&["val", "valid", "validation", "eval", "test", "scale", "weight", "coef", "coeff", "mean", "avg", "average", "ema", "running", "std", "min", "max", "g", "d", "gen", "disc", "generator", "discriminator", "critic", "actor", "policy", "value", "kl", "aux", "z", "total"])
+}
+
 /// Whether a name is a gradient's measure (`grad_norm`, `gnorm`, `grad_norm_0`,
 /// `Grad Norm`), not a loss or a weight's norm.
 pub fn names_a_gradient(name: &str) -> bool {
@@ -1440,6 +1461,28 @@ mod tests {
             assert_eq!(memory_alias(name), want, "{name}");
         }
         assert_eq!((memory_unit_of(27.35), memory_unit_of(3108.0), memory_unit_of(2.4e10)), (GIB, MIB, 1.0));
+    }
+
+    #[test]
+    fn a_loss_logged_only_in_parts_is_read_from_its_parts() {
+        for (name, want) in [
+            ("train/box_loss", true),
+            ("train/dfl_loss", true),
+            ("loss_cls", true),
+            ("loss_rpn_bbox", true),
+            ("val/box_loss", false),
+            ("loss", false),
+            ("val_loss", false),
+            ("loss_scale", false),
+            ("G_loss", false),
+            ("d_loss", false),
+            ("loss_G", false),
+            ("aux_loss", false),
+            ("avg_loss", false),
+            ("box", false),
+        ] {
+            assert_eq!(is_loss_part(name), want, "{name}");
+        }
     }
 
     #[test]
