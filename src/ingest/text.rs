@@ -83,14 +83,6 @@ pub fn parse_printed_in_order(line: &str, progress: &mut Progress) -> Line {
     }
 }
 
-/// The memory metric a text log's word for memory names, when its value is in
-/// bytes' units (`memory: 31.21GiB`, `max_reserved: 3.2 GB`, `rss: 43 GiB`): see
-/// [`catalog::memory_alias`]. (A word without a unit in its value is read by its
-/// name's shape in the normalizer.)
-fn memory_metric(name: &str) -> Option<&'static str> {
-    catalog::memory_alias(name).map(|(metric, _, _)| metric)
-}
-
 /// A memory's value with a magnitude letter (`3.35G`, `3108M`, `512K`), in bytes:
 /// under a word for memory the letter is a binary unit.
 fn binary_magnitude(value: &str) -> Option<f64> {
@@ -2182,8 +2174,9 @@ fn generic_line(line: &str, accept: Accept) -> Generic {
         let value = value.or_else(|| kv::fraction(value_text).filter(|&(n, m)| m > 0 && n <= m && name.contains("acc")).map(|(n, m)| n as f64 / m as f64));
         // `Epoch 3/100`: the epoch is 3 (the only counter of a line, it numbers the step).
         let value = value.or_else(|| kv::fraction(value_text).filter(|_| name == "epoch").map(|(n, _)| n as f64));
-        // Memory in bytes' units under a word for memory is the GPU's or the host's.
-        let (word, value) = match memory_metric(&name) {
+        // Memory in bytes' units under a word for memory is the GPU's or the host's
+        // (a word without a unit in its value is read by its name's shape in the normalizer).
+        let (word, value) = match catalog::memory_alias(&name).map(|(metric, _, _)| metric) {
             Some(metric) if factor >= 1024.0 || kv::in_bytes(value_text) => (metric.into(), value),
             // (YOLO's `gpu_mem 3.35G`, detectron2's `max_mem: 3108M`: binary units.)
             Some(metric) => match binary_magnitude(value_text) {

@@ -365,6 +365,11 @@ pub fn moe_alias_factor(name: &str) -> f64 {
     if name.to_ascii_lowercase().contains("overflow") { 0.01 } else { 1.0 }
 }
 
+/// Whether `name` is any MoE metric (a layer's, the whole model's, the expert count).
+pub fn is_moe_metric(name: &str) -> bool {
+    name.starts_with("moe/")
+}
+
 /// Whether `name` is any per-layer MoE metric (loads, drops, summaries).
 pub fn is_moe_layer_metric(name: &str) -> bool {
     name.starts_with("moe/L")

@@ -146,12 +146,23 @@ impl ExpertCollapse {
         // Most runs log no MoE layer: one prefix test per name, no parsing; the
         // layers are read from the first name that has the prefix on. A dropped
         // share of the whole model's tokens is judged as a layer of its own.
-        let first = p.values.iter().position(|(name, _)| catalog::is_moe_layer_metric(name));
-        let model_wide = p.get(catalog::MOE_DROPPED_ALL).map(|d| (WHOLE_MODEL, (Vec::new(), None, Some(d), None)));
-        // The expert count may come once, with the run's config, before any layer.
-        if let Some(n) = p.get(catalog::MOE_EXPERTS).filter(|n| n.is_finite() && *n >= 2.0) {
-            self.experts = Some(n.round());
+        // One pass over the point's names: the first layer's, the whole model's
+        // dropped share, and the expert count (it may come once, with the run's
+        // config, before any layer).
+        let (mut first, mut dropped_all) = (None, None);
+        for (i, (name, v)) in p.values.iter().enumerate() {
+            if !catalog::is_moe_metric(name) {
+                continue;
+            }
+            if catalog::is_moe_layer_metric(name) {
+                first = first.or(Some(i));
+            } else if name == catalog::MOE_DROPPED_ALL {
+                dropped_all = Some(*v);
+            } else if name == catalog::MOE_EXPERTS && v.is_finite() && *v >= 2.0 {
+                self.experts = Some(v.round());
+            }
         }
+        let model_wide = dropped_all.map(|d| (WHOLE_MODEL, (Vec::new(), None, Some(d), None)));
         if first.is_none() && model_wide.is_none() {
             return out;
         }
