@@ -485,7 +485,7 @@ impl CheckReport {
                     let _ = writeln!(out, "    ignored (not numbers): {}", ignored.join(", "));
                 }
                 if input.duplicate_steps > 0 {
-                    let _ = writeln!(out, "    {} step(s) logged twice with other values (the later kept)", input.duplicate_steps);
+                    let _ = writeln!(out, "    {} step(s) logged twice with other values (the later kept, unless the earlier was NaN or infinite)", input.duplicate_steps);
                 }
                 for resume in &input.resumed {
                     let _ = writeln!(out, "    resumed at step {} ({} steps discarded)", resume.at_step, resume.discarded);

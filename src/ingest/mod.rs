@@ -534,7 +534,12 @@ impl LineReader {
             Format::Pairs => text::parse_generic(line, &mut self.progress),
             Format::Pattern(p) => p.parse(line),
         };
-        let parsed = if read_as_text { self.progress.with_loss_scale(parsed) } else { parsed };
+        let parsed = if read_as_text {
+            let scaled = self.progress.with_loss_scale(parsed);
+            self.progress.with_nonfinite_message(line, scaled)
+        } else {
+            parsed
+        };
         match parsed {
             Line::Text if matches!(self.format, Format::Jsonl) => Line::Skip(SkipKind::NotMetrics, "not JSON (expected one JSON object per line)".into()),
             Line::Text if self.format.strict() => Line::Skip(SkipKind::NotMetrics, "not a metric line".into()),

@@ -302,13 +302,18 @@ impl Normalizer {
         }
         match &mut self.pending {
             Some(p) if p.step == step => {
-                // One step logged in parts: merge; a value given twice is a duplicate.
+                // One step logged in parts: merge; a value given twice is a duplicate,
+                // the later kept, but a non-finite value stays: a trainer that writes its
+                // last step again after the error that stopped it (detectron2's final
+                // write after `Loss became infinite or NaN`) would hide the fault.
                 let mut clashed = false;
                 for (name, v) in values {
                     match p.values.iter_mut().find(|(n, _)| *n == name) {
                         Some(slot) => {
                             clashed |= slot.1.to_bits() != v.to_bits();
-                            slot.1 = v;
+                            if slot.1.is_finite() || !v.is_finite() {
+                                slot.1 = v;
+                            }
                         }
                         None => p.values.push((name, v)),
                     }
@@ -699,6 +704,13 @@ mod tests {
         let p = points(n.finish());
         assert_eq!(p.len(), 1);
         assert_eq!(p[0].values, vec![("loss".into(), 2.1), ("val_loss".into(), 2.5)]);
+        assert_eq!(n.report.duplicate_steps, 1);
+        // A step written again with finite values after its NaN keeps the NaN.
+        let mut n = Normalizer::default();
+        n.push(rec(r#"{"step": 10, "loss": NaN}"#));
+        n.push(rec(r#"{"step": 10, "loss": 0.37}"#));
+        let p = points(n.finish());
+        assert!(p[0].values[0].1.is_nan(), "{:?}", p[0].values);
         assert_eq!(n.report.duplicate_steps, 1);
     }
 

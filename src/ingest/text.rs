@@ -538,6 +538,10 @@ pub struct Progress {
     scaled_since_message: Option<bool>,
     /// Steps a line names, exact or rounded (LeRobot's `step:1K`).
     rounded_steps: RoundedSteps,
+    /// The last line read was a trainer's message of a non-finite loss or gradient
+    /// ([`nonfinite_message`]): the next such message without a step says more of
+    /// the same step (detectron2's `loss_dict = {'loss_cls': nan, ...}` under its error).
+    after_nonfinite_message: bool,
 }
 
 /// Steps printed rounded to a magnitude (LeRobot's `step:2K` for 1,600 to 2,400,
@@ -587,6 +591,22 @@ impl Progress {
         }
     }
 
+    /// A parsed line, or where it read nothing, a trainer's message that the loss or
+    /// the gradients became non-finite ([`nonfinite_message`]) as a NaN value.
+    pub fn with_nonfinite_message(&mut self, line: &str, parsed: Line) -> Line {
+        match parsed {
+            Line::Text => match nonfinite_message(line) {
+                Some(message) => Line::Metrics(message.record(std::mem::replace(&mut self.after_nonfinite_message, true))),
+                None => Line::Text,
+            },
+            Line::Metrics(rec) => {
+                self.after_nonfinite_message = false;
+                Line::Metrics(rec)
+            }
+            other => other,
+        }
+    }
+
     /// A parsed line, given the loss scale a scaler's message set before it when it
     /// is the next metric line and logs no scale of its own.
     pub fn with_loss_scale(&mut self, parsed: Line) -> Line {
@@ -626,6 +646,76 @@ pub fn loss_scale_message(line: &str) -> Option<f64> {
     let to = words.iter().rposition(|w| w.trim_end_matches(':') == "to")?;
     let value: f64 = words.get(to + 1)?.trim_end_matches(['.', '!']).parse().ok()?;
     (value.is_finite() && value > 0.0).then_some(value)
+}
+
+/// What a trainer's message says became non-finite: the loss or the gradients.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NonFiniteMessage {
+    Loss { step: Option<u64> },
+    Grad { step: Option<u64> },
+}
+
+impl NonFiniteMessage {
+    /// The message as a record: the quantity it names as NaN, at the step it
+    /// names, else the step after the last one logged (the step that failed).
+    pub fn record(self, continues: bool) -> Record {
+        let (metric, step) = match self {
+            NonFiniteMessage::Loss { step } => (catalog::LOSS, step),
+            NonFiniteMessage::Grad { step } => (catalog::GRAD_NORM, step),
+        };
+        Record { step, canonical: true, continues: continues && step.is_none(), fields: vec![(metric.into(), f64::NAN)], ..Default::default() }
+    }
+}
+
+/// A trainer's own message that its loss or gradients stopped being finite, on a
+/// line that logs no value: detectron2's `FloatingPointError: Loss became infinite
+/// or NaN at iteration=15421!`, Megatron's `found NaN in local grad norm`, torch's
+/// `The total norm of order 2.0 for gradients from parameters is non-finite`, its
+/// anomaly mode's `Function 'MulBackward0' returned nan values`, Lightning's
+/// `Monitored metric val_loss = nan is not finite`, Keras' `Batch 9: Invalid loss,
+/// terminating training`. A run that stops on such an error logs no NaN value at
+/// all. Not a loss scaler skipping a step (fp16's overflows are expected), nor a
+/// line that only says what would happen (`if`, `whether`, a negation).
+pub fn nonfinite_message(line: &str) -> Option<NonFiniteMessage> {
+    // Most lines name nothing non-finite: one pass over the bytes rules them out.
+    static NAN_OR_INF: std::sync::LazyLock<regex::bytes::Regex> = std::sync::LazyLock::new(|| regex::bytes::Regex::new(r"(?i)nan|inf|finite|invalid").expect("a valid pattern"));
+    if !NAN_OR_INF.is_match(line.as_bytes()) {
+        return None;
+    }
+    let lower = line.to_ascii_lowercase();
+    let words: Vec<&str> = lower.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '-')).filter(|w| !w.is_empty()).collect();
+    let word_at = |i: usize| words.get(i).copied().unwrap_or("");
+    // (A starting value that changed is a sentinel, not a fault: Keras' `val_loss
+    // improved from inf to 2.04`, the early-stopping recipe's `(inf --> 0.69)`.)
+    // Nor is a best value yet to be set (`best val loss so far: inf`).
+    let sentinel = |i: usize| {
+        word_at(i.wrapping_sub(1)) == "from" || matches!(word_at(i + 1), "to" | "--" | "-") || words[..i].iter().any(|w| matches!(*w, "best" | "lowest" | "initial" | "init"))
+    };
+    let nonfinite = words.iter().enumerate().any(|(i, w)| {
+        matches!(*w, "nan" | "nans" | "inf" | "infs" | "infinite" | "infinity" | "non-finite" | "nonfinite" | "-inf") && !sentinel(i)
+            || (*w == "finite" && matches!(word_at(i.wrapping_sub(1)), "not" | "non"))
+            || (*w == "invalid" && word_at(i + 1).starts_with("loss"))
+    });
+    if !nonfinite {
+        return None;
+    }
+    let hedged = words.iter().any(|w| {
+        matches!(*w, "if" | "whether" | "unless" | "no" | "without" | "never" | "avoid" | "prevent" | "overflow" | "scaler" | "ignore" | "ignoring" | "ignored")
+            || w.starts_with("skip")
+    }) || lower.contains("loss scale")
+        || lower.contains("loss_scale");
+    if hedged {
+        return None;
+    }
+    let grad = words.iter().any(|w| w.starts_with("grad") || w.contains("backward"));
+    let loss = words.iter().any(|w| w.contains("loss"));
+    // The step the line names (`iteration=15421`, `at step 300`, `iter 12`).
+    let step = words.windows(2).find_map(|pair| if is_step_word(pair[0]) && pair[0] != "steps" { pair[1].parse::<u64>().ok() } else { None });
+    match (loss, grad) {
+        (true, _) => Some(NonFiniteMessage::Loss { step }),
+        (false, true) => Some(NonFiniteMessage::Grad { step }),
+        _ => None,
+    }
 }
 
 /// A step named on a line with its epoch may count within the epoch: it goes back
@@ -3090,6 +3180,46 @@ mod tests {
         })
         .collect();
         assert_eq!(steps, [None, Some(3200), None], "only the dict right under it");
+    }
+
+    #[test]
+    fn a_trainers_message_of_a_non_finite_loss_or_gradient_is_a_nan_value() {
+        use NonFiniteMessage::{Grad, Loss};
+        for (line, said) in [
+            ("FloatingPointError: Loss became infinite or NaN at iteration=15421!", Some(Loss { step: Some(15421) })),
+            ("loss_dict = {'loss_cls': nan, 'loss_box_reg': nan}", Some(Loss { step: None })),
+            ("Rank 0: found NaN in local grad norm in backward pass before data-parallel communication collective", Some(Grad { step: None })),
+            ("RuntimeError: The total norm of order 2.0 for gradients from `parameters` is non-finite, so it cannot be clipped.", Some(Grad { step: None })),
+            ("RuntimeError: Function 'MulBackward0' returned nan values in its 0th output.", Some(Grad { step: None })),
+            ("Monitored metric val_loss = nan is not finite. Previous best value was 0.123. Signaling Trainer to stop.", Some(Loss { step: None })),
+            ("Batch 9: Invalid loss, terminating training", Some(Loss { step: None })),
+            ("WARNING: loss is inf at step 300, stopping", Some(Loss { step: Some(300) })),
+            // A loss scaler's skipped step, a hedge, a setting, a negation, a bare
+            // warning naming neither a loss nor a gradient: not a fault.
+            ("[deepspeed] OVERFLOW! Rank 0 Skipping step. Attempted loss scale: 16384.0, reducing to 8192.0", None),
+            ("Gradient overflow.  Skipping step, loss scaler 0 reducing loss scale to 256.0 (grad norm inf)", None),
+            ("--terminate-on-nan   stop training if the loss is NaN", None),
+            ("skip_nan_loss: True", None),
+            ("logging_nan_inf_filter=True, max_grad_norm=1.0", None),
+            ("no NaN loss seen in 1000 steps", None),
+            ("NaN or Inf found in input tensor.", None),
+            ("Epoch 1: val_loss improved from inf to 2.04556, saving model to checkpoints/best.h5", None),
+            ("Validation loss decreased (inf --> 0.693147).  Saving model ...", None),
+            ("Best validation loss so far: inf", None),
+            ("Training finished: final loss 0.23", None),
+        ] {
+            assert_eq!(nonfinite_message(line), said, "{line}");
+        }
+        // In a log: at the step it names, else the step after the last one logged;
+        // a second message right under the first says more of the same step.
+        let mut reader = super::super::LineReader::new(super::super::Format::Text(Preset::Generic), None);
+        let mut steps = Vec::new();
+        for line in ["step 10 loss 2.5", "step 20 loss 2.4", "Traceback (most recent call last):", "FloatingPointError: Loss became infinite or NaN!", "loss_dict = {'loss_cls': nan}"] {
+            if let Line::Metrics(rec) = reader.line(line.as_bytes()) {
+                steps.push((rec.step, rec.continues, rec.fields.iter().any(|(_, v)| v.is_nan())));
+            }
+        }
+        assert_eq!(steps, [(Some(10), false, false), (Some(20), false, false), (None, false, true), (None, true, true)]);
     }
 
     #[test]
