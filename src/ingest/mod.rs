@@ -536,7 +536,7 @@ impl LineReader {
         };
         let parsed = if read_as_text {
             let scaled = self.progress.with_loss_scale(parsed);
-            self.progress.with_nonfinite_message(line, scaled)
+            self.progress.with_messages(line, scaled)
         } else {
             parsed
         };

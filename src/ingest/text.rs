@@ -592,12 +592,13 @@ impl Progress {
     }
 
     /// A parsed line, or where it read nothing, a trainer's message that the loss or
-    /// the gradients became non-finite ([`nonfinite_message`]) as a NaN value.
-    pub fn with_nonfinite_message(&mut self, line: &str, parsed: Line) -> Line {
+    /// the gradients became non-finite ([`nonfinite_message`]) as a NaN value, or a
+    /// layer's expert loads printed as a list ([`expert_loads`]).
+    pub fn with_messages(&mut self, line: &str, parsed: Line) -> Line {
         match parsed {
             Line::Text => match nonfinite_message(line) {
                 Some(message) => Line::Metrics(message.record(std::mem::replace(&mut self.after_nonfinite_message, true))),
-                None => Line::Text,
+                None => expert_loads(line).map_or(Line::Text, Line::Metrics),
             },
             Line::Metrics(rec) => {
                 self.after_nonfinite_message = false;
@@ -716,6 +717,56 @@ pub fn nonfinite_message(line: &str) -> Option<NonFiniteMessage> {
         (false, true) => Some(NonFiniteMessage::Grad { step }),
         _ => None,
     }
+}
+
+/// The tokens each expert of a layer took, printed as a list under a name of expert
+/// loads on a line of its own: a DeepSpeed MoE script's `moe layer 0: exp_counts=[4436,
+/// 4410, 3979, ...], l_aux=1.026`, a tensor's `layer 3 tokens_per_expert:
+/// tensor([512, 498, ...], device='cuda:0')`, NumPy's `[512 498 ...]`. The list's
+/// name, with the words before it (the layer), is read as the catalog reads a
+/// logged vector's (`moe_layer_0/exp_counts/E3` is `moe/L0/load/E3`). The loads
+/// are the step's the line comes after (such lines follow the step's metrics).
+pub fn expert_loads(line: &str) -> Option<Record> {
+    let lower = without_logging_prefix(line).to_ascii_lowercase();
+    if !(lower.contains("exp") || lower.contains("moe") || lower.contains("rout")) {
+        return None;
+    }
+    let mut fields = Vec::new();
+    let mut from = 0;
+    while let Some(open) = lower[from..].find('[').map(|i| i + from) {
+        from = open + 1;
+        let Some(close) = lower[open + 1..].find(']').map(|i| i + open + 1) else { break };
+        let inner = &lower[open + 1..close];
+        if inner.contains('[') {
+            continue;
+        }
+        let values: Vec<f64> = inner.split([',', ' ']).filter(|v| !v.is_empty()).map_while(|v| v.trim_end_matches('.').parse::<f64>().ok()).collect();
+        if values.len() < 2 || values.len() != inner.split([',', ' ']).filter(|v| !v.is_empty()).count() || values.iter().any(|v| !v.is_finite() || *v < 0.0) {
+            continue;
+        }
+        // The name: the word before `=`/`:` (and a tensor's `tensor(`).
+        let before = lower[..open].trim_end();
+        let before = before.strip_suffix("tensor(").unwrap_or(before).trim_end();
+        let Some(before) = before.strip_suffix(['=', ':']) else { continue };
+        let before = before.trim_end();
+        let name_at = before.rfind(|c: char| !(c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '/' | '-'))).map_or(0, |i| i + 1);
+        let (context, name) = before.split_at(name_at);
+        if name.is_empty() {
+            continue;
+        }
+        let context: Vec<&str> = context.split(|c: char| !c.is_ascii_alphanumeric()).filter(|w| !w.is_empty()).collect();
+        let prefix = context.join("_");
+        let loads: Option<Vec<(super::FieldName, f64)>> = values
+            .iter()
+            .enumerate()
+            .map(|(i, v)| {
+                let metric = catalog::moe_alias(&format!("{prefix}/{name}/E{i}"))?;
+                metric.ends_with(&format!("/load/E{i}")).then(|| (metric.into(), *v))
+            })
+            .collect();
+        fields.extend(loads.unwrap_or_default());
+    }
+    (!fields.is_empty()).then(|| Record { canonical: true, continues: true, fields, ..Default::default() })
 }
 
 /// A step named on a line with its epoch may count within the epoch: it goes back
@@ -3220,6 +3271,22 @@ mod tests {
             }
         }
         assert_eq!(steps, [(Some(10), false, false), (Some(20), false, false), (None, false, true), (None, true, true)]);
+    }
+
+    #[test]
+    fn a_layers_expert_loads_printed_as_a_list_are_its_loads() {
+        let loads = |line: &str| expert_loads(line).map(|r| r.fields.iter().map(|(n, v)| (n.to_string(), *v)).collect::<Vec<_>>());
+        let l1 = catalog::moe(1);
+        assert_eq!(loads("moe layer 1: exp_counts=[4436, 4410, 3979], l_aux=1.0260"), Some(vec![(l1.load(0), 4436.0), (l1.load(1), 4410.0), (l1.load(2), 3979.0)]));
+        let l3 = catalog::moe(3);
+        assert_eq!(loads("[2024-05-01 10:00:00,123] INFO layer 3 tokens_per_expert: tensor([512, 498], device='cuda:0')"), Some(vec![(l3.load(0), 512.0), (l3.load(1), 498.0)]));
+        assert_eq!(loads("moe expert_load = [0.30 0.25 0.45]"), Some(vec![(catalog::moe(0).load(0), 0.3), (catalog::moe(0).load(1), 0.25), (catalog::moe(0).load(2), 0.45)]));
+        // Not loads: a learning rate per group, a router's logits, one value, text.
+        for line in ["moe step=50, lr=[0.0001, 0.0002]", "moe layer 0: router_logits=[1.2, -0.3]", "moe layer 0: exp_counts=[4436]", "experts: [a, b]"] {
+            assert_eq!(loads(line), None, "{line}");
+        }
+        let Some(rec) = expert_loads("moe layer 0: exp_counts=[1, 2]") else { panic!() };
+        assert!(rec.continues && rec.step.is_none(), "the step before's");
     }
 
     #[test]
