@@ -987,7 +987,7 @@ const CONVERSIONS: &[(&str, Conversion)] = &[
 /// dotted names (`train.loss`, `training.loss`) likewise.
 /// (And the groups a tracker's names are filed under that say nothing of the
 /// quantity: `perf/tokens_per_sec`, `sys/gpu_mem_gb`, `system/rss_mb`.)
-const INPUT_PREFIXES: &[&str] = &["train/", "train.", "training/", "training.", "training_", "main/", "perf/", "performance/", "throughput/", "speed/", "timing/", "sys/", "system/", "memory/", "hardware/"];
+const INPUT_PREFIXES: &[&str] = &["train/", "train.", "training/", "training.", "training_", "train_", "main/", "perf/", "performance/", "throughput/", "speed/", "timing/", "sys/", "system/", "memory/", "hardware/"];
 /// Prefixes of an evaluation's names: the loss under one is the validation loss
 /// (Chainer's `validation/main/loss`, `val/loss`, `test/loss`).
 const EVALUATION_PREFIXES: &[&str] = &["validation/", "val/", "valid/", "eval/", "test/", "validation.", "val.", "valid.", "eval.", "test."];
@@ -1642,6 +1642,8 @@ mod tests {
         assert_eq!(conversion("train/actor_lr"), Some(Conversion::Rename("lr")));
         assert_eq!(conversion("train/my_metric"), None);
         assert_eq!((conversion("train.kl"), conversion("training.lr")), (Some(Conversion::Rename("kl")), Some(Conversion::Rename("lr"))));
+        // CLU's `train_` before each training summary (`train_grad_norm`, `train_learning_rate`).
+        assert_eq!((conversion("train_grad_norm"), conversion("train_learning_rate")), (Some(Conversion::Rename(GRAD_NORM)), Some(Conversion::Rename(LR))));
         assert!(alias_rank("policy/entropy_avg") < alias_rank("objective/entropy"));
         assert_eq!(alias_rank("entropy"), 0);
     }

@@ -661,7 +661,8 @@ impl Spike {
                 // The base (an `exp`) is worked out only where it is read.
                 let base = Base::Log { lmed, floor: self.floor };
                 // The spread is read only when judging by difference.
-                return Some(Judgement { severity, base, distance: Distance::Times(times), ratio: Some(times), spread: f64::NAN });
+                let distance = if lower { Distance::Below(times) } else { Distance::Times(times) };
+                return Some(Judgement { severity, base, distance, ratio: Some(times), spread: f64::NAN });
             }
         }
         let sorted = raw().sorted_range(0, n);
@@ -1077,6 +1078,8 @@ impl Reference {
 enum Distance {
     /// The ratio to the median ("3.2x").
     Times(f64),
+    /// The ratio of the median to a point below it ("114x below").
+    Below(f64),
     /// Robust sigmas above or below the median.
     Sigmas(f64, &'static str),
     /// A steady climb: its growth per point and its rise ("climbing 3.5% a
@@ -1089,6 +1092,7 @@ impl Distance {
     fn against(self, base: &str) -> String {
         match self {
             Distance::Times(t) => format!("{} its trailing median {base}", times(t)),
+            Distance::Below(t) => format!("{} below its trailing median {base}", times(t)),
             Distance::Climb(rate, t) if rate < 0.0 => format!("falling {} a step to {} of its earlier level {base}", percent(-rate), percent(t)),
             Distance::Climb(rate, t) => format!("climbing {} a step to {} its earlier level {base}", percent(rate), times(t)),
             Distance::Sigmas(z, side) => format!("{} robust sigmas {side} its trailing median {base}", sigmas(z)),
