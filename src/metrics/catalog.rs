@@ -529,11 +529,11 @@ pub const CATALOG: &[MetricInfo] = &[
     entry(MEM_RSS_BYTES, "RSS", Unit::Bytes, Lower, PerStep, P::None),
     entry(MODEL_FLOPS, "model FLOPs", Unit::Count, Neither, PerStep, P::None),
     // RL health, in the order the RL pane cycles them.
-    entry(REWARD, "reward", Unit::Ratio, Higher, PerStep, P::Rl).agree().signed().aliases(&["returnaverage", "return_mean", "eprewmean", "ep_rewmean", "average_return", "avg_return", "average_episode_return", "avg_episode_return", "return_average", "objective/scores", "reward_mean", "rewards", "critic/score/mean", "env/reward_mean", "ppo/mean_scores", "rollout/ep_rew_mean", "ep_rew_mean", "mean_reward", "avg_reward", "reward/mean", "episodic_return", "average_reward_score", "episode_reward_mean", "env_runners/episode_return_mean", "env_runners/episode_reward_mean", "rew", "average_ep_ret", "ep_ret_mean", "episode_return", "episode_reward", "avg_episode_reward", "return_per_training_episode", "episode/score", "episode_return_mean", "mean_episode_return", "ep_return", "average_reward"]),
+    entry(REWARD, "reward", Unit::Ratio, Higher, PerStep, P::Rl).agree().signed().aliases(&["returnaverage", "return_mean", "eprewmean", "ep_rewmean", "average_return", "avg_return", "average_episode_return", "avg_episode_return", "return_average", "objective/scores", "scores", "reward_mean", "rewards", "critic/score/mean", "env/reward_mean", "ppo/mean_scores", "rollout/ep_rew_mean", "ep_rew_mean", "mean_reward", "avg_reward", "reward/mean", "episodic_return", "average_reward_score", "episode_reward_mean", "env_runners/episode_return_mean", "env_runners/episode_reward_mean", "rew", "average_ep_ret", "ep_ret_mean", "episode_return", "episode_reward", "avg_episode_reward", "return_per_training_episode", "episode/score", "episode_return_mean", "mean_episode_return", "ep_return", "average_reward", "rlhf_reward"]),
     entry(KL, "KL", Unit::Ratio, Lower, PerStep, P::Rl).agree().signed().aliases(&["objective/kl", "kl_mean", "actor/kl_loss", "kl_loss", "critic/kl", "ref_kl", "kl_ref", "actor/reward_kl_penalty", "kl_penalty", "kl_divergence", "kl_div", "mean_kl_loss"]),
     entry(ENTROPY, "entropy", Unit::Ratio, Neither, PerStep, P::Rl).agree().aliases(&["loss/policy_entropy", "policy/entropy", "policy/entropy_avg", "ppo/policy/entropy", "actor/entropy", "entropy_mean", "entropy_loss", "approx_entropy", "objective/entropy", "policy_entropy", "ent"]),
     entry(CLIP_FRAC, "clip frac", Unit::Ratio, Lower, PerStep, P::Rl).aliases(&["loss/clipfrac", "clipfrac", "policy/clipfrac_avg", "clip_ratio/region_mean", "clip_ratio", "actor/pg_clipfrac", "ppo_clip_ratio", "ppo/policy/clipfrac", "clip_fraction", "policy/clipfrac"]),
-    entry(RESPONSE_LEN, "response len", Unit::Ratio, Neither, PerStep, P::Rl).aliases(&["completions/mean_length", "completion_length", "response_length/mean", "response_length", "tokens/responses_len_mean", "mean_gen_tokens_per_sample"]),
+    entry(RESPONSE_LEN, "response len", Unit::Ratio, Neither, PerStep, P::Rl).aliases(&["completions/mean_length", "completion_length", "response_length/mean", "response_length", "tokens/responses_len_mean", "mean_gen_tokens_per_sample", "response_lengths", "mean_response_length", "avg_response_length", "response_length_mean"]),
     entry(REWARD_STD, "reward std", Unit::Ratio, Neither, PerStep, P::None).aliases(&["env/reward_std", "ppo/std_scores"]),
     entry(REWARD_GOLD, "gold reward", Unit::Ratio, Higher, PerStep, P::None).signed(),
     entry(KL_COEF, "KL coef", Unit::Ratio, Neither, PerStep, P::None).aliases(&["beta", "objective/kl_coef", "actor/kl_coef", "actor/reward_kl_penalty_coeff", "cur_kl_coeff", "curr_kl_coeff"]),
@@ -1644,6 +1644,9 @@ mod tests {
         assert_eq!((conversion("train.kl"), conversion("training.lr")), (Some(Conversion::Rename("kl")), Some(Conversion::Rename("lr"))));
         // CLU's `train_` before each training summary (`train_grad_norm`, `train_learning_rate`).
         assert_eq!((conversion("train_grad_norm"), conversion("train_learning_rate")), (Some(Conversion::Rename(GRAD_NORM)), Some(Conversion::Rename(LR))));
+        // torchtune's PPO statistics: the reward model's `scores`, `response_lengths`.
+        assert_eq!((conversion("scores"), conversion("response_lengths")), (Some(Conversion::Rename(REWARD)), Some(Conversion::Rename(RESPONSE_LEN))));
+        assert!(alias_rank("scores") < alias_rank("rlhf_reward"), "the score before the score less its KL penalty");
         assert!(alias_rank("policy/entropy_avg") < alias_rank("objective/entropy"));
         assert_eq!(alias_rank("entropy"), 0);
     }
