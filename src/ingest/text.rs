@@ -542,6 +542,9 @@ pub struct Progress {
     /// ([`nonfinite_message`]): the next such message without a step says more of
     /// the same step (detectron2's `loss_dict = {'loss_cls': nan, ...}` under its error).
     after_nonfinite_message: bool,
+    /// The largest total of a bar's counter (`8/300`): the bar that numbers the
+    /// steps when bars of other totals are drawn between its lines.
+    clock_total: Option<u64>,
 }
 
 /// Steps printed rounded to a magnitude (LeRobot's `step:2K` for 1,600 to 2,400,
@@ -684,34 +687,63 @@ pub fn nonfinite_message(line: &str) -> Option<NonFiniteMessage> {
         return None;
     }
     let lower = line.to_ascii_lowercase();
-    let words: Vec<&str> = lower.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '-')).filter(|w| !w.is_empty()).collect();
-    let word_at = |i: usize| words.get(i).copied().unwrap_or("");
+    // The words, each with where it starts.
+    let mut words: Vec<(usize, &str)> = Vec::new();
+    let mut from = None;
+    for (i, c) in lower.char_indices().chain(std::iter::once((lower.len(), ' '))) {
+        match (from, c.is_ascii_alphanumeric() || c == '_' || c == '-') {
+            (None, true) => from = Some(i),
+            (Some(f), false) => {
+                words.push((f, &lower[f..i]));
+                from = None;
+            }
+            _ => {}
+        }
+    }
+    let word_at = |i: usize| words.get(i).map_or("", |w| w.1);
+    let is_loss = |w: &str| w.contains(catalog::LOSS);
+    let is_grad = |w: &str| w.starts_with("grad") || w.contains("backward");
+    let hedged = words.iter().enumerate().any(|(i, (_, w))| {
+        matches!(*w, "if" | "whether" | "unless" | "no" | "without" | "never" | "avoid" | "prevent" | "overflow" | "scaler" | "ignore" | "ignoring" | "ignored")
+            || w.starts_with("skip")
+            // A loss scaler's own words (`loss scale`, `loss_scale`).
+            || *w == catalog::LOSS_SCALE
+            || (is_loss(w) && word_at(i + 1) == "scale")
+    });
+    if hedged {
+        return None;
+    }
     // (A starting value that changed is a sentinel, not a fault: Keras' `val_loss
     // improved from inf to 2.04`, the early-stopping recipe's `(inf --> 0.69)`.)
     // Nor is a best value yet to be set (`best val loss so far: inf`).
     let sentinel = |i: usize| {
-        word_at(i.wrapping_sub(1)) == "from" || matches!(word_at(i + 1), "to" | "--" | "-") || words[..i].iter().any(|w| matches!(*w, "best" | "lowest" | "initial" | "init"))
+        word_at(i.wrapping_sub(1)) == "from" || matches!(word_at(i + 1), "to" | "--" | "-") || words[..i].iter().any(|(_, w)| matches!(*w, "best" | "lowest" | "initial" | "init"))
     };
-    let nonfinite = words.iter().enumerate().any(|(i, w)| {
-        matches!(*w, "nan" | "nans" | "inf" | "infs" | "infinite" | "infinity" | "non-finite" | "nonfinite" | "-inf") && !sentinel(i)
-            || (*w == "finite" && matches!(word_at(i.wrapping_sub(1)), "not" | "non"))
-            || (*w == "invalid" && word_at(i + 1).starts_with("loss"))
-    });
-    if !nonfinite {
-        return None;
+    // What each non-finite word is said of: a value's own name when it is one
+    // (`'loss_cls': nan`; a NaN of `mean_episode_return` in a dict of losses
+    // is none), else the line's words.
+    let (mut loss, mut grad, mut stated) = (false, false, false);
+    for (i, &(at, w)) in words.iter().enumerate() {
+        let value = matches!(w, "nan" | "nans" | "inf" | "infs" | "infinite" | "infinity" | "non-finite" | "nonfinite" | "-inf") && !sentinel(i);
+        let phrase = (w == "finite" && matches!(word_at(i.wrapping_sub(1)), "not" | "non")) || (w == "invalid" && is_loss(word_at(i + 1)));
+        if !value && !phrase {
+            continue;
+        }
+        let before = i.checked_sub(1).map_or("", |k| &lower[words[k].0 + words[k].1.len()..at]);
+        if value && before.contains([':', '=']) {
+            let keys = [word_at(i.wrapping_sub(1)), word_at(i.wrapping_sub(2))];
+            loss |= keys.iter().any(|k| is_loss(k));
+            grad |= keys.iter().any(|k| is_grad(k));
+        } else {
+            stated = true;
+        }
     }
-    let hedged = words.iter().any(|w| {
-        matches!(*w, "if" | "whether" | "unless" | "no" | "without" | "never" | "avoid" | "prevent" | "overflow" | "scaler" | "ignore" | "ignoring" | "ignored")
-            || w.starts_with("skip")
-    }) || lower.contains("loss scale")
-        || lower.contains("loss_scale");
-    if hedged {
-        return None;
+    if stated {
+        loss |= words.iter().any(|(_, w)| is_loss(w));
+        grad |= words.iter().any(|(_, w)| is_grad(w));
     }
-    let grad = words.iter().any(|w| w.starts_with("grad") || w.contains("backward"));
-    let loss = words.iter().any(|w| w.contains("loss"));
     // The step the line names (`iteration=15421`, `at step 300`, `iter 12`).
-    let step = words.windows(2).find_map(|pair| if is_step_word(pair[0]) && pair[0] != "steps" { pair[1].parse::<u64>().ok() } else { None });
+    let step = words.windows(2).find_map(|pair| if is_step_word(pair[0].1) && pair[0].1 != "steps" { pair[1].1.parse::<u64>().ok() } else { None });
     match (loss, grad) {
         (true, _) => Some(NonFiniteMessage::Loss { step }),
         (false, true) => Some(NonFiniteMessage::Grad { step }),
@@ -820,6 +852,21 @@ impl Progress {
     /// that rlmon knows.
     pub fn new(every_pair: bool) -> Progress {
         Progress { every_pair, ..Progress::default() }
+    }
+
+    /// Notes a bar's counter `(n, m)`: the bar of the largest total is the clock.
+    fn note_bar(&mut self, (_, m): (u64, u64)) {
+        if m > 0 {
+            self.clock_total = Some(self.clock_total.map_or(m, |t| t.max(m)));
+        }
+    }
+
+    /// Whether counter `(n, m)` is a bar nested in the clock's: a smaller total
+    /// than a bar drawn before (tqdm's inner bar of each outer step, redrawn from 0).
+    fn nested_bar(&mut self, counter: (u64, u64)) -> bool {
+        let nested = counter.1 > 0 && self.clock_total.is_some_and(|t| counter.1 < t);
+        self.note_bar(counter);
+        nested
     }
 
     /// The step of counter `(n, m)`: a counter below the last one starts a new pass.
@@ -1055,6 +1102,11 @@ fn parse_generic_line(line: &str, progress: &mut Progress) -> Line {
                 // (The epoch it names is the step's, no result: Ignite's `Validation Results - Epoch: 1`.)
                 without_epoch(&mut rec);
                 evaluation_names(&mut rec.fields);
+            } else if let Some(counter) = read.counter.filter(|c| progress.nested_bar(*c)) {
+                // A bar nested in the clock's (OpenRLHF's `Train epoch: 4/4` of each
+                // `Episode: 8/300`): its values are the outer bar's next step's.
+                let _ = counter;
+                rec.awaits_step = true;
             } else if let Some(counter) = read.counter {
                 progress.finished_bar = (read.epoch.is_none() && counter.1 > 0 && counter.0 == counter.1).then(|| rec.fields.clone());
                 if counter.1 == 0 && read.epoch.is_some() {
@@ -1153,6 +1205,11 @@ fn parse_generic_line(line: &str, progress: &mut Progress) -> Line {
         },
         other => {
             progress.seen_step |= read.step.is_some();
+            // A bar drawn before its first metrics (tqdm's `0/300` as it starts) is
+            // already the clock of the bars nested in it.
+            if let Some(counter) = read.counter.filter(|_| !mentions_evaluation(line)) {
+                progress.note_bar(counter);
+            }
             if read.step.is_some() && mentions_evaluation(line) {
                 progress.evaluation = read.step;
                 progress.evaluation_labelled = false;
@@ -1624,7 +1681,8 @@ fn estimator_evaluation(line: &str) -> Option<Line> {
 /// (`logging.basicConfig()`: `INFO:root:`, `INFO:tensorflow:`, `WARNING:__main__:`),
 /// which glues the level and the logger's name to the line's first word.
 pub fn without_logging_prefix(line: &str) -> &str {
-    if let Some(rest) = without_glog_prefix(line).or_else(|| without_bracketed_time(line)).or_else(|| without_rllab_time(line)) {
+    let line = without_ray_prefix(line).unwrap_or(line);
+    if let Some(rest) = without_glog_prefix(line).or_else(|| without_bracketed_time(line)).or_else(|| without_rllab_time(line)).or_else(|| without_slashed_date(line)) {
         return rest;
     }
     for level in ["INFO:", "DEBUG:", "WARNING:", "ERROR:", "CRITICAL:"] {
@@ -1636,6 +1694,19 @@ pub fn without_logging_prefix(line: &str) -> &str {
         }
     }
     line
+}
+
+/// A line without the prefix Ray puts before a worker's output: the actor and its
+/// process (`(ActorModelRayActor pid=9041) `, `(RolloutWorker pid=24109, ip=10.0.2.8) `);
+/// `None` without one. The worker's lines are the job's own (OpenRLHF's trainer,
+/// RLlib's rollouts), not a rank of their own.
+fn without_ray_prefix(line: &str) -> Option<&str> {
+    let inner_end = line.strip_prefix('(')?.find(')')? + 1;
+    let (actor, process) = line[1..inner_end].split_once(' ')?;
+    let pid = process.strip_prefix("pid=")?;
+    let pid = pid.split_once(',').map_or(pid, |(pid, rest)| if rest.trim_start().starts_with("ip=") { pid } else { "" });
+    let named = !actor.is_empty() && actor.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b':' | b'.'));
+    (named && !pid.is_empty() && pid.bytes().all(|b| b.is_ascii_digit())).then(|| line[inner_end + 1..].trim_start())
 }
 
 /// A line without rllab's logger prefix, a date and time then ` | ` (rllab,
@@ -1671,6 +1742,20 @@ fn without_bracketed_time(line: &str) -> Option<&str> {
     // `[INFO:17945 monobeast:600 2021-08-29 22:14:16,250]`: level, process, source).
     let dated = words.clone().any(|w| is_date(w) && w.len() >= 8) && words.clone().any(is_time);
     (dated || (words.clone().any(is_time) && words.all(|w| is_time(w) || is_date(w) || is_level(w)))).then(|| rest.trim_start())
+}
+
+/// A line without a date written with slashes and a time before it, and the
+/// logger's name and level after them when given between dashes (MMEngine's
+/// `11/27 04:50:30 - mmengine - INFO - `, `2024/01/05 10:00:00 `): the date is no
+/// counter of 11 out of 27. `None` without one.
+fn without_slashed_date(line: &str) -> Option<&str> {
+    static DATED: std::sync::LazyLock<Regex> = std::sync::LazyLock::new(|| {
+        Regex::new(r"^\d{1,4}/\d{1,2}(?:/\d{1,4})?[ T]\d{1,2}:\d{2}(?::\d{2}(?:[.,]\d+)?)?(?:\s+-\s+[\w.]+\s+-\s+[A-Z]+\s+-)?\s+").expect("a valid pattern")
+    });
+    if !line.as_bytes().first().is_some_and(u8::is_ascii_digit) {
+        return None;
+    }
+    DATED.find(line).map(|m| &line[m.end()..])
 }
 
 /// A line without glog's prefix (C++ and abseil logging: Caffe's `I0628
@@ -3200,6 +3285,12 @@ mod tests {
         assert_eq!(without_logging_prefix("[INFO:17945 monobeast:600 2021-08-29 22:14:16,250] Episode ended after 761 steps. Return: -21.0"), "Episode ended after 761 steps. Return: -21.0");
         assert_eq!(without_logging_prefix("[2023-03-01 12:04:00,001 INFO] Validation accuracy: 11.98"), "Validation accuracy: 11.98");
         assert_eq!(without_logging_prefix("[12] loss: 0.3"), "[12] loss: 0.3", "a step in brackets stays");
+        assert_eq!(without_logging_prefix("(ActorModelRayActor pid=9041) Train epoch [1/1]: 4/4 [01:36<00:00, act_loss=0.004]"), "Train epoch [1/1]: 4/4 [01:36<00:00, act_loss=0.004]");
+        assert_eq!(without_logging_prefix("(RolloutWorker pid=24109, ip=10.0.2.8) 2025-01-07 23:24:46,249\tWARNING env.py:162 -- text"), "2025-01-07 23:24:46,249\tWARNING env.py:162 -- text");
+        assert_eq!(without_logging_prefix("(pid 12) loss: 0.3"), "(pid 12) loss: 0.3");
+        assert_eq!(without_logging_prefix("11/27 04:50:30 - mmengine - INFO - per class results:"), "per class results:");
+        assert_eq!(without_logging_prefix("2024/01/05 10:00:00 step 3 loss 2.1"), "step 3 loss 2.1");
+        assert_eq!(without_logging_prefix("11/27 loss: 0.3"), "11/27 loss: 0.3", "a counter without a time stays");
         // (Read as the `pairs` format reads it: no name rlmon knows.)
         let read = parse_generic("At iteration 100/100/100, mean rms=4.8%, delta=21.3%, BCER train=88.2%", &mut Progress::new(true));
         assert!(matches!(read, Line::Metrics(ref r) if r.step == Some(100)), "Tesseract's counts: the first is the iteration: {read:?}");
@@ -3258,6 +3349,9 @@ mod tests {
             ("Validation loss decreased (inf --> 0.693147).  Saving model ...", None),
             ("Best validation loss so far: inf", None),
             ("Training finished: final loss 0.23", None),
+            // A printed dict of losses whose NaN is another metric's.
+            ("{'episode_returns': (), 'mean_episode_return': nan, 'total_loss': 61.08, 'pg_loss': 58.1}", None),
+            ("grad norm: nan | lm loss: 2.3", Some(Grad { step: None })),
         ] {
             assert_eq!(nonfinite_message(line), said, "{line}");
         }
@@ -3271,6 +3365,27 @@ mod tests {
             }
         }
         assert_eq!(steps, [(Some(10), false, false), (Some(20), false, false), (None, false, true), (None, true, true)]);
+    }
+
+    #[test]
+    fn a_bar_nested_in_a_bar_of_a_larger_total_waits_for_the_outer_bars_step() {
+        // OpenRLHF: each rollout's `Train epoch` bar (4/4, 16/16) between the
+        // `Episode` bar's steps (of 300), drawn by a Ray actor.
+        let mut progress = Progress::default();
+        let got: Vec<(Option<u64>, bool)> = [
+            "Episode [1/1]:   0%|          | 0/300 [00:00<?, ?it/s]",
+            "(ActorModelRayActor pid=9041) Train epoch [1/1]: 100%|██████████| 4/4 [01:36<00:00, 24.24s/it, act_loss=0.00407, reward=0.201, kl=0]",
+            "Episode [1/1]:   0%|          | 1/300 [05:23<26:50:54, 323.26s/it, policy_loss=0.00407, reward=0.201, kl=0]",
+            "(ActorModelRayActor pid=9041) Train epoch [1/1]: 100%|██████████| 16/16 [01:15<00:00,  4.69s/it, act_loss=-.0127, reward=0.261, kl=0.0003]",
+            "Episode [1/1]:   1%|          | 2/300 [09:33<23:43:42, 286.65s/it, policy_loss=-.0127, reward=0.261, kl=0.0003]",
+        ]
+        .iter()
+        .filter_map(|l| match parse_generic(l, &mut progress) {
+            Line::Metrics(r) => Some((r.step, r.awaits_step)),
+            _ => None,
+        })
+        .collect();
+        assert_eq!(got, [(None, true), (Some(1), false), (None, true), (Some(2), false)]);
     }
 
     #[test]

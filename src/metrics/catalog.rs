@@ -513,8 +513,8 @@ pub const CATALOG: &[MetricInfo] = &[
     entry(PERPLEXITY, "perplexity", Unit::Ratio, Lower, PerStep, P::Training).aliases(&["ppl", "train_ppl", "train_perplexity", "train/ppl", "train/perplexity"]),
     entry(POLICY_LOSS, "policy loss", Unit::Ratio, Lower, PerStep, P::Training).signed().aliases(&["loss/policy_loss", "actor/pg_loss", "loss/policy_avg", "ppo/loss/policy", "policy_gradient_loss", "pol_surr", "pg_loss", "act_loss", "losses/policy_loss", "loss_pi", "pi_loss", "surrogate_loss", "loss/surrogate"]),
     entry(VALUE_LOSS, "value loss", Unit::Ratio, Lower, PerStep, P::Training).aliases(&["loss/value_loss", "critic/vf_loss", "loss/value_avg", "ppo/loss/value", "critic_loss", "vf_loss", "cri_loss", "losses/value_loss", "loss_v", "v_loss", "value_function_loss", "loss/value_function"]),
-    entry(LR, "lr", Unit::Ratio, Neither, PerStep, P::Training).agree().aliases(&["learning_rate", "学习率", "actor/lr", "actor_lr", "act_lr", "ppo/learning_rate", "cur_lr", "default_optimizer_learning_rate", "optim0_lr0", "optim/lr", "optimizer/lr", "opt/lr"]),
-    entry(GRAD_NORM, "grad norm", Unit::Ratio, Neither, PerStep, P::Training).agree().aliases(&["actor/grad_norm", "actor_grad_norm", "l2_norm/grad/global", "optim/total_grad_norm", "gradient_norm", "grad_norm_total", "total_grad_norm", "global_grad_norm", "gnorm", "grdn", "grad_gnorm", "gradients_default_optimizer_global_norm", "gradient_norms/l2_norm/model", "gradnorm", "grad/norm", "opt/grad_norm", "optim/grad_norm", "optimizer/grad_norm"]),
+    entry(LR, "lr", Unit::Ratio, Neither, PerStep, P::Training).agree().aliases(&["learning_rate", "学习率", "actor/lr", "actor_lr", "act_lr", "ppo/learning_rate", "cur_lr", "default_optimizer_learning_rate", "optim0_lr0", "optim/lr", "optimizer/lr", "opt/lr", "train_learning_rate"]),
+    entry(GRAD_NORM, "grad norm", Unit::Ratio, Neither, PerStep, P::Training).agree().aliases(&["actor/grad_norm", "actor_grad_norm", "l2_norm/grad/global", "optim/total_grad_norm", "gradient_norm", "grad_norm_total", "total_grad_norm", "global_grad_norm", "gnorm", "grdn", "grad_gnorm", "gradients_default_optimizer_global_norm", "gradient_norms/l2_norm/model", "gradnorm", "grad/norm", "opt/grad_norm", "optim/grad_norm", "optimizer/grad_norm", "train_grad_norm"]),
     entry(LOSS_SCALE, "loss scale", Unit::Ratio, Neither, PerStep, P::None).aliases(&["amp_scaler", "loss_scaler", "grad_scale", "grad_scaler", "cur_scale", "scaler/scale", "optim/loss_scale", "train/loss_scale", "loss_scale_value"]),
     entry(TOKENS, "tokens", Unit::Count, Neither, PerStep, P::None).aliases(&["perf/total_num_tokens", "total_num_tokens"]),
     entry(SAMPLES, "samples", Unit::Count, Neither, PerStep, P::None),
@@ -987,7 +987,7 @@ const CONVERSIONS: &[(&str, Conversion)] = &[
 /// dotted names (`train.loss`, `training.loss`) likewise.
 /// (And the groups a tracker's names are filed under that say nothing of the
 /// quantity: `perf/tokens_per_sec`, `sys/gpu_mem_gb`, `system/rss_mb`.)
-const INPUT_PREFIXES: &[&str] = &["train/", "train.", "training/", "training.", "training_", "train_", "main/", "perf/", "performance/", "throughput/", "speed/", "timing/", "sys/", "system/", "memory/", "hardware/"];
+const INPUT_PREFIXES: &[&str] = &["train/", "train.", "training/", "training.", "training_", "main/", "perf/", "performance/", "throughput/", "speed/", "timing/", "sys/", "system/", "memory/", "hardware/"];
 /// Prefixes of an evaluation's names: the loss under one is the validation loss
 /// (Chainer's `validation/main/loss`, `val/loss`, `test/loss`).
 const EVALUATION_PREFIXES: &[&str] = &["validation/", "val/", "valid/", "eval/", "test/", "validation.", "val.", "valid.", "eval.", "test."];
@@ -1642,7 +1642,7 @@ mod tests {
         assert_eq!(conversion("train/actor_lr"), Some(Conversion::Rename("lr")));
         assert_eq!(conversion("train/my_metric"), None);
         assert_eq!((conversion("train.kl"), conversion("training.lr")), (Some(Conversion::Rename("kl")), Some(Conversion::Rename("lr"))));
-        // CLU's `train_` before each training summary (`train_grad_norm`, `train_learning_rate`).
+        // CLU's training summaries (`train_grad_norm`, `train_learning_rate`).
         assert_eq!((conversion("train_grad_norm"), conversion("train_learning_rate")), (Some(Conversion::Rename(GRAD_NORM)), Some(Conversion::Rename(LR))));
         // torchtune's PPO statistics: the reward model's `scores`, `response_lengths`.
         assert_eq!((conversion("scores"), conversion("response_lengths")), (Some(Conversion::Rename(REWARD)), Some(Conversion::Rename(RESPONSE_LEN))));
