@@ -288,9 +288,11 @@ pub fn detect(path: &Path, head: &str) -> Format {
     // A preset whose lines are a few among many a generic reading reads is not the
     // log's dialect (TensorFlow's `global step 201: accuracy = 0.61` summary among
     // its `loss = 1.9, step = 101` lines is no nanoGPT log).
+    // (A progress bar alone, a count and its rate, is drawn in any log: it is
+    // no line of the dialect's.)
     let generic_lines = || {
         let mut progress = text::Progress::default();
-        lines().filter(|l| matches!(text::parse_generic(l, &mut progress), Line::Metrics(_))).count()
+        lines().filter(|l| matches!(text::parse_generic(l, &mut progress), Line::Metrics(_)) && !text::is_plain_bar(l)).count()
     };
     let mut generic_read = None;
     for preset in [Preset::Megatron, Preset::NanoGpt, Preset::DeepSpeed] {

@@ -75,7 +75,7 @@ pub fn parse_printed_in_order(line: &str, progress: &mut Progress) -> Line {
                 progress.dict_header = generic_line(text, Accept::Any).step;
             }
             if let Some((n, m)) = tqdm_count(text) {
-                progress.trainer_bar.latest = Some((n, m, bar_seconds_per_step(text)));
+                progress.trainer_bar.drawn(n, m, bar_seconds_per_step(text));
             }
             Line::Text
         }
@@ -104,6 +104,13 @@ fn binary_magnitude(value: &str) -> Option<f64> {
 pub struct TrainerBar {
     /// The newest bar's count and total, and its rate in seconds a step.
     latest: Option<(u64, u64, Option<f64>)>,
+    /// The newest count and rate of the bar of the training bar's total, when
+    /// another bar was drawn after it (TRL's vLLM `Processed prompts: 512/512`
+    /// between the training bar and each dict).
+    of_total: Option<(u64, Option<f64>)>,
+    /// The newest bar still running (count under its total), before the training
+    /// bar is known.
+    running: Option<(u64, u64, Option<f64>)>,
     /// The training bar's total, from the first dict it numbered: an evaluation's
     /// bar (`63/63`) or a data pass's (`Map: 2001024/2001024`) is another bar.
     total: Option<u64>,
@@ -117,7 +124,13 @@ impl TrainerBar {
     /// count. The first bar taken must still be running (a finished bar before
     /// training is a data pass's).
     fn number_dict(&mut self) -> Option<(u64, Option<f64>)> {
-        let (n, m, rate) = self.latest?;
+        let (n, m, rate) = match (self.latest?, self.total, self.of_total) {
+            // The newest bar is another's: the training bar's newest count numbers the dict.
+            ((_, m, _), Some(total), Some((n, rate))) if m != total => (n, total, rate),
+            // A finished bar drawn after a running one, before the training bar is known.
+            ((n, m, _), None, _) if n >= m => self.running.unwrap_or((n, m, None)),
+            (latest, _, _) => latest,
+        };
         let the_training_bar = match self.total {
             Some(total) => total == m,
             None => n < m,
@@ -129,6 +142,25 @@ impl TrainerBar {
         self.numbered = Some(n);
         Some((n, rate))
     }
+
+    /// Notes a bar drawn: count `n` of total `m`, at `rate` seconds a step.
+    fn drawn(&mut self, n: u64, m: u64, rate: Option<f64>) {
+        self.latest = Some((n, m, rate));
+        if n < m {
+            self.running = Some((n, m, rate));
+        }
+        if self.total == Some(m) {
+            self.of_total = Some((n, rate));
+        }
+    }
+}
+
+/// Whether a line is only a progress bar (`  3%|▎  | 12/357 [01:04<6:24:33, 64.81s/it]`,
+/// vLLM's `Processed prompts: 100%|...| 512/512 [..., est. speed input: 3155.10
+/// toks/s]`): a count and rates, no `key=value` of the trainer's.
+pub fn is_plain_bar(line: &str) -> bool {
+    let text = without_logging_prefix(line);
+    tqdm_count(text).is_some() && !text.contains('=')
 }
 
 /// A tqdm bar's count and total: `25/15633` after its percentage and bar
