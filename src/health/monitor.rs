@@ -13,7 +13,7 @@ use crate::metrics::{catalog, MetricName};
 use crate::report::format::compact;
 
 /// Per-run memory metrics watched for leaks, from the run's own points.
-pub const RUN_MEMORY_METRICS: [&str; 2] = [catalog::MEM_GPU_BYTES, catalog::MEM_RSS_BYTES];
+pub const RUN_MEMORY_METRICS: [&str; 3] = [catalog::MEM_GPU_BYTES, catalog::MEM_RSS_BYTES, catalog::MEM_HOST_PCT];
 
 /// The detectors of one run.
 #[derive(Debug)]
@@ -100,7 +100,8 @@ impl MemoryWatch {
     }
 
     fn observe(&mut self, metric: &str, sample: u64, bytes: f64) -> Option<Raised> {
-        let total = self.totals.get(metric).copied();
+        // A share of the host's memory runs into 100%.
+        let total = self.totals.get(metric).copied().or((metric == catalog::MEM_HOST_PCT).then_some(100.0));
         // Looked up before inserting: one allocation per series, not per sample.
         if !self.series.contains_key(metric) {
             self.series.insert(metric.to_owned(), MemoryLeak::new(self.settings.clone(), metric));
@@ -312,6 +313,21 @@ mod tests {
         let a = m.observe(1, 0.1, &both);
         assert_eq!(a.len(), 1, "one alert for one broken step");
         assert_eq!(a[0].message, "loss is NaN, grad_norm is infinite at step 1");
+    }
+
+    #[test]
+    fn a_share_of_the_hosts_memory_that_keeps_growing_runs_into_its_100_percent() {
+        // RLlib's `perf/ram_util_percent`: 21% climbing 0.1 points a sample, with
+        // jitter, against a flat run with the same jitter.
+        let jitter = |i: u64| 0.3 * ((i as f64) * 1.3).sin();
+        let run = |climb: f64| {
+            let mut m = RunMonitor::new("a", &HealthConfig::default());
+            (0..600u64).flat_map(|i| m.observe(i, 0.0, &[(catalog::MEM_HOST_PCT.into(), 21.0 + climb * i as f64 + jitter(i))])).filter(|a| a.kind == AlertKind::MemoryLeak).collect::<Vec<_>>()
+        };
+        let leak = run(0.1);
+        assert!(!leak.is_empty(), "the climb is a leak");
+        assert!(leak[0].message.contains("points per sample") && leak[0].message.contains("full in about"), "{}", leak[0].message);
+        assert!(run(0.0).is_empty(), "a flat share is none");
     }
 
     #[test]

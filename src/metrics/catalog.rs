@@ -46,6 +46,10 @@ pub const MOE_EXPERTS: &str = "moe/num_experts";
 /// The run's own memory, reported by the run (or attributed from telemetry).
 pub const MEM_GPU_BYTES: &str = "mem/gpu_bytes";
 pub const MEM_RSS_BYTES: &str = "mem/rss_bytes";
+/// The share of the host's memory in use, in percent (psutil's
+/// `virtual_memory().percent`, as RLlib's `perf/ram_util_percent` logs it): the
+/// host's memory has a known total here, 100%.
+pub const MEM_HOST_PCT: &str = "mem/host_pct";
 /// Model FLOPs of one step, as `metrics::flops` counts them (the built-in workloads report it).
 pub const MODEL_FLOPS: &str = "model_flops";
 
@@ -527,6 +531,7 @@ pub const CATALOG: &[MetricInfo] = &[
     entry(TRAIN_TIME_S, "train time", Unit::Seconds, Neither, PerStep, P::None),
     entry(MEM_GPU_BYTES, "GPU memory", Unit::Bytes, Lower, PerStep, P::None),
     entry(MEM_RSS_BYTES, "RSS", Unit::Bytes, Lower, PerStep, P::None),
+    entry(MEM_HOST_PCT, "host memory", Unit::Percent, Lower, PerStep, P::None).aliases(&["ram_util_percent", "ram_percent", "ram_usage_percent", "mem_percent", "host_memory_percent", "cpu_memory_percent", "system_memory_percent"]),
     entry(MODEL_FLOPS, "model FLOPs", Unit::Count, Neither, PerStep, P::None),
     // RL health, in the order the RL pane cycles them.
     entry(REWARD, "reward", Unit::Ratio, Higher, PerStep, P::Rl).agree().signed().aliases(&["returnaverage", "return_mean", "eprewmean", "ep_rewmean", "average_return", "avg_return", "average_episode_return", "avg_episode_return", "return_average", "objective/scores", "scores", "reward_mean", "rewards", "critic/score/mean", "env/reward_mean", "ppo/mean_scores", "rollout/ep_rew_mean", "ep_rew_mean", "mean_reward", "avg_reward", "reward/mean", "episodic_return", "average_reward_score", "episode_reward_mean", "env_runners/episode_return_mean", "env_runners/episode_reward_mean", "rew", "average_ep_ret", "ep_ret_mean", "episode_return", "episode_reward", "avg_episode_reward", "return_per_training_episode", "episode/score", "episode_return_mean", "mean_episode_return", "ep_return", "average_reward", "rlhf_reward"]),

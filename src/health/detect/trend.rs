@@ -571,6 +571,22 @@ impl MemoryLeak {
         let v = self.gate.pass(severity, step, bytes)?;
         // NaN: the window was not fitted (no total, no robust slope): fit it now.
         let slope = if slope.is_nan() { index_slope(w)?.0 } else { slope };
+        // A share in percent (the host's memory in use) is said in points of it.
+        if self.metric == catalog::MEM_HOST_PCT {
+            let message = format!(
+                "{} growing {} points per sample since sample {} ({}% there), now {}%{}",
+                self.metric,
+                compact(slope),
+                v.step,
+                compact(v.value),
+                compact(now()),
+                match total {
+                    Some(t) => format!(": full in about {:.0} samples", ((t - now()) / slope).max(0.0)),
+                    None => String::new(),
+                }
+            );
+            return Some(v.raise(self.metric.clone(), message));
+        }
         let gib = |b: f64| b / (1u64 << 30) as f64;
         let since = format!("since sample {} ({} GiB there)", v.step, compact(gib(v.value)));
         let per_sample = compact(slope / (1u64 << 20) as f64);
