@@ -763,7 +763,9 @@ pub fn nonfinite_message(line: &str) -> Option<NonFiniteMessage> {
         }
         let before = i.checked_sub(1).map_or("", |k| &lower[words[k].0 + words[k].1.len()..at]);
         if value && before.contains([':', '=']) {
-            let keys = [word_at(i.wrapping_sub(1)), word_at(i.wrapping_sub(2))];
+            // (A setting's infinite bound is no fault: `grad_clip: inf`, `max_loss=inf`.)
+            let setting = |k: &str| ["clip", "max", "thresh", "limit", "bound", "cap", "scale"].iter().any(|w| k.contains(w));
+            let keys: Vec<&str> = [word_at(i.wrapping_sub(1)), word_at(i.wrapping_sub(2))].into_iter().filter(|k| !setting(k)).collect();
             loss |= keys.iter().any(|k| is_loss(k));
             grad |= keys.iter().any(|k| is_grad(k));
         } else {
@@ -3384,6 +3386,8 @@ mod tests {
             // A printed dict of losses whose NaN is another metric's.
             ("{'episode_returns': (), 'mean_episode_return': nan, 'total_loss': 61.08, 'pg_loss': 58.1}", None),
             ("grad norm: nan | lm loss: 2.3", Some(Grad { step: None })),
+            ("grad_clip: inf", None),
+            ("gradient_clip_val=inf, max_loss=inf", None),
         ] {
             assert_eq!(nonfinite_message(line), said, "{line}");
         }
