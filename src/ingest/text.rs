@@ -2878,6 +2878,26 @@ mod tests {
         let _ = parse_printed_in_order("  8%|8         | 25/300 [00:43<07:29, 1.73s/it]", &mut progress);
         let Line::Metrics(r) = parse_printed_in_order("{'loss': 2.95, 'epoch': 0.0}", &mut progress) else { panic!("a dict") };
         assert_eq!(r.fields.iter().find(|(n, _)| n == catalog::STEP_TIME_S).map(|(_, v)| *v), Some(1.73));
+        // TRL with vLLM: generation's bar is drawn between the training bar and each
+        // dict, before the training bar is known too.
+        let mut progress = Progress::default();
+        let mut steps = Vec::new();
+        for line in [
+            "  0%|          | 0/1036 [00:00<?, ?it/s]",
+            "  0%|          | 5/1036 [01:11<4:02:17, 14.10s/it]",
+            "Processed prompts: 100%|##########| 512/512 [00:22<00:00, 23.00it/s, est. speed input: 3325.22 toks/s]",
+            "{'loss': -0.0003, 'grad_norm': 0.156, 'reward': -1.36, 'epoch': 0.01}",
+            "  1%|          | 10/1036 [02:21<4:02:17, 14.10s/it]",
+            "Processed prompts: 100%|##########| 512/512 [00:22<00:00, 23.00it/s, est. speed input: 3325.22 toks/s]",
+            "{'loss': 0.0001, 'grad_norm': 0.149, 'reward': -1.21, 'epoch': 0.02}",
+        ] {
+            if let Line::Metrics(r) = parse_printed_in_order(line, &mut progress) {
+                steps.push(r.step);
+            }
+        }
+        assert_eq!(steps, [Some(5), Some(10)]);
+        assert!(is_plain_bar("Processed prompts: 100%|##########| 512/512 [00:22<00:00, 23.00it/s, est. speed input: 3325.22 toks/s]"));
+        assert!(!is_plain_bar("Epoch 0:  45%|####5     | 450/1000 [00:30<00:36, 15.0it/s, loss=2.31]"), "a bar with the trainer's values");
         assert_eq!(tqdm_count("Epoch 1:  12%|█▏  | 120/1000 [00:10<01:20, 11.02it/s]"), Some((120, 1000)));
         assert_eq!(tqdm_count("loss 2.3 | 5/10"), None);
     }
