@@ -888,10 +888,17 @@ impl Progress {
         Progress { every_pair, ..Progress::default() }
     }
 
-    /// Notes a bar's counter `(n, m)`: the bar of the largest total is the clock.
-    fn note_bar(&mut self, (_, m): (u64, u64)) {
-        if m > 0 {
+    /// Notes a bar's counter `(n, m)`: the running bar of the largest total is the
+    /// clock. A bar that finished is no clock of the bars after it (a data pass's
+    /// `Map: 2001/2001` before the training bar's `25/300`).
+    fn note_bar(&mut self, (n, m): (u64, u64)) {
+        if m == 0 {
+            return;
+        }
+        if n < m {
             self.clock_total = Some(self.clock_total.map_or(m, |t| t.max(m)));
+        } else if self.clock_total == Some(m) {
+            self.clock_total = None;
         }
     }
 
@@ -3442,6 +3449,22 @@ mod tests {
         })
         .collect();
         assert_eq!(got, [(None, true), (Some(1), false), (None, true), (Some(2), false)]);
+        // A data pass's bar that finished (drawn while running, then done) numbers
+        // nothing after it: the training bar of a smaller total is the clock.
+        let mut progress = Progress::default();
+        let got: Vec<Option<u64>> = [
+            "Map:  50%|#####     | 1000/2001 [00:23<00:23, 42.64 examples/s]",
+            "Map: 100%|##########| 2001/2001 [00:47<00:00, 42.64 examples/s]",
+            "  8%|8         | 25/300 [00:43<07:29,  1.73s/it, loss=2.3]",
+            " 17%|#6        | 50/300 [01:27<07:29,  1.73s/it, loss=2.2]",
+        ]
+        .iter()
+        .filter_map(|l| match parse_generic(l, &mut progress) {
+            Line::Metrics(r) if r.fields.iter().any(|(n, _)| n == catalog::LOSS) => Some(r.step),
+            _ => None,
+        })
+        .collect();
+        assert_eq!(got, [Some(25), Some(50)]);
     }
 
     #[test]
