@@ -793,6 +793,8 @@ pub fn nonfinite_message(line: &str) -> Option<NonFiniteMessage> {
 /// logged vector's (`moe_layer_0/exp_counts/E3` is `moe/L0/load/E3`). The loads
 /// are the step's the line comes after (such lines follow the step's metrics).
 pub fn expert_loads(line: &str) -> Option<Record> {
+    // Most text lines hold no list: ruled out before a lower-case copy is made.
+    memchr::memchr(b'[', line.as_bytes())?;
     let lower = without_logging_prefix(line).to_ascii_lowercase();
     if !(lower.contains("exp") || lower.contains("moe") || lower.contains("rout")) {
         return None;
@@ -1143,10 +1145,9 @@ fn parse_generic_line(line: &str, progress: &mut Progress) -> Line {
                 // (The epoch it names is the step's, no result: Ignite's `Validation Results - Epoch: 1`.)
                 without_epoch(&mut rec);
                 evaluation_names(&mut rec.fields);
-            } else if let Some(counter) = read.counter.filter(|c| progress.nested_bar(*c)) {
+            } else if read.counter.is_some_and(|c| progress.nested_bar(c)) {
                 // A bar nested in the clock's (OpenRLHF's `Train epoch: 4/4` of each
                 // `Episode: 8/300`): its values are the outer bar's next step's.
-                let _ = counter;
                 rec.awaits_step = true;
             } else if let Some(counter) = read.counter {
                 progress.finished_bar = (read.epoch.is_none() && counter.1 > 0 && counter.0 == counter.1).then(|| rec.fields.clone());
